@@ -1,0 +1,46 @@
+# The two commands: `make run` and `make test`. See README.md.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test setup lint services demo worker beat clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+## run: set up the embedded default (SQLite, in-process tasks) and serve the demo
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+## test: lint, check migrations and run the whole suite on PostgreSQL and Redis
+test: $(VENV)/.dev-installed services lint
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+## services: start PostgreSQL and Redis if they are not running
+services:
+	bin/ensure-services
+
+worker: $(VENV)/.installed
+	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,tagging,email,celery --loglevel=INFO
+
+beat: $(VENV)/.installed
+	$(VENV)/bin/celery -A config.celery_app beat --loglevel=INFO
+
+clean:
+	rm -rf $(VENV) var

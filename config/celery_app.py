@@ -1,0 +1,13 @@
+"""The Celery app; the Procfile starts its workers and beat."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+
+app = Celery("momentum")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from accounts.models import User
+
+
+@pytest.fixture
+def alice(db) -> User:
+    """A signed-up researcher."""
+    return User.objects.create_user("alice@example.com", "correct horse battery")
+
+
+@pytest.fixture
+def bob(db) -> User:
+    """Another researcher, to check that alice's data stays hers."""
+    return User.objects.create_user("bob@example.com", "correct horse battery")
+
+
+@pytest.fixture
+def staff(db) -> User:
+    """A curator."""
+    return User.objects.create_user(
+        "curator@example.com", "correct horse battery", is_staff=True
+    )
