@@ -1,0 +1,134 @@
+"""Plain records that every arXiv parser yields and the upsert consumes.
+
+Parsing is pure: a parser turns bytes into these records and never touches the
+database. Everything here is immutable so a record can be passed between threads
+or compared in tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+
+# New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
+# cond-mat.str-el/0601001), each with an optional version suffix.
+ARXIV_ID_RE = re.compile(
+    r"(?P<id>\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<version>\d+))?"
+)
+
+
+class ParseError(ValueError):
+    """The input is not a readable arXiv document; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorRecord:
+    name: str
+    affiliations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRecord:
+    version: int
+    submitted: datetime
+    size: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PaperRecord:
+    """One paper as a source describes it.
+
+    `version` is None when the source does not say (OAI-PMH `arXiv` format), and
+    `published`/`updated` are timezone-aware UTC datetimes or None when unknown.
+    `announced` is the listing day for daily listing feeds, and `announce_type`
+    is one of new, cross, replace, replace-cross there; both are empty elsewhere.
+    """
+
+    arxiv_id: str
+    version: int | None
+    title: str
+    abstract: str
+    authors: tuple[AuthorRecord, ...]
+    categories: tuple[str, ...]
+    primary_category: str | None
+    published: datetime | None
+    updated: datetime | None
+    comment: str = ""
+    journal_ref: str = ""
+    doi: str = ""
+    license: str = ""
+    withdrawn: bool = False
+    versions: tuple[VersionRecord, ...] = ()
+    announced: date | None = None
+    announce_type: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """An entry a parser could not turn into a record; the rest of the input goes on."""
+
+    entry: str  # the entry's arXiv id if it had one, else its position ("entry 7")
+    reason: str
+
+
+def split_arxiv_id(text: str) -> tuple[str, int | None]:
+    """Return (id without version, version or None) from an id, URL or OAI id."""
+    match = ARXIV_ID_RE.search(text.strip())
+    if match is None:
+        raise ParseError(f"not an arXiv identifier: {text[:80]!r}")
+    version = match.group("version")
+    return match.group("id"), int(version) if version else None
+
+
+def clean_text(text: str | None) -> str:
+    """Collapse the line wraps and indentation arXiv puts in titles and abstracts."""
+    return " ".join((text or "").split())
+
+
+def rfc2822_utc(text: str) -> datetime:
+    """Parse a version date ("Mon, 2 Apr 2007 19:18:42 GMT") as aware UTC."""
+    moment = parsedate_to_datetime(text.strip())
+    # "-0000" (and no zone at all) parse as naive: RFC 2822 calls that UTC.
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+# Withdrawal notices as arXiv and authors write them in the comments field:
+# "This paper has been withdrawn by the authors", "arXiv admin note: This
+# submission has been withdrawn by arXiv administrators", "Withdrawn by the
+# authors due to ...", "We are withdrawing this version ...".
+_PAPER = r"(?:paper|article|manuscript|submission|preprint|version|work)"
+_WITHDRAWN_COMMENT_RES = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\b(?:{_PAPER}|it)\s+(?:has\s+been|have\s+been|is\s+being|is|was)\s+withdrawn\b",
+        r"\bwithdrawn\s+by\s+(?:the\s+)?(?:authors?|submitter|arxiv)\b",
+        r"^\W*withdraw(?:n|al|ing)\b",
+        rf"\bwithdraw(?:ing)?\s+(?:(?:this|the|our)\s+(?:current\s+)?{_PAPER}|it)\b",
+        rf"\bwithdrawal\s+of\s+(?:this|the|our)\s+(?:current\s+)?{_PAPER}",
+        r"\bneeds?\s+to\s+be\s+withdrawn\b",
+    )
+)
+# Abstracts mention withdrawals in other senses ("the drug was withdrawn"), so
+# only a notice at the very start of the abstract counts.
+_WITHDRAWN_ABSTRACT_RE = re.compile(
+    r"^\W*(?:withdrawn\b|this\s+(?:paper|article|manuscript|submission|preprint)\s+"
+    r"(?:has\s+been|is|was)\s+withdrawn\b)",
+    re.IGNORECASE,
+)
+
+
+def is_withdrawn(*, comment: str = "", abstract: str = "", last_size: str = "") -> bool:
+    """Tell whether a paper's latest version is a withdrawal notice."""
+    # arXivRaw lists a withdrawal as a new version with no source: size "0kb".
+    if last_size.strip().lower() == "0kb":
+        return True
+    comment = clean_text(comment)
+    if any(pattern.search(comment) for pattern in _WITHDRAWN_COMMENT_RES):
+        return True
+    return bool(_WITHDRAWN_ABSTRACT_RE.match(clean_text(abstract)))

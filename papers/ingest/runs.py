@@ -1,0 +1,135 @@
+"""Run one source through parse and upsert, recorded as an IngestRun.
+
+A file is all-or-nothing: its rows are written in one transaction, so a file
+that turns out to be truncated halfway leaves no rows behind, only a failed run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from django.db import transaction
+from django.utils import timezone
+
+from papers.ingest.formats import read_path
+from papers.ingest.records import PaperRecord
+from papers.ingest.records import ParseError
+from papers.ingest.records import Rejected
+from papers.ingest.upsert import UpsertResult
+from papers.ingest.upsert import upsert_records
+from papers.models import IngestRun
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 1000
+# A run keeps the first errors in full; the count says how many there were.
+MAX_STORED_ERRORS = 200
+
+ChangedCallback = Callable[[list[int]], object]
+T = TypeVar("T")
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def file_checksum(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest_path(path: Path, *, on_changed: ChangedCallback | None = None) -> IngestRun:
+    """Parse and upsert one file as a recorded run; `on_changed` gets changed ids.
+
+    Never raises for bad input: the run is marked failed with the reason.
+    """
+    run = IngestRun.objects.create(source=str(path))
+    try:
+        run.checksum = file_checksum(path)
+        run.format, entries = read_path(path)
+        with transaction.atomic():
+            ingest_entries(run, entries, on_changed=on_changed)
+    except (ParseError, OSError) as exc:
+        fail_run(run, f"{path}: {exc}")
+    except Exception as exc:
+        fail_run(run, f"{path}: unexpected error: {exc!r}")
+        raise
+    else:
+        finish_run(run)
+    return run
+
+
+def ingest_entries(
+    run: IngestRun,
+    entries: Iterable[PaperRecord | Rejected],
+    *,
+    on_changed: ChangedCallback | None = None,
+) -> UpsertResult:
+    """Upsert entries in batches, counting them on `run` (the caller saves it)."""
+    total = UpsertResult()
+    for batch in batched(entries, BATCH_SIZE):
+        records = [entry for entry in batch if isinstance(entry, PaperRecord)]
+        for entry in batch:
+            if isinstance(entry, Rejected):
+                record_error(run, entry.entry, entry.reason)
+        run.fetched_count += len(batch)
+        result = upsert_records(records)
+        total.add(result)
+        if on_changed and result.changed_ids:
+            on_changed(result.changed_ids)
+    run.new_count += len(total.new_ids)
+    run.updated_count += len(total.updated_ids)
+    run.unchanged_count += total.unchanged
+    return total
+
+
+def record_error(run: IngestRun, entry: str, message: str) -> None:
+    run.rejected_count += 1
+    if len(run.errors) < MAX_STORED_ERRORS:
+        run.errors.append({"entry": entry, "message": message})
+
+
+def finish_run(run: IngestRun) -> None:
+    run.status = (
+        IngestRun.Status.PARTIAL if run.rejected_count else IngestRun.Status.SUCCEEDED
+    )
+    run.message = describe(run)
+    run.finished_at = timezone.now()
+    run.save()
+    logger.info("ingest %s: %s", run.source, run.message)
+
+
+def fail_run(run: IngestRun, reason: str) -> None:
+    # The transaction rolled back: nothing from this source was kept.
+    run.status = IngestRun.Status.FAILED
+    run.new_count = run.updated_count = run.unchanged_count = 0
+    run.message = reason
+    run.finished_at = timezone.now()
+    run.save()
+    logger.warning("ingest failed: %s", reason)
+
+
+def describe(run: IngestRun) -> str:
+    if run.fetched_count == 0:
+        return "No papers in this source (an empty feed is not an error)."
+    return (
+        f"{run.fetched_count} entries: {run.new_count} new, "
+        f"{run.updated_count} updated, {run.unchanged_count} unchanged, "
+        f"{run.rejected_count} rejected."
+    )

@@ -1,0 +1,45 @@
+"""arXiv's announcement schedule: on which listing day a submission first appears."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import time
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+ARXIV_TZ = ZoneInfo("America/New_York")
+SUBMISSION_DEADLINE = time(14, 0)
+_FRIDAY = 4
+
+
+def listing_day(submitted: datetime) -> date:
+    """Return the date of the first listing that announces a version submitted then.
+
+    arXiv (America/New_York) closes submissions at 14:00 Monday to Friday. What
+    arrives between one deadline and the next is announced at 20:00 on the day
+    of that next deadline (on Sunday evening for Friday's deadline), in the
+    listing dated the following weekday. So Mon 10:00 -> Tue, Mon 15:00 -> Wed,
+    Thu 15:00 -> Mon, Fri 10:00 -> Mon, Fri 15:00 or the weekend -> Tue.
+
+    This is the earliest possible listing: holidays, when arXiv skips or shifts
+    announcements, are ignored, and so are moderation holds (2508.13213v1,
+    submitted Sat 16 Aug 2025, was "new" in the listing of Wed 20 Aug, not Tue
+    19). A naive datetime is taken as UTC, and so are date-only sources (as
+    00:00 UTC).
+    """
+    if submitted.tzinfo is None:
+        submitted = submitted.replace(tzinfo=UTC)
+    local = submitted.astimezone(ARXIV_TZ)
+    deadline_day = local.date()
+    if local.weekday() > _FRIDAY or local.time() >= SUBMISSION_DEADLINE:
+        deadline_day = _next_weekday(deadline_day)
+    return _next_weekday(deadline_day)
+
+
+def _next_weekday(day: date) -> date:
+    day += timedelta(days=1)
+    while day.weekday() > _FRIDAY:
+        day += timedelta(days=1)
+    return day

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.urls import reverse
+
+
+class Category(models.Model):
+    """An arXiv subject class such as cs.LG."""
+
+    code = models.CharField(max_length=32, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["code"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.code
+
+    @property
+    def archive(self) -> str:
+        return self.code.split(".", 1)[0]
+
+
+class Author(models.Model):
+    """A name as arXiv prints it. arXiv has no author ids, so one name is one author."""
+
+    name = models.CharField(max_length=300, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Affiliation(models.Model):
+    name = models.CharField(max_length=500, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Paper(models.Model):
+    """The latest known version of one arXiv paper, keyed by its id without version."""
+
+    arxiv_id = models.CharField("arXiv id", max_length=40)
+    # None when the source did not say (OAI-PMH "arXiv" records carry dates only).
+    version = models.PositiveSmallIntegerField(null=True, blank=True)
+    title = models.TextField()
+    abstract = models.TextField(blank=True)
+    comment = models.TextField(blank=True)
+    journal_ref = models.TextField(blank=True)
+    doi = models.CharField("DOI", max_length=255, blank=True)
+    license = models.CharField(max_length=255, blank=True)
+    primary_category = models.ForeignKey(
+        Category, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    categories = models.ManyToManyField(Category, related_name="papers", blank=True)
+    authors = models.ManyToManyField(
+        Author, through="Authorship", related_name="papers", blank=True
+    )
+    # Authors' names in order, kept for full-text search and cheap list display.
+    author_names = models.TextField(blank=True)
+    published = models.DateTimeField(
+        null=True, blank=True, help_text="When the first version was submitted."
+    )
+    updated = models.DateTimeField(
+        null=True, blank=True, help_text="When the current version was submitted."
+    )
+    first_announced = models.DateField(
+        null=True, blank=True, help_text="The arXiv listing day of the first version."
+    )
+    withdrawn = models.BooleanField(default=False)
+    versions = models.JSONField(default=list, blank=True)
+    # Maintained by a PostgreSQL trigger (papers/migrations/0002); NULL on SQLite.
+    search_vector = SearchVectorField(null=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    modified_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-first_announced", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["arxiv_id"], name="paper_arxiv_id_unique"),
+        ]
+        indexes = [
+            # Latest-papers lists and the momentum windows scan by announcement day.
+            models.Index(
+                fields=["-first_announced", "-id"], name="paper_announced_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.arxiv_id}: {self.title[:60]}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("papers:detail", args=[self.arxiv_id])
+
+    @property
+    def versioned_id(self) -> str:
+        return f"{self.arxiv_id}v{self.version}" if self.version else self.arxiv_id
+
+    @property
+    def abs_url(self) -> str:
+        return f"https://arxiv.org/abs/{self.versioned_id}"
+
+    @property
+    def pdf_url(self) -> str:
+        return f"https://arxiv.org/pdf/{self.versioned_id}"
+
+
+class Authorship(models.Model):
+    """One author's place on one paper, with the affiliations given on that paper."""
+
+    paper = models.ForeignKey(
+        Paper, on_delete=models.CASCADE, related_name="authorships"
+    )
+    author = models.ForeignKey(
+        Author, on_delete=models.PROTECT, related_name="authorships"
+    )
+    position = models.PositiveSmallIntegerField()
+    affiliations = models.ManyToManyField(Affiliation, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["paper", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "position"], name="authorship_paper_position_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.author} on {self.paper.arxiv_id}"
+
+
+class SavedPaper(models.Model):
+    """A paper in one user's library."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_papers"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="saves")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "paper"], name="saved_paper_unique"
+            ),
+        ]
+        indexes = [
+            # The saved page lists one user's papers, most recently saved first.
+            models.Index(fields=["user", "-created_at"], name="saved_user_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} saved {self.paper.arxiv_id}"
+
+
+class IngestRun(models.Model):
+    """One pass over one source: what it found, what it changed, what went wrong."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partial"
+        FAILED = "failed", "Failed"
+
+    source = models.CharField(max_length=500)
+    format = models.CharField(max_length=40, blank=True)
+    checksum = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the input, when it was a file."
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.RUNNING
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    fetched_count = models.PositiveIntegerField(default=0)
+    new_count = models.PositiveIntegerField(default=0)
+    updated_count = models.PositiveIntegerField(default=0)
+    unchanged_count = models.PositiveIntegerField(default=0)
+    rejected_count = models.PositiveIntegerField(default=0)
+    # [{"entry": "<arXiv id or position>", "message": "..."}, ...]
+    errors = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [
+            # "Latest successful harvest" and the admin list read newest runs first.
+            models.Index(
+                fields=["status", "-started_at"], name="ingestrun_status_recent_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} ({self.status})"
+
+    @property
+    def duration(self) -> timedelta | None:
+        if self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from papers import views
+
+app_name = "papers"
+
+urlpatterns = [
+    # Old-style ids contain a slash (math/0601001v2), so the id is a path.
+    path("<path:arxiv_id>/", views.paper_detail, name="detail"),
+]

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+
+import pytest
+from django.contrib.postgres.search import SearchQuery
+from django.db import IntegrityError
+
+from papers.ingest.records import AuthorRecord
+from papers.ingest.upsert import upsert_records
+from papers.models import Authorship
+from papers.models import Paper
+from tests.papers.factories import paper_record
+
+pytestmark = pytest.mark.django_db
+
+
+def table_snapshot() -> list[tuple]:
+    return list(
+        Paper.objects.order_by("arxiv_id").values_list(
+            "arxiv_id", "version", "title", "author_names", "first_announced"
+        )
+    ) + list(
+        Authorship.objects.order_by("paper__arxiv_id", "position").values_list(
+            "paper__arxiv_id", "position", "author__name"
+        )
+    )
+
+
+def test_creates_papers_with_ordered_authors_affiliations_and_categories():
+    record = replace(
+        paper_record(categories=("cs.CL", "cs.AI")),
+        authors=(
+            AuthorRecord("Zoë Zed", ("Université de Paris",)),
+            AuthorRecord("Ann Able", ("MIT", "Harvard")),
+        ),
+    )
+    result = upsert_records([record])
+
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    assert result.new_ids == [paper.pk]
+    assert [a.author.name for a in paper.authorships.order_by("position")] == [
+        "Zoë Zed",
+        "Ann Able",
+    ]
+    second = paper.authorships.get(position=1)
+    assert sorted(second.affiliations.values_list("name", flat=True)) == [
+        "Harvard",
+        "MIT",
+    ]
+    assert sorted(paper.categories.values_list("code", flat=True)) == ["cs.AI", "cs.CL"]
+    assert paper.primary_category.code == "cs.CL"
+    assert paper.primary_category.name == "Computation and Language"
+    # Submitted Monday 2026-06-08 15:00 UTC (11:00 ET): listed on Tuesday.
+    assert paper.first_announced == date(2026, 6, 9)
+
+
+def test_ingesting_the_same_records_twice_leaves_the_same_rows():
+    records = [paper_record(f"2606.{n:05d}") for n in range(1, 30)]
+    upsert_records(records)
+    before = table_snapshot()
+
+    result = upsert_records(records)
+
+    assert result.new_ids == []
+    assert result.updated_ids == []
+    assert result.unchanged == 29
+    assert table_snapshot() == before
+
+
+def test_newer_version_updates_content_but_keeps_first_version_facts():
+    upsert_records([paper_record(version=1, title="Old title", authors=("A", "B"))])
+    first = Paper.objects.get()
+    v2_time = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
+
+    result = upsert_records(
+        [
+            paper_record(
+                version=2,
+                title="New title",
+                authors=("B", "C", "D"),
+                published=None,
+                updated=v2_time,
+            )
+        ]
+    )
+
+    paper = Paper.objects.get()
+    assert result.updated_ids == [paper.pk]
+    assert (paper.version, paper.title, paper.author_names) == (
+        2,
+        "New title",
+        "B, C, D",
+    )
+    assert paper.updated == v2_time
+    assert paper.published == first.published
+    assert paper.first_announced == first.first_announced
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_or_equal_version_changes_nothing(version):
+    upsert_records([paper_record(version=2, title="Version two")])
+
+    result = upsert_records([paper_record(version=version, title="Something else")])
+
+    assert result.unchanged == 1
+    assert Paper.objects.get().title == "Version two"
+
+
+def test_record_without_version_number_is_ordered_by_its_update_time():
+    upsert_records([paper_record(version=2, updated=datetime(2026, 6, 10, tzinfo=UTC))])
+
+    older = paper_record(
+        version=None, title="Stale", updated=datetime(2026, 6, 9, tzinfo=UTC)
+    )
+    newer = paper_record(
+        version=None, title="Fresh", updated=datetime(2026, 6, 12, tzinfo=UTC)
+    )
+
+    assert upsert_records([older]).unchanged == 1
+    assert upsert_records([newer]).updated_ids
+    assert Paper.objects.get().title == "Fresh"
+
+
+def test_duplicate_entries_in_one_batch_keep_the_newest():
+    result = upsert_records(
+        [
+            paper_record(version=3, title="Three"),
+            paper_record(version=1, title="One"),
+            paper_record(version=2, title="Two"),
+        ]
+    )
+    assert len(result.new_ids) == 1
+    assert Paper.objects.get().title == "Three"
+
+
+def test_database_refuses_a_second_row_for_the_same_arxiv_id():
+    upsert_records([paper_record()])
+    with pytest.raises(IntegrityError):
+        Paper.objects.create(arxiv_id="2606.00001", title="Duplicate")
+
+
+def test_search_vector_is_maintained_on_postgresql():
+    upsert_records(
+        [
+            paper_record("2606.00001", title="Tree search for rollouts"),
+            paper_record("2606.00002", title="Protein folding", abstract="Biology."),
+        ]
+    )
+    found = Paper.objects.filter(search_vector=SearchQuery("rollout", config="english"))
+    assert list(found.values_list("arxiv_id", flat=True)) == ["2606.00001"]
+
+    Paper.objects.filter(arxiv_id="2606.00002").update(title="Rollouts in proteins")
+    assert found.count() == 2
