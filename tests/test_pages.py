@@ -1,0 +1,147 @@
+"""Home, all topics, a topic and a paper, as anonymous, user and staff."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+MAX_PAGE_QUERIES = 10
+
+
+@pytest.fixture
+def corpus(db):
+    """Two topics and papers, some in both."""
+    agents = make_topic(
+        "RL for LLM Agents", rule="ti:agent", glossary="RL: Reinforcement Learning"
+    )
+    robots = make_topic("Robot Learning", rule="ti:robot", slug="robot-learning")
+    agents.related.add(robots)
+    records = [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(1, 8)]
+    records.append(paper_record("2606.00100", title="An agent and a robot"))
+    records.append(paper_record("math/0601001", version=2, title="Old style <b>id</b>"))
+    tag_papers(upsert_records(records).changed_ids)
+    return {"agents": agents, "robots": robots}
+
+
+@pytest.fixture(params=["anonymous", "user", "staff"])
+def visitor(request, alice, staff) -> Client:
+    client = Client()
+    if request.param == "user":
+        client.force_login(alice)
+    elif request.param == "staff":
+        client.force_login(staff)
+    return client
+
+
+def test_home_shows_latest_papers_and_topics(
+    visitor, corpus, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = visitor.get("/")
+
+    assert response.status_code == 200
+    assert "An agent and a robot" in response.text
+    assert "RL for LLM Agents" in response.text
+
+
+def test_topic_list_shows_every_active_topic_with_its_count(visitor, corpus):
+    make_topic("Hidden", rule="ti:hidden", is_active=False)
+
+    response = visitor.get("/topics/")
+
+    assert response.status_code == 200
+    assert "Robot Learning" in response.text
+    assert "Hidden" not in response.text
+    assert "8 papers" in response.text
+
+
+def test_topic_page_lists_its_papers_glossary_and_related_topics(
+    visitor, corpus, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = visitor.get("/topics/rl-for-llm-agents/")
+
+    assert response.status_code == 200
+    page = response.text
+    assert "Agent 7" in page
+    assert "RL</abbr>: Reinforcement Learning" in page
+    assert 'href="/topics/robot-learning/"' in page
+    assert response.context["page"].paginator.count == 8
+
+
+def test_topic_page_query_count_does_not_grow_with_papers(
+    client, corpus, django_assert_max_num_queries
+):
+    records = [
+        paper_record(f"2607.{n:05d}", title=f"More agents {n}") for n in range(40)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = client.get("/topics/rl-for-llm-agents/?page=2")
+
+    assert response.status_code == 200
+
+
+def test_unknown_or_inactive_topic_is_404(client, corpus):
+    corpus["robots"].is_active = False
+    corpus["robots"].save()
+
+    assert client.get("/topics/robot-learning/").status_code == 404
+    assert client.get("/topics/nothing-here/").status_code == 404
+
+
+@pytest.mark.parametrize("address", ["2606.00100", "2606.00100v1", "2606.00100v9"])
+def test_paper_page_answers_with_or_without_version(
+    visitor, corpus, address, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = visitor.get(f"/papers/{address}/")
+
+    assert response.status_code == 200
+    assert "An agent and a robot" in response.text
+    assert "Matched: ti:agent" in response.text
+    assert 'href="https://arxiv.org/abs/2606.00100v1"' in response.text
+
+
+def test_paper_page_serves_old_style_ids_and_escapes_titles(client, corpus):
+    response = client.get("/papers/math/0601001v2/")
+
+    assert response.status_code == 200
+    assert "Old style &lt;b&gt;id&lt;/b&gt;" in response.text
+    assert "<b>id</b>" not in response.text
+
+
+def test_script_in_a_title_is_shown_as_text(client, db):
+    upsert_records([paper_record(title="<script>alert(1)</script> agents")])
+
+    response = client.get("/")
+
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
+    assert "<script>alert(1)" not in response.text
+
+
+def test_withdrawn_paper_says_so(client, db):
+    upsert_records([paper_record(withdrawn=True)])
+
+    response = client.get("/papers/2606.00001/")
+
+    assert "has been withdrawn" in response.text
+
+
+@pytest.mark.parametrize("address", ["/papers/9999.99999/", "/papers/not-an-id/"])
+def test_unknown_or_malformed_paper_id_is_404(client, db, address):
+    assert client.get(address).status_code == 404
+
+
+def test_healthz_reports_the_database(client, db):
+    response = client.get("/healthz")
+
+    assert response.json() == {"status": "ok"}

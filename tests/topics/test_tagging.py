@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import pytest
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Category
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import PaperTopic
+from topics.models import TopicExclusion
+from topics.tagging import retag_topics
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+
+def ingest(*records) -> list[int]:
+    return upsert_records(records).changed_ids
+
+
+def tags() -> set[tuple[str, str, str]]:
+    return set(
+        PaperTopic.objects.values_list("topic__slug", "paper__arxiv_id", "source")
+    )
+
+
+def test_tags_matching_papers_with_the_terms_that_matched():
+    topic = make_topic()
+    ids = ingest(
+        paper_record("2606.00001", abstract="Reinforcement learning for LLM agents."),
+        paper_record("2606.00002", abstract="Protein folding with diffusion."),
+    )
+
+    result = tag_papers(ids)
+
+    tag = PaperTopic.objects.get()
+    assert (tag.topic, tag.paper.arxiv_id, tag.source) == (topic, "2606.00001", "rule")
+    assert sorted(tag.matched_terms) == ['abs:"reinforcement learning"', "abs:agent"]
+    assert (result.papers, result.added, result.removed) == (2, 1, 0)
+
+
+def test_tagging_twice_changes_nothing():
+    make_topic()
+    ids = ingest(paper_record(abstract="Reinforcement learning agents."))
+    tag_papers(ids)
+
+    result = tag_papers(ids)
+
+    assert (result.added, result.removed) == (0, 0)
+    assert PaperTopic.objects.count() == 1
+
+
+def test_categories_in_scope_limit_the_topic():
+    topic = make_topic()
+    topic.categories.add(Category.objects.create(code="cs.CL"))
+    ids = ingest(
+        paper_record(
+            "2606.00001", abstract="reinforcement learning agent", categories=("cs.LG",)
+        ),
+        paper_record(
+            "2606.00002", abstract="reinforcement learning agent", categories=("cs.CL",)
+        ),
+    )
+
+    tag_papers(ids)
+
+    assert tags() == {("rl-for-llm-agents", "2606.00002", "rule")}
+
+
+def test_changed_rule_retags_exactly_the_right_papers():
+    topic = make_topic(rule="ti:agent")
+    ingest(
+        paper_record("2606.00001", title="An agent"),
+        paper_record("2606.00002", title="A robot"),
+        paper_record("2606.00003", title="An agent and a robot"),
+    )
+    retag_topics([topic])
+    topic.rule = "ti:robot"
+    topic.save()
+
+    result = retag_topics([topic])
+
+    assert {arxiv_id for _, arxiv_id, _ in tags()} == {"2606.00002", "2606.00003"}
+    assert (result.added, result.removed) == (1, 1)
+
+
+def test_pins_survive_retagging_and_exclusions_always_win():
+    topic = make_topic(rule="ti:agent")
+    ingest(
+        paper_record("2606.00001", title="An agent"),
+        paper_record("2606.00002", title="A robot"),
+    )
+    pinned = Paper.objects.get(arxiv_id="2606.00002")
+    excluded = Paper.objects.get(arxiv_id="2606.00001")
+    PaperTopic.objects.create(topic=topic, paper=pinned, source=PaperTopic.Source.PIN)
+    TopicExclusion.objects.create(topic=topic, paper=excluded)
+
+    retag_topics([topic])
+
+    assert tags() == {("rl-for-llm-agents", "2606.00002", "pin")}
+
+
+def test_a_newer_version_that_no_longer_matches_loses_its_tag():
+    make_topic(rule="ti:agent")
+    tag_papers(ingest(paper_record(version=1, title="An agent")))
+
+    tag_papers(ingest(paper_record(version=2, title="A robot")))
+
+    assert tags() == set()
+
+
+def test_inactive_topics_do_not_tag():
+    make_topic(rule="ti:agent", is_active=False)
+
+    tag_papers(ingest(paper_record(title="An agent")))
+
+    assert tags() == set()

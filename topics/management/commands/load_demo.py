@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.core.management.base import CommandError
+
+from accounts.models import User
+from papers.ingest.runs import file_checksum
+from papers.ingest.runs import ingest_path
+from papers.models import IngestRun
+from topics.models import Follow
+from topics.models import Topic
+from topics.seed import load_topics
+from topics.tagging import retag_all
+
+DEMO_CORPUS = (
+    Path(settings.BASE_DIR) / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
+)
+DEMO_ADMIN = ("admin@momentum.localhost", "momentum-admin")
+DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
+DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
+
+
+class Command(BaseCommand):
+    help = "Load the demo corpus and seed topics, tag papers, create demo users."
+
+    def handle(self, *args: object, **options: object) -> None:
+        if not settings.DEBUG:
+            raise CommandError(
+                "load_demo creates users with known passwords: DEBUG only."
+            )
+        self.load_corpus()
+        topics = load_topics()
+        self.stdout.write(f"Seed topics: {len(topics)}")
+        result = retag_all()
+        self.stdout.write(f"Tagging: {result}")
+        self.create_users()
+
+    def load_corpus(self) -> None:
+        checksum = file_checksum(DEMO_CORPUS)
+        done = IngestRun.objects.filter(
+            checksum=checksum,
+            status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL],
+        ).exists()
+        if done:
+            self.stdout.write("Demo corpus already loaded.")
+            return
+        self.stdout.write("Loading the demo corpus (25,002 papers, about a minute)...")
+        run = ingest_path(DEMO_CORPUS)
+        if run.status == IngestRun.Status.FAILED:
+            raise CommandError(run.message)
+        self.stdout.write(f"Demo corpus: {run.message}")
+
+    def create_users(self) -> None:
+        admin = self.ensure_user(*DEMO_ADMIN, is_staff=True, is_superuser=True)
+        reader = self.ensure_user(*DEMO_READER)
+        for topic in Topic.objects.filter(slug__in=DEMO_FOLLOWS):
+            Follow.objects.get_or_create(user=reader, topic=topic)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"\nDemo admin:  {admin.email} / {DEMO_ADMIN[1]}  (http://127.0.0.1:8000/admin/)"
+                f"\nDemo reader: {reader.email} / {DEMO_READER[1]}\n"
+            )
+        )
+
+    def ensure_user(self, email: str, password: str, **flags: bool) -> User:
+        user, created = User.objects.get_or_create(email=email, defaults=flags)
+        if created:
+            user.set_password(password)
+            user.save()
+        # allauth requires a verified address to log in.
+        user.emailaddress_set.update_or_create(
+            email=email, defaults={"verified": True, "primary": True}
+        )
+        return user

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from papers.models import Category
+from papers.models import Paper
+
+
+class Topic(models.Model):
+    """A research topic that curators define with a rule in arXiv's search syntax."""
+
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+    description = models.CharField(max_length=300, blank=True)
+    glossary = models.TextField(
+        blank=True,
+        help_text='One abbreviation per line, as "RL: Reinforcement Learning".',
+    )
+    rule = models.TextField(
+        help_text='arXiv search syntax, e.g. abs:"reinforcement learning" AND ti:agent'
+    )
+    categories = models.ManyToManyField(
+        Category,
+        blank=True,
+        related_name="topics",
+        help_text="Only papers in these categories are tagged. Empty means any.",
+    )
+    related = models.ManyToManyField("self", symmetrical=False, blank=True)
+    is_active = models.BooleanField(default=True)
+    papers = models.ManyToManyField(
+        Paper, through="PaperTopic", related_name="topics", blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("topics:detail", args=[self.slug])
+
+    @property
+    def glossary_entries(self) -> list[tuple[str, str]]:
+        entries = []
+        for line in self.glossary.splitlines():
+            term, sep, meaning = line.partition(":")
+            if sep and term.strip() and meaning.strip():
+                entries.append((term.strip(), meaning.strip()))
+        return entries
+
+
+class PaperTopic(models.Model):
+    """A paper's membership of a topic, and why: the rule's matched terms, or a pin."""
+
+    class Source(models.TextChoices):
+        RULE = "rule", "Rule"
+        PIN = "pin", "Pinned by a curator"
+
+    paper = models.ForeignKey(
+        Paper, on_delete=models.CASCADE, related_name="paper_topics"
+    )
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="paper_topics"
+    )
+    source = models.CharField(
+        max_length=10, choices=Source.choices, default=Source.RULE
+    )
+    matched_terms = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Leads with topic: topic pages read one topic's papers.
+            models.UniqueConstraint(
+                fields=["topic", "paper"], name="paper_topic_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} in {self.topic}"
+
+
+class TopicExclusion(models.Model):
+    """A curator's decision that a paper is not in a topic, whatever the rule says."""
+
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="exclusions"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "paper"], name="topic_exclusion_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} excluded from {self.topic}"
+
+
+class Follow(models.Model):
+    """A user following a topic; `muted` leaves it out of their digests."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follows"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="follows")
+    muted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "topic"], name="follow_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} follows {self.topic}"

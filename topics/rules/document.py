@@ -1,0 +1,190 @@
+"""A paper's fields, normalised once so that many rules can be matched against it."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from itertools import pairwise
+from operator import itemgetter
+
+from topics.rules.text import plural_forms
+from topics.rules.text import raw_words
+
+# Index keys share one namespace: words from the title, abstract and comment, and
+# the same with a prefix for the title and for the authors; "first second" word
+# pairs likewise. Prefixes cannot collide with words, which never hold ":" or " ".
+TITLE_KEY = "ti:"
+AUTHOR_KEY = "au:"
+CATEGORY_KEY = "cat:"
+PREFIX_KEY = "pre:"  # in rules only: documents are searched for the prefix
+# Wildcard prefixes are filed under their first three letters, or five when they
+# have that many: "transform*" under "trans", so not every "tra..." word runs it.
+SHORT_HEAD = 3
+LONG_HEAD = 5
+_short_head = itemgetter(slice(SHORT_HEAD))
+_long_head = itemgetter(slice(LONG_HEAD))
+
+# Separates authors in the author field, so a phrase never spans two names.
+_AUTHOR_BOUNDARY = ""
+
+
+# eq=False: documents compare and hash by identity; their fields hold dicts.
+@dataclass(frozen=True, slots=True, eq=False)
+class FieldText:
+    """One field as the matcher sees it."""
+
+    # Matching forms in reading order (plural-folded, except for author names).
+    tokens: tuple[str, ...] = ()
+    # Hyphenated words also match joined up: "multi-turn" at position p is
+    # ("multi", "turn") in tokens and ("multiturn", p + 2) in joined[p].
+    joined: dict[int, tuple[str, int]] = dataclass_field(default_factory=dict)
+    # Every matching form, joined ones included, for membership tests.
+    words: frozenset[str] = frozenset()
+    # Matching and surface forms, sorted, for prefix (``word*``) search.
+    sorted_forms: tuple[str, ...] = ()
+
+    @classmethod
+    def build(cls, texts: Iterable[str], *, fold: bool) -> FieldText:
+        """Return the field of the given texts; a phrase never spans two texts."""
+        tokens: list[str] = []
+        joined: dict[int, tuple[str, int]] = {}
+        for text in texts:
+            if tokens:
+                tokens.append(_AUTHOR_BOUNDARY)
+            _add_words(raw_words(text), tokens, joined)
+        surface = set(tokens).union(whole for whole, _ in joined.values())
+        surface.discard(_AUTHOR_BOUNDARY)
+        if fold:
+            # Each distinct word is folded once, however often it occurs.
+            forms = plural_forms(surface)
+            forms[_AUTHOR_BOUNDARY] = _AUTHOR_BOUNDARY
+            tokens = [forms[token] for token in tokens]
+            joined = {start: (forms[w], end) for start, (w, end) in joined.items()}
+        words = set(tokens).union(form for form, _ in joined.values())
+        words.discard(_AUTHOR_BOUNDARY)
+        sorted_forms = tuple(sorted(words | surface))
+        return cls(tuple(tokens), joined, frozenset(words), sorted_forms)
+
+    def pairs(self) -> set[str]:
+        """Return each two adjacent words as "first second", for indexing phrases."""
+        tokens, joined = self.tokens, self.joined
+        pairs = set(map(" ".join, pairwise(tokens)))
+        # A joined-up compound pairs with its neighbours too, compounds included.
+        for start, (form, end) in joined.items():
+            if start > 0:
+                pairs.add(f"{tokens[start - 1]} {form}")
+            if end < len(tokens):
+                pairs.add(f"{form} {tokens[end]}")
+            if end in joined:
+                pairs.add(f"{form} {joined[end][0]}")
+        return pairs
+
+    def has_prefix(self, prefix: str) -> bool:
+        """Return whether any word of the field starts with prefix."""
+        forms = self.sorted_forms
+        index = bisect_left(forms, prefix)
+        return index < len(forms) and forms[index].startswith(prefix)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Document:
+    """A paper's normalised fields plus the keys a RuleSet looks its rules up by."""
+
+    title: FieldText
+    abstract: FieldText
+    authors: FieldText
+    comment: FieldText
+    categories: frozenset[str]
+    archives: frozenset[str]
+    # Index keys: words, title and author words, categories; and word pairs.
+    keys: frozenset[str]
+    pairs: frozenset[str]
+    # Every word form of the four fields, sorted for prefix search, and the
+    # heads under which a RuleSet files its ``word*`` rules.
+    forms: tuple[str, ...]
+    short_heads: frozenset[str]
+    long_heads: frozenset[str]
+
+    @classmethod
+    def from_fields(
+        cls,
+        *,
+        title: str,
+        abstract: str = "",
+        authors: Sequence[str] = (),
+        categories: Sequence[str] = (),
+        comment: str | None = "",
+    ) -> Document:
+        """Return the document of one paper; authors and categories are lists."""
+        if isinstance(authors, str) or isinstance(categories, str):
+            raise TypeError("authors and categories must be sequences of strings")
+        texts = (
+            FieldText.build([title], fold=True),
+            FieldText.build([abstract], fold=True),
+            FieldText.build(authors, fold=False),
+            FieldText.build([comment or ""], fold=True),
+        )
+        cats = frozenset(category.strip().lower() for category in categories)
+        archives = frozenset(category.split(".")[0] for category in cats)
+        keys, pairs = _index_keys(*texts)
+        keys.update(CATEGORY_KEY + name for name in cats | archives)
+        forms = tuple(sorted(set().union(*(text.sorted_forms for text in texts))))
+        # Shorter words add shorter heads, which no rule is filed under; leaving
+        # them in keeps this a loop in C.
+        short_heads = frozenset(map(_short_head, forms))
+        long_heads = frozenset(map(_long_head, forms))
+        return cls(
+            *texts,
+            cats,
+            archives,
+            frozenset(keys),
+            frozenset(pairs),
+            forms,
+            short_heads,
+            long_heads,
+        )
+
+    def has_prefix(self, prefix: str) -> bool:
+        """Return whether any word of any text field starts with prefix."""
+        index = bisect_left(self.forms, prefix)
+        return index < len(self.forms) and self.forms[index].startswith(prefix)
+
+
+def prefix_head(prefix: str) -> str:
+    """Return the head a ``prefix*`` rule is filed under."""
+    return prefix[:LONG_HEAD] if len(prefix) >= LONG_HEAD else prefix[:SHORT_HEAD]
+
+
+def _add_words(
+    words: list[str], tokens: list[str], joined: dict[int, tuple[str, int]]
+) -> None:
+    # Most words have no hyphen; only the few that do are looked at one by one.
+    offset = len(tokens)
+    compounds = [index for index, word in enumerate(words) if "-" in word]
+    for index in compounds:
+        parts = words[index].split("-")
+        start = offset + index
+        joined[start] = ("".join(parts), start + len(parts))
+        offset += len(parts) - 1
+    if compounds:
+        words = " ".join(words).replace("-", " ").split()
+    tokens.extend(words)
+
+
+def _index_keys(
+    title: FieldText, abstract: FieldText, authors: FieldText, comment: FieldText
+) -> tuple[set[str], set[str]]:
+    title_pairs = title.pairs()
+    keys = set(title.words)
+    pairs = set(title_pairs)
+    for text in (abstract, comment):
+        keys |= text.words
+        pairs |= text.pairs()
+    keys.update(TITLE_KEY + word for word in title.words)
+    keys.update(AUTHOR_KEY + word for word in authors.words)
+    pairs.update(TITLE_KEY + pair for pair in title_pairs)
+    pairs.update(AUTHOR_KEY + pair for pair in authors.pairs())
+    return keys, pairs

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from topics import views
+
+app_name = "topics"
+
+urlpatterns = [
+    path("", views.topic_list, name="list"),
+    path("<slug:slug>/", views.topic_detail, name="detail"),
+]
