@@ -19,6 +19,7 @@ from papers.models import SavedPaper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.tagging import tag_papers
 
@@ -77,3 +78,24 @@ def test_change_form_loads_for_an_existing_row(admin_client, model):
 def test_a_researcher_cannot_open_admin(client, alice):
     client.force_login(alice)
     assert client.get("/admin/").status_code == 302
+
+
+def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
+    response = admin_client.post(
+        reverse("admin:topics_topic_add"),
+        {
+            "name": "Broken",
+            "slug": "broken",
+            "rule": 'ti:agent AND (abs:"tool use"',
+            "is_active": "on",
+            "paper_topics-TOTAL_FORMS": "0",
+            "paper_topics-INITIAL_FORMS": "0",
+            "exclusions-TOTAL_FORMS": "0",
+            "exclusions-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "Invalid rule" in response.text
+    assert "position 13" in response.text
+    assert not Topic.objects.filter(slug="broken").exists()

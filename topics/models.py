@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
 from papers.models import Category
 from papers.models import Paper
+from topics.rules import RuleError
+from topics.rules import compile_rule
 
 
 class Topic(models.Model):
@@ -43,6 +46,12 @@ class Topic(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("topics:detail", args=[self.slug])
+
+    def clean(self) -> None:
+        try:
+            compile_rule(self.rule)
+        except RuleError as exc:
+            raise ValidationError({"rule": f"Invalid rule: {exc}"}) from exc
 
     @property
     def glossary_entries(self) -> list[tuple[str, str]]:
