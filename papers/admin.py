@@ -1,16 +1,21 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.html import format_html_join
 
 from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Authorship
 from papers.models import Category
+from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
+from papers.tasks import ingest_source
 
 
 @admin.register(Category)
@@ -66,13 +71,57 @@ class SavedPaperAdmin(admin.ModelAdmin):
     raw_id_fields = ["user", "paper"]
 
 
+@admin.register(FeedSource)
+class FeedSourceAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "kind",
+        "category",
+        "enabled",
+        "next_run_at",
+        "last_success_at",
+        "health",
+    ]
+    list_filter = ["kind", "enabled"]
+    search_fields = ["name", "category", "query"]
+    readonly_fields = [
+        "last_success_at",
+        "last_error",
+        "last_error_at",
+        "claimed_by",
+        "claimed_until",
+        "etag",
+        "last_modified",
+        "resumption_token",
+        "created_at",
+        "updated_at",
+    ]
+    actions = ["run_now"]
+
+    @admin.display(description="health")
+    def health(self, source: FeedSource) -> str:
+        if source.last_error and (
+            source.last_success_at is None
+            or (source.last_error_at and source.last_error_at > source.last_success_at)
+        ):
+            return f"failing: {source.last_error[:80]}"
+        return "ok" if source.last_success_at else "never run"
+
+    @admin.action(description="Run now")
+    def run_now(self, request: HttpRequest, queryset: QuerySet[FeedSource]) -> None:
+        ids = list(queryset.values_list("pk", flat=True))
+        # After commit: the worker must see the rows this request may have saved.
+        transaction.on_commit(lambda: [ingest_source.delay(pk) for pk in ids])
+        self.message_user(request, f"Queued {len(ids)} source(s) to run now.")
+
+
 @admin.register(IngestRun)
 class IngestRunAdmin(admin.ModelAdmin):
     list_display = [
         "started_at",
         "source",
         "format",
-        "status",
+        "colored_status",
         "fetched_count",
         "new_count",
         "updated_count",
@@ -80,13 +129,44 @@ class IngestRunAdmin(admin.ModelAdmin):
         "rejected_count",
         "duration",
     ]
-    list_filter = ["status", "format"]
-    list_select_related: list[str] = []
+    list_filter = ["status", "format", "feed"]
+    list_select_related = ["feed"]
     search_fields = ["source", "message"]
-    readonly_fields = [field.name for field in IngestRun._meta.fields] + ["duration"]
+    readonly_fields = [
+        *(f.name for f in IngestRun._meta.fields if f.name != "errors"),
+        "duration",
+        "error_list",
+    ]
+    exclude = ["errors"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[IngestRun]:
+        # The error list can be long; only the detail page reads it.
         return super().get_queryset(request).defer("errors")
+
+    @admin.display(description="status", ordering="status")
+    def colored_status(self, run: IngestRun) -> str:
+        colors = {"failed": "#c92a2a", "partial": "#e67700", "running": "#1971c2"}
+        return format_html(
+            '<strong style="color: {}">{}</strong>',
+            colors.get(run.status, "#2b8a3e"),
+            run.get_status_display(),
+        )
+
+    @admin.display(description="errors")
+    def error_list(self, run: IngestRun) -> str:
+        if not run.errors:
+            return "none"
+        rows = format_html_join(
+            "",
+            "<li><code>{}</code>: {}</li>",
+            ((e["entry"], e["message"]) for e in run.errors),
+        )
+        more = run.rejected_count - len(run.errors)
+        tail = format_html("<li>… and {} more</li>", more) if more > 0 else ""
+        return format_html("<ul>{}{}</ul>", rows, tail)

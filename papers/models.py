@@ -165,6 +165,70 @@ class SavedPaper(models.Model):
         return f"{self.user} saved {self.paper.arxiv_id}"
 
 
+class FeedSource(models.Model):
+    """A place papers come from, edited by curators in admin and run on a schedule."""
+
+    class Kind(models.TextChoices):
+        LISTING = "listing", "Daily listing feed (one category)"
+        API_QUERY = "api_query", "arXiv API query"
+        OAI = "oai", "OAI-PMH harvest (backfill)"
+
+    name = models.CharField(max_length=120, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    category = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="Listing: the category (cs.AI). OAI-PMH: the set (cs, or cs:cs:AI).",
+    )
+    query = models.TextField(
+        blank=True,
+        help_text="API: a search in arXiv's syntax, the syntax of topic rules, with "
+        'explicit operators (abs:"tool use" AND cat:cs.AI); or arXiv ids separated '
+        "by spaces.",
+    )
+    enabled = models.BooleanField(default=True)
+    next_run_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    # A run claims its source with a lease; a worker that dies lets it expire.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # Conditional requests for listing feeds.
+    etag = models.CharField(max_length=200, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    # OAI-PMH checkpoint: a harvest restarts from here after a crash or an
+    # expired resumption token (arXiv's expire daily).
+    harvested_until = models.DateField(null=True, blank=True)
+    resumption_token = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(kind="listing") | ~models.Q(category=""),
+                name="feedsource_listing_has_category",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(kind="api_query") | ~models.Q(query=""),
+                name="feedsource_api_query_has_query",
+            ),
+        ]
+        indexes = [
+            # The beat tick looks for enabled sources that are due.
+            models.Index(
+                fields=["next_run_at"],
+                condition=models.Q(enabled=True),
+                name="feedsource_due_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class IngestRun(models.Model):
     """One pass over one source: what it found, what it changed, what went wrong."""
 
@@ -175,6 +239,13 @@ class IngestRun(models.Model):
         FAILED = "failed", "Failed"
 
     source = models.CharField(max_length=500)
+    feed = models.ForeignKey(
+        FeedSource,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="runs",
+    )
     format = models.CharField(max_length=40, blank=True)
     checksum = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of the input, when it was a file."

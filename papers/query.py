@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import Prefetch
 from django.db.models import QuerySet
 from django.http import Http404
@@ -9,6 +11,7 @@ from django.http import Http404
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.models import Authorship
+from papers.models import IngestRun
 from papers.models import Paper
 
 
@@ -43,3 +46,15 @@ def get_paper(identifier: str) -> Paper:
     if paper is None:
         raise Http404(f"No paper {arxiv_id}")
     return paper
+
+
+def last_harvest() -> datetime | None:
+    """When the last ingest run that stored anything finished, or None."""
+    return (
+        IngestRun.objects.filter(
+            status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL]
+        )
+        .order_by("-finished_at")
+        .values_list("finished_at", flat=True)
+        .first()
+    )

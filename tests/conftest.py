@@ -4,6 +4,8 @@ import pytest
 
 from accounts.models import User
 
+pytest_plugins = ["tests.fakearxiv"]
+
 
 @pytest.fixture
 def alice(db) -> User:

@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from accounts.models import DigestPreferences
 from papers.ingest.records import AuthorRecord
 from papers.ingest.upsert import upsert_records
+from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
@@ -51,7 +52,16 @@ def fill_every_model(user):
     SavedPaper.objects.create(user=user, paper=paper)
     DigestPreferences.objects.create(user=user)
     Token.objects.create(user=user)
-    IngestRun.objects.create(source="test", status=IngestRun.Status.SUCCEEDED)
+    feed = FeedSource.objects.create(
+        name="cs.AI listing", kind="listing", category="cs.AI"
+    )
+    IngestRun.objects.create(
+        source="test",
+        feed=feed,
+        status=IngestRun.Status.PARTIAL,
+        errors=[{"entry": "2606.00009", "message": "no title"}],
+        rejected_count=3,
+    )
     EmailAddress.objects.create(
         user=user, email=user.email, verified=True, primary=True
     )

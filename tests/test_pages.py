@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from papers.ingest.upsert import upsert_records
+from papers.models import IngestRun
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
@@ -49,6 +53,19 @@ def test_home_shows_latest_papers_and_topics(
     assert response.status_code == 200
     assert "An agent and a robot" in response.text
     assert "RL for LLM Agents" in response.text
+
+
+def test_home_says_when_the_last_harvest_was(client, corpus):
+    assert "No harvest from arXiv yet" in client.get("/").text
+
+    IngestRun.objects.create(
+        source="cs.AI listing",
+        status=IngestRun.Status.SUCCEEDED,
+        finished_at=timezone.now() - timedelta(hours=3),
+    )
+
+    assert "Last harvest from arXiv" in client.get("/").text
+    assert "3\xa0hours ago" in client.get("/").text
 
 
 def test_topic_list_shows_every_active_topic_with_its_count(visitor, corpus):

@@ -5,6 +5,7 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from papers.query import last_harvest
 from papers.query import latest_papers
 from topics.query import active_topics
 from topics.query import get_active_topic
@@ -16,7 +17,11 @@ PAPERS_PER_PAGE = 25
 def home(request: HttpRequest) -> HttpResponse:
     topics = active_topics().order_by("-paper_count")[:12]
     papers = latest_papers()[:PAPERS_PER_PAGE]
-    return render(request, "topics/home.html", {"topics": topics, "papers": papers})
+    return render(
+        request,
+        "topics/home.html",
+        {"topics": topics, "papers": papers, "last_harvest": last_harvest()},
+    )
 
 
 def topic_list(request: HttpRequest) -> HttpResponse:

@@ -42,6 +42,7 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", 60))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets the page server read while an ingest writes.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -164,8 +165,18 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Must exceed the longest task so Redis does not redeliver a running late-ack task.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Longer than the longest task (an ingest backfill, 3 h), so Redis does not hand
+# a late-acked task that is still running to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 60 * 60}
+CELERY_BEAT_SCHEDULE = {
+    # Each source keeps its own schedule (FeedSource.next_run_at); this tick
+    # only sends the ones that are due.
+    "enqueue-due-sources": {
+        "task": "papers.tasks.enqueue_due_sources",
+        "schedule": env.int("MOMENTUM_SOURCES_TICK_SECONDS", 300),
+        "options": {"expires": 280},
+    },
+}
 CELERY_TASK_ROUTES = {
     "papers.tasks.*": {"queue": "ingest"},
     "topics.tasks.*": {"queue": "tagging"},
@@ -188,6 +199,35 @@ MOMENTUM_SITE_URL = env.str("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
 MOMENTUM_CONTACT_EMAIL = env.str(
     "MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost"
 )
+
+# ARXIV
+# ------------------------------------------------------------------------------
+# Redis for state shared by all workers (the arXiv rate limiter): the broker's
+# Redis unless set. Empty in the embedded default, where limits are per process.
+REDIS_URL = env.str(
+    "REDIS_URL",
+    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "",
+)
+# arXiv asks for at most one request every 3 s, over one connection:
+# https://info.arxiv.org/help/api/tou.html
+MOMENTUM_ARXIV_API_URL = env.str(
+    "MOMENTUM_ARXIV_API_URL", "https://export.arxiv.org/api/query"
+)
+MOMENTUM_ARXIV_OAI_URL = env.str(
+    "MOMENTUM_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai"
+)
+MOMENTUM_ARXIV_LISTING_URL = env.str(
+    "MOMENTUM_ARXIV_LISTING_URL", "https://rss.arxiv.org/atom/{category}"
+)
+MOMENTUM_ARXIV_API_PAGE_SIZE = env.int("MOMENTUM_ARXIV_API_PAGE_SIZE", 500)
+# How long a run's claim on its source lasts without progress; a worker that dies
+# mid-run holds the source this long at most.
+MOMENTUM_INGEST_CLAIM_SECONDS = env.int("MOMENTUM_INGEST_CLAIM_SECONDS", 900)
+MOMENTUM_ARXIV_MIN_INTERVAL = env.float("MOMENTUM_ARXIV_MIN_INTERVAL", 3.0)
+MOMENTUM_HTTP_CONNECT_TIMEOUT = env.float("MOMENTUM_HTTP_CONNECT_TIMEOUT", 10.0)
+MOMENTUM_HTTP_READ_TIMEOUT = env.float("MOMENTUM_HTTP_READ_TIMEOUT", 60.0)
+MOMENTUM_HTTP_MAX_ATTEMPTS = env.int("MOMENTUM_HTTP_MAX_ATTEMPTS", 5)
+MOMENTUM_HTTP_MAX_BYTES = env.int("MOMENTUM_HTTP_MAX_BYTES", 64 * 1024 * 1024)
 
 # LOGGING
 # ------------------------------------------------------------------------------

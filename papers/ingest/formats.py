@@ -57,6 +57,14 @@ def sniff(head: bytes) -> Format:
     return fmt
 
 
+def expect_format(data: bytes, *expected: Format) -> Format:
+    """Sniff a fetched body and refuse anything but the expected formats."""
+    fmt = sniff(data[:SNIFF_BYTES])
+    if fmt not in expected:
+        raise ParseError(f"expected {' or '.join(expected)}, got {fmt}")
+    return fmt
+
+
 def read_bytes(data: bytes) -> tuple[Format, list[PaperRecord | Rejected]]:
     """Parse a whole document held in memory (gzip is undone transparently)."""
     if data.startswith(GZIP_MAGIC):

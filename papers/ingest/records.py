@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from datetime import date
 from datetime import datetime
+from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
 # New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
@@ -132,3 +133,34 @@ def is_withdrawn(*, comment: str = "", abstract: str = "", last_size: str = "") 
     if any(pattern.search(comment) for pattern in _WITHDRAWN_COMMENT_RES):
         return True
     return bool(_WITHDRAWN_ABSTRACT_RE.match(clean_text(abstract)))
+
+
+# Far beyond any real paper (the longest arXiv abstracts are ~6,000 characters,
+# the most authors a few thousand): past these an entry is junk, not a paper.
+FIELD_LIMITS = {
+    "title": 1_000,
+    "abstract": 20_000,
+    "comment": 5_000,
+    "journal_ref": 1_000,
+}
+MAX_AUTHORS = 5_000
+# Clock skew between arXiv and us is minutes; a day of slack is generous.
+FUTURE_SLACK = timedelta(days=1)
+
+
+def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
+    """Why a parsed record must not be stored, or None if it is fine."""
+    if not record.title:
+        return "no title"
+    for name, limit in FIELD_LIMITS.items():
+        length = len(getattr(record, name))
+        if length > limit:
+            return f"{name} is {length:,} characters long (limit {limit:,})"
+    if len(record.authors) > MAX_AUTHORS:
+        return f"{len(record.authors):,} authors (limit {MAX_AUTHORS:,})"
+    if record.published is None and record.updated is None and record.announced is None:
+        return "no date"
+    for moment in (record.published, record.updated):
+        if moment is not None and moment > now + FUTURE_SLACK:
+            return f"date in the future: {moment.isoformat()}"
+    return None

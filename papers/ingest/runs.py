@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,6 +22,7 @@ from papers.ingest.formats import read_path
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
+from papers.ingest.records import validation_error
 from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
@@ -32,6 +34,7 @@ BATCH_SIZE = 1000
 MAX_STORED_ERRORS = 200
 
 ChangedCallback = Callable[[list[int]], object]
+ProgressCallback = Callable[[IngestRun], object]
 T = TypeVar("T")
 
 
@@ -54,7 +57,12 @@ def file_checksum(path: Path) -> str:
     return digest.hexdigest()
 
 
-def ingest_path(path: Path, *, on_changed: ChangedCallback | None = None) -> IngestRun:
+def ingest_path(
+    path: Path,
+    *,
+    on_changed: ChangedCallback | None = None,
+    progress: ProgressCallback | None = None,
+) -> IngestRun:
     """Parse and upsert one file as a recorded run; `on_changed` gets changed ids.
 
     Never raises for bad input: the run is marked failed with the reason.
@@ -64,7 +72,7 @@ def ingest_path(path: Path, *, on_changed: ChangedCallback | None = None) -> Ing
         run.checksum = file_checksum(path)
         run.format, entries = read_path(path)
         with transaction.atomic():
-            ingest_entries(run, entries, on_changed=on_changed)
+            ingest_entries(run, entries, on_changed=on_changed, progress=progress)
     except (ParseError, OSError) as exc:
         fail_run(run, f"{path}: {exc}")
     except Exception as exc:
@@ -80,23 +88,38 @@ def ingest_entries(
     entries: Iterable[PaperRecord | Rejected],
     *,
     on_changed: ChangedCallback | None = None,
+    progress: ProgressCallback | None = None,
 ) -> UpsertResult:
     """Upsert entries in batches, counting them on `run` (the caller saves it)."""
     total = UpsertResult()
+    now = timezone.now()
     for batch in batched(entries, BATCH_SIZE):
-        records = [entry for entry in batch if isinstance(entry, PaperRecord)]
+        records = []
         for entry in batch:
-            if isinstance(entry, Rejected):
-                record_error(run, entry.entry, entry.reason)
+            problem = _problem(entry, now)
+            if problem is None:
+                records.append(entry)
+            else:
+                record_error(run, *problem)
         run.fetched_count += len(batch)
         result = upsert_records(records)
         total.add(result)
         if on_changed and result.changed_ids:
             on_changed(result.changed_ids)
+        if progress:
+            progress(run)
     run.new_count += len(total.new_ids)
     run.updated_count += len(total.updated_ids)
     run.unchanged_count += total.unchanged
     return total
+
+
+def _problem(entry: PaperRecord | Rejected, now: datetime) -> tuple[str, str] | None:
+    """(entry, reason) if the entry must not be stored, else None."""
+    if isinstance(entry, Rejected):
+        return entry.entry, entry.reason
+    reason = validation_error(entry, now=now)
+    return None if reason is None else (entry.arxiv_id, reason)
 
 
 def record_error(run: IngestRun, entry: str, message: str) -> None:
@@ -109,16 +132,17 @@ def finish_run(run: IngestRun) -> None:
     run.status = (
         IngestRun.Status.PARTIAL if run.rejected_count else IngestRun.Status.SUCCEEDED
     )
-    run.message = describe(run)
+    run.message = run.message or describe(run)
     run.finished_at = timezone.now()
     run.save()
     logger.info("ingest %s: %s", run.source, run.message)
 
 
-def fail_run(run: IngestRun, reason: str) -> None:
-    # The transaction rolled back: nothing from this source was kept.
+def fail_run(run: IngestRun, reason: str, *, keep_counts: bool = False) -> None:
+    """Mark the run failed; without `keep_counts` its writes were rolled back."""
     run.status = IngestRun.Status.FAILED
-    run.new_count = run.updated_count = run.unchanged_count = 0
+    if not keep_counts:
+        run.new_count = run.updated_count = run.unchanged_count = 0
     run.message = reason
     run.finished_at = timezone.now()
     run.save()

@@ -43,3 +43,25 @@ def _next_weekday(day: date) -> date:
     while day.weekday() > _FRIDAY:
         day += timedelta(days=1)
     return day
+
+
+# The listing feeds are rebuilt at midnight in New York after each announcement
+# (Sunday to Thursday, 20:00), so they are fetched on weekday mornings.
+LISTING_FETCH_TIME = time(0, 30)
+API_QUERY_PERIOD = timedelta(hours=1)
+OAI_FETCH_TIME = time(2, 0)
+
+
+def next_run_after(kind: str, moment: datetime) -> datetime:
+    """The next scheduled run of a source of this kind after `moment` (aware)."""
+    if kind == "api_query":
+        return moment + API_QUERY_PERIOD
+    local = moment.astimezone(ARXIV_TZ)
+    at = LISTING_FETCH_TIME if kind == "listing" else OAI_FETCH_TIME
+    day = local.date()
+    while True:
+        candidate = datetime.combine(day, at, tzinfo=ARXIV_TZ)
+        weekday_ok = kind != "listing" or candidate.weekday() <= _FRIDAY
+        if candidate > local and weekday_ok:
+            return candidate.astimezone(UTC)
+        day += timedelta(days=1)

@@ -7,6 +7,7 @@ later source that does not know them.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,7 +89,10 @@ def upsert_records(records: Sequence[PaperRecord]) -> UpsertResult:
     for attempt in (1, 2):
         try:
             with transaction.atomic():
-                return _upsert(latest)
+                result = _upsert(latest)
+            # The same entry twice in one source is stored once.
+            result.unchanged += len(records) - len(latest)
+            return result
         except IntegrityError:
             if attempt == 2:
                 raise
@@ -122,6 +126,7 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     }
     to_create: list[PaperRecord] = []
     to_update: list[tuple[PaperRecord, Paper]] = []
+    not_newer: list[tuple[PaperRecord, Paper]] = []
     for arxiv_id, record in records.items():
         paper = existing.get(arxiv_id)
         if paper is None:
@@ -129,7 +134,10 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
         elif is_newer(record.version, record.updated, paper.version, paper.updated):
             to_update.append((record, paper))
         else:
-            result.unchanged += 1
+            not_newer.append((record, paper))
+    cross_listed = _add_cross_listings(not_newer)
+    result.unchanged = len(not_newer) - len(cross_listed)
+    result.updated_ids = cross_listed
     if not to_create and not to_update:
         return result
 
@@ -144,7 +152,7 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     for record, paper in to_update:
         _apply(record, paper, category_ids, now)
     Paper.objects.bulk_update([paper for _, paper in to_update], UPDATED_FIELDS)
-    result.updated_ids = [paper.pk for _, paper in to_update]
+    result.updated_ids += [paper.pk for _, paper in to_update]
 
     pairs = list(zip(to_create, created, strict=False)) + to_update
     _replace_categories(pairs, category_ids)
@@ -199,6 +207,38 @@ def _ensure_categories(records: Iterable[PaperRecord]) -> dict[str, int]:
         ignore_conflicts=True,
     )
     return dict(Category.objects.filter(code__in=codes).values_list("code", "id"))
+
+
+def _add_cross_listings(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
+    """Add categories an equal or older record lists that its paper lacks.
+
+    A cross-list announces an existing version in one more category; categories
+    are only ever added this way, never removed. Returns the ids of papers changed.
+    """
+    if not pairs:
+        return []
+    through = Paper.categories.through
+    have: dict[int, set[str]] = defaultdict(set)
+    for paper_id, code in through.objects.filter(
+        paper_id__in=[paper.pk for _, paper in pairs]
+    ).values_list("paper_id", "category__code"):
+        have[paper_id].add(code)
+    missing = {
+        (paper.pk, code)
+        for record, paper in pairs
+        for code in record.categories
+        if code not in have[paper.pk]
+    }
+    if not missing:
+        return []
+    category_ids = _ensure_categories([record for record, _ in pairs])
+    through.objects.bulk_create(
+        [through(paper_id=pk, category_id=category_ids[code]) for pk, code in missing],
+        ignore_conflicts=True,
+    )
+    changed = sorted({pk for pk, _ in missing})
+    Paper.objects.filter(pk__in=changed).update(modified_at=timezone.now())
+    return changed
 
 
 def _replace_categories(

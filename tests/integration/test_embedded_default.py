@@ -11,12 +11,6 @@ from pathlib import Path
 import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-FIXTURES = BASE_DIR / "tests" / "fixtures" / "arxiv"
-SNAPSHOT = (
-    FIXTURES
-    / "kaggle_jsonl"
-    / "arxivSpider_mnbvc_arxiv-metadata-oai-snapshot_head200.jsonl"
-)
 SERVICE_VARIABLES = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "EMAIL_URL"}
 
 PAGES_SCRIPT = """
@@ -25,7 +19,9 @@ django.setup()
 from django.test import Client
 from django.db import connection
 client = Client(SERVER_NAME='localhost')
-for url in ["/", "/topics/", "/papers/0704.0001/", "/papers/0704.0001v2/", "/healthz"]:
+urls = ["/", "/topics/", "/topics/rl-for-llm-agents/", "/papers/2607.21419/"]
+urls.append("/healthz")
+for url in urls:
     response = client.get(url)
     print(url, response.status_code)
 print("vendor", connection.vendor)
@@ -55,13 +51,20 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.mark.sqlite
-def test_embedded_default_migrates_ingests_and_serves_pages_on_sqlite(tmp_path):
+def test_make_run_steps_load_the_demo_and_serve_pages_on_sqlite(tmp_path):
+    """What `make run` does before serving, with no environment at all."""
     env = clean_env(tmp_path)
 
     assert manage("migrate", "--noinput", env=env).returncode == 0
-    ingest = manage("ingest", str(SNAPSHOT), env=env)
-    assert ingest.returncode == 0, ingest.stderr
-    assert "200 new" in ingest.stdout
+    first = manage("load_demo", env=env)
+    again = manage("load_demo", env=env)
+
+    assert first.returncode == 0, first.stderr
+    assert "25002 new" in first.stdout
+    assert "Seed topics: 34" in first.stdout
+    assert "Demo admin:  admin@momentum.localhost / momentum-admin" in first.stdout
+    assert again.returncode == 0, again.stderr
+    assert "Demo corpus already loaded." in again.stdout
     pages = subprocess.run(
         [sys.executable, "-c", PAGES_SCRIPT],
         cwd=BASE_DIR,
@@ -76,8 +79,8 @@ def test_embedded_default_migrates_ingests_and_serves_pages_on_sqlite(tmp_path):
     assert pages.stdout.split("\n")[:-1] == [
         "/ 200",
         "/topics/ 200",
-        "/papers/0704.0001/ 200",
-        "/papers/0704.0001v2/ 200",
+        "/topics/rl-for-llm-agents/ 200",
+        "/papers/2607.21419/ 200",
         "/healthz 200",
         "vendor sqlite",
     ]

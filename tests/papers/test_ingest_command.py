@@ -94,7 +94,7 @@ def test_a_file_that_is_not_a_feed_fails_with_a_clear_reason(tmp_path):
     page = tmp_path / "error.html"
     page.write_text("<!DOCTYPE html><html><body>503 Service Unavailable</body></html>")
 
-    with pytest.raises(CommandError, match="1 of the files"):
+    with pytest.raises(CommandError, match="1 of 1 runs failed"):
         ingest(page)
 
     run = IngestRun.objects.get()

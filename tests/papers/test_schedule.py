@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from papers.ingest.schedule import listing_day
+from papers.ingest.schedule import next_run_after
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -51,3 +52,33 @@ def test_naive_datetimes_count_as_utc():
     naive = datetime(2025, 8, 19)  # noqa: DTZ001 - the case under test
     assert listing_day(naive) == date(2025, 8, 20)
     assert listing_day(datetime(2025, 8, 19, tzinfo=UTC)) == date(2025, 8, 20)
+
+
+@pytest.mark.parametrize(
+    ("kind", "after", "expected"),
+    [
+        # Listings: weekday mornings 00:30 New York, after the feeds rebuild.
+        (
+            "listing",
+            "2026-06-08T12:00:00+00:00",
+            "2026-06-09T04:30:00+00:00",
+        ),  # Mon -> Tue
+        (
+            "listing",
+            "2026-06-12T12:00:00+00:00",
+            "2026-06-15T04:30:00+00:00",
+        ),  # Fri -> Mon
+        (
+            "listing",
+            "2026-06-13T12:00:00+00:00",
+            "2026-06-15T04:30:00+00:00",
+        ),  # Sat -> Mon
+        ("listing", "2026-12-07T12:00:00+00:00", "2026-12-08T05:30:00+00:00"),  # EST
+        ("api_query", "2026-06-08T12:00:00+00:00", "2026-06-08T13:00:00+00:00"),
+        ("oai", "2026-06-13T12:00:00+00:00", "2026-06-14T06:00:00+00:00"),  # daily
+    ],
+)
+def test_next_run_follows_arxivs_schedule(kind, after, expected):
+    assert next_run_after(
+        kind, datetime.fromisoformat(after)
+    ) == datetime.fromisoformat(expected)

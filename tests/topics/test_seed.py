@@ -57,7 +57,7 @@ def test_a_bad_rule_in_the_seed_file_changes_nothing(tmp_path):
 
 @pytest.mark.django_db
 def test_seed_topics_tag_the_shipped_corpus(tmp_path):
-    """The first 5,000 demo papers, ingested for real: every cluster topic finds papers."""
+    """The first 5,000 demo papers, ingested for real: every topic finds papers."""
     sample = tmp_path / "sample.jsonl"
     with gzip.open(DEMO_CORPUS, "rt") as lines:
         sample.write_text("".join(islice(lines, 5000)))

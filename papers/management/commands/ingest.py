@@ -1,43 +1,108 @@
 from __future__ import annotations
 
+import os
+import socket
+from datetime import date
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 
+from papers.ingest.harvest import Page
+from papers.ingest.harvest import run_source
 from papers.ingest.runs import ingest_path
+from papers.models import FeedSource
 from papers.models import IngestRun
 from topics.tagging import tag_papers
+
+FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
 
 
 class Command(BaseCommand):
     help = (
         "Ingest arXiv metadata files (query API Atom, listing RSS/Atom, OAI-PMH, "
-        "snapshot JSON lines, optionally gzipped), detecting each file's format, "
-        "and tag the new and changed papers."
+        "snapshot JSON lines, optionally gzipped), detecting each file's format, or "
+        "run feed sources now (--source); then tag the new and changed papers."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("paths", nargs="+", type=Path, help="files or directories")
+        parser.add_argument("paths", nargs="*", type=Path, help="files or directories")
+        parser.add_argument(
+            "--source",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="run this feed source (by name) now, in this process; repeatable",
+        )
+        parser.add_argument(
+            "--from",
+            dest="since",
+            type=date.fromisoformat,
+            help="backfill from YYYY-MM-DD",
+        )
+        parser.add_argument(
+            "--until", type=date.fromisoformat, help="backfill until YYYY-MM-DD"
+        )
 
-    def handle(self, *args: object, paths: list[Path], **options: object) -> None:
-        failed = []
-        for path in expand(paths):
-            run = ingest_path(path, on_changed=tag_papers)
-            if run.status == IngestRun.Status.FAILED:
-                failed.append(path)
-                self.stderr.write(self.style.ERROR(f"FAILED {run.message}"))
-            else:
-                self.stdout.write(f"{path}: {run.message}")
-                for error in run.errors[:10]:
-                    entry, message = error["entry"], error["message"]
-                    self.stdout.write(f"  rejected {entry}: {message}")
+    def handle(self, *args: object, **options: object) -> None:
+        paths: list[Path] = options["paths"]  # type: ignore[assignment]
+        names: list[str] = options["source"]  # type: ignore[assignment]
+        if not paths and not names:
+            raise CommandError("give files to ingest, or --source NAME")
+        if (options["since"] or options["until"]) and not names:
+            raise CommandError("--from and --until apply to --source runs")
+        runs = [self.ingest_file(path) for path in expand(paths)]
+        for name in names:
+            runs.append(self.run_source(name, options["since"], options["until"]))
+        failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
         if failed:
-            raise CommandError(f"{len(failed)} of the files could not be ingested")
+            raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
 
+    def ingest_file(self, path: Path) -> IngestRun:
+        run = ingest_path(path, on_changed=tag_papers, progress=self.show_progress)
+        self.report(run)
+        return run
 
-FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
+    def run_source(
+        self, name: str, since: date | None, until: date | None
+    ) -> IngestRun:
+        source = FeedSource.objects.filter(name=name).first()
+        if source is None:
+            known = (
+                ", ".join(FeedSource.objects.values_list("name", flat=True)) or "none"
+            )
+            raise CommandError(f"no feed source named {name!r} (known: {known})")
+        run = run_source(
+            source,
+            owner=f"{socket.gethostname()}:{os.getpid()}:manage.py",
+            on_changed=tag_papers,
+            since=since,
+            until=until,
+            progress=self.show_page,
+        )
+        if run is None:
+            raise CommandError(f"{name} is being run by another worker right now")
+        self.report(run)
+        return run
+
+    def show_progress(self, run: IngestRun) -> None:
+        self.stdout.write(f"  {run.fetched_count:,} entries read...")
+
+    def show_page(self, run: IngestRun, page: Page) -> None:
+        self.stdout.write(
+            f"  page of {len(page.entries):,}: {run.fetched_count:,} entries so far, "
+            f"{run.new_count:,} new, {run.updated_count:,} updated"
+        )
+
+    def report(self, run: IngestRun) -> None:
+        if run.status == IngestRun.Status.FAILED:
+            self.stderr.write(self.style.ERROR(f"FAILED {run.message}"))
+            return
+        self.stdout.write(f"{run.source}: {run.message}")
+        for error in run.errors[:10]:
+            entry, message = error["entry"], error["message"]
+            self.stdout.write(f"  rejected {entry}: {message}")
 
 
 def expand(paths: list[Path]) -> list[Path]:

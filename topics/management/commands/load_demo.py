@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 from accounts.models import User
 from papers.ingest.runs import file_checksum
 from papers.ingest.runs import ingest_path
+from papers.models import FeedSource
 from papers.models import IngestRun
 from topics.models import Follow
 from topics.models import Topic
@@ -21,6 +22,24 @@ DEMO_CORPUS = (
 DEMO_ADMIN = ("admin@momentum.localhost", "momentum-admin")
 DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
 DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
+# What a fresh site harvests once workers and beat run (make worker, make beat).
+DEFAULT_SOURCES = [
+    *(
+        {"name": f"{code} daily listing", "kind": "listing", "category": code}
+        for code in ["cs.AI", "cs.CL", "cs.LG", "cs.MA"]
+    ),
+    {
+        "name": "Agentic RL, hourly",
+        "kind": "api_query",
+        "query": 'abs:"reinforcement learning" AND abs:agent AND cat:cs.*',
+    },
+    {
+        "name": "cs backfill (OAI-PMH)",
+        "kind": "oai",
+        "category": "cs",
+        "enabled": False,
+    },
+]
 
 
 class Command(BaseCommand):
@@ -36,6 +55,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Seed topics: {len(topics)}")
         result = retag_all()
         self.stdout.write(f"Tagging: {result}")
+        for source in DEFAULT_SOURCES:
+            FeedSource.objects.get_or_create(name=source["name"], defaults=source)
         self.create_users()
 
     def load_corpus(self) -> None:

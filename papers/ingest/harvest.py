@@ -1,0 +1,281 @@
+"""Run a FeedSource: claim it, fetch its pages, upsert each page, record the run.
+
+Each page is written in its own transaction together with the source's
+checkpoint (resumption token, ETag), so a worker killed midway leaves whole
+pages behind and the next run carries on from the last one. A source is claimed
+with a lease (a conditional UPDATE), so two workers never run it at once and a
+dead worker's claim simply expires.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from papers.ingest.arxiv_api import parse_api_response
+from papers.ingest.formats import Format
+from papers.ingest.formats import expect_format
+from papers.ingest.http import FetchError
+from papers.ingest.http import fetch
+from papers.ingest.listings import parse_listing
+from papers.ingest.oai import OaiError
+from papers.ingest.oai import parse_oai_response
+from papers.ingest.records import ARXIV_ID_RE
+from papers.ingest.records import PaperRecord
+from papers.ingest.records import ParseError
+from papers.ingest.records import Rejected
+from papers.ingest.runs import ChangedCallback
+from papers.ingest.runs import fail_run
+from papers.ingest.runs import finish_run
+from papers.ingest.runs import ingest_entries
+from papers.ingest.schedule import next_run_after
+from papers.models import FeedSource
+from papers.models import IngestRun
+
+logger = logging.getLogger(__name__)
+
+# arXiv serves at most 2,000 results per request and 30,000 per query.
+API_MAX_RESULTS = 30_000
+# A source harvested for the first time starts this far back; --from goes further.
+OAI_FIRST_WINDOW = timedelta(days=3)
+
+
+@dataclass
+class Page:
+    entries: list[PaperRecord | Rejected]
+    checkpoint: dict[str, object] = field(default_factory=dict)
+    # A page of an incremental poll that changed nothing ends the run: the rest
+    # is older and already known.
+    incremental: bool = False
+    note: str = ""
+
+
+Progress = Callable[[IngestRun, Page], object]
+
+
+def run_source(
+    source: FeedSource,
+    *,
+    owner: str,
+    on_changed: ChangedCallback | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    progress: Progress | None = None,
+) -> IngestRun | None:
+    """Harvest one source as a recorded run; None if another worker holds it.
+
+    `since`/`until` make a backfill, which does not move the source's checkpoint.
+    Failures are recorded on the run and the source, never raised.
+    """
+    if not claim(source, owner):
+        logger.info("source %s is being run by another worker", source)
+        return None
+    run = IngestRun.objects.create(source=source.name, feed=source, format=source.kind)
+    backfill = since is not None or until is not None
+    try:
+        for page in iter_pages(source, since=since, until=until):
+            changed = _store_page(source, run, page, owner, on_changed, backfill)
+            if progress:
+                progress(run, page)
+            if page.incremental and not changed:
+                break
+    except (FetchError, ParseError) as exc:
+        _record_failure(source, run, str(exc))
+    except BaseException as exc:
+        # Worker shutdown, time limits: record it, and let the task machinery act.
+        _record_failure(source, run, f"interrupted: {exc!r}")
+        raise
+    else:
+        finish_run(run)
+        _record_success(source)
+    finally:
+        release(source, owner)
+    return run
+
+
+def _store_page(
+    source: FeedSource,
+    run: IngestRun,
+    page: Page,
+    owner: str,
+    on_changed: ChangedCallback | None,
+    backfill: bool,
+) -> int:
+    with transaction.atomic():
+        result = ingest_entries(run, page.entries, on_changed=on_changed)
+        if page.note:
+            run.message = page.note
+        run.save()
+        updates: dict[str, object] = {"claimed_until": timezone.now() + claim_lease()}
+        if not backfill:
+            updates.update(page.checkpoint)
+        FeedSource.objects.filter(pk=source.pk, claimed_by=owner).update(**updates)
+        for name, value in page.checkpoint.items():
+            setattr(source, name, value)
+    return len(result.changed_ids)
+
+
+def claim(source: FeedSource, owner: str) -> bool:
+    """Take the source for `owner` unless a live claim holds it; True if taken."""
+    now = timezone.now()
+    taken = FeedSource.objects.filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now), pk=source.pk
+    ).update(claimed_by=owner, claimed_until=now + claim_lease())
+    if taken != 1:
+        return False
+    # A run still marked running lost its worker: that is why the claim expired.
+    IngestRun.objects.filter(feed=source, status=IngestRun.Status.RUNNING).update(
+        status=IngestRun.Status.FAILED,
+        message="Abandoned: the worker running it stopped; the next run resumed.",
+        finished_at=now,
+    )
+    return True
+
+
+def claim_lease() -> timedelta:
+    return timedelta(seconds=settings.MOMENTUM_INGEST_CLAIM_SECONDS)
+
+
+def release(source: FeedSource, owner: str) -> None:
+    FeedSource.objects.filter(pk=source.pk, claimed_by=owner).update(
+        claimed_by="", claimed_until=None
+    )
+
+
+def _record_success(source: FeedSource) -> None:
+    now = timezone.now()
+    FeedSource.objects.filter(pk=source.pk).update(
+        last_success_at=now, last_error="", next_run_at=next_run_after(source.kind, now)
+    )
+
+
+def _record_failure(source: FeedSource, run: IngestRun, reason: str) -> None:
+    # Pages stored before the failure stay: each was whole and is counted.
+    fail_run(run, f"{source.name}: {reason}", keep_counts=True)
+    now = timezone.now()
+    FeedSource.objects.filter(pk=source.pk).update(
+        last_error=reason,
+        last_error_at=now,
+        next_run_at=next_run_after(source.kind, now),
+    )
+
+
+def iter_pages(
+    source: FeedSource, *, since: date | None = None, until: date | None = None
+) -> Iterator[Page]:
+    """Fetch and parse the source's pages one at a time."""
+    if source.kind == FeedSource.Kind.LISTING:
+        return _listing_pages(source)
+    if source.kind == FeedSource.Kind.API_QUERY:
+        return _api_pages(source, since, until)
+    return _oai_pages(source, since, until)
+
+
+def _listing_pages(source: FeedSource) -> Iterator[Page]:
+    url = settings.MOMENTUM_ARXIV_LISTING_URL.format(category=source.category)
+    response = fetch(url, etag=source.etag, last_modified=source.last_modified)
+    if response.not_modified:
+        yield Page([], note="Not modified since the last run.")
+        return
+    expect_format(response.body, Format.LISTING_ATOM, Format.LISTING_RSS)
+    listing = parse_listing(response.body)
+    checkpoint = {"etag": response.etag, "last_modified": response.last_modified}
+    yield Page(listing.records, checkpoint=checkpoint)
+
+
+def _api_pages(
+    source: FeedSource, since: date | None, until: date | None
+) -> Iterator[Page]:
+    params = api_query_params(source.query, since, until)
+    incremental = since is None and until is None and "search_query" in params
+    start = 0
+    while start < API_MAX_RESULTS:
+        params.update(start=start, max_results=settings.MOMENTUM_ARXIV_API_PAGE_SIZE)
+        page = parse_api_response(
+            fetch(settings.MOMENTUM_ARXIV_API_URL, params=params).body
+        )
+        yield Page(page.records, incremental=incremental)
+        start += len(page.records)
+        # arXiv sometimes answers a page short or empty before the end; an empty
+        # page ends the run rather than looping on it.
+        if not page.records or start >= (page.total_results or 0):
+            return
+
+
+def api_query_params(
+    query: str, since: date | None, until: date | None
+) -> dict[str, object]:
+    """The API parameters for a source's query: an id list, or arXiv's search syntax."""
+    words = query.split()
+    if words and all(ARXIV_ID_RE.fullmatch(word) for word in words):
+        return {"id_list": ",".join(words)}
+    search = query
+    if since or until:
+        low = (since or date(1991, 1, 1)).strftime("%Y%m%d0000")
+        high = (until or timezone.now().date()).strftime("%Y%m%d2359")
+        search = f"({search}) AND submittedDate:[{low} TO {high}]"
+    return {
+        "search_query": search,
+        "sortBy": "lastUpdatedDate",
+        "sortOrder": "descending",
+    }
+
+
+def _oai_pages(
+    source: FeedSource, since: date | None, until: date | None
+) -> Iterator[Page]:
+    backfill = since is not None or until is not None
+    params = _oai_start_params(source, since, until)
+    token_retried = False
+    while True:
+        try:
+            page = parse_oai_response(
+                fetch(settings.MOMENTUM_ARXIV_OAI_URL, params=params).body
+            )
+        except OaiError as exc:
+            # Tokens expire daily: start over from the last completed harvest
+            # (the upsert makes the overlap harmless).
+            if exc.code != "badResumptionToken" or token_retried or backfill:
+                raise
+            token_retried = True
+            source.resumption_token = ""
+            params = _oai_start_params(source, since, until)
+            continue
+        token = page.resumption_token
+        checkpoint: dict[str, object] = {"resumption_token": token or ""}
+        if token is None:
+            checkpoint["harvested_until"] = until or timezone.now().date()
+        yield Page(page.records, checkpoint=checkpoint)
+        if token is None:
+            return
+        params = {"verb": "ListRecords", "resumptionToken": token}
+
+
+def _oai_start_params(
+    source: FeedSource, since: date | None, until: date | None
+) -> dict[str, object]:
+    if source.resumption_token and since is None and until is None:
+        return {"verb": "ListRecords", "resumptionToken": source.resumption_token}
+    start = (
+        since or source.harvested_until or (timezone.now() - OAI_FIRST_WINDOW).date()
+    )
+    params: dict[str, object] = {
+        "verb": "ListRecords",
+        "metadataPrefix": "arXivRaw",
+        "from": start.isoformat(),
+    }
+    if until:
+        params["until"] = until.isoformat()
+    if source.category:
+        params["set"] = source.category
+    return params

@@ -1,0 +1,87 @@
+"""Real Celery workers for integration tests: in a thread, or as a process to kill."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+from celery.contrib.testing.worker import start_worker
+from django.conf import settings
+from django.db import connection
+
+from config.celery_app import app
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+def clean_broker() -> None:
+    """Empty the test broker's Redis database (db 15 belongs to the test settings)."""
+    assert settings.CELERY_BROKER_URL.endswith("/15")
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+
+
+@contextmanager
+def worker_thread(*queues: str, concurrency: int = 1) -> Iterator[None]:
+    """A real worker consuming the real broker, running in this process."""
+    with start_worker(
+        app,
+        pool="threads",
+        concurrency=concurrency,
+        queues=list(queues),
+        perform_ping_check=False,
+        shutdown_timeout=30,
+    ):
+        yield
+
+
+def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
+    """A real worker process on the test database, configured like production."""
+    database = connection.settings_dict
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DATABASE_URL": (
+            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+            f"/{database['NAME']}"
+        ),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        **env,
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "--pool",
+            "solo",
+            "--queues",
+            ",".join(queues),
+            "--loglevel",
+            "INFO",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=BASE_DIR,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {condition}")
+        time.sleep(0.1)

@@ -1,0 +1,353 @@
+"""Feed sources end to end against the fake arXiv: fetch -> parse -> upsert -> tag."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from werkzeug import Response
+
+from papers.ingest.harvest import run_source
+from papers.models import FeedSource
+from papers.models import IngestRun
+from papers.models import Paper
+from tests.fakearxiv import API_ERROR_RESPONSE
+from tests.fakearxiv import FIXTURES
+from tests.fakearxiv import OAI_FIRST_PAGE
+from tests.fakearxiv import OAI_FIRST_TOKEN
+from tests.fakearxiv import OAI_LAST_PAGE
+from tests.fakearxiv import OAI_RETRY_RECORDING
+from tests.fakearxiv import TESTING_PAGES
+from tests.fakearxiv import api_pages
+from tests.fakearxiv import oai_error
+from tests.fakearxiv import recorded
+from tests.fakearxiv import xml
+from tests.topics.factories import make_topic
+from topics.models import PaperTopic
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+STAT_LISTING = (
+    FIXTURES
+    / "listing_rss2_2024"
+    / "emanuelealiverti-arxiv_rss_stat_2024-03-26.rss.xml"
+)
+TRUNCATED_LISTING = (
+    FIXTURES / "listing_atom_2024" / "zotero-arxiv-daily_cs.AI_2025-08-20.atom.xml"
+)
+EMPTY_LISTING = (
+    FIXTURES / "listing_atom_2024" / "researcharr_cs_EMPTY_weekend_2025-11-23.atom.xml"
+)
+
+
+def source(kind: str, **fields: object) -> FeedSource:
+    return FeedSource.objects.create(name=f"{kind} source", kind=kind, **fields)
+
+
+def run(feed: FeedSource, **options: object) -> IngestRun:
+    feed.refresh_from_db()
+    result = run_source(feed, owner="test-worker", on_changed=tag_papers, **options)
+    assert result is not None
+    feed.refresh_from_db()
+    return result
+
+
+def test_listing_source_ingests_tags_and_then_asks_only_for_changes(fake_arxiv):
+    topic = make_topic("Conformal prediction", rule="ti:conformal", slug="conformal")
+    feed = source("listing", category="stat")
+    fake_arxiv.on(
+        "/atom/stat",
+        xml(STAT_LISTING, ETag='"abc"'),
+        lambda request: Response(status=304)
+        if request.headers.get("If-None-Match") == '"abc"'
+        else xml(STAT_LISTING),
+    )
+
+    first = run(feed)
+    second = run(feed)
+
+    assert first.status == IngestRun.Status.SUCCEEDED
+    assert first.new_count > 50
+    assert feed.etag == '"abc"'
+    assert PaperTopic.objects.filter(topic=topic).exists()
+    assert second.status == IngestRun.Status.SUCCEEDED
+    assert second.fetched_count == 0
+    assert "Not modified" in second.message
+    assert feed.last_success_at is not None
+    assert feed.next_run_at > timezone.now()
+
+
+def test_listing_cross_list_adds_a_category_to_a_known_paper(fake_arxiv):
+    fake_arxiv.on("/atom/stat", xml(STAT_LISTING))
+    run(source("listing", category="stat"))
+    cross = (
+        Paper.objects.filter(categories__code="stat.ME")
+        .exclude(primary_category__code="stat.ME")
+        .first()
+    )
+    assert cross is not None, "the real listing has cross-listed papers"
+
+
+def test_api_query_pages_until_the_results_run_out_then_polls_incrementally(fake_arxiv):
+    feed = source("api_query", query="all:testing")
+    fake_arxiv.on("/api/query", api_pages(TESTING_PAGES))
+
+    first = run(feed)
+    starts = [int(p["start"]) for p in fake_arxiv.params("/api/query")]
+    fake_arxiv.requests.clear()
+    second = run(feed)
+
+    assert starts == [0, 10, 20, 30, 40, 50, 60]
+    assert first.new_count == Paper.objects.count() == 60
+    assert first.status == IngestRun.Status.SUCCEEDED
+    # Nothing new on the first page: the rest is older and already known.
+    assert len(fake_arxiv.requests) == 1
+    assert (second.new_count, second.updated_count) == (0, 0)
+
+
+def test_api_query_stops_at_arxivs_cap(fake_arxiv, monkeypatch):
+    monkeypatch.setattr("papers.ingest.harvest.API_MAX_RESULTS", 30)
+    fake_arxiv.on("/api/query", api_pages(TESTING_PAGES))
+
+    run(source("api_query", query="all:testing"), since=date(2020, 1, 1))
+
+    assert [int(p["start"]) for p in fake_arxiv.params("/api/query")] == [0, 10, 20]
+    search = fake_arxiv.params("/api/query")[0]["search_query"]
+    assert search.startswith("(all:testing) AND submittedDate:[202001010000 TO ")
+
+
+def test_api_id_list_source_asks_by_id(fake_arxiv):
+    fake_arxiv.on(
+        "/api/query",
+        xml(
+            FIXTURES
+            / "api_atom"
+            / "arxiv.py_id_astro-ph_0601001_s0_m100_3150dca9dc76.atom.xml"
+        ),
+    )
+
+    result = run(source("api_query", query="astro-ph/0601001"))
+
+    assert fake_arxiv.params("/api/query")[0]["id_list"] == "astro-ph/0601001"
+    assert result.new_count == 1
+
+
+def test_api_error_entry_fails_the_run_with_arxivs_message(fake_arxiv):
+    feed = source("api_query", query="abc")
+    fake_arxiv.on("/api/query", xml(API_ERROR_RESPONSE))
+
+    result = run(feed)
+
+    assert result.status == IngestRun.Status.FAILED
+    assert "incorrect id format for abc" in result.message
+    assert feed.last_error
+    assert Paper.objects.count() == 0
+
+
+def test_oai_harvest_retries_after_503_follows_tokens_and_checkpoints(fake_arxiv):
+    feed = source("oai", category="cs", harvested_until=date(2016, 3, 1))
+    fake_arxiv.on(
+        "/oai",
+        recorded(OAI_RETRY_RECORDING, 0),  # 503, Retry-After: 10
+        xml(OAI_FIRST_PAGE),
+        xml(OAI_LAST_PAGE),
+    )
+
+    result = run(feed)
+
+    params = fake_arxiv.params("/oai")
+    assert params[0] == {
+        "verb": "ListRecords",
+        "metadataPrefix": "arXivRaw",
+        "from": "2016-03-01",
+        "set": "cs",
+    }
+    assert params[1] == params[0]
+    assert params[2] == {"verb": "ListRecords", "resumptionToken": OAI_FIRST_TOKEN}
+    assert fake_arxiv.backoff_waits == [10.0]
+    assert result.status == IngestRun.Status.SUCCEEDED
+    assert result.new_count == Paper.objects.count() > 1000
+    assert feed.resumption_token == ""
+    assert feed.harvested_until == timezone.now().date()
+
+
+def test_oai_harvest_interrupted_midway_resumes_from_its_token(fake_arxiv, settings):
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 2
+    feed = source("oai", category="cs", harvested_until=date(2016, 3, 1))
+    fake_arxiv.on("/oai", xml(OAI_FIRST_PAGE), Response("overloaded", status=503))
+
+    broken = run(feed)
+    stored = Paper.objects.count()
+    fake_arxiv.requests.clear()
+    fake_arxiv.on("/oai", xml(OAI_LAST_PAGE))
+    resumed = run(feed)
+
+    assert broken.status == IngestRun.Status.FAILED
+    assert "HTTP 503" in broken.message
+    assert stored == broken.new_count == 1000  # the whole first page, nothing more
+    assert fake_arxiv.params("/oai") == [
+        {"verb": "ListRecords", "resumptionToken": OAI_FIRST_TOKEN}
+    ]
+    assert resumed.status == IngestRun.Status.SUCCEEDED
+    assert Paper.objects.count() == stored + resumed.new_count
+    assert feed.resumption_token == ""
+
+
+def test_oai_expired_token_restarts_from_the_last_harvested_day(fake_arxiv):
+    feed = source(
+        "oai",
+        category="cs",
+        harvested_until=date(2016, 3, 1),
+        resumption_token="stale|1",
+    )
+    fake_arxiv.on(
+        "/oai",
+        oai_error(
+            "badResumptionToken",
+            "The value of the resumptionToken argument is invalid or expired.",
+        ),
+        xml(OAI_LAST_PAGE),
+    )
+
+    result = run(feed)
+
+    params = fake_arxiv.params("/oai")
+    assert params[0]["resumptionToken"] == "stale|1"
+    assert params[1]["from"] == "2016-03-01"
+    assert result.status == IngestRun.Status.SUCCEEDED
+
+
+def test_oai_no_records_match_is_an_empty_successful_run(fake_arxiv):
+    fake_arxiv.on("/oai", oai_error("noRecordsMatch", "No records match."))
+
+    result = run(source("oai", category="cs"))
+
+    assert result.status == IngestRun.Status.SUCCEEDED
+    assert result.fetched_count == 0
+
+
+def test_a_source_held_by_a_live_claim_is_not_run(fake_arxiv):
+    feed = source(
+        "listing",
+        category="stat",
+        claimed_by="other-worker",
+        claimed_until=timezone.now() + timedelta(minutes=5),
+    )
+
+    assert run_source(feed, owner="test-worker") is None
+    assert fake_arxiv.requests == []
+    assert IngestRun.objects.count() == 0
+
+
+def test_an_expired_claim_is_taken_over(fake_arxiv):
+    fake_arxiv.on("/atom/stat", xml(EMPTY_LISTING))
+    feed = source(
+        "listing",
+        category="stat",
+        claimed_by="dead-worker",
+        claimed_until=timezone.now() - timedelta(seconds=1),
+    )
+
+    result = run(feed)
+
+    assert result.status == IngestRun.Status.SUCCEEDED
+    assert feed.claimed_by == ""
+
+
+class TestBadInput:
+    """Each bad input ends in a failed or partial run with a clear reason."""
+
+    def test_html_error_page_instead_of_a_feed(self, fake_arxiv):
+        fake_arxiv.on(
+            "/atom/cs.AI",
+            Response("<html><body>Down</body></html>", content_type="text/html"),
+        )
+
+        result = run(source("listing", category="cs.AI"))
+
+        assert result.status == IngestRun.Status.FAILED
+        assert "HTML" in result.message
+
+    def test_truncated_xml(self, fake_arxiv):
+        fake_arxiv.on("/atom/cs.AI", xml(TRUNCATED_LISTING))
+
+        result = run(source("listing", category="cs.AI"))
+
+        assert result.status == IngestRun.Status.FAILED
+        assert Paper.objects.count() == 0
+
+    def test_empty_feed_is_not_an_error(self, fake_arxiv):
+        fake_arxiv.on("/atom/cs", xml(EMPTY_LISTING))
+
+        result = run(source("listing", category="cs"))
+
+        assert result.status == IngestRun.Status.SUCCEEDED
+        assert "No papers" in result.message
+
+    def test_entity_expansion_bomb(self, fake_arxiv):
+        bomb = (
+            '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+            '<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">'
+            '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>'
+            '<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><x>&lol3;</x></OAI-PMH>'
+        )
+        fake_arxiv.on("/oai", Response(bomb, content_type="text/xml"))
+
+        result = run(source("oai", category="cs"))
+
+        assert result.status == IngestRun.Status.FAILED
+        assert "DTD" in result.message or "entit" in result.message.lower()
+
+    def test_wrong_encoding(self, fake_arxiv):
+        # A real page re-encoded as UTF-16 while still declaring UTF-8.
+        body = OAI_LAST_PAGE.read_text().encode("utf-16")
+        fake_arxiv.on("/oai", Response(body, content_type="text/xml"))
+
+        result = run(source("oai", category="cs"))
+
+        assert result.status == IngestRun.Status.FAILED
+        assert result.message
+
+    def test_entry_without_id_same_entry_twice_and_a_huge_field(self, fake_arxiv):
+        """GIVEN a real listing edited three ways: one entry loses its id, one gets
+        a 2 MB title, and one appears twice
+        WHEN it is ingested
+        THEN the first two are rejected with reasons, the twin stored once, the
+        rest stored."""
+        head, *entries = STAT_LISTING.read_text().split("<item>")
+        entries[0] = re.sub(r"<(guid|link)[^>]*>[^<]*</\1>|arXiv:\S+", "", entries[0])
+        entries[1] = entries[1].replace("<title>", "<title>" + "x" * 2_000_000, 1)
+        entries.insert(3, entries[2])
+        body = head + "".join("<item>" + entry for entry in entries)
+        fake_arxiv.on("/atom/stat", Response(body, content_type="application/rss+xml"))
+
+        result = run(source("listing", category="stat"))
+
+        reasons = " | ".join(error["message"] for error in result.errors)
+        assert result.status == IngestRun.Status.PARTIAL
+        assert result.rejected_count == 2
+        assert "title is 2,0" in reasons
+        assert result.fetched_count == len(entries)
+        assert Paper.objects.count() == result.new_count == len(entries) - 3
+
+    def test_dates_in_the_future_or_missing(self, fake_arxiv):
+        """GIVEN a real API page with one entry dated 2999 and one with no dates
+        THEN both are rejected with the reason, the other eight stored."""
+        page = TESTING_PAGES[0].read_text()
+        head, *entries = page.split("<entry>")
+        entries[0] = re.sub(r"<published>\d{4}", "<published>2999", entries[0])
+        entries[1] = re.sub(r"<(published|updated)>[^<]*</\1>", "", entries[1])
+        body = head + "".join("<entry>" + entry for entry in entries)
+        fake_arxiv.on("/api/query", api_pages({0: body.encode()}))
+
+        result = run(source("api_query", query="id_list"), since=date(2020, 1, 1))
+
+        reasons = [error["message"] for error in result.errors]
+        assert result.status == IngestRun.Status.PARTIAL
+        assert any(reason.startswith("date in the future: 2999") for reason in reasons)
+        assert "no date" in reasons
+        assert Paper.objects.count() == 8
