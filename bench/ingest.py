@@ -5,7 +5,7 @@
 Renders the demo corpus as arXiv query-API Atom pages (repeated with distinct ids
 until there are --entries of them), then in one run times
   - baseline: feedparser.parse over every page (parse only);
-  - pipeline: Momentum's parse (feedparser plus the hardened XML pass), bulk
+  - pipeline: Momentum's parse (one hardened XML pass), bulk
     upsert and tagging against the 34 seed topics, on PostgreSQL;
 and prints both rates and their ratio (target: pipeline >= 0.6 of baseline), and
 the process's peak resident memory after a pass over a fifth of the entries and

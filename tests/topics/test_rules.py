@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 import pickle
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +23,14 @@ from topics.rules import parse_rule
 from topics.rules import to_arxiv_query
 from topics.rules.patterns import build_pattern
 from topics.rules.patterns import pattern_in
+from topics.rules.text import _strip_latex_fully
 from topics.rules.text import fold_plural
 from topics.rules.text import split_words
+from topics.rules.text import strip_latex
+
+KAGGLE = next(
+    (Path(__file__).parents[1] / "fixtures" / "arxiv" / "kaggle_jsonl").glob("*.jsonl")
+)
 
 
 def doc(
@@ -286,6 +294,18 @@ def test_split_words_normalises_case_accents_latex_and_hyphens() -> None:
         ("x",),
         ("y",),
     ]
+
+
+def test_latex_fast_path_agrees_with_the_full_pass_on_real_papers() -> None:
+    # strip_latex skips its regular expressions for text without a backslash.
+    texts = ["$k$-means on {braces} and a~tilde", "no markup at all"]
+    for line in KAGGLE.read_text().splitlines():
+        paper = json.loads(line)
+        texts += [paper["title"], paper["abstract"], paper["authors"]]
+        texts.append(paper.get("comments") or "")
+    assert sum("\\" not in text and "$" in text for text in texts) > 10
+    for text in texts:
+        assert strip_latex(text) == _strip_latex_fully(text)
 
 
 def test_document_rejects_a_string_of_authors() -> None:

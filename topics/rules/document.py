@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from itertools import pairwise
+from itertools import repeat
 from operator import itemgetter
 
-from topics.rules.text import plural_forms
+from topics.rules.text import cached_plural
 from topics.rules.text import raw_words
 
 # Index keys share one namespace: words from the title, abstract and comment, and
@@ -43,8 +44,8 @@ class FieldText:
     joined: dict[int, tuple[str, int]] = dataclass_field(default_factory=dict)
     # Every matching form, joined ones included, for membership tests.
     words: frozenset[str] = frozenset()
-    # Matching and surface forms, sorted, for prefix (``word*``) search.
-    sorted_forms: tuple[str, ...] = ()
+    # Matching and surface forms, for prefix (``word*``) search.
+    forms: frozenset[str] = frozenset()
 
     @classmethod
     def build(cls, texts: Iterable[str], *, fold: bool) -> FieldText:
@@ -55,38 +56,41 @@ class FieldText:
             if tokens:
                 tokens.append(_AUTHOR_BOUNDARY)
             _add_words(raw_words(text), tokens, joined)
-        surface = set(tokens).union(whole for whole, _ in joined.values())
+        surface = set(tokens)
         surface.discard(_AUTHOR_BOUNDARY)
-        if fold:
-            # Each distinct word is folded once, however often it occurs.
-            forms = plural_forms(surface)
-            forms[_AUTHOR_BOUNDARY] = _AUTHOR_BOUNDARY
-            tokens = [forms[token] for token in tokens]
-            joined = {start: (forms[w], end) for start, (w, end) in joined.items()}
-        words = set(tokens).union(form for form, _ in joined.values())
-        words.discard(_AUTHOR_BOUNDARY)
-        sorted_forms = tuple(sorted(words | surface))
-        return cls(tuple(tokens), joined, frozenset(words), sorted_forms)
+        if joined:
+            surface.update(whole for whole, _ in joined.values())
+        if not fold:
+            forms = frozenset(surface)
+            return cls(tuple(tokens), joined, forms, forms)
+        # The boundary is no word, and cached_plural leaves it alone.
+        folded = tuple(map(cached_plural, tokens))
+        joined = {start: (cached_plural(w), end) for start, (w, end) in joined.items()}
+        words = frozenset(map(cached_plural, surface))
+        return cls(folded, joined, words, words.union(surface))
 
-    def pairs(self) -> set[str]:
-        """Return each two adjacent words as "first second", for indexing phrases."""
+    def pairs(self) -> list[str]:
+        """Return each two adjacent words as "first second", for indexing phrases.
+
+        A list, repeats included: Document makes one set of all fields' pairs.
+        """
         tokens, joined = self.tokens, self.joined
-        pairs = set(map(" ".join, pairwise(tokens)))
+        pairs = list(map(" ".join, pairwise(tokens)))
         # A joined-up compound pairs with its neighbours too, compounds included.
         for start, (form, end) in joined.items():
             if start > 0:
-                pairs.add(f"{tokens[start - 1]} {form}")
+                pairs.append(f"{tokens[start - 1]} {form}")
             if end < len(tokens):
-                pairs.add(f"{form} {tokens[end]}")
+                pairs.append(f"{form} {tokens[end]}")
             if end in joined:
-                pairs.add(f"{form} {joined[end][0]}")
+                pairs.append(f"{form} {joined[end][0]}")
         return pairs
 
     def has_prefix(self, prefix: str) -> bool:
         """Return whether any word of the field starts with prefix."""
-        forms = self.sorted_forms
-        index = bisect_left(forms, prefix)
-        return index < len(forms) and forms[index].startswith(prefix)
+        # A field holds few words, and a rule's prefix of all fields searches
+        # Document.forms instead; a scan costs less than keeping fields sorted.
+        return any(map(str.startswith, self.forms, repeat(prefix)))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -129,23 +133,13 @@ class Document:
         )
         cats = frozenset(category.strip().lower() for category in categories)
         archives = frozenset(category.split(".")[0] for category in cats)
-        keys, pairs = _index_keys(*texts)
-        keys.update(CATEGORY_KEY + name for name in cats | archives)
-        forms = tuple(sorted(set().union(*(text.sorted_forms for text in texts))))
+        keys, pairs = _index_keys(*texts, cats | archives)
+        forms = tuple(sorted(frozenset().union(*(text.forms for text in texts))))
         # Shorter words add shorter heads, which no rule is filed under; leaving
         # them in keeps this a loop in C.
-        short_heads = frozenset(map(_short_head, forms))
         long_heads = frozenset(map(_long_head, forms))
-        return cls(
-            *texts,
-            cats,
-            archives,
-            frozenset(keys),
-            frozenset(pairs),
-            forms,
-            short_heads,
-            long_heads,
-        )
+        short_heads = frozenset(map(_short_head, long_heads))
+        return cls(*texts, cats, archives, keys, pairs, forms, short_heads, long_heads)
 
     def has_prefix(self, prefix: str) -> bool:
         """Return whether any word of any text field starts with prefix."""
@@ -175,16 +169,25 @@ def _add_words(
 
 
 def _index_keys(
-    title: FieldText, abstract: FieldText, authors: FieldText, comment: FieldText
-) -> tuple[set[str], set[str]]:
+    title: FieldText,
+    abstract: FieldText,
+    authors: FieldText,
+    comment: FieldText,
+    categories: frozenset[str],
+) -> tuple[frozenset[str], frozenset[str]]:
     title_pairs = title.pairs()
-    keys = set(title.words)
-    pairs = set(title_pairs)
-    for text in (abstract, comment):
-        keys |= text.words
-        pairs |= text.pairs()
-    keys.update(TITLE_KEY + word for word in title.words)
-    keys.update(AUTHOR_KEY + word for word in authors.words)
-    pairs.update(TITLE_KEY + pair for pair in title_pairs)
-    pairs.update(AUTHOR_KEY + pair for pair in authors.pairs())
+    # Each set is built in one pass; map() over str.__add__ stays in C.
+    keys = title.words.union(
+        abstract.words,
+        comment.words,
+        map(TITLE_KEY.__add__, title.words),
+        map(AUTHOR_KEY.__add__, authors.words),
+        map(CATEGORY_KEY.__add__, categories),
+    )
+    pairs = frozenset(title_pairs).union(
+        abstract.pairs(),
+        comment.pairs(),
+        map(TITLE_KEY.__add__, title_pairs),
+        map(AUTHOR_KEY.__add__, authors.pairs()),
+    )
     return keys, pairs

@@ -73,7 +73,14 @@ class KeyCheck:
             key[len(PREFIX_KEY) :] for key in keys if key.startswith(PREFIX_KEY)
         )
         pairs = frozenset(key for key in keys if is_pair(key))
-        return cls(keys - pairs - {PREFIX_KEY + p for p in prefixes}, pairs, prefixes)
+        words = keys - pairs - {PREFIX_KEY + p for p in prefixes}
+        # Matching a document runs checks by the hundred, and most hold keys of
+        # one kind only: theirs is a single set test.
+        if not pairs and not prefixes:
+            return _WordCheck(words, pairs, prefixes)
+        if not words and not prefixes:
+            return _PairCheck(words, pairs, prefixes)
+        return cls(words, pairs, prefixes)
 
     def holds(self, doc: Document) -> bool:
         """Return whether doc holds one of the keys."""
@@ -81,7 +88,21 @@ class KeyCheck:
             return True
         if self.pairs and not self.pairs.isdisjoint(doc.pairs):
             return True
-        return any(map(doc.has_prefix, self.prefixes))
+        return bool(self.prefixes) and any(map(doc.has_prefix, self.prefixes))
+
+
+class _WordCheck(KeyCheck):
+    __slots__ = ()
+
+    def holds(self, doc: Document) -> bool:
+        return not self.keys.isdisjoint(doc.keys)
+
+
+class _PairCheck(KeyCheck):
+    __slots__ = ()
+
+    def holds(self, doc: Document) -> bool:
+        return not self.pairs.isdisjoint(doc.pairs)
 
 
 def is_pair(key: str) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
 # --- LaTeX -------------------------------------------------------------------
 
@@ -47,8 +46,17 @@ def _command_to_text(match: re.Match[str]) -> str:
 
 def strip_latex(text: str) -> str:
     """Return text with LaTeX markup replaced by the plain words it renders."""
-    if "\\" not in text and "$" not in text and "{" not in text and "~" not in text:
-        return text
+    if "\\" not in text:
+        # Every command, accent and escape starts with a backslash; math such
+        # as "$k$-means" only needs its delimiters gone.
+        if "$" not in text and "{" not in text and "~" not in text:
+            return text
+        return text.translate(_LATEX_LEFTOVERS)
+    return _strip_latex_fully(text)
+
+
+def _strip_latex_fully(text: str) -> str:
+    # strip_latex's slow path, kept whole so tests can compare the fast ones.
     text = _DROPPED_COMMAND.sub(" ", text)
     text = _SPECIAL_LETTER.sub(
         lambda m: _SPECIAL_LETTERS.get(m.group(1), m.group(1)), text
@@ -193,16 +201,20 @@ def fold_plural(word: str) -> str:
     return word[:-1]
 
 
-def plural_forms(words: Iterable[str]) -> dict[str, str]:
-    """Map each of words to its fold_plural() form, quickly for the many unchanged."""
-    # Only irregular plurals and words of four letters or more ending in "s" or
-    # "e" can change; the test is inlined because most words are neither.
-    irregular = _IRREGULAR_PLURALS
-    return {
-        word: irregular[word]
-        if word in irregular
-        else fold_plural(word)
-        if word[-1:] in ("s", "e") and len(word) > 3
-        else word
-        for word in words
-    }
+class _PluralCache(dict[str, str]):
+    """word -> fold_plural(word), filled on first use; a bounded memo."""
+
+    # Paper vocabularies overlap heavily, so most words of a new paper were
+    # folded before. The bound keeps memory flat on endless ingests.
+    LIMIT = 100_000
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        form = self[word] = fold_plural(word)
+        return form
+
+
+_PLURALS = _PluralCache()
+# Look-ups run in C; fold_plural only runs for words not seen yet.
+cached_plural = _PLURALS.__getitem__
