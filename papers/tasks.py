@@ -13,6 +13,7 @@ from django.utils import timezone
 from papers.ingest.harvest import run_source
 from papers.ingest.schedule import next_run_after
 from papers.models import FeedSource
+from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
 
 logger = logging.getLogger(__name__)
@@ -55,10 +56,12 @@ def ingest_source(
     if source is None:
         logger.warning("feed source %s no longer exists", source_id)
         return
-    run_source(
+    run = run_source(
         source,
         owner=f"{socket.gethostname()}:{ingest_source.request.id}",
         on_changed=tag_papers,
         since=date.fromisoformat(since) if since else None,
         until=date.fromisoformat(until) if until else None,
     )
+    if run is not None and (run.new_count or run.updated_count):
+        refresh_momentum()

@@ -12,6 +12,8 @@ from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.momentum import refresh_momentum
+from topics.tagging import retag_all
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
@@ -162,3 +164,39 @@ def test_healthz_reports_the_database(client, db):
     response = client.get("/healthz")
 
     assert response.json() == {"status": "ok"}
+
+
+def test_topic_page_shows_momentum_with_its_formula_and_chart(client, corpus):
+    refresh_momentum()
+    assert "too few papers to say" in client.get("/topics/rl-for-llm-agents/").text
+    more = [paper_record(f"2606.0020{n}", title=f"Agent {n}") for n in range(4)]
+    tag_papers(upsert_records(more).changed_ids)
+    refresh_momentum()
+
+    page = client.get("/topics/rl-for-llm-agents/").text
+
+    assert "12 papers</strong> in the last four weeks, none in the four weeks" in page
+    assert "How this is computed" in page
+    assert page.count("<rect") == 16
+    assert "?week=" in page
+
+
+def test_home_ranks_trending_topics(client, corpus):
+    refresh_momentum()
+
+    page = client.get("/").text
+
+    assert "Trending topics" in page
+    assert page.index("RL for LLM Agents") < page.index("Robot Learning")
+
+
+def test_related_topics_are_curated_first_then_by_shared_papers(client, corpus):
+    make_topic("Agents Again", rule="ti:agent", slug="agents-again")
+    retag_all()
+
+    related = client.get("/topics/robot-learning/").context["related"]
+
+    # Robot Learning has no curated neighbours; both share its one paper.
+    assert {t.slug for t in related} == {"rl-for-llm-agents", "agents-again"}
+    agents_related = client.get("/topics/rl-for-llm-agents/").context["related"]
+    assert [t.slug for t in agents_related] == ["robot-learning", "agents-again"]

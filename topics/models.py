@@ -35,6 +35,11 @@ class Topic(models.Model):
     papers = models.ManyToManyField(
         Paper, through="PaperTopic", related_name="topics", blank=True
     )
+    # A changed rule re-tags every paper in the background; admin shows progress.
+    retag_requested_at = models.DateTimeField(null=True, blank=True)
+    retag_done = models.PositiveIntegerField(default=0)
+    retag_total = models.PositiveIntegerField(default=0)
+    retagged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -52,6 +57,12 @@ class Topic(models.Model):
             compile_rule(self.rule)
         except RuleError as exc:
             raise ValidationError({"rule": f"Invalid rule: {exc}"}) from exc
+
+    @property
+    def retag_pending(self) -> bool:
+        return self.retag_requested_at is not None and (
+            self.retagged_at is None or self.retagged_at < self.retag_requested_at
+        )
 
     @property
     def glossary_entries(self) -> list[tuple[str, str]]:
@@ -136,3 +147,29 @@ class Follow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} follows {self.topic}"
+
+
+class TopicMomentum(models.Model):
+    """A topic's growth figures, precomputed by topics.momentum after ingest."""
+
+    topic = models.OneToOneField(
+        Topic, on_delete=models.CASCADE, related_name="momentum"
+    )
+    as_of = models.DateField()
+    weekly = models.JSONField(default=list, help_text="Papers per week, oldest first.")
+    all_recent = models.PositiveIntegerField(default=0)
+    recent = models.PositiveIntegerField(default=0)
+    previous = models.PositiveIntegerField(default=0)
+    # 0 when there are too few papers to say.
+    trend_score = models.FloatField(default=0.0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "topic momentum"
+        indexes = [
+            # Trending topics: the highest scores first.
+            models.Index(fields=["-trend_score"], name="momentum_trending_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}: {self.recent} papers as of {self.as_of}"

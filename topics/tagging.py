@@ -8,12 +8,16 @@ same papers and topics changes nothing.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.db.models import QuerySet
+from django.utils import timezone
 
+from papers.ingest.upsert import insert_rows
 from papers.models import Paper
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -84,16 +88,24 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
     ids = list(paper_ids)
     for start in range(0, len(ids), CHUNK_SIZE):
         chunk = ids[start : start + CHUNK_SIZE]
-        _tag_chunk(Paper.objects.filter(pk__in=chunk), topic_ids, rules, result)
+        _tag_chunk(Paper.objects.filter(_among("pk", chunk)), topic_ids, rules, result)
     return result
 
 
-def retag_topics(topics: Iterable[Topic]) -> TagResult:
-    """Re-evaluate every paper against these topics' rules and store the tags."""
+def retag_topics(
+    topics: Iterable[Topic],
+    progress: Callable[[TagResult, int], None] | None = None,
+) -> TagResult:
+    """Re-evaluate every paper against these topics' rules and store the tags.
+
+    progress, if given, is called after each chunk with the result so far and
+    the number of papers to check.
+    """
     topics = list(topics)
     rules = TopicRules.load(topics)
     # A topic whose rule no longer compiles keeps no rule tags.
     topic_ids = [topic.pk for topic in topics]
+    total = Paper.objects.count()
     result = TagResult()
     last_id = 0
     while True:
@@ -101,6 +113,8 @@ def retag_topics(topics: Iterable[Topic]) -> TagResult:
         last_id = _tag_chunk(papers, topic_ids, rules, result)
         if last_id is None:
             return result
+        if progress is not None:
+            progress(result, max(total, result.papers))
 
 
 def retag_all() -> TagResult:
@@ -113,37 +127,63 @@ def retag_all() -> TagResult:
 def _tag_chunk(
     papers: QuerySet[Paper], topic_ids: list[int], rules: TopicRules, result: TagResult
 ) -> int | None:
+    docs = paper_documents(papers)
+    if not docs:
+        return None
+    wanted: dict[tuple[int, int], tuple[str, ...]] = {}
+    for pk, doc, categories in docs:
+        for topic_id, terms in rules.match(doc, categories).items():
+            wanted[(topic_id, pk)] = terms
+    paper_ids = [pk for pk, _, _ in docs]
+    _store(paper_ids, topic_ids, wanted, result)
+    result.papers += len(docs)
+    return paper_ids[-1]
+
+
+def paper_documents(
+    papers: QuerySet[Paper],
+) -> list[tuple[int, Document, frozenset[str]]]:
+    """(id, rule document, category codes) of each of these papers, in their order."""
     rows = list(
         papers.values_list("pk", "title", "abstract", "author_names", "comment")
     )
     if not rows:
-        return None
-    paper_ids = [row[0] for row in rows]
-    categories = _categories_of(paper_ids)
-    wanted: dict[tuple[int, int], tuple[str, ...]] = {}
-    for pk, title, abstract, author_names, comment in rows:
-        doc = Document.from_fields(
-            title=title,
-            abstract=abstract,
-            authors=author_names.split(", ") if author_names else (),
-            categories=sorted(categories[pk]),
-            comment=comment,
+        return []
+    categories = _categories_of([row[0] for row in rows])
+    return [
+        (
+            pk,
+            Document.from_fields(
+                title=title,
+                abstract=abstract,
+                authors=author_names.split(", ") if author_names else (),
+                categories=sorted(categories[pk]),
+                comment=comment,
+            ),
+            categories[pk],
         )
-        for topic_id, terms in rules.match(doc, categories[pk]).items():
-            wanted[(topic_id, pk)] = terms
-    _store(paper_ids, topic_ids, wanted, result)
-    result.papers += len(rows)
-    return paper_ids[-1]
+        for pk, title, abstract, author_names, comment in rows
+    ]
 
 
 def _categories_of(paper_ids: list[int]) -> dict[int, frozenset[str]]:
     through = Paper.categories.through
     found: dict[int, set[str]] = defaultdict(set)
-    for paper_id, code in through.objects.filter(paper_id__in=paper_ids).values_list(
-        "paper_id", "category__code"
-    ):
+    for paper_id, code in through.objects.filter(
+        _among("paper_id", paper_ids)
+    ).values_list("paper_id", "category__code"):
         found[paper_id].add(code)
     return defaultdict(frozenset, {pk: frozenset(codes) for pk, codes in found.items()})
+
+
+def _among(field: str, ids: list[int]) -> Q:
+    """Rows whose `field` is one of ids."""
+    # Papers ingested together have consecutive ids, and a range of them says
+    # the same as the list without a query parameter per id to build and send.
+    low, high = min(ids), max(ids)
+    if high - low + 1 == len(set(ids)):
+        return Q(**{f"{field}__gte": low, f"{field}__lte": high})
+    return Q(**{f"{field}__in": ids})
 
 
 @transaction.atomic
@@ -156,13 +196,13 @@ def _store(
     """Make these papers' rule tags for these topics `wanted`, minus exclusions."""
     excluded = set(
         TopicExclusion.objects.filter(
-            paper_id__in=paper_ids, topic_id__in=topic_ids
+            _among("paper_id", paper_ids), topic_id__in=topic_ids
         ).values_list("topic_id", "paper_id")
     )
     existing = {
         (tag.topic_id, tag.paper_id): tag
         for tag in PaperTopic.objects.filter(
-            paper_id__in=paper_ids, topic_id__in=topic_ids
+            _among("paper_id", paper_ids), topic_id__in=topic_ids
         )
     }
     wanted = {key: terms for key, terms in wanted.items() if key not in excluded}
@@ -171,7 +211,8 @@ def _store(
         for key, tag in existing.items()
         if tag.source == PaperTopic.Source.RULE and key not in wanted
     ]
-    PaperTopic.objects.filter(pk__in=stale).delete()
+    if stale:
+        PaperTopic.objects.filter(pk__in=stale).delete()
     changed = [
         tag
         for key, tag in existing.items()
@@ -182,12 +223,18 @@ def _store(
     for tag in changed:
         tag.matched_terms = list(wanted[(tag.topic_id, tag.paper_id)])
     PaperTopic.objects.bulk_update(changed, ["matched_terms"])
+    now = timezone.now()
     new = [
-        PaperTopic(topic_id=topic_id, paper_id=paper_id, matched_terms=list(terms))
+        (topic_id, paper_id, PaperTopic.Source.RULE, list(terms), now)
         for (topic_id, paper_id), terms in wanted.items()
         if (topic_id, paper_id) not in existing
     ]
     # ignore_conflicts: a concurrent tagger may have stored the same tag already.
-    PaperTopic.objects.bulk_create(new, ignore_conflicts=True)
+    insert_rows(
+        PaperTopic,
+        ["topic_id", "paper_id", "source", "matched_terms", "created_at"],
+        new,
+        ignore_conflicts=True,
+    )
     result.added += len(new)
     result.removed += len(stale)

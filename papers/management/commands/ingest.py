@@ -14,6 +14,7 @@ from papers.ingest.harvest import run_source
 from papers.ingest.runs import ingest_path
 from papers.models import FeedSource
 from papers.models import IngestRun
+from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
 
 FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
@@ -55,6 +56,8 @@ class Command(BaseCommand):
         runs = [self.ingest_file(path) for path in expand(paths)]
         for name in names:
             runs.append(self.run_source(name, options["since"], options["until"]))
+        if any(run.new_count or run.updated_count for run in runs):
+            refresh_momentum()
         failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
         if failed:
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")

@@ -13,6 +13,7 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from topics.models import Follow
 from topics.models import Topic
+from topics.momentum import refresh_momentum
 from topics.seed import load_topics
 from topics.tagging import retag_all
 
@@ -55,6 +56,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Seed topics: {len(topics)}")
         result = retag_all()
         self.stdout.write(f"Tagging: {result}")
+        refresh_momentum()
         for source in DEFAULT_SOURCES:
             FeedSource.objects.get_or_create(name=source["name"], defaults=source)
         self.create_users()

@@ -1,0 +1,87 @@
+// Live preview of a topic's rule in Django admin: what it would tag, and what it
+// adds to or removes from the saved rule's papers. Served from /admin/.../preview/.
+(function () {
+  "use strict";
+
+  function element(tag, text, className) {
+    var node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  function paperList(title, papers, total) {
+    var box = element("div", undefined, "preview-list");
+    box.appendChild(element("h4", title + " (" + total + ")"));
+    var list = element("ol");
+    papers.forEach(function (paper) {
+      var item = element("li");
+      var link = element("a", paper.title);
+      link.href = paper.url;
+      link.target = "_blank";
+      item.appendChild(element("span", paper.announced + " ", "preview-date"));
+      item.appendChild(link);
+      list.appendChild(item);
+    });
+    box.appendChild(list);
+    return box;
+  }
+
+  function render(panel, data) {
+    panel.replaceChildren();
+    if (data.error) {
+      panel.appendChild(element("p", "Invalid rule: " + data.error, "preview-error"));
+      return;
+    }
+    panel.appendChild(element("p",
+      "Matches " + data.count + " of " + data.scanned + " papers (" + data.seconds + " s).",
+      "preview-count"));
+    panel.appendChild(paperList("Latest matches", data.latest, data.count));
+    if (data.added_count || data.removed_count) {
+      panel.appendChild(paperList("Added against the saved rule", data.added, data.added_count));
+      panel.appendChild(paperList("Removed against the saved rule", data.removed, data.removed_count));
+    }
+  }
+
+  function previewUrl() {
+    var match = window.location.pathname.match(/\/topic\/(\d+)\/change\//);
+    var base = window.location.pathname.replace(/\/(\d+\/change|add)\/$/, "/");
+    return match ? base + match[1] + "/preview/" : base + "preview/";
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var rule = document.getElementById("id_rule");
+    if (!rule) return;
+    var categories = document.getElementById("id_categories");
+    var panel = element("div", undefined, "rule-preview");
+    panel.setAttribute("aria-live", "polite");
+    rule.parentNode.appendChild(panel);
+    var timer = null;
+    var sequence = 0;
+
+    function refresh() {
+      var params = new URLSearchParams({ rule: rule.value });
+      if (categories) {
+        Array.from(categories.selectedOptions).forEach(function (option) {
+          params.append("categories", option.textContent.trim());
+        });
+      }
+      var mine = ++sequence;
+      panel.classList.add("loading");
+      fetch(previewUrl() + "?" + params.toString(), { credentials: "same-origin" })
+        .then(function (response) { return response.json(); })
+        .then(function (data) { if (mine === sequence) render(panel, data); })
+        .catch(function () { panel.textContent = "Preview unavailable."; })
+        .finally(function () { if (mine === sequence) panel.classList.remove("loading"); });
+    }
+
+    function later() {
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 600);
+    }
+
+    rule.addEventListener("input", later);
+    if (categories) categories.addEventListener("change", later);
+    if (rule.value.trim()) refresh();
+  });
+})();

@@ -1,0 +1,167 @@
+"""Curation through Django admin with the test client, as a curator would."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+from topics.models import PaperTopic
+from topics.models import Topic
+from topics.models import TopicExclusion
+from topics.tagging import retag_topics
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def curator(client, staff):
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def topic():
+    upsert_records(
+        [
+            paper_record("2606.00001", title="An agent"),
+            paper_record("2606.00002", title="A robot"),
+            paper_record("2606.00003", title="An agent and a robot"),
+        ]
+    )
+    topic = make_topic(rule="ti:agent")
+    retag_topics([topic])
+    return topic
+
+
+def change_form(topic: Topic, **fields: str) -> dict[str, str]:
+    data = {
+        "name": topic.name,
+        "slug": topic.slug,
+        "description": topic.description,
+        "glossary": topic.glossary,
+        "rule": topic.rule,
+        "is_active": "on",
+        "paper_topics-TOTAL_FORMS": "0",
+        "paper_topics-INITIAL_FORMS": "0",
+        "exclusions-TOTAL_FORMS": "0",
+        "exclusions-INITIAL_FORMS": "0",
+    }
+    data.update(fields)
+    return data
+
+
+def test_preview_shows_matches_and_the_difference_from_the_saved_rule(curator, topic):
+    url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+
+    data = curator.get(url, {"rule": "ti:robot"}).json()
+
+    assert data["error"] == ""
+    assert data["count"] == 2
+    assert data["scanned"] == 3
+    assert [p["arxiv_id"] for p in data["added"]] == ["2606.00002"]
+    assert [p["arxiv_id"] for p in data["removed"]] == ["2606.00001"]
+    assert {p["arxiv_id"] for p in data["latest"]} == {"2606.00002", "2606.00003"}
+
+
+def test_preview_of_a_new_topic_and_of_a_bad_rule(curator, topic):
+    url = reverse("admin:topics_topic_preview")
+
+    assert curator.get(url, {"rule": "ti:agent"}).json()["count"] == 2
+    bad = curator.get(url, {"rule": "ti:agent AND (ti:robot"}).json()
+    assert bad["position"] == 13
+    assert "(" in bad["error"]
+
+
+def test_preview_is_for_staff_only(client, alice, topic):
+    client.force_login(alice)
+    response = client.get(reverse("admin:topics_topic_preview"), {"rule": "ti:agent"})
+    assert response.status_code == 302
+
+
+def test_saving_a_changed_rule_retags_in_the_background_after_commit(
+    curator, topic, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = []
+    monkeypatch.setattr("topics.tasks.retag_topic.delay", sent.append)
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator.post(url, change_form(topic, rule="ti:robot"))
+
+    assert response.status_code == 302
+    assert sent == [topic.pk]
+    topic.refresh_from_db()
+    assert topic.rule == "ti:robot"
+    assert topic.retag_pending
+
+
+def test_saving_without_changing_the_rule_does_not_retag(
+    curator, topic, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = []
+    monkeypatch.setattr("topics.tasks.retag_topic.delay", sent.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        curator.post(
+            reverse("admin:topics_topic_change", args=[topic.pk]),
+            change_form(topic, description="Now described"),
+        )
+
+    assert sent == []
+
+
+def test_pin_and_exclude_inline_win_over_the_rule(curator, topic):
+    agent = Paper.objects.get(arxiv_id="2606.00001")
+    robot = Paper.objects.get(arxiv_id="2606.00002")
+    data = change_form(
+        topic,
+        **{
+            "paper_topics-TOTAL_FORMS": "1",
+            "paper_topics-0-paper": str(robot.pk),
+            "exclusions-TOTAL_FORMS": "1",
+            "exclusions-0-paper": str(agent.pk),
+            "exclusions-0-reason": "A survey, not agents",
+        },
+    )
+
+    response = curator.post(reverse("admin:topics_topic_change", args=[topic.pk]), data)
+
+    assert response.status_code == 302, response.context["errors"]
+    tags = dict(topic.paper_topics.values_list("paper__arxiv_id", "source"))
+    assert tags == {"2606.00002": "pin", "2606.00003": "rule"}
+    assert TopicExclusion.objects.get().reason == "A survey, not agents"
+
+
+def test_merge_action_asks_for_the_topic_to_keep_then_merges(curator, topic, alice):
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    Follow.objects.create(user=alice, topic=other)
+    url = reverse("admin:topics_topic_changelist")
+    selected = {"action": "merge", "_selected_action": [topic.pk, other.pk]}
+
+    ask = curator.post(url, selected)
+    done = curator.post(url, {**selected, "target": topic.pk})
+
+    assert ask.status_code == 200
+    assert "Merge topics" in ask.text
+    assert done.status_code == 302
+    assert list(Topic.objects.values_list("slug", flat=True)) == [topic.slug]
+    assert topic.follows.get().user == alice
+
+
+def test_changelist_shows_counts_momentum_and_retag_state(curator, topic, alice):
+    Follow.objects.create(user=alice, topic=topic)
+
+    response = curator.get(reverse("admin:topics_topic_changelist"))
+
+    assert response.status_code == 200
+    row = response.text
+    assert ">2<" in row  # papers
+    assert ">1<" in row  # followers
+    assert PaperTopic.objects.filter(topic=topic).count() == 2

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+from django.core.management.base import CommandError
+from django.core.management.base import CommandParser
+
+from topics.models import Topic
+from topics.momentum import refresh_momentum
+from topics.preview import preview_rule
+from topics.tagging import retag_topics
+
+
+class Command(BaseCommand):
+    help = "Preview a rule against the stored papers, or re-tag topics."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        commands = parser.add_subparsers(dest="command", required=True)
+        preview = commands.add_parser(
+            "preview",
+            help="print the arXiv ids a rule matches, one per line, newest first",
+        )
+        preview.add_argument("rule", help='e.g. abs:"tool use" AND ti:agent*')
+        preview.add_argument(
+            "--category", action="append", default=[], dest="categories"
+        )
+        retag = commands.add_parser(
+            "retag", help="re-tag every paper, now, in this process"
+        )
+        retag.add_argument(
+            "slugs", nargs="*", metavar="SLUG", help="default: every active topic"
+        )
+
+    def handle(self, *args: object, command: str, **options: object) -> None:
+        if command == "preview":
+            self.preview(options["rule"], options["categories"])
+        else:
+            self.retag(options["slugs"])
+
+    def preview(self, rule: str, categories: list[str]) -> None:
+        result = preview_rule(rule, categories=categories, limit=None)
+        if result.error:
+            pointer = " " * (result.position or 0) + "^"
+            raise CommandError(f"invalid rule: {result.error}\n  {rule}\n  {pointer}")
+        for paper in result.latest:
+            self.stdout.write(paper.arxiv_id)
+        self.stderr.write(f"{result.count} of {result.scanned} papers match")
+
+    def retag(self, slugs: list[str]) -> None:
+        topics = Topic.objects.filter(is_active=True).prefetch_related("categories")
+        if slugs:
+            topics = Topic.objects.filter(slug__in=slugs).prefetch_related("categories")
+            missing = set(slugs) - {topic.slug for topic in topics}
+            if missing:
+                raise CommandError(f"no topic with slug {', '.join(sorted(missing))}")
+        result = retag_topics(list(topics))
+        refresh_momentum()
+        self.stdout.write(f"Re-tagged {len(topics)} topic(s): {result}")

@@ -1,0 +1,46 @@
+"""Celery tasks for topics: thin interfaces over topics.tagging and topics.momentum."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db.models import Q
+from django.utils import timezone
+
+from topics.models import Topic
+from topics.momentum import refresh_momentum
+from topics.tagging import TagResult
+from topics.tagging import retag_topics
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=60 * 60,
+    time_limit=60 * 60 + 120,
+)
+def retag_topic(topic_id: int) -> None:
+    """Re-tag every paper for one topic, recording progress on it; idempotent."""
+    topic = Topic.objects.filter(pk=topic_id).prefetch_related("categories").first()
+    if topic is None:
+        logger.info("topic %s was deleted before its re-tag ran", topic_id)
+        return
+    started = timezone.now()
+
+    def progress(result: TagResult, total: int) -> None:
+        Topic.objects.filter(pk=topic_id).update(
+            retag_done=result.papers, retag_total=total
+        )
+
+    result = retag_topics([topic], progress=progress)
+    # A newer request made while this ran gets its own task; don't mark it done.
+    Topic.objects.filter(
+        Q(retag_requested_at__isnull=True) | Q(retag_requested_at__lte=started),
+        pk=topic_id,
+    ).update(retagged_at=timezone.now())
+    refresh_momentum()
+    logger.info("re-tagged %s: %s", topic, result)
