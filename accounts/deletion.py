@@ -1,0 +1,21 @@
+"""Deleting an account and everything that belongs to it."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def delete_account(*, user: User) -> None:
+    """Delete the user with their follows, saved papers, digest preferences, API
+    token and email addresses (all cascade). Topic exclusions a curator made stay,
+    without their author."""
+    user_id = user.pk
+    user.delete()
+    logger.info("Deleted account %s", user_id)

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from allauth.core import ratelimit
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
+
+from accounts import tokens
+from accounts.deletion import delete_account
+from accounts.forms import DeleteAccountForm
+from accounts.forms import DigestPreferencesForm
+from accounts.models import DigestPreferences
+
+# A new key waits in the session for the one page view that shows it.
+NEW_KEY_SESSION_KEY = "accounts_new_api_key"
+
+
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    preferences, _ = DigestPreferences.objects.get_or_create(user=request.user)
+    form = DigestPreferencesForm(request.POST or None, instance=preferences)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Your digest preferences are saved.")
+        return redirect("accounts:settings")
+    context = {
+        "digest_form": form,
+        "token": tokens.get_token(user=request.user),
+        "new_key": request.session.pop(NEW_KEY_SESSION_KEY, None),
+    }
+    return render(request, "accounts/settings.html", context)
+
+
+def _show_key_once(request: HttpRequest, token: Token) -> None:
+    request.session[NEW_KEY_SESSION_KEY] = token.key
+
+
+@require_POST
+@login_required
+def token_create(request: HttpRequest) -> HttpResponse:
+    try:
+        token = tokens.create_token(user=request.user)
+    except tokens.TokenExistsError:
+        messages.info(
+            request, "You already have an API token; rotate it for a new key."
+        )
+    else:
+        _show_key_once(request, token)
+        messages.success(request, "Your API token is ready. Copy the key now.")
+    return redirect("accounts:settings")
+
+
+@require_POST
+@login_required
+def token_rotate(request: HttpRequest) -> HttpResponse:
+    _show_key_once(request, tokens.rotate_token(user=request.user))
+    messages.success(
+        request, "Your API token has a new key; the old one no longer works."
+    )
+    return redirect("accounts:settings")
+
+
+@require_POST
+@login_required
+def token_revoke(request: HttpRequest) -> HttpResponse:
+    if tokens.revoke_token(user=request.user):
+        messages.success(request, "Your API token is revoked.")
+    else:
+        messages.info(request, "You had no API token.")
+    return redirect("accounts:settings")
+
+
+@login_required
+def delete_page(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    form = DeleteAccountForm(request.POST or None, user=user)
+    rate_limited = False
+    if request.method == "POST":
+        # Shares allauth's limit on re-entering a password, against guessing.
+        if not ratelimit.consume(request, action="reauthenticate", user=user):
+            form = DeleteAccountForm(user=user)
+            rate_limited = True
+        elif form.is_valid():
+            delete_account(user=user)
+            logout(request)
+            messages.success(request, "Your account and all its data are deleted.")
+            return redirect("home")
+    context = {
+        "form": form,
+        "follow_count": user.follows.count(),
+        "saved_count": user.saved_papers.count(),
+        "rate_limited": rate_limited,
+    }
+    status = 429 if rate_limited else 200
+    return render(request, "accounts/delete.html", context, status=status)

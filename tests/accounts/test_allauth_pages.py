@@ -1,0 +1,201 @@
+"""allauth's account pages, in the site's layout and working end to end."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from allauth.account.models import EmailAddress
+from allauth.account.models import EmailConfirmationHMAC
+from django.core import mail
+from django.core.cache import cache
+from django.test import Client
+
+from accounts.models import User
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery"
+NEW_PASSWORD = "a much longer new passphrase"
+LAYOUT_MARK = '<a class="brand" href="/">Momentum</a>'
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    # allauth keeps rate-limit counters in the cache, which outlives a test.
+    cache.clear()
+
+
+@pytest.fixture
+def verified_alice(alice) -> User:
+    EmailAddress.objects.create(
+        user=alice, email=alice.email, verified=True, primary=True
+    )
+    return alice
+
+
+@pytest.fixture
+def alice_client(verified_alice) -> Client:
+    client = Client()
+    client.force_login(verified_alice)
+    return client
+
+
+def link_in(message) -> str:
+    """The path of the one link in an email."""
+    (url,) = re.findall(r"https?://\S+", message.body)
+    return re.sub(r"^https?://[^/]+", "", url)
+
+
+def assert_in_our_layout(response) -> None:
+    assert response.status_code == 200
+    assert LAYOUT_MARK in response.text
+    assert 'href="/static/css/site.css"' in response.text
+    # The Content-Security-Policy forbids inline scripts and styles.
+    assert not re.search(r"<script(?![^>]*\ssrc=)", response.text)
+    assert "style=" not in response.text
+    assert not re.search(r"\son[a-z]+=", response.text)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/accounts/signup/",
+        "/accounts/login/",
+        "/accounts/confirm-email/",
+        "/accounts/password/reset/",
+        "/accounts/password/reset/done/",
+        "/accounts/password/reset/key/done/",
+    ],
+)
+def test_entrance_pages_use_our_layout(client, url):
+    assert_in_our_layout(client.get(url))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/accounts/logout/",
+        "/accounts/password/change/",
+        "/accounts/email/",
+        "/accounts/reauthenticate/",
+    ],
+)
+def test_signed_in_pages_use_our_layout(alice_client, url):
+    assert_in_our_layout(alice_client.get(url))
+
+
+def test_page_title_comes_from_allauth(client):
+    response = client.get("/accounts/login/")
+
+    assert re.search(r"<title>\s*Sign In\s*· Momentum</title>", response.text)
+
+
+def test_form_errors_render_in_our_form_style(client):
+    response = client.post(
+        "/accounts/login/", {"login": "nobody@example.com", "password": "nope"}
+    )
+
+    assert_in_our_layout(response)
+    assert 'class="form' in response.text
+    assert 'class="errorlist' in response.text
+
+
+def test_email_page_shows_the_address_and_its_state(alice_client):
+    response = alice_client.get("/accounts/email/")
+
+    assert "alice@example.com" in response.text
+    assert "Verified" in response.text
+
+
+def test_signup_sends_a_verification_email_whose_link_verifies(client):
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "carol@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    assert response.status_code == 302
+    assert response.url == "/accounts/confirm-email/"
+    (message,) = mail.outbox
+    assert message.to == ["carol@example.com"]
+    address = EmailAddress.objects.get(email="carol@example.com")
+    assert not address.verified
+
+    confirm_url = link_in(message)
+    page = client.get(confirm_url)
+    assert_in_our_layout(page)
+    assert "carol@example.com" in page.text
+    response = client.post(confirm_url)
+
+    assert response.status_code == 302
+    address.refresh_from_db()
+    assert address.verified
+
+
+def test_login_requires_a_verified_email(client):
+    user = User.objects.create_user("dave@example.com", PASSWORD)
+    address = EmailAddress.objects.create(
+        user=user, email=user.email, verified=False, primary=True
+    )
+    credentials = {"login": user.email, "password": PASSWORD}
+
+    response = client.post("/accounts/login/", credentials)
+
+    assert response.url == "/accounts/confirm-email/"
+    assert "_auth_user_id" not in client.session
+    assert len(mail.outbox) == 1
+
+    confirmation = EmailConfirmationHMAC(address)
+    client.post(f"/accounts/confirm-email/{confirmation.key}/")
+    response = client.post("/accounts/login/", credentials)
+
+    assert response.status_code == 302
+    assert response.url == "/"
+    assert client.session["_auth_user_id"] == str(user.pk)
+
+
+def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
+    response = client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+
+    assert response.url == "/accounts/password/reset/done/"
+    (message,) = mail.outbox
+    assert message.to == ["alice@example.com"]
+
+    # allauth moves the key from the link into the session, then shows the form.
+    response = client.get(link_in(message), follow=True)
+    assert_in_our_layout(response)
+    assert 'name="password1"' in response.text
+    form_url = response.redirect_chain[-1][0]
+    response = client.post(
+        form_url, {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD}
+    )
+
+    assert response.url == "/accounts/password/reset/key/done/"
+    verified_alice.refresh_from_db()
+    assert verified_alice.check_password(NEW_PASSWORD)
+
+
+def test_bad_reset_link_says_so_in_our_layout(client, verified_alice):
+    response = client.get("/accounts/password/reset/key/1-bad-key/", follow=True)
+
+    assert_in_our_layout(response)
+    assert "Bad Token" in response.text
+
+
+def test_password_change(alice_client, verified_alice):
+    response = alice_client.post(
+        "/accounts/password/change/",
+        {"oldpassword": PASSWORD, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+        follow=True,
+    )
+
+    assert_in_our_layout(response)
+    verified_alice.refresh_from_db()
+    assert verified_alice.check_password(NEW_PASSWORD)
+
+
+def test_logout_page_signs_out(alice_client):
+    response = alice_client.post("/accounts/logout/")
+
+    assert response.status_code == 302
+    assert "_auth_user_id" not in alice_client.session

@@ -1,0 +1,279 @@
+"""The settings page: digest preferences, API token, account deletion."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.test import APIRequestFactory
+from rest_framework.views import APIView
+
+from accounts import tokens
+from accounts.models import DigestPreferences
+from accounts.models import User
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from papers.models import SavedPaper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery"
+SETTINGS_URL = "/settings/"
+DELETE_URL = "/settings/delete/"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    # allauth keeps rate-limit counters in the cache, which outlives a test.
+    cache.clear()
+
+
+@pytest.fixture
+def alice_client(alice) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def library(alice, bob):
+    """alice and bob each follow a topic and save a paper."""
+    upsert_records([paper_record("2606.00001"), paper_record("2606.00002")])
+    first, second = Paper.objects.order_by("arxiv_id")
+    agents = make_topic("RL for LLM Agents")
+    robots = make_topic("Robot Learning", rule="ti:robot")
+    for user, topic, paper in [(alice, agents, first), (bob, robots, second)]:
+        Follow.objects.create(user=user, topic=topic)
+        SavedPaper.objects.create(user=user, paper=paper)
+        DigestPreferences.objects.create(user=user)
+        tokens.create_token(user=user)
+
+
+class WhoAmI(APIView):
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request):
+        return Response({"email": request.user.email})
+
+
+def test_url_is_named_settings():
+    assert reverse("accounts:settings") == SETTINGS_URL
+
+
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        ("get", SETTINGS_URL),
+        ("post", SETTINGS_URL),
+        ("post", "/settings/token/create/"),
+        ("post", "/settings/token/rotate/"),
+        ("post", "/settings/token/revoke/"),
+        ("get", DELETE_URL),
+        ("post", DELETE_URL),
+    ],
+)
+def test_anonymous_visitor_is_sent_to_login_with_next(client, method, url):
+    response = getattr(client, method)(url)
+
+    assert response.status_code == 302
+    assert response.url == f"{reverse('account_login')}?next={url}"
+
+
+def test_first_visit_creates_default_digest_preferences(alice_client, alice):
+    response = alice_client.get(SETTINGS_URL)
+
+    assert response.status_code == 200
+    assert DigestPreferences.objects.get(user=alice).frequency == "weekly"
+    assert 'class="brand"' in response.text
+    assert 'name="frequency"' in response.text
+    assert reverse("account_email") in response.text
+    assert reverse("account_change_password") in response.text
+    assert DELETE_URL in response.text
+
+
+def test_header_links_to_settings_when_signed_in(alice_client, client):
+    assert f'href="{SETTINGS_URL}"' in alice_client.get("/").text
+    assert f'href="{SETTINGS_URL}"' not in client.get("/").text
+
+
+def test_saves_digest_preferences(alice_client, alice):
+    data = {
+        "frequency": "daily",
+        "weekday": "4",
+        "hour": "18",
+        "time_zone": "Europe/Berlin",
+        "max_papers": "50",
+    }
+    response = alice_client.post(SETTINGS_URL, data, follow=True)
+
+    assert response.redirect_chain == [(SETTINGS_URL, 302)]
+    assert "digest preferences are saved" in response.text
+    preferences = DigestPreferences.objects.get(user=alice)
+    assert (preferences.frequency, preferences.weekday, preferences.hour) == (
+        "daily",
+        4,
+        18,
+    )
+    assert preferences.time_zone == "Europe/Berlin"
+    assert preferences.max_papers == 50
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("hour", "24"),
+        ("hour", "-1"),
+        ("max_papers", "0"),
+        ("max_papers", "201"),
+        ("time_zone", "Mars/Olympus_Mons"),
+        ("frequency", "hourly"),
+    ],
+)
+def test_rejects_bad_digest_values_and_keeps_the_old_ones(
+    alice_client, alice, field, value
+):
+    alice_client.get(SETTINGS_URL)
+    data = {
+        "frequency": "weekly",
+        "weekday": "0",
+        "hour": "8",
+        "time_zone": "UTC",
+        "max_papers": "30",
+        field: value,
+    }
+    response = alice_client.post(SETTINGS_URL, data)
+
+    assert response.status_code == 200
+    assert field in response.context["digest_form"].errors
+    assert 'class="errorlist' in response.text
+    preferences = DigestPreferences.objects.get(user=alice)
+    assert (preferences.hour, preferences.max_papers) == (8, 30)
+
+
+def test_page_says_when_there_is_no_token(alice_client):
+    response = alice_client.get(SETTINGS_URL)
+
+    assert "You have no API token" in response.text
+    assert "/settings/token/create/" in response.text
+    assert "/settings/token/revoke/" not in response.text
+
+
+def test_creates_a_token_and_shows_its_key_once(alice_client, alice):
+    response = alice_client.post("/settings/token/create/", follow=True)
+
+    token = Token.objects.get(user=alice)
+    assert response.redirect_chain == [(SETTINGS_URL, 302)]
+    assert token.key in response.text
+    assert f"Authorization: Token {token.key}" in response.text
+    assert "created" in response.text
+    assert "/settings/token/rotate/" in response.text
+    assert token.key not in alice_client.get(SETTINGS_URL).text
+
+
+def test_create_keeps_an_existing_token(alice_client, alice):
+    key = tokens.create_token(user=alice).key
+
+    response = alice_client.post("/settings/token/create/", follow=True)
+
+    assert Token.objects.get(user=alice).key == key
+    assert key not in response.text
+    assert "already have an API token" in response.text
+
+
+def test_rotate_changes_the_key(alice_client, alice):
+    old_key = tokens.create_token(user=alice).key
+
+    response = alice_client.post("/settings/token/rotate/", follow=True)
+
+    new_key = Token.objects.get(user=alice).key
+    assert new_key != old_key
+    assert new_key in response.text
+    assert not Token.objects.filter(key=old_key).exists()
+
+
+def test_revoke_removes_the_token(alice_client, alice, bob):
+    tokens.create_token(user=alice)
+    tokens.create_token(user=bob)
+
+    response = alice_client.post("/settings/token/revoke/", follow=True)
+
+    assert not Token.objects.filter(user=alice).exists()
+    assert Token.objects.filter(user=bob).exists()
+    assert "token is revoked" in response.text
+    assert tokens.revoke_token(user=alice) is False
+
+
+def test_token_operations_refuse_get(alice_client, alice):
+    for action in ["create", "rotate", "revoke"]:
+        assert alice_client.get(f"/settings/token/{action}/").status_code == 405
+    assert not Token.objects.filter(user=alice).exists()
+
+
+def test_the_key_authenticates_an_api_request(alice):
+    old_key = tokens.create_token(user=alice).key
+    new_key = tokens.rotate_token(user=alice).key
+    factory = APIRequestFactory()
+
+    def status_with(key: str) -> int:
+        request = factory.get("/", HTTP_AUTHORIZATION=f"Token {key}")
+        return WhoAmI.as_view()(request).status_code
+
+    # A refused key is 403, not 401: session auth comes first and sends no
+    # WWW-Authenticate challenge.
+    assert status_with(new_key) == 200
+    assert status_with(old_key) == 403
+    tokens.revoke_token(user=alice)
+    assert status_with(new_key) == 403
+
+
+def test_delete_page_warns_and_asks_for_the_password(alice_client, library):
+    response = alice_client.get(DELETE_URL)
+
+    assert response.status_code == 200
+    assert "cannot be undone" in response.text
+    assert "1 topic you follow" in response.text
+    assert "1 paper in your library" in response.text
+    assert 'type="password"' in response.text
+
+
+def test_delete_with_wrong_password_keeps_everything(alice_client, alice, library):
+    response = alice_client.post(DELETE_URL, {"password": "wrong horse"})
+
+    assert response.status_code == 200
+    assert "not your password" in response.text
+    assert User.objects.filter(pk=alice.pk).exists()
+    assert Follow.objects.filter(user=alice).count() == 1
+    assert SavedPaper.objects.filter(user=alice).count() == 1
+    assert alice_client.get(SETTINGS_URL).status_code == 200
+
+
+def test_delete_removes_the_user_and_their_data(alice_client, alice, bob, library):
+    response = alice_client.post(DELETE_URL, {"password": PASSWORD}, follow=True)
+
+    assert response.redirect_chain == [("/", 302)]
+    assert "account and all its data are deleted" in response.text
+    assert not User.objects.filter(pk=alice.pk).exists()
+    for model in [Follow, SavedPaper, DigestPreferences, Token]:
+        assert not model.objects.filter(user_id=alice.pk).exists()
+        assert model.objects.filter(user=bob).count() == 1
+    assert Paper.objects.count() == 2
+    # Signed out: settings now asks for a login.
+    assert alice_client.get(SETTINGS_URL).status_code == 302
+
+
+def test_delete_is_rate_limited(alice_client, alice, settings):
+    settings.ACCOUNT_RATE_LIMITS = {"reauthenticate": "2/m/user"}
+    for _ in range(2):
+        alice_client.post(DELETE_URL, {"password": "wrong horse"})
+
+    response = alice_client.post(DELETE_URL, {"password": PASSWORD})
+
+    assert response.status_code == 429
+    assert User.objects.filter(pk=alice.pk).exists()
