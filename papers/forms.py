@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+
+from papers.models import Category
+from papers.models import Paper
+from papers.search import MAX_QUERY_LENGTH
+
+CATEGORY_CODE = re.compile(r"^[a-z-]+(\.[a-z-]+)?$", re.IGNORECASE)
+DATE_MESSAGE = "Enter the date as YYYY-MM-DD."
+
+
+def date_field(label: str) -> forms.DateField:
+    return forms.DateField(
+        label=label,
+        required=False,
+        input_formats=["%Y-%m-%d"],
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        error_messages={"invalid": f"{label}: {DATE_MESSAGE}"},
+    )
+
+
+class SearchForm(forms.Form):
+    """The search page's GET parameters: q, topic, category, from and to."""
+
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=MAX_QUERY_LENGTH,
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "Search papers"}
+        ),
+        error_messages={
+            "max_length": "Search text is limited to %(limit_value)d characters "
+            "(it has %(show_value)d)."
+        },
+    )
+    topic = forms.ChoiceField(
+        required=False,
+        error_messages={"invalid_choice": "There is no topic “%(value)s”."},
+    )
+    category = forms.CharField(
+        required=False,
+        max_length=32,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. cs.LG"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Topics come from the topics app, which builds on this one: reached
+        # through the relation, not imported.
+        topic_model = Paper._meta.get_field("topics").related_model
+        active = topic_model.objects.filter(is_active=True).order_by("name")
+        self.fields["topic"].choices = [
+            ("", "Any topic"),
+            *active.values_list("slug", "name"),
+        ]
+        # "from" is a Python keyword, so these two cannot be class attributes.
+        self.fields["from"] = date_field("From")
+        self.fields["to"] = date_field("To")
+
+    def clean_category(self) -> str:
+        code = self.cleaned_data["category"]
+        if not code:
+            return ""
+        stored = None
+        if CATEGORY_CODE.match(code):
+            stored = (
+                Category.objects.filter(code__iexact=code)
+                .values_list("code", flat=True)
+                .first()
+            )
+        if stored is None:
+            raise forms.ValidationError(
+                "There is no arXiv category “%(code)s”; write it like cs.LG.",
+                params={"code": code},
+            )
+        return stored
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        start, end = cleaned.get("from"), cleaned.get("to")
+        if start and end and start > end:
+            self.add_error("to", "The “to” date is before the “from” date.")
+        return cleaned
+
+    def filters(self) -> dict[str, Any]:
+        """Keyword arguments for papers.search.search_papers, from valid data."""
+        return {
+            "topic": self.cleaned_data["topic"] or None,
+            "category": self.cleaned_data["category"] or None,
+            "date_from": self.cleaned_data["from"],
+            "date_to": self.cleaned_data["to"],
+        }
+
+    def has_criteria(self) -> bool:
+        """Whether there is anything to search for: text or at least one filter."""
+        return bool(self.cleaned_data["q"]) or any(self.filters().values())
