@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup lint services demo worker beat clean
+.PHONY: run test setup lint services browser demo worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 ## test: lint, check migrations and run the whole suite on PostgreSQL and Redis
-test: $(VENV)/.dev-installed services lint
+test: $(VENV)/.dev-installed services browser lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 
@@ -35,6 +35,10 @@ lint: $(VENV)/.dev-installed
 ## services: start PostgreSQL and Redis if they are not running
 services:
 	bin/ensure-services
+
+## browser: install Debian's Chromium for the Playwright tests, if missing
+browser:
+	bin/ensure-browser
 
 worker: $(VENV)/.installed
 	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,tagging,email,celery --loglevel=INFO

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db.models import Count
 from django.db.models import Prefetch
 from django.db.models import QuerySet
 from django.http import Http404
 
+from accounts.models import User
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
+from papers.library import with_saved_flag
 from papers.models import Authorship
 from papers.models import IngestRun
 from papers.models import Paper
@@ -24,7 +27,14 @@ def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
             .prefetch_related("affiliations")
             .order_by("position"),
         ),
-        "topics",
+        # Topics come from the topics app, which builds on this one: reached
+        # through the relation, not imported.
+        Prefetch(
+            "topics",
+            queryset=Paper._meta.get_field("topics")
+            .related_model.objects.filter(is_active=True)
+            .order_by("name"),
+        ),
     )
 
 
@@ -32,20 +42,40 @@ def latest_papers() -> QuerySet[Paper]:
     return with_listing_data(Paper.objects.order_by("-first_announced", "-id"))
 
 
-def get_paper(identifier: str) -> Paper:
-    """The paper for an arXiv id with or without its version suffix, or Http404."""
+def get_paper(identifier: str, user: User | None = None) -> Paper:
+    """The paper for an arXiv id with or without its version suffix, or Http404;
+    with `user`, annotated with whether they saved it."""
     try:
         arxiv_id, _ = split_arxiv_id(identifier)
     except ParseError as exc:
         raise Http404(str(exc)) from exc
-    paper = (
-        with_listing_data(Paper.objects.filter(arxiv_id=arxiv_id))
-        .prefetch_related("categories")
-        .first()
-    )
+    papers = with_listing_data(Paper.objects.filter(arxiv_id=arxiv_id))
+    if user is not None:
+        papers = with_saved_flag(papers, user)
+    paper = papers.prefetch_related("categories").first()
     if paper is None:
         raise Http404(f"No paper {arxiv_id}")
     return paper
+
+
+def related_papers(paper: Paper, topic_ids: list[int], limit: int = 6) -> list[Paper]:
+    """Papers sharing the most of these topics with `paper`, newest first; with no
+    topics, the newest of its primary category."""
+    if topic_ids:
+        papers = (
+            Paper.objects.filter(paper_topics__topic__in=topic_ids)
+            .annotate(shared=Count("paper_topics"))
+            .order_by("-shared", "-first_announced", "-id")
+        )
+    elif paper.primary_category_id:
+        papers = Paper.objects.filter(
+            primary_category_id=paper.primary_category_id
+        ).order_by("-first_announced", "-id")
+    else:
+        return []
+    return list(
+        papers.exclude(pk=paper.pk).only("arxiv_id", "title", "first_announced")[:limit]
+    )
 
 
 def last_harvest() -> datetime | None:

@@ -7,6 +7,7 @@ from papers import views
 app_name = "papers"
 
 urlpatterns = [
-    # Old-style ids contain a slash (math/0601001v2), so the id is a path.
+    # Old-style ids contain a slash (math/0601001v2), so actions come first.
+    path("<path:arxiv_id>/save/", views.save, name="save"),
     path("<path:arxiv_id>/", views.paper_detail, name="detail"),
 ]

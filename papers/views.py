@@ -1,13 +1,89 @@
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from accounts.toggles import toggle
+from papers.bibtex import bibtex_entry
+from papers.bibtex import bibtex_file
+from papers.forms import SearchForm
+from papers.library import saved_papers
+from papers.library import set_saved
+from papers.library import with_saved_flag
 from papers.query import get_paper
+from papers.query import related_papers
+from papers.query import with_listing_data
+from papers.search import highlight
+from papers.search import search_papers
+
+SEARCH_RESULTS_PER_PAGE = 25
+
+
+PAPERS_PER_PAGE = 25
 
 
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+    paper = get_paper(arxiv_id, request.user)
+    tags = list(
+        paper.paper_topics.filter(topic__is_active=True)
+        .select_related("topic")
+        .order_by("topic__name")
+    )
+    context = {
+        "paper": paper,
+        "tags": tags,
+        "related": related_papers(paper, [tag.topic_id for tag in tags]),
+        "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
+    }
+    return render(request, "papers/detail.html", context)
+
+
+def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     paper = get_paper(arxiv_id)
-    tags = paper.paper_topics.select_related("topic").order_by("topic__name")
-    return render(request, "papers/detail.html", {"paper": paper, "tags": tags})
+    saving = request.GET.get("on") != "0"
+    return toggle(
+        request,
+        is_on=lambda: paper.saves.filter(user=request.user).exists(),
+        set_on=lambda on: set_saved(request.user, paper, on),
+        question=f"{'Save' if saving else 'Remove'} “{paper.title}”"
+        f"{'' if saving else ' from your saved papers'}?",
+        fallback=paper.get_absolute_url(),
+    )
+
+
+@login_required
+def saved(request: HttpRequest) -> HttpResponse:
+    papers = with_saved_flag(
+        with_listing_data(saved_papers(request.user)), request.user
+    )
+    page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "papers/saved.html", {"page": page})
+
+
+@login_required
+def saved_bibtex(request: HttpRequest) -> HttpResponse:
+    """BibTeX of the user's saved papers: all, or those ticked (`?id=` repeated)."""
+    papers = saved_papers(request.user).select_related("primary_category")
+    if chosen := request.GET.getlist("id"):
+        papers = papers.filter(arxiv_id__in=chosen)
+    response = HttpResponse(
+        bibtex_file(papers), content_type="application/x-bibtex; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="momentum-saved.bib"'
+    return response
+
+
+def search(request: HttpRequest) -> HttpResponse:
+    form = SearchForm(request.GET)
+    page = None
+    if form.is_valid() and form.has_criteria():
+        text = form.cleaned_data["q"]
+        papers = with_saved_flag(search_papers(text, **form.filters()), request.user)
+        page = Paginator(papers, SEARCH_RESULTS_PER_PAGE).get_page(
+            request.GET.get("page")
+        )
+        page.object_list = highlight(page.object_list, text)
+    return render(request, "papers/search.html", {"form": form, "page": page})

@@ -12,6 +12,7 @@ from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.models import Follow
 from topics.momentum import refresh_momentum
 from topics.tagging import retag_all
 from topics.tagging import tag_papers
@@ -46,15 +47,35 @@ def visitor(request, alice, staff) -> Client:
     return client
 
 
-def test_home_shows_latest_papers_and_topics(
-    visitor, corpus, django_assert_max_num_queries
+def test_home_shows_visitors_latest_papers_and_a_sign_up_call(
+    client, corpus, django_assert_max_num_queries
 ):
+    refresh_momentum()
     with django_assert_max_num_queries(MAX_PAGE_QUERIES):
-        response = visitor.get("/")
+        response = client.get("/")
 
     assert response.status_code == 200
     assert "An agent and a robot" in response.text
     assert "RL for LLM Agents" in response.text
+    assert "Sign up" in response.text
+
+
+@pytest.mark.parametrize("role", ["user", "staff"])
+def test_home_shows_a_reader_the_feed_of_followed_topics(
+    role, alice, staff, corpus, django_assert_max_num_queries
+):
+    reader = {"user": alice, "staff": staff}[role]
+    client = Client()
+    client.force_login(reader)
+    assert "You don't follow any topic yet" in client.get("/").text
+
+    Follow.objects.create(user=reader, topic=corpus["robots"])
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = client.get("/")
+
+    assert response.status_code == 200
+    assert "An agent and a robot" in response.text
+    assert "Agent 1<" not in response.text  # only in the topic not followed
 
 
 def test_home_says_when_the_last_harvest_was(client, corpus):
@@ -126,7 +147,7 @@ def test_paper_page_answers_with_or_without_version(
 
     assert response.status_code == 200
     assert "An agent and a robot" in response.text
-    assert "Matched: ti:agent" in response.text
+    assert "matched <q>ti:agent</q>" in response.text
     assert 'href="https://arxiv.org/abs/2606.00100v1"' in response.text
 
 

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
+from datetime import timedelta
 
 from django.db.models import Count
+from django.db.models import Exists
+from django.db.models import OuterRef
+from django.db.models import Q
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from accounts.models import User
 from papers.models import Paper
 from papers.query import with_listing_data
+from topics.following import with_follow_flag
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import Momentum
@@ -44,37 +51,55 @@ def trending_topics(limit: int = 10) -> list[Topic]:
     )
 
 
-def get_active_topic(slug: str) -> Topic:
-    return get_object_or_404(
-        Topic.objects.filter(is_active=True).select_related("momentum"), slug=slug
-    )
+def get_active_topic(slug: str, user: User | None = None) -> Topic:
+    """The active topic with this slug (and whether `user` follows it), or 404."""
+    topics = Topic.objects.filter(is_active=True).select_related("momentum")
+    if user is not None:
+        topics = with_follow_flag(topics, user)
+    return get_object_or_404(topics, slug=slug)
 
 
-def topic_papers(topic: Topic) -> QuerySet[Paper]:
-    """The topic's papers, newest first, with everything a paper row shows."""
-    return with_listing_data(
-        Paper.objects.filter(paper_topics__topic=topic).order_by(
-            "-first_announced", "-id"
+def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:
+    """The topic's papers, newest first, with everything a paper row shows;
+    with `week`, only those first announced in the seven days from it."""
+    papers = Paper.objects.filter(paper_topics__topic=topic)
+    if week is not None:
+        papers = papers.filter(
+            first_announced__gte=week, first_announced__lt=week + timedelta(days=7)
         )
+    return with_listing_data(papers.order_by("-first_announced", "-id"))
+
+
+def feed_papers(user: User) -> QuerySet[Paper]:
+    """New papers of the topics a user follows, newest first, each once."""
+    followed = PaperTopic.objects.filter(topic__follows__user=user).values("paper_id")
+    return with_listing_data(
+        Paper.objects.filter(pk__in=followed).order_by("-first_announced", "-id")
     )
 
 
 def related_topics(topic: Topic, limit: int = RELATED_SHOWN) -> list[Topic]:
-    """Curated related topics first, then the active topics sharing the most papers."""
-    curated = list(topic.related.filter(is_active=True))
-    shared = (
-        PaperTopic.objects.filter(
-            paper__paper_topics__topic=topic, topic__is_active=True
+    """Curated related topics first, then the active topics sharing the most papers.
+
+    One query: the shared-paper count is a filtered aggregate over the tags.
+    """
+    curated = Topic.related.through.objects.filter(
+        from_topic=topic, to_topic=OuterRef("pk")
+    )
+    return list(
+        Topic.objects.filter(is_active=True)
+        .exclude(pk=topic.pk)
+        .annotate(
+            curated=Exists(curated),
+            shared=Count(
+                "paper_topics",
+                filter=Q(
+                    paper_topics__paper__in=PaperTopic.objects.filter(
+                        topic=topic
+                    ).values("paper_id")
+                ),
+            ),
         )
-        .exclude(topic=topic)
-        .exclude(topic__in=curated)
-        .values("topic")
-        .annotate(shared=Count("id"))
-        .order_by("-shared", "topic")[: max(limit - len(curated), 0)]
+        .filter(Q(curated=True) | Q(shared__gt=0))
+        .order_by("-curated", "-shared", "name")[:limit]
     )
-    by_id = {row["topic"]: row["shared"] for row in shared}
-    others = sorted(
-        Topic.objects.filter(pk__in=by_id),
-        key=lambda other: (-by_id[other.pk], other.name),
-    )
-    return (curated + others)[:limit]

@@ -9,4 +9,6 @@ app_name = "topics"
 urlpatterns = [
     path("", views.topic_list, name="list"),
     path("<slug:slug>/", views.topic_detail, name="detail"),
+    path("<slug:slug>/feed/", views.TopicFeed(), name="feed"),
+    path("<slug:slug>/follow/", views.follow, name="follow"),
 ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from csp.constants import NONE
+from csp.constants import SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR
@@ -82,8 +84,27 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
+
+# CONTENT SECURITY POLICY (django-csp)
+# ------------------------------------------------------------------------------
+# Pages load only their own scripts and styles: no inline scripts, handlers or
+# style attributes anywhere (charts are SVG with classes).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # AUTHENTICATION
 # ------------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""A researcher's first visit, in a real browser: sign up, verify, follow, read
+with the keyboard, save, unfollow; and the same buttons without JavaScript."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from datetime import datetime
+
+import pytest
+from allauth.account.models import EmailAddress
+from django.core import mail
+from playwright.sync_api import Page
+from playwright.sync_api import expect
+
+from accounts.models import User
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "a long and unusual passphrase"
+
+
+@pytest.fixture
+def topic(transactional_db):
+    topic = make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent paper {n}",
+            published=datetime(2026, 6, n, 15, tzinfo=UTC),
+        )
+        for n in range(1, 6)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    return topic
+
+
+@pytest.fixture
+def alice(alice):
+    """alice, with the verified address that mandatory verification asks for."""
+    EmailAddress.objects.create(
+        user=alice, email=alice.email, verified=True, primary=True
+    )
+    return alice
+
+
+def sign_up_and_verify(page: Page, email: str) -> None:
+    page.goto("/accounts/signup/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password1]", PASSWORD)
+    page.fill("input[name=password2]", PASSWORD)
+    page.locator("main form button[type=submit]").last.click()
+    expect(page.locator("main")).to_contain_text("erif")  # "Verify your email"
+
+    body = mail.outbox[-1].body
+    link = re.search(r"https?://\S+/accounts/confirm-email/\S+/", body).group()
+    page.goto(link)
+    page.locator("main form button[type=submit]").click()
+
+    page.goto("/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    expect(page.get_by_role("link", name="Saved")).to_be_visible()
+
+
+def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
+    sign_up_and_verify(page, "reader@example.com")
+    user = User.objects.get(email="reader@example.com")
+
+    page.goto("/topics/rl-agents/")
+    follow = page.locator("form.toggle[data-kind=follow] button")
+    follow.click()
+    expect(follow).to_have_text("Following")
+    assert Follow.objects.filter(user=user, topic=topic).exists()
+
+    rows = page.locator("[data-paper]")
+    page.keyboard.press("j")
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#paper-panel")).to_contain_text("Agent paper 5")
+    page.keyboard.press("j")
+    expect(rows.nth(1)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("k")
+    page.keyboard.press("j")
+    selected = rows.nth(1)
+    arxiv_id = selected.get_attribute("data-paper")
+    page.keyboard.press("s")
+    expect(selected.locator("form.toggle button")).to_have_text("Saved")
+    assert user.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
+
+    page.keyboard.press("?")
+    expect(page.locator("#keys")).to_be_visible()
+    page.keyboard.press("Escape")
+    page.keyboard.press("/")
+    expect(page.locator("#site-search")).to_be_focused()
+    page.locator("#site-search").blur()
+
+    page.keyboard.press("Enter")  # nothing selected by focus: opens the selection
+    expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
+
+    page.goto("/saved/")
+    expect(page.locator("[data-paper]")).to_have_count(1)
+    expect(page.locator("main")).to_contain_text("Agent paper 4")
+
+    page.goto("/topics/rl-agents/")
+    page.locator("form.toggle[data-kind=follow] button").click()
+    expect(page.locator("form.toggle[data-kind=follow] button")).to_have_text(
+        "Follow this topic"
+    )
+    assert not Follow.objects.filter(user=user).exists()
+
+
+def test_anonymous_follow_logs_in_and_comes_back_to_finish(page, topic, alice):
+    page.goto("/topics/rl-agents/")
+    page.locator("form.toggle[data-kind=follow] button").click()
+
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
+    page.fill("input[name=login]", alice.email)
+    page.fill("input[name=password]", "correct horse battery")
+    page.locator("main form button[type=submit]").click()
+    expect(page.locator("main h1")).to_have_text("Follow RL for LLM Agents?")
+    page.get_by_role("button", name="Yes").click()
+
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+    assert Follow.objects.filter(user=alice, topic=topic).exists()
+
+
+def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, alice):
+    page = page_without_js
+    page.goto("/accounts/login/")
+    page.fill("input[name=login]", alice.email)
+    page.fill("input[name=password]", "correct horse battery")
+    page.locator("main form button[type=submit]").click()
+
+    page.goto("/topics/rl-agents/")
+    page.locator("form.toggle[data-kind=follow] button").click()
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+    expect(page.locator("form.toggle[data-kind=follow] button")).to_have_text(
+        "Following"
+    )
+    page.locator("[data-paper] form.toggle button").first.click()
+    expect(page.locator("[data-paper] form.toggle button").first).to_have_text("Saved")
+
+    assert Follow.objects.filter(user=alice, topic=topic).exists()
+    assert alice.saved_papers.count() == 1

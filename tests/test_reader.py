@@ -1,0 +1,270 @@
+"""What a reader does on the site: follow, save, the feed, weeks, feeds, BibTeX."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from datetime import datetime
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
+from xml.etree import ElementTree
+
+import pytest
+from django.test import Client
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from papers.models import SavedPaper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+MAX_PAGE_QUERIES = 10
+HOSTILE = "<script>alert(1)</script> & {braces} 100% _under_"
+
+
+@pytest.fixture
+def topic(db):
+    topic = make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent study {n}",
+            published=datetime(2026, 6, day, 15, tzinfo=UTC),
+        )
+        for n, day in enumerate([1, 2, 8, 9, 10, 15, 16], start=1)
+    ]
+    records.append(paper_record("2606.00100", title=f"Agent {HOSTILE}"))
+    tag_papers(upsert_records(records).changed_ids)
+    return topic
+
+
+@pytest.fixture
+def reader(alice) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def json_post(client: Client, url: str, on: int):
+    return client.post(url, {"on": on}, headers={"accept": "application/json"})
+
+
+# --- Follow ---------------------------------------------------------------------
+
+
+def test_follow_and_unfollow_in_place(reader, alice, topic):
+    response = json_post(reader, "/topics/rl-agents/follow/", 1)
+    assert response.json() == {"on": True}
+    assert Follow.objects.filter(user=alice, topic=topic).exists()
+
+    # Explicit state: the same request twice changes nothing more.
+    json_post(reader, "/topics/rl-agents/follow/", 1)
+    assert Follow.objects.filter(user=alice).count() == 1
+
+    assert json_post(reader, "/topics/rl-agents/follow/", 0).json() == {"on": False}
+    assert not Follow.objects.filter(user=alice).exists()
+
+
+def test_follow_without_javascript_is_a_form_that_returns_to_the_page(
+    reader, alice, topic
+):
+    page = reader.get("/topics/rl-agents/")
+    assert 'action="/topics/rl-agents/follow/"' in page.text
+    assert "csrfmiddlewaretoken" in page.text
+
+    response = reader.post(
+        "/topics/rl-agents/follow/", {"on": "1", "next": "/topics/rl-agents/"}
+    )
+
+    assert response.status_code == 302
+    assert response["Location"] == "/topics/rl-agents/"
+    assert "Following" in reader.get("/topics/rl-agents/").text
+
+
+def test_follow_needs_csrf(alice, topic):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+
+    assert client.post("/topics/rl-agents/follow/", {"on": "1"}).status_code == 403
+    assert not Follow.objects.exists()
+
+
+def test_anonymous_follow_goes_to_login_then_back_to_finish(client, alice, topic):
+    response = client.post(
+        "/topics/rl-agents/follow/", {"on": "1", "next": "/topics/rl-agents/"}
+    )
+    assert response.status_code == 302
+    login = urlsplit(response["Location"])
+    assert login.path == "/accounts/login/"
+    come_back = parse_qs(login.query)["next"][0]
+
+    client.force_login(alice)
+    confirm = client.get(come_back)
+    assert "Follow RL for LLM Agents?" in confirm.text
+    assert not Follow.objects.exists()  # a GET changes nothing
+
+    client.post(come_back.split("?")[0], {"on": "1", "next": "/topics/rl-agents/"})
+    assert Follow.objects.filter(user=alice, topic=topic).exists()
+
+
+def test_anonymous_in_place_click_gets_the_login_address(client, topic):
+    response = json_post(client, "/topics/rl-agents/follow/", 1)
+
+    assert response.status_code == 401
+    assert response.json()["login_url"].startswith("/accounts/login/?next=")
+
+
+def test_next_never_leaves_the_site(reader, topic):
+    response = reader.post(
+        "/topics/rl-agents/follow/", {"on": "1", "next": "https://evil.example/"}
+    )
+
+    assert response["Location"] == "/topics/rl-agents/"
+
+
+# --- Save and the saved page ------------------------------------------------------
+
+
+def test_save_and_unsave_in_place_and_the_saved_page(reader, alice, bob, topic):
+    json_post(reader, "/papers/2606.00003/save/", 1)
+    json_post(reader, "/papers/2606.00100v1/save/", 1)
+    SavedPaper.objects.create(user=bob, paper=Paper.objects.get(arxiv_id="2606.00005"))
+
+    page = reader.get("/saved/")
+    assert "Agent study 3" in page.text
+    assert "Agent study 5" not in page.text  # bob's
+    assert "&lt;script&gt;" in page.text
+
+    json_post(reader, "/papers/2606.00003/save/", 0)
+    assert list(alice.saved_papers.values_list("paper__arxiv_id", flat=True)) == [
+        "2606.00100"
+    ]
+
+
+def test_saved_page_needs_login(client, db):
+    assert client.get("/saved/").status_code == 302
+
+
+def test_bibtex_of_all_or_ticked_saved_papers(reader, alice, topic):
+    for arxiv_id in ["2606.00001", "2606.00100"]:
+        SavedPaper.objects.create(
+            user=alice, paper=Paper.objects.get(arxiv_id=arxiv_id)
+        )
+
+    everything = reader.get("/saved/bibtex/")
+    ticked = reader.get("/saved/bibtex/?id=2606.00001").content.decode()
+
+    assert everything["Content-Disposition"].startswith("attachment")
+    text = everything.content.decode()
+    assert text.count("@misc{") == 2
+    assert "eprint = {2606.00001}" in text
+    assert r"\{braces\} 100\% \_under\_" in text  # escaped for BibTeX
+    assert "author = {Ada Lovelace and Alan Turing}" in text
+    assert ticked.count("@misc{") == 1
+    assert "2606.00001" in ticked
+
+
+def test_paper_page_shows_why_related_papers_and_bibtex(
+    reader, topic, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = reader.get("/papers/2606.00003/")
+
+    assert "matched <q>ti:agent</q>" in response.text
+    assert "Related papers" in response.text
+    assert "Agent study 7" in response.text  # shares the topic
+    assert "@misc{arxiv:2606.00003," in response.text
+    assert 'aria-pressed="false"' in response.text
+
+
+# --- Topic page: weeks, pages, feed -----------------------------------------------
+
+
+def test_topic_page_filters_by_week(client, topic):
+    response = client.get("/topics/rl-agents/?week=2026-06-08")
+
+    assert "Papers of the week of Jun 8, 2026" in response.text
+    titles = re.findall(r"Agent study \d+", response.text)
+    assert sorted(set(titles)) == ["Agent study 3", "Agent study 4", "Agent study 5"]
+
+
+def test_topic_page_with_an_unreadable_week_says_so_and_shows_all(client, topic):
+    response = client.get("/topics/rl-agents/?week=last-tuesday")
+
+    assert response.status_code == 200
+    assert "is not a date" in response.text
+    assert "Agent study 7" in response.text
+
+
+def test_topic_page_for_a_reader_shows_follow_and_saved_state(
+    reader, alice, topic, django_assert_max_num_queries
+):
+    Follow.objects.create(user=alice, topic=topic)
+    SavedPaper.objects.create(
+        user=alice, paper=Paper.objects.get(arxiv_id="2606.00007")
+    )
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = reader.get("/topics/rl-agents/")
+
+    assert "Following" in response.text
+    assert response.text.count('aria-pressed="true"') == 2  # followed + one saved
+    assert "J</kbd>/<kbd>K</kbd> move" in response.text
+
+
+def test_topic_atom_feed_lists_papers_escaped(client, topic):
+    response = client.get("/topics/rl-agents/feed/")
+
+    assert response["Content-Type"].startswith("application/atom+xml")
+    feed = ElementTree.fromstring(response.content)
+    atom = "{http://www.w3.org/2005/Atom}"
+    titles = [entry.findtext(f"{atom}title") for entry in feed.iter(f"{atom}entry")]
+    assert f"Agent {HOSTILE}" in titles
+    assert len(titles) == 8
+
+
+def test_feed_of_unknown_topic_is_404(client, db):
+    assert client.get("/topics/nope/feed/").status_code == 404
+
+
+# --- The reader's feed ------------------------------------------------------------
+
+
+def test_feed_marks_papers_seen_on_the_previous_visit(reader, alice, topic):
+    Follow.objects.create(user=alice, topic=topic)
+    first = reader.get("/")
+    assert " seen" not in first.text
+
+    upsert_records([paper_record("2606.00200", title="Agent news")])
+    tag_papers(Paper.objects.filter(arxiv_id="2606.00200").values_list("pk", flat=True))
+    second = reader.get("/")
+
+    rows = re.findall(
+        r'<article class="paper-row( seen)?" data-paper="([^"]+)"', second.text
+    )
+    seen = {arxiv_id for mark, arxiv_id in rows if mark}
+    assert "2606.00200" not in seen
+    assert "2606.00001" in seen
+
+
+# --- Safety -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "address", ["/", "/topics/", "/topics/rl-agents/", "/papers/2606.00100/", "/saved/"]
+)
+def test_pages_satisfy_the_content_security_policy(reader, topic, address):
+    response = reader.get(address)
+
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "style-src 'self'" in policy
+    html = response.text
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), "inline script"
+    assert not re.search(r"\son[a-z]+\s*=", html), "inline event handler"
+    assert not re.search(r"\sstyle\s*=", html), "style attribute"
+    assert "<script>alert(1)" not in html
