@@ -13,6 +13,7 @@ from papers.forms import SearchForm
 from papers.library import saved_papers
 from papers.library import set_saved
 from papers.library import with_saved_flag
+from papers.pagecache import cache_for_visitors
 from papers.query import get_paper
 from papers.query import related_papers
 from papers.query import with_listing_data
@@ -25,6 +26,7 @@ SEARCH_RESULTS_PER_PAGE = 25
 PAPERS_PER_PAGE = 25
 
 
+@cache_for_visitors
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     paper = get_paper(arxiv_id, request.user)
     tags = list(

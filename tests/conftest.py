@@ -1,10 +1,18 @@
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from accounts.models import User
 
 pytest_plugins = ["tests.fakearxiv"]
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Each test starts with no cached pages: a rolled-back test never commits
+    the change that would have made them stale."""
+    cache.clear()
 
 
 @pytest.fixture

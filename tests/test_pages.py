@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from tests.papers.factories import paper_record
@@ -78,14 +80,15 @@ def test_home_shows_a_reader_the_feed_of_followed_topics(
     assert "Agent 1<" not in response.text  # only in the topic not followed
 
 
-def test_home_says_when_the_last_harvest_was(client, corpus):
+def test_home_says_when_the_last_harvest_was(
+    client, corpus, django_capture_on_commit_callbacks
+):
     assert "No harvest from arXiv yet" in client.get("/").text
 
-    IngestRun.objects.create(
-        source="cs.AI listing",
-        status=IngestRun.Status.SUCCEEDED,
-        finished_at=timezone.now() - timedelta(hours=3),
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        finish_run(IngestRun.objects.create(source="cs.AI listing"))
+    IngestRun.objects.update(finished_at=timezone.now() - timedelta(hours=3))
+    cache.clear()  # cached pages say "ago" for at most pagecache.TIMEOUT
 
     assert "Last harvest from arXiv" in client.get("/").text
     assert "3\xa0hours ago" in client.get("/").text
@@ -187,12 +190,15 @@ def test_healthz_reports_the_database(client, db):
     assert response.json() == {"status": "ok"}
 
 
-def test_topic_page_shows_momentum_with_its_formula_and_chart(client, corpus):
+def test_topic_page_shows_momentum_with_its_formula_and_chart(
+    client, corpus, django_capture_on_commit_callbacks
+):
     refresh_momentum()
     assert "too few papers to say" in client.get("/topics/rl-for-llm-agents/").text
     more = [paper_record(f"2606.0020{n}", title=f"Agent {n}") for n in range(4)]
     tag_papers(upsert_records(more).changed_ids)
-    refresh_momentum()
+    with django_capture_on_commit_callbacks(execute=True):
+        refresh_momentum()
 
     page = client.get("/topics/rl-for-llm-agents/").text
 

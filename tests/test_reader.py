@@ -12,7 +12,9 @@ from xml.etree import ElementTree
 import pytest
 from django.test import Client
 
+from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
+from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from tests.papers.factories import paper_record
@@ -268,3 +270,43 @@ def test_pages_satisfy_the_content_security_policy(reader, topic, address):
     assert not re.search(r"\son[a-z]+\s*=", html), "inline event handler"
     assert not re.search(r"\sstyle\s*=", html), "style attribute"
     assert "<script>alert(1)" not in html
+
+
+# --- Cached pages for visitors ----------------------------------------------------
+
+
+def test_visitor_buttons_are_get_forms_to_log_in_so_pages_carry_no_csrf_token(
+    client, topic
+):
+    page = client.get("/topics/rl-agents/")
+
+    assert 'method="get" action="/topics/rl-agents/follow/"' in page.text
+    assert "csrfmiddlewaretoken" not in page.text
+    response = client.get("/topics/rl-agents/follow/?on=1&next=/topics/rl-agents/")
+    assert urlsplit(response["Location"]).path == "/accounts/login/"
+
+
+def test_visitor_pages_are_cached_until_content_changes(
+    client, topic, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    client.get("/topics/rl-agents/")
+    with django_assert_num_queries(0):
+        assert "Agent study 7" in client.get("/topics/rl-agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        topic.name = "Agentic RL"
+        topic.save()
+    assert "Agentic RL" in client.get("/topics/rl-agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00300", title="Agent newcomer")]
+        ingest_entries(IngestRun.objects.create(source="test"), records)
+    tag_papers(Paper.objects.filter(arxiv_id="2606.00300").values_list("pk", flat=True))
+    assert "Agent newcomer" in client.get("/topics/rl-agents/").text
+
+
+def test_readers_pages_are_never_cached(reader, alice, topic):
+    reader.get("/topics/rl-agents/")
+    Follow.objects.create(user=alice, topic=topic)  # no version change
+
+    assert 'aria-pressed="true"' in reader.get("/topics/rl-agents/").text

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.utils.html import format_html
 
+from papers.pagecache import content_changed
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -226,6 +227,7 @@ class TopicAdmin(admin.ModelAdmin):
     @admin.action(description="Deactivate (hidden, keeps its followers)")
     def deactivate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         queryset.update(is_active=False)
+        content_changed()
 
     @admin.action(description="Merge into one topic…")
     def merge(

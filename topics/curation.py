@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
+from papers.pagecache import content_changed
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -22,6 +23,7 @@ from topics.tagging import tag_papers
 @transaction.atomic
 def pin_paper(topic: Topic, paper: Paper) -> None:
     """Put the paper in the topic whatever the rule says; lifts an exclusion."""
+    content_changed()
     TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
     PaperTopic.objects.update_or_create(
         topic=topic, paper=paper, defaults={"source": PaperTopic.Source.PIN}
@@ -31,6 +33,7 @@ def pin_paper(topic: Topic, paper: Paper) -> None:
 @transaction.atomic
 def unpin_paper(topic: Topic, paper: Paper) -> None:
     """Remove a pin; the rule decides again."""
+    content_changed()
     PaperTopic.objects.filter(
         topic=topic, paper=paper, source=PaperTopic.Source.PIN
     ).delete()
@@ -42,6 +45,7 @@ def exclude_paper(
     topic: Topic, paper: Paper, *, reason: str = "", by: User | None = None
 ) -> None:
     """Keep the paper out of the topic whatever the rule says; removes a pin."""
+    content_changed()
     PaperTopic.objects.filter(topic=topic, paper=paper).delete()
     TopicExclusion.objects.update_or_create(
         topic=topic, paper=paper, defaults={"reason": reason, "created_by": by}
@@ -50,6 +54,7 @@ def exclude_paper(
 
 @transaction.atomic
 def lift_exclusion(topic: Topic, paper: Paper) -> None:
+    content_changed()
     TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
     tag_papers([paper.pk], TopicRules.load([topic]))
 
@@ -70,6 +75,7 @@ def request_retag(topic: Topic) -> None:
 def merge_topics(target: Topic, others: list[Topic]) -> None:
     """Fold `others` into `target`: their followers, pins, exclusions and related
     topics move over; then they are deleted and the target is re-tagged."""
+    content_changed()
     others = [topic for topic in others if topic.pk != target.pk]
     for topic in others:
         for follow in Follow.objects.filter(topic=topic):

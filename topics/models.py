@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -7,6 +9,7 @@ from django.urls import reverse
 
 from papers.models import Category
 from papers.models import Paper
+from papers.pagecache import content_changed
 from topics.rules import RuleError
 from topics.rules import compile_rule
 
@@ -49,8 +52,17 @@ class Topic(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    # Pages for visitors are cached; a changed topic makes them stale.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        content_changed()
+
     def get_absolute_url(self) -> str:
         return reverse("topics:detail", args=[self.slug])
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        content_changed()
+        return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
         try:

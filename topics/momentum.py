@@ -26,6 +26,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from papers.models import Paper
+from papers.pagecache import content_changed
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicMomentum
@@ -148,6 +149,7 @@ def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:
 def refresh_momentum() -> int:
     """Recompute and store every topic's momentum; idempotent. Returns topics stored."""
     figures = compute_all()
+    content_changed()
     now = timezone.now()
     rows = [
         TopicMomentum(

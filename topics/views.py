@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from datetime import date
 
-from django.contrib import messages
 from django.contrib.syndication.views import Feed
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -16,6 +15,7 @@ from accounts.models import User
 from accounts.toggles import toggle
 from papers.library import with_saved_flag
 from papers.models import Paper
+from papers.pagecache import cache_for_visitors
 from papers.query import last_harvest
 from papers.query import latest_papers
 from topics.following import set_following
@@ -35,6 +35,7 @@ PAPERS_PER_PAGE = 25
 FEED_ITEMS = 50
 
 
+@cache_for_visitors
 def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return _reader_feed(request, request.user)
@@ -67,19 +68,22 @@ def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
     return render(request, "topics/feed.html", context)
 
 
+@cache_for_visitors
 def topic_list(request: HttpRequest) -> HttpResponse:
     topics = with_follow_flag(active_topics(), request.user).order_by("name")
     return render(request, "topics/list.html", {"topics": with_figures(topics)})
 
 
+@cache_for_visitors
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_active_topic(slug, request.user)
-    week = _week(request)
+    week, week_error = _week(request)
     papers = with_saved_flag(topic_papers(topic, week), request.user)
     context = {
         "topic": topic,
         "page": _page(request, papers),
         "week": week,
+        "week_error": week_error,
         "related": related_topics(topic),
         "momentum": with_figures([topic])[0].figures,
         "floor": FLOOR,
@@ -146,15 +150,12 @@ def _page(request: HttpRequest, papers: QuerySet[Paper]):
     return Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
 
 
-def _week(request: HttpRequest) -> date | None:
-    """The `?week=YYYY-MM-DD` filter, or None (with a message if it was unreadable)."""
+def _week(request: HttpRequest) -> tuple[date | None, str]:
+    """The `?week=YYYY-MM-DD` filter, or None and why it could not be read."""
     raw = request.GET.get("week", "")
     if not raw:
-        return None
+        return None, ""
     try:
-        return date.fromisoformat(raw)
+        return date.fromisoformat(raw), ""
     except ValueError:
-        messages.warning(
-            request, f"“{raw[:40]}” is not a date (YYYY-MM-DD); showing all weeks."
-        )
-        return None
+        return None, f"“{raw[:40]}” is not a date (YYYY-MM-DD); showing all weeks."

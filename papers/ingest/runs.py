@@ -26,6 +26,7 @@ from papers.ingest.records import validation_error
 from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
+from papers.pagecache import content_changed
 
 logger = logging.getLogger(__name__)
 
@@ -104,8 +105,10 @@ def ingest_entries(
         run.fetched_count += len(batch)
         result = upsert_records(records)
         total.add(result)
-        if on_changed and result.changed_ids:
-            on_changed(result.changed_ids)
+        if result.changed_ids:
+            content_changed()
+            if on_changed:
+                on_changed(result.changed_ids)
         if progress:
             progress(run)
     run.new_count += len(total.new_ids)
@@ -135,6 +138,7 @@ def finish_run(run: IngestRun) -> None:
     run.message = run.message or describe(run)
     run.finished_at = timezone.now()
     run.save()
+    content_changed()  # pages say when the last harvest was
     logger.info("ingest %s: %s", run.source, run.message)
 
 

@@ -44,7 +44,8 @@
   }
 
   document.addEventListener("submit", (event) => {
-    const form = event.target.closest("form.toggle");
+    // A visitor's button is a GET form to log in: it is left to the browser.
+    const form = event.target.closest("form.toggle[method=post]");
     if (!form) return;
     event.preventDefault();
     submitToggle(form);
@@ -111,7 +112,8 @@
       case "S": {
         const form = selected && selected.querySelector("form.toggle[data-kind=save]");
         if (!form) return;
-        submitToggle(form);
+        if (form.method === "post") submitToggle(form);
+        else form.submit();
         break;
       }
       case "/": {
