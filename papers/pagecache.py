@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import zlib
 from collections.abc import Callable
 from functools import wraps
 
@@ -45,14 +46,32 @@ def cache_for_visitors(view: View) -> View:
             or "messages" in request.COOKIES  # a one-off notice is waiting
         ):
             return view(request, *args, **kwargs)
-        version = cache.get_or_set(VERSION_KEY, time.time_ns, None)
         address = hashlib.sha256(request.get_full_path().encode()).hexdigest()
-        key = f"pages:{version}:{address}"
-        response = cache.get(key)
-        if response is None:
-            response = view(request, *args, **kwargs)
-            if response.status_code == 200 and not response.cookies:
-                cache.set(key, response, TIMEOUT)
+        key = f"pages:{address}"
+        # One round trip: the current version and the page stored with its own.
+        found = cache.get_many([VERSION_KEY, key])
+        version = found.get(VERSION_KEY)
+        if version is None:
+            version = time.time_ns()
+            cache.add(VERSION_KEY, version, None)
+        entry = found.get(key)
+        if entry is not None and entry[0] == version:
+            return _response(entry)
+        response = view(request, *args, **kwargs)
+        if response.status_code == 200 and not response.cookies:
+            cache.set(key, _entry(version, response), TIMEOUT)
         return response
 
     return cached_view
+
+
+def _entry(version: int, response: HttpResponse) -> tuple[int, bytes, str]:
+    # The body, compressed, and its type: a fraction of a pickled response to
+    # send to and from the cache. Security headers are added again by the
+    # middleware on the way out.
+    return version, zlib.compress(response.content, 1), response["Content-Type"]
+
+
+def _response(entry: tuple[int, bytes, str]) -> HttpResponse:
+    _, body, content_type = entry
+    return HttpResponse(zlib.decompress(body), content_type=content_type)

@@ -11,6 +11,8 @@ from django.db.models import Exists
 from django.db.models import OuterRef
 from django.db.models import Q
 from django.db.models import QuerySet
+from django.db.models import Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from accounts.models import User
@@ -26,10 +28,19 @@ RELATED_SHOWN = 6
 
 def active_topics() -> QuerySet[Topic]:
     """Active topics with their paper counts and stored momentum."""
+    # A subquery per topic counts along the (topic, paper) index; a join with
+    # GROUP BY would aggregate every tag of every topic first.
+    paper_count = (
+        PaperTopic.objects.filter(topic=OuterRef("pk"))
+        .order_by()
+        .values("topic")
+        .annotate(count=Count("*"))
+        .values("count")
+    )
     return (
         Topic.objects.filter(is_active=True)
         .select_related("momentum")
-        .annotate(paper_count=Count("paper_topics"))
+        .annotate(paper_count=Coalesce(Subquery(paper_count), 0))
     )
 
 
