@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -127,16 +128,18 @@ def retag_all() -> TagResult:
 def _tag_chunk(
     papers: QuerySet[Paper], topic_ids: list[int], rules: TopicRules, result: TagResult
 ) -> int | None:
-    docs = paper_documents(papers)
-    if not docs:
-        return None
+    paper_ids = []
     wanted: dict[tuple[int, int], tuple[str, ...]] = {}
-    for pk, doc, categories in docs:
+    # Each document is dropped once matched: a chunk's documents held together
+    # are thousands of containers the garbage collector would scan again and again.
+    for pk, doc, categories in iter_paper_documents(papers):
+        paper_ids.append(pk)
         for topic_id, terms in rules.match(doc, categories).items():
             wanted[(topic_id, pk)] = terms
-    paper_ids = [pk for pk, _, _ in docs]
+    if not paper_ids:
+        return None
     _store(paper_ids, topic_ids, wanted, result)
-    result.papers += len(docs)
+    result.papers += len(paper_ids)
     return paper_ids[-1]
 
 
@@ -144,14 +147,21 @@ def paper_documents(
     papers: QuerySet[Paper],
 ) -> list[tuple[int, Document, frozenset[str]]]:
     """(id, rule document, category codes) of each of these papers, in their order."""
+    return list(iter_paper_documents(papers))
+
+
+def iter_paper_documents(
+    papers: QuerySet[Paper],
+) -> Iterator[tuple[int, Document, frozenset[str]]]:
+    """paper_documents, built one at a time as they are iterated over."""
     rows = list(
         papers.values_list("pk", "title", "abstract", "author_names", "comment")
     )
     if not rows:
-        return []
+        return
     categories = _categories_of([row[0] for row in rows])
-    return [
-        (
+    for pk, title, abstract, author_names, comment in rows:
+        yield (
             pk,
             Document.from_fields(
                 title=title,
@@ -162,8 +172,6 @@ def paper_documents(
             ),
             categories[pk],
         )
-        for pk, title, abstract, author_names, comment in rows
-    ]
 
 
 def _categories_of(paper_ids: list[int]) -> dict[int, frozenset[str]]:

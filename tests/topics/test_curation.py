@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 
 from papers.ingest.upsert import upsert_records
@@ -91,7 +93,10 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     pin_paper(other, papers["2606.00002"])
     exclude_paper(other, papers["2606.00001"], reason="a survey")
 
-    with django_capture_on_commit_callbacks() as callbacks:
+    with (
+        mock.patch("topics.tasks.retag_topic.delay") as retag,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         merge_topics(target, [target, other])
 
     assert not Topic.objects.filter(slug="robots").exists()
@@ -102,6 +107,6 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     assert sources(target) == {"2606.00002": "pin"}
     assert target.exclusions.get().reason == "a survey"
     assert list(target.related.all()) == [neighbour]
-    assert len(callbacks) == 1  # the re-tag, sent after commit
+    retag.assert_called_once_with(target.pk)  # the re-tag, sent after commit
     target.refresh_from_db()
     assert target.retag_pending

@@ -233,6 +233,29 @@ def test_match_reports_a_repeated_term_once() -> None:
     assert rule.terms == ("agent", "robot")
 
 
+def test_or_of_key_terms_reports_each_matching_term_once_in_rule_order() -> None:
+    # Words, word pairs and author names are decided by index keys together;
+    # a phrase in one field needs positions; a term may hold by two keys.
+    rule = compile_rule(
+        'robot OR "deep learning" OR ti:agent OR abs:"learning agent" '
+        "OR au:hinton OR hinton OR cat:cs.AI"
+    )
+    paper = doc(
+        title="Agents",
+        abstract="A deep learning agent by Hinton.",
+        authors=("Geoffrey Hinton",),
+    )
+    assert rule.match(paper) == (
+        '"deep learning"',
+        "ti:agent",
+        'abs:"learning agent"',
+        "au:hinton",
+        "hinton",
+    )
+    assert rule.match(doc(abstract="agent learning deep")) is None
+    assert rule.match(doc(categories=("cs.AI",))) == ("cat:cs.AI",)
+
+
 def test_field_group_terms_are_shown_as_written() -> None:
     rule = compile_rule("abs:(agent OR robot) cat:cs.*")
     assert rule.terms == ("agent", "robot", "cat:cs.*")

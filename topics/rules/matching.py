@@ -89,14 +89,19 @@ def compile_rule(text: str) -> CompiledRule:
 
 
 class _TermEvaluator:
-    __slots__ = ("_matcher", "_number")
+    __slots__ = ("_matcher", "number")
 
     def __init__(self, number: int, matcher: _Matcher) -> None:
-        self._number = number
+        self.number = number
         self._matcher = matcher
 
     def evaluate(self, doc: Document) -> Hits | None:
-        return (self._number,) if self._matcher.matches(doc) else None
+        return (self.number,) if self._matcher.matches(doc) else None
+
+    def key_check(self) -> KeyCheck | None:
+        """Return the check that alone decides this term, if there is one."""
+        matcher = self._matcher
+        return matcher.check if isinstance(matcher, _KeyMatcher) else None
 
 
 class _AndEvaluator:
@@ -116,19 +121,43 @@ class _AndEvaluator:
 
 
 class _OrEvaluator:
-    __slots__ = ("_operands",)
+    __slots__ = ("_by_pair", "_by_word", "_operands", "_pairs", "_words")
 
     def __init__(self, operands: tuple[_Evaluator, ...]) -> None:
-        self._operands = operands
+        # Alternatives decided by index keys alone (most words and word pairs
+        # of big ORs) are answered together, by intersecting the document's keys
+        # with theirs, instead of one call each.
+        by_word: dict[str, list[int]] = {}
+        by_pair: dict[str, list[int]] = {}
+        rest = []
+        for operand in operands:
+            check = operand.key_check() if isinstance(operand, _TermEvaluator) else None
+            if check is None or check.prefixes:
+                rest.append(operand)
+                continue
+            for key in check.keys:
+                by_word.setdefault(key, []).append(operand.number)
+            for key in check.pairs:
+                by_pair.setdefault(key, []).append(operand.number)
+        self._operands = tuple(rest)
+        self._by_word = {key: tuple(numbers) for key, numbers in by_word.items()}
+        self._by_pair = {key: tuple(numbers) for key, numbers in by_pair.items()}
+        self._words = frozenset(by_word)
+        self._pairs = frozenset(by_pair)
 
     def evaluate(self, doc: Document) -> Hits | None:
-        # No short cut: every matching alternative is reported.
-        hits: Hits | None = None
+        # No short cut: every matching alternative is reported. A term found by
+        # two of its keys is listed twice, which CompiledRule.match folds.
+        hits: Hits = ()
+        for key in self._words & doc.keys:
+            hits += self._by_word[key]
+        for key in self._pairs & doc.pairs:
+            hits += self._by_pair[key]
         for operand in self._operands:
             found = operand.evaluate(doc)
             if found is not None:
-                hits = found if hits is None else hits + found
-        return hits
+                hits += found
+        return hits or None
 
 
 class _AndNotEvaluator:
@@ -187,13 +216,13 @@ class _PrefixMatcher:
 
 
 class _KeyMatcher:
-    __slots__ = ("_check",)
+    __slots__ = ("check",)
 
     def __init__(self, check: KeyCheck) -> None:
-        self._check = check
+        self.check = check
 
     def matches(self, doc: Document) -> bool:
-        return self._check.holds(doc)
+        return self.check.holds(doc)
 
 
 class _PatternMatcher:
