@@ -18,17 +18,17 @@ BENCH_DATABASE = os.environ.get(
 )
 
 
-def setup_django(fresh_database: bool = True) -> None:
-    """Point Django at a scratch PostgreSQL database, recreated and migrated."""
-    os.environ["DATABASE_URL"] = BENCH_DATABASE
+def setup_django(fresh_database: bool = True, url: str = BENCH_DATABASE) -> None:
+    """Point Django at a scratch PostgreSQL database (`url`), recreated and migrated."""
+    os.environ["DATABASE_URL"] = url
     # DEBUG off: with it on, Django keeps every query in memory.
     os.environ["DJANGO_DEBUG"] = "false"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ.setdefault("DJANGO_LOG_LEVEL", "WARNING")
     if fresh_database:
-        name = BENCH_DATABASE.rsplit("/", 1)[1]
-        server = BENCH_DATABASE.rsplit("/", 1)[0] + "/postgres"
+        name = url.rsplit("/", 1)[1]
+        server = url.rsplit("/", 1)[0] + "/postgres"
         for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
             subprocess.run(["psql", server, "-qc", sql], check=True)
         subprocess.run(
