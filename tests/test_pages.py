@@ -227,3 +227,28 @@ def test_related_topics_are_curated_first_then_by_shared_papers(client, corpus):
     assert {t.slug for t in related} == {"rl-for-llm-agents", "agents-again"}
     agents_related = client.get("/topics/rl-for-llm-agents/").context["related"]
     assert [t.slug for t in agents_related] == ["robot-learning", "agents-again"]
+
+
+@pytest.mark.parametrize(
+    ("address", "visitor_status"),
+    [
+        ("/", 200),
+        ("/topics/", 200),
+        ("/topics/rl-for-llm-agents/", 200),
+        ("/topics/rl-for-llm-agents/?week=2026-06-08", 200),
+        ("/topics/rl-for-llm-agents/feed/", 200),
+        ("/papers/2606.00100/", 200),
+        ("/search/?q=agent", 200),
+        ("/saved/", 302),
+        ("/saved/bibtex/", 302),
+        ("/settings/", 302),
+        ("/settings/delete/", 302),
+    ],
+)
+def test_every_page_answers_each_kind_of_visitor(
+    visitor, request, corpus, address, visitor_status
+):
+    response = visitor.get(address)
+
+    signed_in = request.node.callspec.params["visitor"] != "anonymous"
+    assert response.status_code == (200 if signed_in else visitor_status)
