@@ -90,8 +90,8 @@ def pipeline(bodies: list[bytes]) -> tuple[float, int]:
     from papers.ingest.arxiv_api import parse_api_response
     from papers.ingest.runs import ingest_entries
     from papers.models import IngestRun
+    from topics.tagging import IngestTagger
     from topics.tagging import active_topic_rules
-    from topics.tagging import tag_papers
 
     rules = active_topic_rules()
     run = IngestRun.objects.create(source="bench")
@@ -100,7 +100,7 @@ def pipeline(bodies: list[bytes]) -> tuple[float, int]:
             ingest_entries(
                 run,
                 parse_api_response(body).records,
-                on_changed=lambda ids: tag_papers(ids, rules),
+                tagger=IngestTagger(rules),
             )
     assert run.rejected_count == 0, run.errors[:3]
     return run.new_count / timer.seconds, peak_rss()

@@ -14,7 +14,7 @@ from papers.ingest.harvest import run_source
 from papers.ingest.schedule import next_run_after
 from papers.models import FeedSource
 from topics.momentum import refresh_momentum
-from topics.tagging import tag_papers
+from topics.tagging import IngestTagger
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def ingest_source(
     run = run_source(
         source,
         owner=f"{socket.gethostname()}:{ingest_source.request.id}",
-        on_changed=tag_papers,
+        tagger=IngestTagger(),
         since=date.fromisoformat(since) if since else None,
         until=date.fromisoformat(until) if until else None,
     )

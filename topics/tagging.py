@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -18,6 +19,8 @@ from django.db.models import Q
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from papers.ingest.records import PaperRecord
+from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import insert_rows
 from papers.models import Paper
 from topics.models import PaperTopic
@@ -36,6 +39,11 @@ class TagResult:
     papers: int = 0
     added: int = 0
     removed: int = 0
+
+    def add(self, other: TagResult) -> None:
+        self.papers += other.papers
+        self.added += other.added
+        self.removed += other.removed
 
     def __str__(self) -> str:
         return (
@@ -91,6 +99,55 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
         chunk = ids[start : start + CHUNK_SIZE]
         _tag_chunk(Paper.objects.filter(_among("pk", chunk)), topic_ids, rules, result)
     return result
+
+
+class IngestTagger:
+    """Tags the papers ingest stores, against the active topics' rules as they
+    were when the run began (papers.ingest.runs.Tagger)."""
+
+    def __init__(self, rules: TopicRules | None = None) -> None:
+        self.rules = rules or active_topic_rules()
+
+    def match(
+        self, records: Sequence[PaperRecord]
+    ) -> dict[PaperRecord, dict[int, tuple[str, ...]]]:
+        """Each record's matches, from the record alone (no database: this runs
+        in a thread beside the upsert)."""
+        matched = {}
+        for record in records:
+            categories = frozenset(record.categories)
+            doc = Document.from_fields(
+                title=record.title,
+                abstract=record.abstract,
+                authors=[author.name for author in record.authors],
+                categories=sorted(categories),
+                comment=record.comment,
+            )
+            matched[record] = self.rules.match(doc, categories)
+        return matched
+
+    def store(
+        self,
+        result: UpsertResult,
+        matched: dict[PaperRecord, dict[int, tuple[str, ...]]],
+    ) -> TagResult:
+        tags = TagResult()
+        topic_ids = list(self.rules.scopes)
+        written = [pk for pk in result.changed_ids if pk in result.written]
+        for start in range(0, len(written), CHUNK_SIZE):
+            chunk = written[start : start + CHUNK_SIZE]
+            wanted = {
+                (topic_id, pk): terms
+                for pk in chunk
+                for topic_id, terms in matched[result.written[pk]].items()
+            }
+            _store(chunk, topic_ids, wanted, tags)
+            tags.papers += len(chunk)
+        # Papers only cross-listed keep text the record may not have: read back.
+        others = [pk for pk in result.changed_ids if pk not in result.written]
+        if others:
+            tags.add(tag_papers(others, self.rules))
+        return tags
 
 
 def retag_topics(

@@ -34,7 +34,7 @@ from papers.ingest.records import ARXIV_ID_RE
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
-from papers.ingest.runs import ChangedCallback
+from papers.ingest.runs import Tagger
 from papers.ingest.runs import fail_run
 from papers.ingest.runs import finish_run
 from papers.ingest.runs import ingest_entries
@@ -67,7 +67,7 @@ def run_source(
     source: FeedSource,
     *,
     owner: str,
-    on_changed: ChangedCallback | None = None,
+    tagger: Tagger | None = None,
     since: date | None = None,
     until: date | None = None,
     progress: Progress | None = None,
@@ -84,7 +84,7 @@ def run_source(
     backfill = since is not None or until is not None
     try:
         for page in iter_pages(source, since=since, until=until):
-            changed = _store_page(source, run, page, owner, on_changed, backfill)
+            changed = _store_page(source, run, page, owner, tagger, backfill)
             if progress:
                 progress(run, page)
             if page.incremental and not changed:
@@ -108,11 +108,11 @@ def _store_page(
     run: IngestRun,
     page: Page,
     owner: str,
-    on_changed: ChangedCallback | None,
+    tagger: Tagger | None,
     backfill: bool,
 ) -> int:
     with transaction.atomic():
-        result = ingest_entries(run, page.entries, on_changed=on_changed)
+        result = ingest_entries(run, page.entries, tagger=tagger)
         if page.note:
             run.message = page.note
         run.save()

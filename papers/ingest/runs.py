@@ -11,8 +11,12 @@ import logging
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+from typing import Protocol
 from typing import TypeVar
 
 from django.db import transaction
@@ -34,7 +38,20 @@ BATCH_SIZE = 1000
 # A run keeps the first errors in full; the count says how many there were.
 MAX_STORED_ERRORS = 200
 
-ChangedCallback = Callable[[list[int]], object]
+
+class Tagger(Protocol):
+    """Tags the papers an ingest batch changed (topics.tagging.IngestTagger).
+
+    `match` reads nothing but the records, so it runs in a thread while the
+    database stores them (on two cores, tagging then costs little wall time);
+    `store` writes the tags once the papers have ids.
+    """
+
+    def match(self, records: Sequence[PaperRecord]) -> Any: ...
+
+    def store(self, result: UpsertResult, matched: Any) -> object: ...
+
+
 ProgressCallback = Callable[[IngestRun], object]
 T = TypeVar("T")
 
@@ -61,10 +78,10 @@ def file_checksum(path: Path) -> str:
 def ingest_path(
     path: Path,
     *,
-    on_changed: ChangedCallback | None = None,
+    tagger: Tagger | None = None,
     progress: ProgressCallback | None = None,
 ) -> IngestRun:
-    """Parse and upsert one file as a recorded run; `on_changed` gets changed ids.
+    """Parse, upsert and tag one file as a recorded run.
 
     Never raises for bad input: the run is marked failed with the reason.
     """
@@ -73,7 +90,7 @@ def ingest_path(
         run.checksum = file_checksum(path)
         run.format, entries = read_path(path)
         with transaction.atomic():
-            ingest_entries(run, entries, on_changed=on_changed, progress=progress)
+            ingest_entries(run, entries, tagger=tagger, progress=progress)
     except (ParseError, OSError) as exc:
         fail_run(run, f"{path}: {exc}")
     except Exception as exc:
@@ -88,29 +105,35 @@ def ingest_entries(
     run: IngestRun,
     entries: Iterable[PaperRecord | Rejected],
     *,
-    on_changed: ChangedCallback | None = None,
+    tagger: Tagger | None = None,
     progress: ProgressCallback | None = None,
 ) -> UpsertResult:
-    """Upsert entries in batches, counting them on `run` (the caller saves it)."""
+    """Upsert and tag entries in batches, counting them on `run` (the caller
+    saves it)."""
     total = UpsertResult()
     now = timezone.now()
-    for batch in batched(entries, BATCH_SIZE):
-        records = []
-        for entry in batch:
-            problem = _problem(entry, now)
-            if problem is None:
-                records.append(entry)
-            else:
-                record_error(run, *problem)
-        run.fetched_count += len(batch)
-        result = upsert_records(records)
-        total.add(result)
-        if result.changed_ids:
-            content_changed()
-            if on_changed:
-                on_changed(result.changed_ids)
-        if progress:
-            progress(run)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-match") as pool:
+        for batch in batched(entries, BATCH_SIZE):
+            records = []
+            for entry in batch:
+                problem = _problem(entry, now)
+                if problem is None:
+                    records.append(entry)
+                else:
+                    record_error(run, *problem)
+            run.fetched_count += len(batch)
+            matching = pool.submit(tagger.match, records) if tagger else None
+            try:
+                result = upsert_records(records)
+            finally:
+                matched = matching.result() if matching else None
+            total.add(result)
+            if result.changed_ids:
+                content_changed()
+                if tagger:
+                    tagger.store(result, matched)
+            if progress:
+                progress(run)
     run.new_count += len(total.new_ids)
     run.updated_count += len(total.updated_ids)
     run.unchanged_count += total.unchanged

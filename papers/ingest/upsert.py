@@ -64,6 +64,10 @@ class UpsertResult:
     new_ids: list[int] = field(default_factory=list)
     updated_ids: list[int] = field(default_factory=list)
     unchanged: int = 0
+    # The papers now stored exactly as a record says (new or updated; not those
+    # only cross-listed), so their tags can be matched on the record. Per call:
+    # add() leaves it out, so a long run's total holds no records.
+    written: dict[int, PaperRecord] = field(default_factory=dict)
 
     @property
     def changed_ids(self) -> list[int]:
@@ -162,6 +166,7 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
         Paper.categories.through.objects.filter(paper_id__in=updated_ids).delete()
         Authorship.objects.filter(paper_id__in=updated_ids).delete()
     pairs = list(zip(changed, result.new_ids + updated_ids, strict=True))
+    result.written = {paper_id: record for record, paper_id in pairs}
     _add_categories(pairs, category_ids)
     _add_authorships(pairs)
     return result

@@ -27,7 +27,7 @@ from tests.fakearxiv import recorded
 from tests.fakearxiv import xml
 from tests.topics.factories import make_topic
 from topics.models import PaperTopic
-from topics.tagging import tag_papers
+from topics.tagging import IngestTagger
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def source(kind: str, **fields: object) -> FeedSource:
 
 def run(feed: FeedSource, **options: object) -> IngestRun:
     feed.refresh_from_db()
-    result = run_source(feed, owner="test-worker", on_changed=tag_papers, **options)
+    result = run_source(feed, owner="test-worker", tagger=IngestTagger(), **options)
     assert result is not None
     feed.refresh_from_db()
     return result

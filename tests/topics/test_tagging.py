@@ -1,18 +1,33 @@
 from __future__ import annotations
 
+import gzip
+import itertools
+from pathlib import Path
+
 import pytest
 
+from papers.ingest.runs import ingest_entries
+from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
+from papers.models import IngestRun
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import PaperTopic
 from topics.models import TopicExclusion
+from topics.seed import load_topics
+from topics.tagging import IngestTagger
+from topics.tagging import retag_all
 from topics.tagging import retag_topics
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
+
+
+DEMO_CORPUS = (
+    Path(__file__).parents[2] / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
+)
 
 
 def ingest(*records) -> list[int]:
@@ -116,3 +131,41 @@ def test_inactive_topics_do_not_tag():
     tag_papers(ingest(paper_record(title="An agent")))
 
     assert tags() == set()
+
+
+def stored_tags() -> set[tuple[int, int, tuple[str, ...]]]:
+    return {
+        (topic_id, paper_id, tuple(terms))
+        for topic_id, paper_id, terms in PaperTopic.objects.values_list(
+            "topic_id", "paper_id", "matched_terms"
+        )
+    }
+
+
+def test_ingest_tags_from_records_exactly_as_from_the_stored_papers(tmp_path):
+    # IngestTagger matches the parsed records beside the upsert; the result must
+    # be what matching the stored papers gives (what a re-tag does).
+    load_topics()
+    path = tmp_path / "demo-head.jsonl"
+    with gzip.open(DEMO_CORPUS, "rt") as corpus:
+        path.write_text("".join(itertools.islice(corpus, 1500)))
+
+    run = ingest_path(path, tagger=IngestTagger())
+    stored = stored_tags()
+
+    assert run.new_count == 1500
+    assert len(stored) > 200
+    assert retag_all().added == 0
+    assert retag_all().removed == 0
+    assert stored_tags() == stored
+
+
+def test_ingest_tagger_reads_back_papers_only_cross_listed():
+    topic = make_topic(rule="cat:cs.RO", slug="robots")
+    upsert_records([paper_record("2606.00001", categories=("cs.LG",))])
+    cross = paper_record("2606.00001", categories=("cs.LG", "cs.RO"))
+
+    run = IngestRun.objects.create(source="listing")
+    ingest_entries(run, [cross], tagger=IngestTagger())
+
+    assert topic.paper_topics.count() == 1

@@ -15,7 +15,7 @@ from papers.ingest.runs import ingest_path
 from papers.models import FeedSource
 from papers.models import IngestRun
 from topics.momentum import refresh_momentum
-from topics.tagging import tag_papers
+from topics.tagging import IngestTagger
 
 FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
 
@@ -63,7 +63,7 @@ class Command(BaseCommand):
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
 
     def ingest_file(self, path: Path) -> IngestRun:
-        run = ingest_path(path, on_changed=tag_papers, progress=self.show_progress)
+        run = ingest_path(path, tagger=IngestTagger(), progress=self.show_progress)
         self.report(run)
         return run
 
@@ -79,7 +79,7 @@ class Command(BaseCommand):
         run = run_source(
             source,
             owner=f"{socket.gethostname()}:{os.getpid()}:manage.py",
-            on_changed=tag_papers,
+            tagger=IngestTagger(),
             since=since,
             until=until,
             progress=self.show_page,
