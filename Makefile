@@ -21,6 +21,7 @@ $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
+	@echo "Emails (digests, sign-up) are written to $${MOMENTUM_VAR_DIR:-var}/mail/, one file per message."
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 ## test: lint, check migrations and run the whole suite on PostgreSQL and Redis

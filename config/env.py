@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+from celery.schedules import ParseException
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -39,3 +41,23 @@ def strict_bool(name: str, default: bool) -> bool:
     if raw in {"0", "false", "no", "off"}:
         return False
     raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def cron_schedule(name: str, default: str) -> crontab:
+    """A Celery crontab from a five-field cron string (minute hour day month
+    weekday), refusing a malformed one."""
+    raw = env.str(name, default=default)
+    fields = raw.split()
+    if len(fields) != 5:
+        raise ImproperlyConfigured(f"{name} must have five cron fields, not {raw!r}")
+    minute, hour, day_of_month, month_of_year, day_of_week = fields
+    try:
+        return crontab(
+            minute=minute,
+            hour=hour,
+            day_of_month=day_of_month,
+            month_of_year=month_of_year,
+            day_of_week=day_of_week,
+        )
+    except (ValueError, ParseException) as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from exc

@@ -22,8 +22,11 @@ BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 def clean_broker() -> None:
-    """Empty the test broker's Redis database (db 15 belongs to the test settings)."""
-    assert settings.CELERY_BROKER_URL.endswith("/15")
+    """Empty the test broker's Redis database: any but db 0, which is never a
+    test's (test settings use 15; a parallel run may pick another)."""
+    database = settings.CELERY_BROKER_URL.rsplit("/", 1)[-1]
+    assert database.isdigit(), settings.CELERY_BROKER_URL
+    assert int(database) != 0, settings.CELERY_BROKER_URL
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
 
 

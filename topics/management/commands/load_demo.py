@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -13,6 +16,7 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from topics.models import Follow
 from topics.models import Topic
+from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
 from topics.seed import load_topics
 from topics.tagging import retag_all
@@ -23,6 +27,7 @@ DEMO_CORPUS = (
 DEMO_ADMIN = ("admin@momentum.localhost", "momentum-admin")
 DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
 DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
+DEMO_JOINED = datetime(2026, 6, 1, tzinfo=UTC)
 # What a fresh site harvests once workers and beat run (make worker, make beat).
 DEFAULT_SOURCES = [
     *(
@@ -81,11 +86,33 @@ class Command(BaseCommand):
         reader = self.ensure_user(*DEMO_READER)
         for topic in Topic.objects.filter(slug__in=DEMO_FOLLOWS):
             Follow.objects.get_or_create(user=reader, topic=topic)
+        # The reader has been around since the corpus began, so the digests of
+        # its weeks are theirs to get (`manage.py digests run --at ...`).
+        User.objects.filter(pk=reader.pk, date_joined__gt=DEMO_JOINED).update(
+            date_joined=DEMO_JOINED
+        )
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nDemo admin:  {admin.email} / {DEMO_ADMIN[1]}  (http://127.0.0.1:8000/admin/)"
                 f"\nDemo reader: {reader.email} / {DEMO_READER[1]}\n"
             )
+        )
+        self.show_digest_commands(reader)
+
+    def show_digest_commands(self, reader: User) -> None:
+        last_day = latest_announcement_day()
+        if last_day is None:
+            return
+        # The Monday after the corpus's last announcement day, after the
+        # default send time (Mondays 08:00 UTC).
+        monday = last_day + timedelta(days=7 - last_day.weekday())
+        at = f"{monday.isoformat()}T09:00Z"
+        folder = getattr(settings, "EMAIL_FILE_PATH", None)
+        self.stdout.write(
+            "The demo reader's digest for the corpus's last week:\n"
+            f"  manage.py digests preview {reader.email} --at {at}\n"
+            f"  manage.py digests run --at {at}"
+            + (f"   (writes it to {folder}/)" if folder else "")
         )
 
     def ensure_user(self, email: str, password: str, **flags: bool) -> User:

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from functools import partial
+
+from django.contrib import admin
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from notifications.delivery import resend
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from notifications.tasks import send_digest
+
+
+class DigestPaperInline(admin.TabularInline):
+    model = DigestPaper
+    fields = ["paper", "topic"]
+    readonly_fields = ["paper", "topic"]
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Digest)
+class DigestAdmin(admin.ModelAdmin):
+    list_display = [
+        "user",
+        "kind",
+        "period_start",
+        "due_at",
+        "status",
+        "paper_count",
+        "attempts",
+        "sent_at",
+        "reason",
+    ]
+    list_filter = ["status", "kind", "frequency", "period_start"]
+    list_select_related = ["user"]
+    search_fields = ["user__email", "to_email", "message_id"]
+    raw_id_fields = ["user"]
+    date_hierarchy = "due_at"
+    readonly_fields = [
+        "user",
+        "kind",
+        "frequency",
+        "period_start",
+        "due_at",
+        "status",
+        "reason",
+        "since",
+        "sections",
+        "paper_count",
+        "attempts",
+        "enqueued_at",
+        "claimed_by",
+        "claimed_at",
+        "sent_at",
+        "to_email",
+        "message_id",
+        "created_at",
+        "updated_at",
+    ]
+    inlines = [DigestPaperInline]
+    actions = ["resend_digests"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Resend the selected sent, skipped or failed digests")
+    def resend_digests(self, request: HttpRequest, queryset: QuerySet[Digest]) -> None:
+        ids = resend(queryset)
+        for digest_id in ids:
+            transaction.on_commit(partial(send_digest.delay, digest_id))
+        self.message_user(request, f"{len(ids)} digest(s) sent to the email queue.")
+
+
+@admin.register(DigestPaper)
+class DigestPaperAdmin(admin.ModelAdmin):
+    list_display = ["paper", "user", "topic", "digest"]
+    list_select_related = ["paper", "user", "topic", "digest"]
+    search_fields = ["user__email", "paper__arxiv_id"]
+    raw_id_fields = ["digest", "user", "paper", "topic"]

@@ -1,0 +1,398 @@
+"""The digest outbox: opening one digest per user and period, handing them to
+senders, and sending each exactly once.
+
+Every step is safe to repeat. Opening relies on the unique (user, period)
+constraint; handing out marks rows under SKIP LOCKED so two ticks do not send
+the same row twice; sending claims rows with a conditional UPDATE (healthchecks'
+pattern) and every later write is conditional on that claim, so a worker that
+lost its claim (it ran past the claim time, or died) cannot overwrite the one
+that took over. A claim left by a dead worker expires and the next tick hands
+the digest out again.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from datetime import timedelta
+
+from allauth.account.models import EmailAddress
+from django.conf import settings
+from django.core.mail import make_msgid
+from django.db import IntegrityError
+from django.db import transaction
+from django.db.models import Exists
+from django.db.models import F
+from django.db.models import OuterRef
+from django.db.models import Q
+from django.db.models import QuerySet
+from django.db.models import Subquery
+from django.utils import timezone
+
+from accounts.models import User
+from notifications.digest import Content
+from notifications.digest import Plan
+from notifications.digest import PlanRequest
+from notifications.digest import plan_digests
+from notifications.digest import request_for
+from notifications.digest import shape_digests
+from notifications.mailer import Mailer
+from notifications.mailer import PermanentSendError
+from notifications.mailer import TransientSendError
+from notifications.mailer import build_message
+from notifications.mailer import render_digest
+from notifications.mailer import unsubscribe_url
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from notifications.schedule import OFF
+from notifications.schedule import Schedule
+from topics.models import Follow
+
+logger = logging.getLogger(__name__)
+
+Status = Digest.Status
+
+
+def claim_timeout() -> timedelta:
+    return timedelta(seconds=settings.MOMENTUM_DIGEST_CLAIM_SECONDS)
+
+
+# Opening ---------------------------------------------------------------------
+
+
+def open_due_digests(*, at: datetime) -> int:
+    """Open the digest of the current period for every user whose send time has
+    come by `at`; idempotent. Returns how many it tried to open."""
+    unmuted = Follow.objects.filter(
+        user=OuterRef("pk"), muted=False, topic__is_active=True
+    )
+    last_due = Digest.objects.filter(
+        user=OuterRef("pk"), kind=Digest.Kind.SCHEDULED
+    ).order_by("-due_at")
+    users = (
+        User.objects.filter(Exists(unmuted), is_active=True)
+        .exclude(digest__frequency=OFF)
+        .annotate(last_due=Subquery(last_due.values("due_at")[:1]))
+        .values_list(
+            "pk",
+            "date_joined",
+            "digest__frequency",
+            "digest__weekday",
+            "digest__hour",
+            "digest__time_zone",
+            "last_due",
+        )
+    )
+    new = []
+    for pk, joined, frequency, weekday, hour, zone, last in users.iterator(2000):
+        schedule = Schedule(frequency, weekday, hour, zone) if frequency else Schedule()
+        day, due = schedule.current_period(at)
+        # Not for a period that began before the account existed (its first
+        # digest comes at its first send time), nor a second one in a period
+        # after a schedule change (a digest due later than this period's
+        # start was already opened).
+        if due < joined or (last is not None and last >= due):
+            continue
+        new.append(
+            Digest(
+                user_id=pk,
+                frequency=schedule.frequency,
+                period_start=day,
+                due_at=due,
+            )
+        )
+    Digest.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+    return len(new)
+
+
+def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[int]:
+    """Mark the digests that need a send task (new, lost, or held by an expired
+    claim) as handed out and return their ids. Two concurrent calls never
+    return the same digest."""
+    now = now or timezone.now()
+    stale = now - claim_timeout()
+    waiting = Digest.objects.filter(
+        Q(status=Status.PENDING, enqueued_at__isnull=True)
+        | Q(status=Status.PENDING, enqueued_at__lt=stale)
+        | Q(status=Status.SENDING, claimed_at__lt=stale)
+    ).order_by("due_at", "pk")
+    with transaction.atomic():
+        # Rows another tick is handing out are locked: skip them, it has them.
+        ids = list(
+            waiting.select_for_update(skip_locked=True).values_list("pk", flat=True)[
+                :limit
+            ]
+        )
+        Digest.objects.filter(pk__in=ids).update(enqueued_at=now)
+    return ids
+
+
+def request_test_digest(*, user: User) -> Digest:
+    """Open a test digest for `user` (sent at once, papers not marked as sent)."""
+    schedule = Schedule.of(getattr(user, "digest", None))
+    now = timezone.now()
+    day, _ = schedule.current_period(now)
+    return Digest.objects.create(
+        user=user,
+        kind=Digest.Kind.TEST,
+        frequency=schedule.frequency,
+        period_start=day,
+        due_at=now,
+        enqueued_at=now,
+    )
+
+
+# Sending ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    digest_id: int
+    status: str
+    # Seconds until the next attempt, when a temporary failure deferred it.
+    retry_in: float | None = None
+
+
+def send_digests(digest_ids: Sequence[int], *, mailer: Mailer) -> list[Outcome]:
+    """Claim, plan, render and send these digests over one mail connection.
+    Digests another sender holds, or already finished, are left alone."""
+    claim = uuid.uuid4().hex
+    now = timezone.now()
+    claimed = Digest.objects.filter(pk__in=digest_ids).filter(
+        Q(status=Status.PENDING)
+        | Q(status=Status.SENDING, claimed_at__lt=now - claim_timeout())
+    )
+    taken = claimed.update(
+        status=Status.SENDING,
+        claimed_by=claim,
+        claimed_at=now,
+        attempts=F("attempts") + 1,
+    )
+    if not taken:
+        return []
+    digests = list(
+        Digest.objects.filter(pk__in=digest_ids, claimed_by=claim)
+        .select_related("user", "user__digest")
+        .order_by("pk")
+    )
+    outcomes: list[Outcome] = []
+    ready = []
+    addresses = _verified_addresses(d.user_id for d in digests)
+    for digest in digests:
+        reason = _skip_reason(digest, addresses.get(digest.user_id))
+        if reason:
+            outcomes.append(_finish(digest, claim, Status.SKIPPED, reason))
+        else:
+            digest.to_email = addresses[digest.user_id]
+            ready.append(digest)
+    outcomes.extend(_plan_and_record(ready, claim))
+    to_send = [d for d in ready if d.pk not in {o.digest_id for o in outcomes}]
+    contents = shape_digests(
+        (Plan(d.since, d.sections) for d in to_send), site_url=_site_url()
+    )
+    for digest, content in zip(to_send, contents, strict=True):
+        outcomes.append(_send_one(digest, content, claim, mailer))
+    return outcomes
+
+
+def _site_url() -> str:
+    return settings.MOMENTUM_SITE_URL.rstrip("/")
+
+
+def _verified_addresses(user_ids: Iterable[int]) -> dict[int, str]:
+    """Each user's verified address, the primary one first."""
+    addresses: dict[int, str] = {}
+    rows = (
+        EmailAddress.objects.filter(user_id__in=list(user_ids), verified=True)
+        .order_by("-primary", "pk")
+        .values_list("user_id", "email")
+    )
+    for user_id, email in rows:
+        addresses.setdefault(user_id, email)
+    return addresses
+
+
+def _skip_reason(digest: Digest, address: str | None) -> str:
+    user = digest.user
+    if not user.is_active:
+        return "The account is inactive."
+    if address is None:
+        return "No verified email address."
+    preferences = getattr(user, "digest", None)
+    scheduled = digest.kind == Digest.Kind.SCHEDULED
+    if scheduled and preferences is not None and preferences.frequency == OFF:
+        return "Unsubscribed before it was sent."
+    return ""
+
+
+def _plan_request(digest: Digest, **fields: object) -> PlanRequest:
+    return request_for(digest.user, digest.period_start, digest_id=digest.pk, **fields)
+
+
+def _plan_and_record(digests: list[Digest], claim: str) -> list[Outcome]:
+    """Plan the digests not planned yet (in one batch) and record their papers
+    as sent to the user; returns the outcomes of those with nothing new."""
+    unplanned = [d for d in digests if d.sections is None]
+    plans = plan_digests([_plan_request(d) for d in unplanned]) if unplanned else {}
+    outcomes = []
+    for digest in unplanned:
+        plan = plans[digest.user_id]
+        if digest.kind == Digest.Kind.TEST and not plan.sections:
+            plan = _test_fallback(digest)
+        if not plan.sections:
+            reason = f"Nothing new since {plan.since:%b %-d, %Y}."
+            outcomes.append(_finish(digest, claim, Status.SKIPPED, reason))
+            continue
+        try:
+            _record(digest, plan, claim)
+        except IntegrityError:
+            # A paper went out in another digest of this user meanwhile: plan
+            # again without it.
+            _record(
+                digest, plan_digests([_plan_request(digest)])[digest.user_id], claim
+            )
+    return outcomes
+
+
+def _test_fallback(digest: Digest) -> Plan:
+    """A test digest with nothing new shows the latest papers instead."""
+    return plan_digests([_plan_request(digest, fresh=True)])[digest.user_id]
+
+
+@transaction.atomic
+def _record(digest: Digest, plan: Plan, claim: str) -> None:
+    digest.since = plan.since
+    digest.sections = plan.sections
+    digest.paper_count = plan.paper_count
+    digest.message_id = digest.message_id or _message_id(digest)
+    Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
+        since=digest.since,
+        sections=digest.sections,
+        paper_count=digest.paper_count,
+        message_id=digest.message_id,
+        to_email=digest.to_email,
+    )
+    if digest.kind == Digest.Kind.SCHEDULED:
+        DigestPaper.objects.bulk_create(
+            DigestPaper(
+                digest_id=digest.pk,
+                user_id=digest.user_id,
+                paper_id=paper_id,
+                topic_id=section["topic"],
+            )
+            for section in plan.sections
+            for paper_id, _ in section["papers"]
+        )
+
+
+def _message_id(digest: Digest) -> str:
+    """Made once per digest and kept across retries, so a receiver can tell a
+    retried message from a new one."""
+    domain = settings.DEFAULT_FROM_EMAIL.rsplit("@", 1)[-1].rstrip(">").strip()
+    return make_msgid(f"digest{digest.pk}", domain=domain or "momentum.localhost")
+
+
+def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> Outcome:
+    if not digest.message_id:
+        # A resent digest gets a new Message-ID: clients drop repeated ones.
+        digest.message_id = _message_id(digest)
+        Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
+            message_id=digest.message_id
+        )
+    rendered = render_digest(
+        user=digest.user,
+        content=content,
+        digest_id=digest.pk,
+        test=digest.kind == Digest.Kind.TEST,
+    )
+    message = build_message(
+        to=digest.to_email,
+        rendered=rendered,
+        unsubscribe=unsubscribe_url(digest.user),
+        message_id=digest.message_id,
+    )
+    try:
+        mailer.send(message)
+    except PermanentSendError as exc:
+        return _fail(digest, claim, str(exc))
+    except TransientSendError as exc:
+        return _defer(digest, claim, str(exc))
+    return _finish(digest, claim, Status.SENT, "", sent_at=timezone.now())
+
+
+def _finish(
+    digest: Digest, claim: str, status: str, reason: str, **fields: object
+) -> Outcome:
+    updated = Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
+        status=status, reason=reason, claimed_by="", **fields
+    )
+    if not updated:
+        logger.warning(
+            "digest %s: claim lost before it could be marked %s", digest.pk, status
+        )
+    else:
+        logger.info("digest %s %s %s", digest.pk, status, reason)
+    return Outcome(digest.pk, status)
+
+
+@transaction.atomic
+def _fail(digest: Digest, claim: str, reason: str) -> Outcome:
+    # Its papers were never delivered: free them for the next digest.
+    DigestPaper.objects.filter(digest_id=digest.pk).delete()
+    return _finish(digest, claim, Status.FAILED, reason)
+
+
+def _defer(digest: Digest, claim: str, reason: str) -> Outcome:
+    """Put a digest back in the outbox after a temporary failure, or give up."""
+    if digest.attempts >= settings.MOMENTUM_DIGEST_MAX_ATTEMPTS:
+        return _fail(
+            digest, claim, f"Gave up after {digest.attempts} attempts: {reason}"
+        )
+    # Exponential backoff with jitter (half to all of the ceiling), so digests
+    # that failed together do not retry together.
+    ceiling = min(
+        settings.MOMENTUM_DIGEST_RETRY_SECONDS * 2 ** (digest.attempts - 1),
+        settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS,
+    )
+    delay = random.uniform(ceiling / 2, ceiling)
+    # enqueued_at in the future: the tick hands it out again only if the
+    # retry itself is lost (a claim time after it was due).
+    Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
+        status=Status.PENDING,
+        reason=f"Will retry: {reason}"[:500],
+        claimed_by="",
+        enqueued_at=timezone.now() + timedelta(seconds=delay),
+    )
+    logger.info("digest %s deferred %.0fs: %s", digest.pk, delay, reason)
+    return Outcome(digest.pk, Status.PENDING, retry_in=delay)
+
+
+def summarize(outcomes: Iterable[Outcome]) -> Counter[str]:
+    return Counter(outcome.status for outcome in outcomes)
+
+
+def resend(digests: QuerySet[Digest]) -> list[int]:
+    """Put finished digests back in the outbox (admin's "resend") and return
+    their ids, to be sent. A sent one goes again with the same papers; a failed
+    or skipped one is planned anew."""
+    again = {
+        "status": Status.PENDING,
+        "attempts": 0,
+        "reason": "",
+        "enqueued_at": timezone.now(),
+        "message_id": "",
+    }
+    with transaction.atomic():
+        done = digests.filter(status__in=[Status.SENT, Status.FAILED, Status.SKIPPED])
+        ids = list(done.select_for_update().values_list("pk", flat=True))
+        Digest.objects.filter(pk__in=ids, status=Status.SENT).update(**again)
+        Digest.objects.filter(pk__in=ids).exclude(status=Status.PENDING).update(
+            **again, sections=None, paper_count=0
+        )
+    return ids

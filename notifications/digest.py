@@ -1,0 +1,401 @@
+"""What a digest holds: the new papers of a user's followed topics, planned and
+then shaped into the one context that the subject, text and HTML parts render.
+
+Planning works on a batch of users with a fixed number of queries (follows,
+last sent periods, recent tags of the followed topics, papers already sent), so
+the cost per batch does not grow with the number of users in it. A plan is
+plain JSON (`Digest.sections`): retries and "view in browser" show exactly the
+papers the first attempt chose.
+
+Rules: for each followed, unmuted, active topic, in the order followed, the
+papers first announced since the period of the last digest the user received,
+never one already sent to them; a paper in several followed topics appears once,
+under the first, naming the others; past the cap, topics share the slots evenly
+and each says how many more it has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Max
+from django.db.models import Prefetch
+from django.utils.http import urlencode
+
+from accounts.models import DigestPreferences
+from accounts.models import User
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from notifications.schedule import Schedule
+from papers.models import Authorship
+from papers.models import Paper
+from topics.models import Follow
+from topics.models import PaperTopic
+from topics.models import Topic
+from topics.momentum import Momentum
+
+AUTHORS_SHOWN = 3
+AFFILIATIONS_SHOWN = 2
+SUMMARY_CHARS = 200
+# A user who has not had a digest for a long time gets the last four weeks, not
+# everything since their last one.
+MAX_LOOKBACK = timedelta(days=28)
+DEFAULT_MAX_PAPERS: int = DigestPreferences._meta.get_field("max_papers").default
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """One digest to plan: whose, for which period, and how many papers at most."""
+
+    user_id: int
+    period_start: date
+    step: timedelta
+    max_papers: int
+    # The digest being planned: its own papers do not count as already sent.
+    digest_id: int | None = None
+    # The latest papers of the last four weeks, sent before or not (test digests
+    # that would otherwise be empty).
+    fresh: bool = False
+
+
+@dataclass
+class Plan:
+    since: date
+    sections: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def paper_count(self) -> int:
+        return sum(len(section["papers"]) for section in self.sections)
+
+
+def request_for(user: User, period_start: date, **fields: Any) -> PlanRequest:
+    """The plan request for `user`'s digest of the period starting `period_start`."""
+    preferences = getattr(user, "digest", None)
+    return PlanRequest(
+        user_id=user.pk,
+        period_start=period_start,
+        step=Schedule.of(preferences).step,
+        max_papers=preferences.max_papers if preferences else DEFAULT_MAX_PAPERS,
+        **fields,
+    )
+
+
+def preview_content(user: User, *, at: datetime, site_url: str) -> Content:
+    """The digest `user` would get if it were built at `at`; reads only."""
+    day, _ = Schedule.of(getattr(user, "digest", None)).current_period(at)
+    plan = plan_digests([request_for(user, day)])[user.pk]
+    return shape_digests([plan], site_url)[0]
+
+
+def stored_content(digest: Digest, site_url: str) -> Content | None:
+    """What a planned digest held (for "view in browser"), or None if unplanned."""
+    if digest.sections is None or digest.since is None:
+        return None
+    return shape_digests([Plan(digest.since, digest.sections)], site_url)[0]
+
+
+def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
+    """Plan each request's digest (keyed by user id); reads only, four queries."""
+    user_ids = [request.user_id for request in requests]
+    follows = _follows(user_ids)
+    last_sent = _last_sent_periods(user_ids)
+    since = {
+        request.user_id: _since(request, last_sent.get(request.user_id))
+        for request in requests
+    }
+    topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
+    if not topic_ids:
+        return {user_id: Plan(since[user_id]) for user_id in user_ids}
+    earliest = min(since.values())
+    by_topic, topics_of = _recent_tags(topic_ids, earliest)
+    sent = _already_sent(requests, earliest)
+    return {
+        request.user_id: _plan_one(
+            request,
+            since[request.user_id],
+            follows.get(request.user_id, []),
+            by_topic,
+            topics_of,
+            set() if request.fresh else sent.get(request.user_id, set()),
+        )
+        for request in requests
+    }
+
+
+def _follows(user_ids: list[int]) -> dict[int, list[int]]:
+    follows: dict[int, list[int]] = defaultdict(list)
+    rows = (
+        Follow.objects.filter(user_id__in=user_ids, muted=False, topic__is_active=True)
+        .order_by("created_at", "pk")
+        .values_list("user_id", "topic_id")
+    )
+    for user_id, topic_id in rows:
+        follows[user_id].append(topic_id)
+    return follows
+
+
+def _last_sent_periods(user_ids: list[int]) -> dict[int, date]:
+    return dict(
+        Digest.objects.filter(
+            user_id__in=user_ids,
+            kind=Digest.Kind.SCHEDULED,
+            status=Digest.Status.SENT,
+        )
+        .values("user_id")
+        .annotate(last=Max("period_start"))
+        .values_list("user_id", "last")
+    )
+
+
+def _since(request: PlanRequest, last_sent: date | None) -> date:
+    """The first announcement day the digest covers: the day of the last period
+    received (overlap is harmless, sent papers are left out), else one period."""
+    floor = request.period_start - MAX_LOOKBACK
+    if request.fresh:
+        return floor
+    if last_sent is None or last_sent >= request.period_start:
+        return max(request.period_start - request.step, floor)
+    return max(last_sent, floor)
+
+
+def _recent_tags(
+    topic_ids: set[int], earliest: date
+) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]]]:
+    """Each topic's papers announced since `earliest`, newest first, and each
+    such paper's topics."""
+    by_topic: dict[int, list[tuple[int, date]]] = defaultdict(list)
+    topics_of: dict[int, set[int]] = defaultdict(set)
+    rows = (
+        PaperTopic.objects.filter(
+            topic_id__in=topic_ids, paper__first_announced__gte=earliest
+        )
+        .order_by("-paper__first_announced", "-paper_id")
+        .values_list("topic_id", "paper_id", "paper__first_announced")
+    )
+    for topic_id, paper_id, day in rows:
+        by_topic[topic_id].append((paper_id, day))
+        topics_of[paper_id].add(topic_id)
+    return by_topic, topics_of
+
+
+def _already_sent(
+    requests: Sequence[PlanRequest], earliest: date
+) -> dict[int, set[int]]:
+    own = [request.digest_id for request in requests if request.digest_id]
+    rows = (
+        DigestPaper.objects.filter(
+            user_id__in=[request.user_id for request in requests],
+            paper__first_announced__gte=earliest,
+        )
+        .exclude(digest_id__in=own)
+        .values_list("user_id", "paper_id")
+    )
+    sent: dict[int, set[int]] = defaultdict(set)
+    for user_id, paper_id in rows:
+        sent[user_id].add(paper_id)
+    return sent
+
+
+def _plan_one(
+    request: PlanRequest,
+    since: date,
+    followed: list[int],
+    by_topic: dict[int, list[tuple[int, date]]],
+    topics_of: dict[int, set[int]],
+    sent: set[int],
+) -> Plan:
+    # Each new paper goes under the first followed topic that has it.
+    placed: set[int] = set()
+    new: dict[int, list[int]] = {}
+    for topic_id in followed:
+        papers = [
+            paper_id
+            for paper_id, day in by_topic.get(topic_id, [])
+            if day >= since and paper_id not in sent and paper_id not in placed
+        ]
+        placed.update(papers)
+        if papers:
+            new[topic_id] = papers
+    shares = share_slots([len(papers) for papers in new.values()], request.max_papers)
+    sections = []
+    for (topic_id, papers), shown in zip(new.items(), shares, strict=True):
+        sections.append(
+            {
+                "topic": topic_id,
+                "papers": [
+                    [
+                        paper_id,
+                        [
+                            other
+                            for other in followed
+                            if other != topic_id and other in topics_of[paper_id]
+                        ],
+                    ]
+                    for paper_id in papers[:shown]
+                ],
+                "more": len(papers) - shown,
+            }
+        )
+    return Plan(since, sections)
+
+
+def share_slots(counts: list[int], cap: int) -> list[int]:
+    """How many papers each topic shows when together they may show `cap`: as
+    evenly as their counts allow, earlier topics first."""
+    shares = [0] * len(counts)
+    left = cap
+    while left > 0:
+        open_topics = [i for i, count in enumerate(counts) if shares[i] < count]
+        if not open_topics:
+            break
+        for i in open_topics[:left]:
+            shares[i] += 1
+        left -= min(left, len(open_topics))
+    return shares
+
+
+# Shaping: one context for the subject, the text part and the HTML part.
+
+
+@dataclass
+class Entry:
+    paper: Paper
+    authors: list[str]
+    more_authors: int
+    affiliations: list[str]
+    summary: str
+    also_in: list[Topic]
+
+
+@dataclass
+class Section:
+    topic: Topic
+    momentum: Momentum | None
+    entries: list[Entry]
+    more: int
+    more_url: str
+
+
+@dataclass
+class Content:
+    """A digest ready to render; `sections` is empty when there is nothing new."""
+
+    since: date
+    sections: list[Section]
+
+    @property
+    def paper_count(self) -> int:
+        return sum(len(section.entries) for section in self.sections)
+
+    @property
+    def topic_count(self) -> int:
+        return len(self.sections)
+
+
+def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
+    """Each plan's papers and topics, loaded for all plans at once (five queries)."""
+    plans = list(plans)
+    paper_ids = {
+        paper_id
+        for plan in plans
+        for section in plan.sections
+        for paper_id, _ in section["papers"]
+    }
+    topic_ids = {
+        topic_id
+        for plan in plans
+        for section in plan.sections
+        for topic_id in [section["topic"]]
+        + [other for _, others in section["papers"] for other in others]
+    }
+    papers = _papers(paper_ids) if paper_ids else {}
+    topics = (
+        Topic.objects.select_related("momentum").in_bulk(topic_ids) if topic_ids else {}
+    )
+    return [_shape(plan, papers, topics, site_url) for plan in plans]
+
+
+def _papers(paper_ids: set[int]) -> dict[int, Paper]:
+    first_authors = (
+        Authorship.objects.filter(position__lt=AUTHORS_SHOWN)
+        .order_by("position")
+        .prefetch_related("affiliations")
+    )
+    return (
+        Paper.objects.only(
+            "arxiv_id",
+            "version",
+            "title",
+            "abstract",
+            "author_names",
+            "first_announced",
+        )
+        .prefetch_related(
+            Prefetch("authorships", queryset=first_authors, to_attr="first_authorships")
+        )
+        .in_bulk(paper_ids)
+    )
+
+
+def _shape(
+    plan: Plan, papers: dict[int, Paper], topics: dict[int, Topic], site_url: str
+) -> Content:
+    sections = []
+    for planned in plan.sections:
+        topic = topics.get(planned["topic"])
+        entries = [
+            _entry(papers[paper_id], [topics[t] for t in others if t in topics])
+            for paper_id, others in planned["papers"]
+            # A paper or topic deleted since planning is left out.
+            if paper_id in papers
+        ]
+        if topic is None or not entries:
+            continue
+        stored = getattr(topic, "momentum", None)
+        query = urlencode({"week": plan.since.isoformat()})
+        sections.append(
+            Section(
+                topic=topic,
+                momentum=Momentum.stored(stored) if stored else None,
+                entries=entries,
+                more=planned["more"],
+                more_url=f"{site_url}{topic.get_absolute_url()}?{query}",
+            )
+        )
+    return Content(plan.since, sections)
+
+
+def _entry(paper: Paper, also_in: list[Topic]) -> Entry:
+    names = [name for name in paper.author_names.split(", ") if name]
+    affiliations: list[str] = []
+    for authorship in paper.first_authorships:  # type: ignore[attr-defined]
+        for affiliation in authorship.affiliations.all():
+            if affiliation.name not in affiliations:
+                affiliations.append(affiliation.name)
+    return Entry(
+        paper=paper,
+        authors=names[:AUTHORS_SHOWN],
+        more_authors=max(len(names) - AUTHORS_SHOWN, 0),
+        affiliations=affiliations[:AFFILIATIONS_SHOWN],
+        summary=one_line(paper.abstract),
+        also_in=also_in,
+    )
+
+
+def one_line(abstract: str, limit: int = SUMMARY_CHARS) -> str:
+    """The abstract's first sentence on one line, cut at a word near `limit`."""
+    text = " ".join(abstract.split())
+    first = SENTENCE_END.split(text, maxsplit=1)[0]
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"

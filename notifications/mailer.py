@@ -1,0 +1,185 @@
+"""Digest emails: the subject, text and HTML triplet rendered from one context,
+and a mail connection kept open across a batch."""
+
+from __future__ import annotations
+
+import logging
+import re
+import smtplib
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.core.mail import get_connection
+from django.core.mail.backends.base import BaseEmailBackend
+from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from accounts.models import User
+from notifications.digest import Content
+from notifications.tokens import unsubscribe_token
+
+logger = logging.getLogger(__name__)
+
+BLANK_LINES = re.compile(r"\n{3,}")
+
+
+class SendError(Exception):
+    """The mail server did not take a message."""
+
+
+class TransientSendError(SendError):
+    """Worth trying again later: 4xx replies, timeouts, dropped connections."""
+
+
+class PermanentSendError(SendError):
+    """Will not work however often we try: 5xx replies such as "no such user"."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    subject: str
+    text: str
+    html: str
+
+
+def site_url() -> str:
+    return settings.MOMENTUM_SITE_URL.rstrip("/")
+
+
+def unsubscribe_url(user: User) -> str:
+    return site_url() + reverse("unsubscribe", args=[unsubscribe_token(user)])
+
+
+def render_digest(
+    *, user: User, content: Content, digest_id: int | None, test: bool = False
+) -> Rendered:
+    """The digest's subject, text and HTML, from one context."""
+    base = site_url()
+    preview = base + reverse("notifications:preview")
+    context: dict[str, Any] = {
+        "user": user,
+        "content": content,
+        "test": test,
+        "site_url": base,
+        "preview_url": f"{preview}?digest={digest_id}" if digest_id else preview,
+        "settings_url": base + reverse("accounts:settings"),
+        "unsubscribe_url": unsubscribe_url(user),
+    }
+    context["subject"] = " ".join(
+        render_to_string("emails/digest-subject.txt", context).split()
+    )
+    text = render_to_string("emails/digest-body.txt", context)
+    return Rendered(
+        subject=context["subject"],
+        text=BLANK_LINES.sub("\n\n", text).strip() + "\n",
+        html=render_to_string("emails/digest-body.html", context),
+    )
+
+
+def build_message(
+    *, to: str, rendered: Rendered, unsubscribe: str, message_id: str
+) -> EmailMultiAlternatives:
+    """The email, with RFC 8058 one-click unsubscribe headers."""
+    message = EmailMultiAlternatives(
+        subject=rendered.subject,
+        body=rendered.text,
+        to=[to],
+        headers={
+            "Message-ID": message_id,
+            "List-Unsubscribe": f"<{unsubscribe}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            # Out-of-office replies should not answer a digest.
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(rendered.html, "text/html")
+    return message
+
+
+class Mailer:
+    """Sends messages over one connection, opened on first use and kept open
+    between sends (reopened once if the server dropped it while idle)."""
+
+    def __init__(self, connection: BaseEmailBackend | None = None) -> None:
+        self.connection = connection or get_connection(fail_silently=False)
+        self.opened = False
+
+    @property
+    def reuses_connection(self) -> bool:
+        # The file backend writes one file per connection: keep one per message.
+        return isinstance(self.connection, SMTPBackend)
+
+    def send(self, message: EmailMultiAlternatives) -> None:
+        """Send one message; raises TransientSendError or PermanentSendError."""
+        try:
+            self._send(message)
+        except smtplib.SMTPServerDisconnected:
+            # An idle connection the server closed: nothing was sent on it.
+            self.close()
+            self._send_classified(message)
+        except Exception as exc:
+            self.close()
+            raise classify(exc) from exc
+
+    def _send_classified(self, message: EmailMultiAlternatives) -> None:
+        try:
+            self._send(message)
+        except Exception as exc:
+            self.close()
+            raise classify(exc) from exc
+
+    def _send(self, message: EmailMultiAlternatives) -> None:
+        if not self.reuses_connection:
+            message.connection = get_connection(fail_silently=False)
+            message.send()
+            return
+        if not self.opened:
+            self.connection.open()
+            self.opened = True
+        message.connection = self.connection
+        message.send()
+
+    def close(self) -> None:
+        if self.opened:
+            try:
+                self.connection.close()
+            except Exception:  # a broken connection is closed either way
+                logger.debug("closing the mail connection failed", exc_info=True)
+            self.opened = False
+
+
+def classify(exc: Exception) -> SendError:
+    """Sort a sending error into worth-retrying or not, by the SMTP reply code."""
+    code = _reply_code(exc)
+    # A bad login (535) is the operator's to fix, not the recipient's fault.
+    permanent = code is not None and 500 <= code < 600
+    if permanent and not isinstance(exc, smtplib.SMTPAuthenticationError):
+        return PermanentSendError(_describe(exc))
+    return TransientSendError(_describe(exc))
+
+
+def _reply_code(exc: Exception) -> int | None:
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = [code for code, _ in exc.recipients.values()]
+        return min(codes) if codes else None
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return int(exc.smtp_code)
+    return None
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        replies = [
+            f"{code} {_text(message)}" for code, message in exc.recipients.values()
+        ]
+        return f"recipient refused: {'; '.join(replies)}"[:500]
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"[:500]
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _text(reply: bytes | str) -> str:
+    return reply.decode(errors="replace") if isinstance(reply, bytes) else reply

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand
+from django.core.management.base import CommandError
+from django.core.management.base import CommandParser
+from django.utils import timezone
+
+from accounts.models import User
+from notifications.delivery import hand_out
+from notifications.delivery import open_due_digests
+from notifications.delivery import send_digests
+from notifications.delivery import summarize
+from notifications.digest import preview_content
+from notifications.mailer import Mailer
+from notifications.mailer import render_digest
+from notifications.mailer import site_url
+
+BATCH = 200
+
+
+def instant(raw: str) -> datetime:
+    """An ISO 8601 date-time; without an offset it is taken as UTC."""
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise CommandError(f"--at: {raw!r} is not an ISO 8601 date-time") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Command(BaseCommand):
+    help = "Send the digests that are due, or print a user's next digest."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        commands = parser.add_subparsers(dest="command", required=True)
+        run = commands.add_parser(
+            "run",
+            help="Open and send, in this process, every digest due now (or at --at), "
+            "including any missed while workers were down. Safe to repeat.",
+        )
+        run.add_argument("--at", type=instant, help="ISO 8601 date-time (default: now)")
+        preview = commands.add_parser(
+            "preview", help="Print the user's next digest as text."
+        )
+        preview.add_argument("email")
+        preview.add_argument("--at", type=instant, help="as if built at this time")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        at = options["at"] or timezone.now()
+        if options["command"] == "run":
+            self.run(at)
+        else:
+            self.preview(options["email"], at)
+
+    def run(self, at: datetime) -> None:
+        opened = open_due_digests(at=at)
+        ids = hand_out()
+        mailer = Mailer()
+        outcomes = []
+        try:
+            for start in range(0, len(ids), BATCH):
+                outcomes += send_digests(ids[start : start + BATCH], mailer=mailer)
+        finally:
+            mailer.close()
+        counts = summarize(outcomes)
+        self.stdout.write(
+            f"Due at {at:%Y-%m-%d %H:%M %Z}: {opened} digest(s) opened; "
+            f"{counts['sent']} sent, {counts['skipped']} skipped, "
+            f"{counts['failed']} failed, {counts['pending']} to retry."
+        )
+
+    def preview(self, email: str, at: datetime) -> None:
+        user = User.objects.filter(email__iexact=email).first()
+        if user is None:
+            raise CommandError(f"No user with the email address {email}")
+        content = preview_content(user, at=at, site_url=site_url())
+        if not content.sections:
+            self.stdout.write(
+                f"Nothing new for {user.email} since {content.since:%b %-d, %Y}: "
+                "their digest would be skipped."
+            )
+            return
+        rendered = render_digest(user=user, content=content, digest_id=None)
+        self.stdout.write(f"Subject: {rendered.subject}\nTo: {user.email}\n")
+        self.stdout.write(rendered.text)

@@ -1,0 +1,62 @@
+"""A reader's say over their digest: unsubscribing, muting a topic, asking for
+a test digest."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import DigestPreferences
+from accounts.models import User
+from notifications.delivery import request_test_digest
+from notifications.models import Digest
+from notifications.tasks import send_digest
+from topics.models import Follow
+
+TEST_DIGEST_INTERVAL = timedelta(minutes=2)
+
+
+class TestDigestRefused(Exception):
+    """Why a test digest cannot be sent now; the message is for the reader."""
+
+
+def unsubscribe(*, user: User) -> bool:
+    """Turn the user's digest off at once; False if it was off already."""
+    preferences, _ = DigestPreferences.objects.get_or_create(user=user)
+    if preferences.frequency == DigestPreferences.Frequency.OFF:
+        return False
+    # An update, not save(): the one field changes even if the row is edited
+    # in the settings form at the same moment.
+    DigestPreferences.objects.filter(pk=preferences.pk).update(
+        frequency=DigestPreferences.Frequency.OFF
+    )
+    return True
+
+
+def set_muted(*, user: User, slug: str, muted: bool) -> Follow | None:
+    """Mute or unmute a followed topic in digests; None if the user does not
+    follow it. Idempotent."""
+    follow = Follow.objects.filter(user=user, topic__slug=slug).first()
+    if follow is not None and follow.muted != muted:
+        Follow.objects.filter(pk=follow.pk).update(muted=muted)
+        follow.muted = muted
+    return follow
+
+
+def send_test_digest(*, user: User) -> Digest:
+    """Open a test digest and send it after the commit; raises TestDigestRefused."""
+    if not Follow.objects.filter(user=user, muted=False).exists():
+        raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")
+    if not user.emailaddress_set.filter(verified=True).exists():
+        raise TestDigestRefused("Verify your email address first.")
+    recent = timezone.now() - TEST_DIGEST_INTERVAL
+    if Digest.objects.filter(
+        user=user, kind=Digest.Kind.TEST, created_at__gte=recent
+    ).exists():
+        raise TestDigestRefused("A test digest is on its way; try again in a minute.")
+    with transaction.atomic():
+        digest = request_test_digest(user=user)
+        transaction.on_commit(lambda: send_digest.delay(digest.pk))
+    return digest

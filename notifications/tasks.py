@@ -1,0 +1,70 @@
+"""Celery tasks for digests: thin interfaces over notifications.delivery.
+
+No long ETAs or countdowns: the schedule lives in beat (an hourly tick) and in
+the outbox (Digest rows), so a lost or redelivered message costs nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime
+
+from celery import shared_task
+from celery.signals import worker_process_shutdown
+from django.utils import timezone
+
+from notifications.delivery import hand_out
+from notifications.delivery import open_due_digests
+from notifications.delivery import send_digests
+from notifications.mailer import Mailer
+
+logger = logging.getLogger(__name__)
+
+# One mail connection per worker thread, reused from one task to the next.
+_local = threading.local()
+
+
+def worker_mailer() -> Mailer:
+    if getattr(_local, "mailer", None) is None:
+        _local.mailer = Mailer()
+    return _local.mailer
+
+
+@worker_process_shutdown.connect
+def _close_mailer(**kwargs: object) -> None:
+    mailer = getattr(_local, "mailer", None)
+    if mailer is not None:
+        mailer.close()
+
+
+@shared_task(ignore_result=True)
+def send_due_digests(at: str | None = None) -> int:
+    """Beat, hourly: open the digests now due (or due at `at`, ISO 8601) and send
+    a task for each digest that needs one; safe to repeat. Returns tasks sent."""
+    moment = datetime.fromisoformat(at) if at else timezone.now()
+    opened = open_due_digests(at=moment)
+    ids = hand_out()
+    for digest_id in ids:
+        send_digest.delay(digest_id)
+    logger.info("digests: %s due, %s handed out", opened, len(ids))
+    return len(ids)
+
+
+@shared_task(
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,  # bounded by Digest.attempts (MOMENTUM_DIGEST_MAX_ATTEMPTS)
+)
+def send_digest(self, digest_id: int) -> str:
+    """Send one digest unless another sender holds it or it is done; idempotent."""
+    outcomes = send_digests([digest_id], mailer=worker_mailer())
+    if not outcomes:
+        logger.info("digest %s: not pending (done, held, or deleted)", digest_id)
+        return "not claimed"
+    outcome = outcomes[0]
+    if outcome.retry_in is not None:
+        raise self.retry(countdown=outcome.retry_in)
+    return outcome.status

@@ -1,0 +1,37 @@
+"""The digest part of the settings page, drawn by this app so that accounts does
+not import the apps built on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+from notifications.models import Digest
+from notifications.schedule import OFF
+from notifications.schedule import Schedule
+from topics.models import Follow
+
+register = template.Library()
+
+
+@register.inclusion_tag("notifications/settings_panel.html", takes_context=True)
+def digest_settings(context: template.Context) -> dict[str, Any]:
+    user = context["user"]
+    preferences = getattr(user, "digest", None)
+    schedule = Schedule.of(preferences)
+    return {
+        "csrf_token": context.get("csrf_token"),
+        "follows": Follow.objects.filter(user=user)
+        .select_related("topic")
+        .order_by("created_at", "pk"),
+        "last": Digest.objects.filter(user=user, kind=Digest.Kind.SCHEDULED)
+        .exclude(status__in=[Digest.Status.PENDING, Digest.Status.SENDING])
+        .order_by("-due_at")
+        .first(),
+        "next_at": None
+        if schedule.frequency == OFF
+        else schedule.next_send_time(timezone.now()),
+        "time_zone": schedule.time_zone,
+    }

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.shortcuts import redirect
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_POST
+
+from accounts.models import User
+from notifications.digest import preview_content
+from notifications.digest import stored_content
+from notifications.mailer import render_digest
+from notifications.mailer import site_url
+from notifications.models import Digest
+from notifications.preferences import TestDigestRefused
+from notifications.preferences import send_test_digest
+from notifications.preferences import set_muted
+from notifications.preferences import unsubscribe as turn_off
+from notifications.tokens import BadToken
+from notifications.tokens import read_token
+
+
+# The email's HTML carries inline styles (mail clients need them): allowed on
+# this one page, which has no scripts.
+@csp_update({"style-src": [UNSAFE_INLINE]})
+@login_required
+def preview(request: HttpRequest) -> HttpResponse:
+    """View in browser: a sent digest (?digest=ID), or the next one."""
+    raw_id = request.GET.get("digest", "")
+    if raw_id:
+        if not raw_id.isdigit():
+            raise Http404("No such digest")
+        digest = get_object_or_404(Digest, pk=int(raw_id), user=request.user)
+        content, digest_id = stored_content(digest, site_url()), digest.pk
+        if content is None:
+            raise Http404("That digest held no papers")
+    else:
+        content = preview_content(request.user, at=timezone.now(), site_url=site_url())
+        digest_id = None
+    if not content.sections:
+        return render(request, "notifications/preview_empty.html", {"content": content})
+    rendered = render_digest(user=request.user, content=content, digest_id=digest_id)
+    return HttpResponse(rendered.html)
+
+
+@require_POST
+@login_required
+def test_digest(request: HttpRequest) -> HttpResponse:
+    try:
+        send_test_digest(user=request.user)
+    except TestDigestRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "A test digest is on its way to your inbox.")
+    return redirect("accounts:settings")
+
+
+@require_POST
+@login_required
+def mute(request: HttpRequest, slug: str) -> HttpResponse:
+    muted = request.POST.get("muted") == "1"
+    follow = set_muted(user=request.user, slug=slug, muted=muted)
+    if follow is None:
+        raise Http404("You do not follow that topic")
+    state = "muted in" if muted else "back in"
+    messages.success(request, f"{follow.topic.name} is {state} your digest.")
+    return redirect("accounts:settings")
+
+
+# Reached from an email: no login, no cookies (so no CSRF token; the signed
+# token is the authority) and no redirect. GET only asks, because mail
+# scanners fetch links; POST, from the page's button or a mail client's
+# RFC 8058 one-click request, unsubscribes at once.
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        user_id = read_token(token)
+    except BadToken:
+        return render(request, "notifications/unsubscribe_invalid.html", status=400)
+    user = User.objects.filter(pk=user_id).first()
+    if user is None:
+        return render(request, "notifications/unsubscribe_gone.html", status=404)
+    context = {"email": user.email, "token": token}
+    if request.method != "POST":
+        return render(request, "notifications/unsubscribe.html", context)
+    turn_off(user=user)
+    return render(request, "notifications/unsubscribed.html", context)

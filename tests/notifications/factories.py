@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import date
+
+from allauth.account.models import EmailAddress
+
+from accounts.models import DigestPreferences
+from accounts.models import User
+from papers.models import Paper
+from topics.models import PaperTopic
+from topics.models import Topic
+
+_ids = itertools.count(1)
+
+
+def verified(user: User) -> User:
+    EmailAddress.objects.get_or_create(
+        user=user, email=user.email, defaults={"verified": True, "primary": True}
+    )
+    return user
+
+
+def preferences(user: User, **fields: object) -> DigestPreferences:
+    prefs, _ = DigestPreferences.objects.update_or_create(user=user, defaults=fields)
+    user.digest = prefs
+    return prefs
+
+
+def add_papers(
+    topics: Topic | Sequence[Topic],
+    day: date,
+    count: int = 1,
+    *,
+    title: str = "A paper",
+    abstract: str = "We study agents. Then we study them more.",
+    authors: str = "Ada Lovelace, Alan Turing",
+) -> list[Paper]:
+    """Papers first announced on `day`, tagged into `topics`."""
+    topics = [topics] if isinstance(topics, Topic) else list(topics)
+    papers = Paper.objects.bulk_create(
+        Paper(
+            arxiv_id=f"2699.{next(_ids):05d}",
+            version=1,
+            title=f"{title} {n}" if count > 1 else title,
+            abstract=abstract,
+            author_names=authors,
+            first_announced=day,
+        )
+        for n in range(count)
+    )
+    PaperTopic.objects.bulk_create(
+        PaperTopic(paper=paper, topic=topic) for paper in papers for topic in topics
+    )
+    return papers

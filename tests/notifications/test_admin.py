@@ -1,0 +1,65 @@
+"""Digests in admin: by status, and "resend"."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+
+import pytest
+from django.test import Client
+
+from notifications.models import Digest
+
+pytestmark = pytest.mark.django_db
+
+URL = "/admin/notifications/digest/"
+
+
+@pytest.fixture
+def admin_client(staff) -> Client:
+    staff.is_superuser = True
+    staff.save()
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+def make_digest(user, status: str, day: int) -> Digest:
+    return Digest.objects.create(
+        user=user,
+        frequency="weekly",
+        period_start=date(2026, 7, day),
+        due_at=datetime(2026, 7, day, 8, tzinfo=UTC),
+        status=status,
+        reason="550 no such user" if status == "failed" else "",
+    )
+
+
+def test_lists_digests_by_status(admin_client, alice):
+    make_digest(alice, "failed", 6)
+    make_digest(alice, "sent", 13)
+
+    page = admin_client.get(URL, {"status__exact": "failed"}).content.decode()
+
+    assert "550 no such user" in page
+    assert "Jul. 13, 2026" not in page
+
+
+def test_resend_puts_finished_digests_back_and_sends_after_commit(
+    admin_client, alice, django_capture_on_commit_callbacks
+):
+    failed = make_digest(alice, "failed", 6)
+    pending = make_digest(alice, "pending", 13)
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = admin_client.post(
+            URL,
+            {"action": "resend_digests", "_selected_action": [failed.pk, pending.pk]},
+            follow=True,
+        )
+
+    failed.refresh_from_db()
+    assert (failed.status, failed.reason, failed.attempts) == ("pending", "", 0)
+    assert len(callbacks) == 1
+    assert b"1 digest(s) sent to the email queue" in response.content

@@ -1,0 +1,317 @@
+"""The outbox: opening one digest per user and period, and sending it once."""
+
+from __future__ import annotations
+
+import smtplib
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+
+from accounts.models import User
+from notifications.delivery import hand_out
+from notifications.delivery import open_due_digests
+from notifications.delivery import resend
+from notifications.delivery import send_digests
+from notifications.mailer import Mailer
+from notifications.mailer import PermanentSendError
+from notifications.mailer import TransientSendError
+from notifications.mailer import classify
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from notifications.preferences import unsubscribe
+from tests.notifications.factories import add_papers
+from tests.notifications.factories import preferences
+from tests.notifications.factories import verified
+from tests.topics.factories import make_topic
+from topics.models import Follow
+
+pytestmark = pytest.mark.django_db
+
+JOINED = datetime(2026, 7, 1, tzinfo=UTC)
+MONDAY_9 = datetime(2026, 7, 13, 9, tzinfo=UTC)  # default: Mondays 08:00 UTC
+
+
+@pytest.fixture
+def agents():
+    return make_topic("Agents", rule="ti:agent", slug="agents")
+
+
+@pytest.fixture
+def reader(alice, agents):
+    """alice, verified, following Agents since before the period began."""
+    User.objects.filter(pk=alice.pk).update(date_joined=JOINED)
+    Follow.objects.create(user=alice, topic=agents)
+    return verified(User.objects.get(pk=alice.pk))
+
+
+def send_due(at: datetime) -> list:
+    open_due_digests(at=at)
+    return send_digests(hand_out(), mailer=Mailer())
+
+
+def test_opens_one_digest_per_user_and_period_however_often_it_runs(reader):
+    open_due_digests(at=MONDAY_9)
+    open_due_digests(at=MONDAY_9)
+    open_due_digests(at=MONDAY_9 + timedelta(hours=30))
+
+    [digest] = Digest.objects.all()
+    assert (digest.period_start, digest.due_at) == (
+        date(2026, 7, 13),
+        datetime(2026, 7, 13, 8, tzinfo=UTC),
+    )
+
+
+def test_no_digest_for_a_period_that_began_before_the_account(reader):
+    User.objects.filter(pk=reader.pk).update(date_joined=MONDAY_9)
+
+    open_due_digests(at=MONDAY_9 + timedelta(hours=1))
+
+    assert not Digest.objects.exists()
+
+
+def test_a_schedule_change_does_not_give_a_second_digest_in_the_period(reader):
+    open_due_digests(at=MONDAY_9)
+    # Moved to Fridays on Wednesday: the current period then began on the
+    # Friday before, earlier than the digest already opened on Monday.
+    preferences(reader, weekday=4)
+
+    open_due_digests(at=MONDAY_9 + timedelta(days=2))
+    assert Digest.objects.count() == 1
+    open_due_digests(at=MONDAY_9 + timedelta(days=4))
+    assert Digest.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda user: User.objects.filter(pk=user.pk).update(is_active=False),
+        lambda user: preferences(user, frequency="off"),
+        lambda user: Follow.objects.filter(user=user).update(muted=True),
+    ],
+    ids=["inactive", "off", "all-muted"],
+)
+def test_no_digest_is_opened_for(reader, change):
+    change(reader)
+
+    open_due_digests(at=MONDAY_9)
+
+    assert not Digest.objects.exists()
+
+
+def test_sends_the_new_papers_once_in_text_and_html(reader, agents):
+    [paper] = add_papers(agents, date(2026, 7, 10), title="Agents that plan")
+
+    [outcome] = send_due(MONDAY_9)
+
+    assert outcome.status == "sent"
+    [message] = mail.outbox
+    html = message.alternatives[0][0]
+    assert message.to == ["alice@example.com"]
+    assert message.subject == "1 new paper in Agents"
+    assert "Agents that plan" in message.body
+    assert "Agents that plan" in html
+    assert f"https://momentum.example/papers/{paper.arxiv_id}/" in message.body
+    assert "https://momentum.example/digest/preview/?digest=" in html
+    digest = Digest.objects.get()
+    assert digest.status == "sent"
+    assert digest.paper_count == 1
+    assert message.extra_headers["Message-ID"] == digest.message_id
+    assert list(DigestPaper.objects.values_list("paper_id", flat=True)) == [paper.pk]
+
+
+def test_headers_offer_one_click_unsubscribe(reader, agents):
+    add_papers(agents, date(2026, 7, 10))
+
+    send_due(MONDAY_9)
+
+    headers = mail.outbox[0].extra_headers
+    assert headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert headers["List-Unsubscribe"].startswith(
+        "<https://momentum.example/unsubscribe/"
+    )
+
+
+def test_a_paper_sent_once_is_never_sent_again(reader, agents):
+    add_papers(agents, date(2026, 7, 13))
+    send_due(MONDAY_9)
+    [later] = add_papers(agents, date(2026, 7, 14))
+
+    send_due(MONDAY_9 + timedelta(days=7))
+
+    assert len(mail.outbox) == 2
+    assert Digest.objects.get(period_start=date(2026, 7, 20)).sections[0]["papers"] == [
+        [later.pk, []]
+    ]
+
+
+def test_nothing_new_is_skipped_with_the_reason_and_sends_nothing(reader):
+    [outcome] = send_due(MONDAY_9)
+
+    assert outcome.status == "skipped"
+    assert mail.outbox == []
+    assert Digest.objects.get().reason == "Nothing new since Jul 6, 2026."
+
+
+def test_only_verified_addresses_get_digests(reader, agents):
+    reader.emailaddress_set.update(verified=False)
+    add_papers(agents, date(2026, 7, 10))
+
+    send_due(MONDAY_9)
+
+    assert mail.outbox == []
+    assert Digest.objects.get().reason == "No verified email address."
+
+
+def test_unsubscribing_after_the_digest_opened_stops_it(reader, agents):
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    unsubscribe(user=reader)
+
+    send_digests(hand_out(), mailer=Mailer())
+
+    assert mail.outbox == []
+    assert Digest.objects.get().status == "skipped"
+
+
+def test_a_deleted_user_takes_their_digests_along(reader, agents):
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    ids = hand_out()
+    reader.delete()
+
+    assert send_digests(ids, mailer=Mailer()) == []
+    assert mail.outbox == []
+
+
+def test_hostile_titles_are_escaped_in_html_and_plain_in_text(reader, agents):
+    hostile = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'
+    add_papers(agents, date(2026, 7, 10), title=hostile)
+
+    send_due(MONDAY_9)
+
+    html = mail.outbox[0].alternatives[0][0]
+    assert "<script>" not in html
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp;" in html
+    assert hostile in mail.outbox[0].body
+
+
+def test_a_claimed_digest_is_not_sent_by_a_second_sender(reader, agents):
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    ids = hand_out()
+    Digest.objects.update(
+        status="sending", claimed_by="other", claimed_at=datetime.now(UTC)
+    )
+
+    assert send_digests(ids, mailer=Mailer()) == []
+    assert mail.outbox == []
+
+
+def test_a_dead_senders_claim_expires_and_the_digest_goes_once(reader, agents):
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    hand_out()
+    Digest.objects.update(
+        status="sending", claimed_by="dead", claimed_at=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+
+    ids = hand_out()
+    send_digests(ids, mailer=Mailer())
+    send_digests(ids, mailer=Mailer())
+
+    assert len(ids) == 1
+    assert len(mail.outbox) == 1
+
+
+def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(reader):
+    open_due_digests(at=MONDAY_9)
+
+    assert len(hand_out()) == 1
+    assert hand_out() == []
+
+
+class FailingBackend:
+    """A mail connection that fails as told."""
+
+    error: Exception
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (smtplib.SMTPRecipientsRefused({"a@x": (550, b"no such user")}), "permanent"),
+        (smtplib.SMTPRecipientsRefused({"a@x": (452, b"mailbox full")}), "transient"),
+        (smtplib.SMTPDataError(451, b"try later"), "transient"),
+        (smtplib.SMTPDataError(554, b"rejected"), "permanent"),
+        (smtplib.SMTPAuthenticationError(535, b"bad login"), "transient"),
+        (smtplib.SMTPServerDisconnected("gone"), "transient"),
+        (ConnectionRefusedError(111, "refused"), "transient"),
+    ],
+)
+def test_errors_are_classified_by_reply_code(error, kind):
+    expected = PermanentSendError if kind == "permanent" else TransientSendError
+    assert isinstance(classify(error), expected)
+
+
+def test_temporary_failures_are_deferred_then_given_up(reader, agents, settings):
+    settings.MOMENTUM_DIGEST_MAX_ATTEMPTS = 2
+    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    ids = hand_out()
+
+    [first] = send_digests(ids, mailer=Mailer())
+    digest = Digest.objects.get()
+    assert first.retry_in is not None
+    assert (digest.status, digest.attempts) == ("pending", 1)
+    assert digest.reason == "Will retry: 451 try later"
+    assert DigestPaper.objects.count() == 1
+
+    [second] = send_digests(ids, mailer=Mailer())
+    digest.refresh_from_db()
+    assert second.retry_in is None
+    assert digest.status == "failed"
+    assert digest.reason.startswith("Gave up after 2 attempts")
+    assert DigestPaper.objects.count() == 0
+
+
+def test_permanent_failures_are_recorded_and_free_the_papers(reader, agents, settings):
+    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
+    add_papers(agents, date(2026, 7, 10))
+
+    send_due(MONDAY_9)
+
+    digest = Digest.objects.get()
+    assert (digest.status, digest.reason) == (
+        "failed",
+        "recipient refused: 550 no user",
+    )
+    assert DigestPaper.objects.count() == 0
+
+
+def test_resend_puts_a_failed_digest_back_and_plans_it_anew(reader, agents, settings):
+    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
+    add_papers(agents, date(2026, 7, 10))
+    send_due(MONDAY_9)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+    ids = resend(Digest.objects.all())
+    [outcome] = send_digests(ids, mailer=Mailer())
+
+    assert outcome.status == "sent"
+    assert len(mail.outbox) == 1
+    assert DigestPaper.objects.count() == 1

@@ -1,0 +1,188 @@
+"""What goes in a digest: planning rules and the shaped content."""
+
+from __future__ import annotations
+
+from datetime import date
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from accounts.models import User
+from notifications.digest import PlanRequest
+from notifications.digest import one_line
+from notifications.digest import plan_digests
+from notifications.digest import shape_digests
+from notifications.digest import share_slots
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from papers.models import Affiliation
+from papers.models import Author
+from papers.models import Authorship
+from tests.notifications.factories import add_papers
+from tests.topics.factories import make_topic
+from topics.models import Follow
+
+pytestmark = pytest.mark.django_db
+
+MONDAY = date(2026, 7, 13)
+WEEK = timedelta(days=7)
+
+
+def weekly(user: User, max_papers: int = 30, **fields: object) -> PlanRequest:
+    return PlanRequest(user.pk, MONDAY, WEEK, max_papers, **fields)
+
+
+@pytest.fixture
+def agents():
+    return make_topic("Agents", rule="ti:agent", slug="agents")
+
+
+@pytest.fixture
+def robots():
+    return make_topic("Robots", rule="ti:robot", slug="robots")
+
+
+def papers_in(plan) -> list[list[int]]:
+    return [[paper_id for paper_id, _ in s["papers"]] for s in plan.sections]
+
+
+def test_first_digest_holds_the_last_period_of_each_followed_topic(
+    alice, agents, robots
+):
+    Follow.objects.create(user=alice, topic=agents)
+    old = add_papers(agents, MONDAY - timedelta(days=8))
+    new = add_papers(agents, MONDAY - timedelta(days=3), count=2)
+    add_papers(robots, MONDAY)  # not followed
+
+    plan = plan_digests([weekly(alice)])[alice.pk]
+
+    assert plan.since == MONDAY - WEEK
+    assert papers_in(plan) == [[new[1].pk, new[0].pk]]
+    assert old[0].pk not in papers_in(plan)[0]
+
+
+def test_later_digests_start_at_the_last_period_received_and_skip_sent_papers(
+    alice, agents
+):
+    Follow.objects.create(user=alice, topic=agents)
+    last = Digest.objects.create(
+        user=alice,
+        frequency="weekly",
+        period_start=MONDAY - WEEK,
+        due_at="2026-07-06T08:00Z",
+        status=Digest.Status.SENT,
+    )
+    sent, unsent = add_papers(agents, MONDAY - WEEK, count=2)
+    DigestPaper.objects.create(digest=last, user=alice, paper=sent, topic=agents)
+    before = add_papers(agents, MONDAY - WEEK - timedelta(days=1))
+
+    plan = plan_digests([weekly(alice)])[alice.pk]
+
+    assert plan.since == MONDAY - WEEK
+    assert papers_in(plan) == [[unsent.pk]]
+    assert before[0].pk not in papers_in(plan)[0]
+
+
+def test_a_paper_in_two_followed_topics_appears_once_under_the_first(
+    alice, agents, robots
+):
+    Follow.objects.create(user=alice, topic=robots)
+    Follow.objects.create(user=alice, topic=agents)
+    [both] = add_papers([agents, robots], MONDAY)
+
+    plan = plan_digests([weekly(alice)])[alice.pk]
+
+    assert plan.sections == [
+        {"topic": robots.pk, "papers": [[both.pk, [agents.pk]]], "more": 0}
+    ]
+
+
+def test_muted_and_inactive_topics_are_left_out(alice, agents, robots):
+    Follow.objects.create(user=alice, topic=agents, muted=True)
+    Follow.objects.create(user=alice, topic=robots)
+    robots.is_active = False
+    robots.save()
+    add_papers([agents], MONDAY)
+    add_papers([robots], MONDAY)
+
+    assert plan_digests([weekly(alice)])[alice.pk].sections == []
+
+
+def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, robots):
+    Follow.objects.create(user=alice, topic=agents)
+    Follow.objects.create(user=alice, topic=robots)
+    add_papers(agents, MONDAY, count=10)
+    add_papers(robots, MONDAY, count=2)
+
+    plan = plan_digests([weekly(alice, max_papers=5)])[alice.pk]
+
+    assert [len(s["papers"]) for s in plan.sections] == [3, 2]
+    assert [s["more"] for s in plan.sections] == [7, 0]
+    [content] = shape_digests([plan], "https://m.example")
+    assert content.sections[0].more_url == (
+        f"https://m.example/topics/agents/?week={MONDAY - WEEK}"
+    )
+
+
+def test_share_slots_is_even_and_never_exceeds_counts():
+    assert share_slots([10, 2, 10], 9) == [4, 2, 3]
+    assert share_slots([1, 1], 30) == [1, 1]
+    assert share_slots([], 5) == []
+
+
+def test_shaped_entries_carry_first_authors_affiliations_and_a_one_line_summary(
+    alice, agents
+):
+    Follow.objects.create(user=alice, topic=agents)
+    [paper] = add_papers(
+        agents,
+        MONDAY,
+        authors="A One, B Two, C Three, D Four, E Five",
+        abstract="First  sentence\nhere. Second sentence.",
+    )
+    mit = Affiliation.objects.create(name="MIT")
+    for position, name in enumerate(["A One", "B Two"]):
+        authorship = Authorship.objects.create(
+            paper=paper,
+            author=Author.objects.create(name=name),
+            position=position,
+        )
+        authorship.affiliations.add(mit)
+
+    [content] = shape_digests(
+        [plan_digests([weekly(alice)])[alice.pk]], "https://m.example"
+    )
+
+    [entry] = content.sections[0].entries
+    assert entry.authors == ["A One", "B Two", "C Three"]
+    assert entry.more_authors == 2
+    assert entry.affiliations == ["MIT"]
+    assert entry.summary == "First sentence here."
+
+
+def test_one_line_cuts_long_sentences_at_a_word():
+    summary = one_line("word " * 100, limit=22)
+    assert summary == "word word word word…"
+
+
+def test_planning_and_shaping_a_batch_takes_the_same_queries_for_3_or_30_users(
+    agents, robots
+):
+    def batch(size: int, offset: int) -> int:
+        users = [
+            User.objects.create_user(f"u{offset + n}@example.com") for n in range(size)
+        ]
+        for user in users:
+            Follow.objects.create(user=user, topic=agents)
+            Follow.objects.create(user=user, topic=robots)
+        with CaptureQueriesContext(connection) as queries:
+            plans = plan_digests([weekly(user) for user in users])
+            shape_digests(plans.values(), "https://m.example")
+        return len(queries)
+
+    add_papers([agents], MONDAY, count=5)
+    add_papers([agents, robots], MONDAY, count=5)
+
+    assert batch(3, 0) == batch(30, 100)

@@ -1,0 +1,224 @@
+"""Digest pages: view in browser, unsubscribe, and the settings page's digest part."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from accounts.models import DigestPreferences
+from accounts.models import User
+from notifications.delivery import hand_out
+from notifications.delivery import open_due_digests
+from notifications.delivery import send_digests
+from notifications.mailer import Mailer
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from notifications.tokens import unsubscribe_token
+from tests.notifications.factories import add_papers
+from tests.notifications.factories import verified
+from tests.topics.factories import make_topic
+from topics.models import Follow
+
+pytestmark = pytest.mark.django_db
+
+PREVIEW = "/digest/preview/"
+
+
+@pytest.fixture
+def agents():
+    return make_topic("Agents", rule="ti:agent", slug="agents")
+
+
+@pytest.fixture
+def reader(alice, agents):
+    Follow.objects.create(user=alice, topic=agents)
+    return verified(alice)
+
+
+def client_for(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_preview_needs_a_login():
+    response = Client().get(PREVIEW)
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+def test_preview_shows_the_next_digest_with_inline_styles_allowed(reader, agents):
+    add_papers(agents, datetime.now(UTC).date(), title="Planning <agents>")
+
+    response = client_for(reader).get(PREVIEW)
+
+    assert response.status_code == 200
+    assert b"Planning &lt;agents&gt;" in response.content
+    policy = response["Content-Security-Policy"]
+    assert "style-src 'self' 'unsafe-inline'" in policy
+    assert "script-src 'self'" in policy
+
+
+def test_preview_with_nothing_new_says_so(reader):
+    response = client_for(reader).get(PREVIEW)
+
+    assert response.status_code == 200
+    assert b"Nothing new in the topics you follow" in response.content
+
+
+def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
+    reader, agents, bob
+):
+    User.objects.filter(pk=reader.pk).update(
+        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
+    )
+    add_papers(agents, date(2026, 7, 10), title="Sent before")
+    open_due_digests(at=datetime(2026, 7, 13, 9, tzinfo=UTC))
+    send_digests(hand_out(), mailer=Mailer())
+    digest = Digest.objects.get()
+
+    mine = client_for(reader).get(PREVIEW, {"digest": digest.pk})
+    theirs = client_for(bob).get(PREVIEW, {"digest": digest.pk})
+    bad = client_for(reader).get(PREVIEW, {"digest": "1 OR 1=1"})
+
+    assert mine.status_code == 200
+    assert b"Sent before" in mine.content
+    assert theirs.status_code == 404
+    assert bad.status_code == 404
+
+
+def test_unsubscribe_link_asks_then_unsubscribes_without_login_cookies_or_redirect(
+    reader,
+):
+    url = f"/unsubscribe/{unsubscribe_token(reader)}/"
+    client = Client()
+
+    page = client.get(url)
+    assert page.status_code == 200
+    assert b"alice@example.com" in page.content
+    assert f'action="{url}"'.encode() in page.content
+    assert not DigestPreferences.objects.filter(frequency="off").exists()
+
+    done = client.post(url)
+    assert done.status_code == 200
+    assert b"You are unsubscribed" in done.content
+    assert not page.cookies
+    assert not done.cookies
+    assert DigestPreferences.objects.get(user=reader).frequency == "off"
+
+
+def test_one_click_post_from_a_mail_client_unsubscribes(reader):
+    response = Client(enforce_csrf_checks=True).post(
+        f"/unsubscribe/{unsubscribe_token(reader)}/",
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert response.status_code == 200
+    assert DigestPreferences.objects.get(user=reader).frequency == "off"
+
+
+@pytest.mark.parametrize(
+    "token", ["nonsense", "eyJ1IjoxfQ:tampered", "eyJ1Ijo5OTk5OX0:AAAA", "%00"]
+)
+def test_a_bad_unsubscribe_token_gets_a_clear_400(token):
+    response = Client().post(f"/unsubscribe/{token}/")
+
+    assert response.status_code == 400
+    assert b"This unsubscribe link is not valid" in response.content
+
+
+def test_a_tampered_user_id_is_refused(reader, bob):
+    signature = unsubscribe_token(reader).split(":", 1)[1]
+    forged = unsubscribe_token(bob).split(":", 1)[0] + ":" + signature
+
+    response = Client().post(f"/unsubscribe/{forged}/")
+
+    assert response.status_code == 400
+    assert not DigestPreferences.objects.filter(frequency="off").exists()
+
+
+def test_unsubscribe_for_a_deleted_account_is_a_404_page(reader):
+    url = f"/unsubscribe/{unsubscribe_token(reader)}/"
+    reader.delete()
+
+    response = Client().get(url)
+
+    assert response.status_code == 404
+    assert b"No account for this link" in response.content
+
+
+def test_settings_show_the_last_digest_mutes_and_the_test_button(reader):
+    Digest.objects.create(
+        user=reader,
+        frequency="weekly",
+        period_start=date(2026, 7, 13),
+        due_at=datetime(2026, 7, 13, 8, tzinfo=UTC),
+        status="skipped",
+        reason="Nothing new since Jul 6, 2026.",
+    )
+
+    page = client_for(reader).get("/settings/").content.decode()
+
+    assert "Last digest, 13 Jul 2026:" in page
+    assert "Nothing new since Jul 6, 2026." in page
+    assert 'action="/digest/mute/agents/"' in page
+    assert "Send me a test digest" in page
+    assert 'style="' not in page
+
+
+def test_mute_and_unmute_a_topic_from_settings(reader, agents):
+    client = client_for(reader)
+
+    client.post("/digest/mute/agents/", {"muted": "1"})
+    assert Follow.objects.get(user=reader).muted
+    client.post("/digest/mute/agents/", {"muted": "0"})
+    assert not Follow.objects.get(user=reader).muted
+    assert client.post("/digest/mute/unknown/", {"muted": "1"}).status_code == 404
+
+
+def test_mute_is_only_ever_the_users_own_follow(reader, bob, agents):
+    Follow.objects.create(user=bob, topic=agents)
+
+    client_for(bob).post("/digest/mute/agents/", {"muted": "1"})
+
+    assert not Follow.objects.get(user=reader).muted
+    assert Follow.objects.get(user=bob).muted
+
+
+def test_test_digest_is_sent_after_the_commit(
+    reader, agents, django_capture_on_commit_callbacks, settings
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # Older than a weekly digest reaches: a test digest shows it rather than
+    # nothing, and does not count it as sent.
+    add_papers(agents, datetime.now(UTC).date() - timedelta(days=20), title="Shown")
+    client = client_for(reader)
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = client.post("/digest/test/")
+    again = client.post("/digest/test/", follow=True)
+
+    assert response.status_code == 302
+    assert len(callbacks) == 1
+    [message] = mail.outbox
+    assert message.subject.startswith("[Test] ")
+    assert "Shown" in message.body
+    assert Digest.objects.get().kind == "test"
+    assert not DigestPaper.objects.exists()
+    assert b"A test digest is on its way" in again.content
+
+
+def test_test_digest_needs_a_followed_topic(alice):
+    verified(alice)
+
+    response = client_for(alice).post("/digest/test/", follow=True)
+
+    assert b"Follow a topic" in response.content
+    assert not Digest.objects.exists()
