@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from django.db.models import Count
 from django.db.models import Exists
+from django.db.models import Max
 from django.db.models import OuterRef
 from django.db.models import QuerySet
+from django.db.models import Subquery
+from django.db.models.functions import Coalesce
 
 from accounts.models import User
 from topics.models import Follow
@@ -26,3 +30,23 @@ def with_follow_flag(topics: QuerySet[Topic], user: User) -> QuerySet[Topic]:
     return topics.annotate(
         is_followed=Exists(Follow.objects.filter(user=user, topic=OuterRef("pk")))
     )
+
+
+def with_follower_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:
+    """Annotate `follower_count`, as a subquery: a join would multiply any other
+    count on the topics (their papers)."""
+    followers = (
+        Follow.objects.filter(topic=OuterRef("pk"))
+        .order_by()
+        .values("topic")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return topics.annotate(follower_count=Coalesce(Subquery(followers), 0))
+
+
+def follows_fingerprint() -> str:
+    """Changes whenever anyone follows or unfollows (rows are only added and
+    deleted, and ids only grow), for caches of follower counts."""
+    follows = Follow.objects.aggregate(count=Count("id"), last=Max("id"))
+    return f"{follows['count']}:{follows['last']}"

@@ -225,12 +225,11 @@ def test_the_key_authenticates_an_api_request(alice):
         request = factory.get("/", HTTP_AUTHORIZATION=f"Token {key}")
         return WhoAmI.as_view()(request).status_code
 
-    # A refused key is 403, not 401: session auth comes first and sends no
-    # WWW-Authenticate challenge.
+    # A refused key is 401 with a challenge: token auth comes first.
     assert status_with(new_key) == 200
-    assert status_with(old_key) == 403
+    assert status_with(old_key) == 401
     tokens.revoke_token(user=alice)
-    assert status_with(new_key) == 403
+    assert status_with(new_key) == 401
 
 
 def test_delete_page_warns_and_asks_for_the_password(alice_client, library):

@@ -1,0 +1,47 @@
+"""Serializers for the caller's own account: profile, digest settings, API token."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.authtoken.models import Token
+
+from accounts.models import DigestPreferences
+from accounts.models import User
+
+
+class ProfileSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = User
+        fields = ["email", "first_name", "last_name", "is_staff", "date_joined"]
+        read_only_fields = ["email", "is_staff", "date_joined"]
+
+
+class DigestPreferencesSerializer(serializers.ModelSerializer):
+    """The digest settings; the same rules as the settings page's form
+    (accounts.forms.DigestPreferencesForm)."""
+
+    class Meta:
+        model = DigestPreferences
+        # The fields the settings form edits; new digest fields are added here
+        # when they are added there.
+        fields = ["frequency", "weekday", "hour", "time_zone", "max_papers"]
+        extra_kwargs = {
+            "hour": {"min_value": 0, "max_value": 23, "help_text": "In time_zone."},
+            "weekday": {"help_text": "0 is Monday; for weekly digests."},
+            "max_papers": {"min_value": 1, "max_value": 200},
+        }
+
+
+class TokenStateSerializer(serializers.Serializer):
+    exists = serializers.BooleanField()
+    created = serializers.DateTimeField(allow_null=True)
+
+
+class TokenKeySerializer(serializers.ModelSerializer):
+    key = serializers.CharField(
+        help_text="Send as `Authorization: Token <key>`. Shown only here, once."
+    )
+
+    class Meta:
+        model = Token
+        fields = ["key", "created"]

@@ -1,0 +1,135 @@
+"""Conditional GETs (ETag / Last-Modified) and cached bodies for the API's reads.
+
+A response is identified by a *version* of the data it shows plus its full
+address. Papers and topics read the pages' content version (papers.pagecache),
+which every change to papers, tags, topics and momentum moves on after commit;
+parts that change without it (follower counts, a user's saved papers) add a
+fingerprint of their rows. So a client's If-None-Match is answered with no SQL
+at all, and a body built once is served from the cache until the data changes.
+
+Last-Modified is when this version was first seen: the content version is a
+timestamp itself, and a new fingerprint is stamped the first time it is met,
+which is after the change that made it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.core.cache import cache
+from django.http import HttpResponse
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+
+from papers.pagecache import VERSION_KEY
+
+# Bodies are keyed by version, so they never go stale; this only bounds memory.
+BODY_TIMEOUT = 10 * 60
+SEEN_TIMEOUT = 7 * 24 * 60 * 60
+
+
+class PreconditionFailed(exceptions.APIException):
+    status_code = 412
+    default_detail = "The resource does not match If-Match / If-Unmodified-Since."
+    default_code = "precondition_failed"
+
+
+def content_version() -> int:
+    """The pages' content version: a time in ns, moved on by every content change."""
+    return cache.get_or_set(VERSION_KEY, time.time_ns, None)
+
+
+def conditional_response(
+    request: Request,
+    build: Callable[[], Any],
+    *,
+    fingerprint: str = "",
+    private: bool = False,
+) -> HttpResponse:
+    """304 when the client's copy is current, else the body for this data version,
+    from the cache or from `build()` (which may raise, e.g. Http404)."""
+    version = content_version()
+    address = request.build_absolute_uri()
+    digest = hashlib.sha256(f"{version}|{fingerprint}|{address}".encode()).hexdigest()
+    headers = {
+        "ETag": f'"{digest[:32]}"',
+        "Last-Modified": http_date(_modified(version, fingerprint)),
+        "Cache-Control": "private, no-cache" if private else "no-cache",
+    }
+    probe = HttpResponse(headers=headers)
+    answer = get_conditional_response(
+        request._request,
+        etag=headers["ETag"],
+        last_modified=_modified(version, fingerprint),
+        response=probe,
+    )
+    if answer is not probe:
+        if answer.status_code == 412:
+            raise PreconditionFailed
+        return answer
+    key = f"api:body:{digest}"
+    body = cache.get(key)
+    if body is None:
+        # Rendered once: a hit costs one cache read and no serializing.
+        body = JSONRenderer().render(build())
+        cache.set(key, body, BODY_TIMEOUT)
+    return HttpResponse(body, content_type="application/json", headers=headers)
+
+
+def _modified(version: int, fingerprint: str) -> int:
+    """Seconds since the epoch at which this version of the data was first seen."""
+    seen = version
+    if fingerprint:
+        key = (
+            "api:seen:"
+            + hashlib.sha256(f"{version}|{fingerprint}".encode()).hexdigest()
+        )
+        seen = max(seen, cache.get_or_set(key, time.time_ns, SEEN_TIMEOUT))
+    return seen // 1_000_000_000
+
+
+# SCHEMA
+# ------------------------------------------------------------------------------
+
+CONDITIONAL_PARAMETERS = [
+    OpenApiParameter(
+        "If-None-Match",
+        str,
+        OpenApiParameter.HEADER,
+        description="An ETag from an earlier response: 304 if nothing changed.",
+    ),
+    OpenApiParameter(
+        "If-Modified-Since",
+        str,
+        OpenApiParameter.HEADER,
+        description="An HTTP date (Last-Modified of an earlier response): 304 if "
+        "nothing changed since. Second resolution; prefer If-None-Match.",
+    ),
+]
+NOT_MODIFIED = OpenApiResponse(
+    description="Not modified: the client's copy is current."
+)
+VALIDATOR_HEADERS = [
+    OpenApiParameter(
+        "ETag",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 304],
+        description="Changes whenever the data shown changes.",
+    ),
+    OpenApiParameter(
+        "Last-Modified",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 304],
+        description="When this version of the data was first seen.",
+    ),
+]

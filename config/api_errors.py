@@ -1,0 +1,167 @@
+"""One JSON shape for every API error, with a machine-readable code.
+
+    {"error": {"code": "invalid", "message": "...",
+               "fields": {"rule": [{"code": "invalid_rule", "message": "...",
+                                    "position": 12}]}}}
+
+`fields` appears only on validation errors; nested fields are joined with dots
+("categories.0"). 404s, throttling, authentication, CSRF and server errors all
+come out in this shape, so clients handle one thing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from django.http import HttpRequest
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+logger = logging.getLogger(__name__)
+
+VALIDATION_MESSAGE = "The request is not valid; see fields."
+
+
+def error_body(
+    code: str, message: str, fields: dict[str, list[dict]] | None = None
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if fields is not None:
+        error["fields"] = fields
+    return {"error": error}
+
+
+def positioned_error(message: str, *, code: str, position: int) -> Any:
+    """A field error that points into the value (a rule's error position)."""
+    return serializers.ValidationError(
+        [{"message": message, "code": code, "position": position}]
+    )
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    """DRF's EXCEPTION_HANDLER: every exception, expected or not, in one shape."""
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+        )
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
+    if not isinstance(exc, exceptions.APIException):
+        logger.exception("API request failed", exc_info=exc)
+        set_rollback()
+        return Response(
+            error_body("server_error", "Something went wrong on our side."),
+            status=500,
+        )
+
+    headers = {}
+    if auth_header := getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = auth_header
+    if wait := getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(wait))
+    set_rollback()
+    return Response(_body(exc), status=exc.status_code, headers=headers)
+
+
+def _body(exc: exceptions.APIException) -> dict[str, Any]:
+    if isinstance(exc, exceptions.ValidationError):
+        return error_body("invalid", VALIDATION_MESSAGE, flatten(exc.detail))
+    detail = exc.detail
+    message = str(detail) if not isinstance(detail, (dict, list)) else str(exc)
+    code = getattr(detail, "code", None) or exc.default_code
+    if isinstance(exc, exceptions.PermissionDenied) and message.startswith("CSRF"):
+        code = "csrf_failed"
+    return error_body(str(code), message)
+
+
+def flatten(detail: Any, prefix: str = "") -> dict[str, list[dict]]:
+    """DRF's nested error detail as {"field.sub": [{"code", "message"}, ...]}."""
+    if isinstance(detail, dict):
+        if "message" in detail and "code" in detail:
+            return {prefix or "non_field_errors": [_entry(detail)]}
+        fields: dict[str, list[dict]] = {}
+        for key, value in detail.items():
+            name = f"{prefix}.{key}" if prefix else str(key or "non_field_errors")
+            for field, entries in flatten(value, name).items():
+                fields.setdefault(field, []).extend(entries)
+        return fields
+    if isinstance(detail, list):
+        fields = {}
+        for index, item in enumerate(detail):
+            name = prefix
+            if isinstance(item, (dict, list)) and not _is_entry(item):
+                name = f"{prefix}.{index}" if prefix else str(index)
+            for field, entries in flatten(item, name).items():
+                fields.setdefault(field, []).extend(entries)
+        return fields
+    name = prefix or "non_field_errors"
+    return {
+        name: [
+            {"code": str(getattr(detail, "code", "invalid")), "message": str(detail)}
+        ]
+    }
+
+
+def _is_entry(item: Any) -> bool:
+    return isinstance(item, dict) and "message" in item and "code" in item
+
+
+def _entry(detail: dict) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "code": str(detail["code"]),
+        "message": str(detail["message"]),
+    }
+    if "position" in detail:
+        entry["position"] = int(detail["position"])
+    return entry
+
+
+# Exempt: API clients authenticate by token; a 404 must not become a CSRF 403.
+@csrf_exempt
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
+    """Any /api/ address that names no endpoint."""
+    return JsonResponse(
+        error_body("not_found", f"No API endpoint at {request.path}."), status=404
+    )
+
+
+# SCHEMA
+# ------------------------------------------------------------------------------
+
+
+class ErrorEntrySerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Machine-readable, e.g. invalid, required.")
+    message = serializers.CharField()
+    position = serializers.IntegerField(
+        required=False,
+        help_text="For topic rules: the 0-based offset of the problem in the rule.",
+    )
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="Machine-readable: invalid, parse_error, not_authenticated, "
+        "authentication_failed, permission_denied, csrf_failed, not_found, "
+        "method_not_allowed, not_acceptable, unsupported_media_type, "
+        "token_exists, throttled, server_error."
+    )
+    message = serializers.CharField(help_text="For people; may change.")
+    fields = serializers.DictField(
+        child=ErrorEntrySerializer(many=True),
+        required=False,
+        help_text="Validation errors per field (nested fields joined with dots).",
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()

@@ -1,0 +1,101 @@
+"""What every API view shares: strict query parameters and strict page sizes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+
+MAX_PAGE_SIZE = 100
+
+
+class StrictQueryParams:
+    """Refuses query parameters the endpoint does not know (a typo in a filter
+    name would otherwise return everything)."""
+
+    def allowed_query_params(self) -> set[str]:
+        return set()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        if getattr(self, request.method.lower(), None) is None:
+            return  # dispatch answers 405 for a method the endpoint lacks
+        unknown = sorted(set(request.query_params) - self.allowed_query_params())
+        if unknown:
+            raise ValidationError(
+                {
+                    name: [ErrorDetail("Unknown query parameter.", "unknown_parameter")]
+                    for name in unknown
+                }
+            )
+
+
+def read_query(
+    serializer_class: type[serializers.Serializer], request: Request
+) -> dict[str, Any]:
+    """The query parameters `serializer_class` declares, validated (400 if not)."""
+    names = query_names(serializer_class)
+    params = {k: v for k, v in request.query_params.items() if k in names}
+    declared = serializer_class._declared_fields.values()
+    if not params and not any(field.required for field in declared):
+        return {}  # nothing given, nothing required: no serializer to build
+    serializer = serializer_class(data=params)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def query_names(serializer_class: type[serializers.Serializer]) -> frozenset[str]:
+    """The parameters a query serializer reads (its declared fields)."""
+    return frozenset(serializer_class._declared_fields)
+
+
+class PageSerializer(serializers.Serializer):
+    page = serializers.IntegerField(required=False, min_value=1)
+    page_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_PAGE_SIZE
+    )
+
+
+class StrictPageNumberPagination(PageNumberPagination):
+    """Page numbers with a count, for short lists; a page size over the maximum is
+    refused rather than cut down, so a client learns its request was not met."""
+
+    page_size = 25
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+    def paginate_queryset(
+        self, queryset: Any, request: Request, view: Any = None
+    ) -> Any:
+        # A page number that is not one is bad input (400); past the end is 404.
+        read_query(PageSerializer, request)
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_page_size(self, request: Request) -> int:
+        return read_query(PageSerializer, request).get("page_size", self.page_size)
+
+    def query_params(self) -> set[str]:
+        return {self.page_query_param, self.page_size_query_param}
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": self.page_query_param,
+                "required": False,
+                "in": "query",
+                "description": "Page number, from 1; past the last page: 404.",
+                "schema": {"type": "integer", "minimum": 1},
+            },
+            {
+                "name": self.page_size_query_param,
+                "required": False,
+                "in": "query",
+                "description": f"Results per page, 1 to {MAX_PAGE_SIZE} "
+                f"(default {self.page_size}).",
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
+            },
+        ]

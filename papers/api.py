@@ -1,0 +1,251 @@
+"""API views for papers, the caller's saved papers, and ingestion (staff)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count
+from django.db.models import F
+from django.db.models import Max
+from django.db.models import QuerySet
+from django.http import Http404
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins
+from rest_framework import serializers
+from rest_framework import status
+from rest_framework import viewsets
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.permissions import AllowAny
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api_caching import CONDITIONAL_PARAMETERS
+from config.api_caching import NOT_MODIFIED
+from config.api_caching import VALIDATOR_HEADERS
+from config.api_caching import conditional_response
+from config.api_views import StrictPageNumberPagination
+from config.api_views import StrictQueryParams
+from config.api_views import query_names
+from config.api_views import read_query
+from papers.filters import PaperFilterSerializer
+from papers.filters import search_arguments
+from papers.library import saved_papers
+from papers.library import set_saved
+from papers.models import FeedSource
+from papers.models import IngestRun
+from papers.models import Paper
+from papers.models import SavedPaper
+from papers.pagination import CursorSerializer
+from papers.pagination import PaperCursorPagination
+from papers.query import get_paper
+from papers.query import with_listing_data
+from papers.search import search_papers
+from papers.serializers import FeedSourceSerializer
+from papers.serializers import IngestRunSerializer
+from papers.serializers import PaperDetailSerializer
+from papers.serializers import PaperPageSerializer
+from papers.serializers import PaperSerializer
+from papers.serializers import SavedPaperSerializer
+from papers.serializers import SaveInputSerializer
+
+# New ids (2606.01234v2) and old ones (math/0601001v2, hep-th/9901001).
+ARXIV_ID_PATH = r"[A-Za-z][-A-Za-z.]*/\d{7}(?:v\d+)?|\d{4}\.\d{4,5}(?:v\d+)?"
+PAPER_ID_PARAMETER = OpenApiParameter(
+    "arxiv_id",
+    str,
+    OpenApiParameter.PATH,
+    description="An arXiv id with or without its version: 2606.01234, "
+    "2606.01234v2, math/0601001.",
+)
+PAPER_LIST_PARAMETERS = [PaperFilterSerializer, CursorSerializer]
+
+
+def paper_list_response(
+    request: Request, *, topic: str | None = None, check_topic: Any = None
+) -> Response | HttpResponse:
+    """A page of papers for the request's filters (with `topic`: that topic's)."""
+    filters = read_query(PaperFilterSerializer, request)
+    pagination = PaperCursorPagination(request)
+    saved = filters.get("saved")
+    if saved is not None and not request.user.is_authenticated:
+        raise NotAuthenticated("The saved filter needs authentication.")
+    if topic is not None:
+        filters["topic"] = topic
+
+    def build() -> dict[str, Any]:
+        if check_topic is not None:
+            check_topic()
+        papers = search_papers(filters.get("q", ""), **search_arguments(filters))
+        if saved is not None:
+            mine = {"saves__user": request.user}
+            papers = papers.filter(**mine) if saved else papers.exclude(**mine)
+        rows, next_url = pagination.page(papers.prefetch_related("categories"))
+        data = PaperSerializer(rows, many=True, context={"request": request}).data
+        return pagination.wrap(data, next_url)
+
+    if saved is None:
+        return conditional_response(request, build)
+    return conditional_response(
+        request, build, fingerprint=library_fingerprint(request), private=True
+    )
+
+
+def library_fingerprint(request: Request) -> str:
+    """Changes whenever the caller saves or unsaves a paper (ids only grow)."""
+    mine = SavedPaper.objects.filter(user=request.user).aggregate(
+        count=Count("id"), last=Max("id")
+    )
+    return f"{request.user.pk}:{mine['count']}:{mine['last']}"
+
+
+class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
+    """Papers, newest first; anyone may read them."""
+
+    permission_classes = [AllowAny]
+    lookup_field = "arxiv_id"
+    lookup_value_regex = ARXIV_ID_PATH
+    queryset = Paper.objects.none()
+    serializer_class = PaperSerializer
+
+    def allowed_query_params(self) -> set[str]:
+        if self.action == "list":
+            return (
+                query_names(PaperFilterSerializer) | PaperCursorPagination.query_params
+            )
+        return set()
+
+    @extend_schema(
+        summary="List papers",
+        description="Newest first (by the day arXiv first announced them), with "
+        "cursor pagination: follow `next` until it is null. Filters combine.",
+        parameters=[
+            *PAPER_LIST_PARAMETERS,
+            *CONDITIONAL_PARAMETERS,
+            *VALIDATOR_HEADERS,
+        ],
+        responses={200: PaperPageSerializer, 304: NOT_MODIFIED},
+    )
+    def list(self, request: Request) -> Response | HttpResponse:
+        return paper_list_response(request)
+
+    @extend_schema(
+        summary="One paper",
+        description="Authors in order with affiliations, categories, the topics it "
+        "is in and why, versions, links and a BibTeX entry.",
+        parameters=[PAPER_ID_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: PaperDetailSerializer, 304: NOT_MODIFIED},
+    )
+    def retrieve(self, request: Request, arxiv_id: str) -> Response | HttpResponse:
+        def build() -> dict[str, Any]:
+            paper = get_paper(arxiv_id)
+            tags = list(
+                paper.paper_topics.filter(topic__is_active=True)
+                .select_related("topic")
+                .order_by("topic__name")
+            )
+            context = {"request": request, "tags": tags}
+            return PaperDetailSerializer(paper, context=context).data
+
+        return conditional_response(request, build)
+
+
+class SavedViewSet(
+    StrictQueryParams,
+    mixins.ListModelMixin,
+    viewsets.GenericViewSet,
+):
+    """The caller's saved papers (their library), most recently saved first."""
+
+    serializer_class = SavedPaperSerializer
+    pagination_class = StrictPageNumberPagination
+    lookup_field = "arxiv_id"
+    lookup_value_regex = ARXIV_ID_PATH
+
+    def allowed_query_params(self) -> set[str]:
+        return (
+            StrictPageNumberPagination().query_params()
+            if self.action == "list"
+            else set()
+        )
+
+    def get_queryset(self) -> QuerySet[Paper]:
+        return (
+            with_listing_data(saved_papers(self.request.user))
+            .annotate(saved_at=F("saves__created_at"))
+            .prefetch_related("categories")
+        )
+
+    @extend_schema(summary="List saved papers")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Save a paper",
+        description="Idempotent: saving a saved paper changes nothing.",
+        request=SaveInputSerializer,
+        responses={201: SavedPaperSerializer},
+    )
+    def create(self, request: Request) -> Response:
+        given = SaveInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            paper = get_paper(given.validated_data["paper"])
+        except Http404:
+            raise serializers.ValidationError(
+                {"paper": ["There is no such paper."]}, code="does_not_exist"
+            ) from None
+        set_saved(request.user, paper, True)
+        saved = self.get_queryset().get(pk=paper.pk)
+        return Response(
+            SavedPaperSerializer(saved, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        summary="Unsave a paper",
+        description="Idempotent: unsaving a paper that is not saved changes nothing.",
+        parameters=[PAPER_ID_PARAMETER],
+        responses={204: None},
+    )
+    def destroy(self, request: Request, arxiv_id: str) -> Response:
+        set_saved(request.user, get_paper(arxiv_id), False)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class IngestRunViewSet(
+    StrictQueryParams, mixins.ListModelMixin, viewsets.GenericViewSet
+):
+    """Ingest runs, newest first (staff only)."""
+
+    permission_classes = [IsAdminUser]
+    serializer_class = IngestRunSerializer
+    pagination_class = StrictPageNumberPagination
+    queryset = IngestRun.objects.select_related("feed").order_by("-started_at", "-id")
+
+    def allowed_query_params(self) -> set[str]:
+        return StrictPageNumberPagination().query_params()
+
+    @extend_schema(summary="List ingest runs (staff)")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+
+class FeedSourceViewSet(
+    StrictQueryParams, mixins.ListModelMixin, viewsets.GenericViewSet
+):
+    """Where papers come from, with their schedule and health (staff only)."""
+
+    permission_classes = [IsAdminUser]
+    serializer_class = FeedSourceSerializer
+    pagination_class = StrictPageNumberPagination
+    queryset = FeedSource.objects.order_by("name")
+
+    def allowed_query_params(self) -> set[str]:
+        return StrictPageNumberPagination().query_params()
+
+    @extend_schema(summary="List feed sources (staff)")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)

@@ -1,0 +1,240 @@
+"""Output serializers for papers, and the staff views of ingestion.
+
+Paper serializers read what papers.query.with_listing_data prefetches (authors in
+order with affiliations, active topics, the primary category) plus categories,
+so a page of papers costs a fixed number of queries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from papers.bibtex import bibtex_entry
+from papers.models import FeedSource
+from papers.models import IngestRun
+from papers.models import Paper
+
+
+class LinksSerializer(serializers.Serializer):
+    api = serializers.URLField(help_text="This paper in the API.")
+    page = serializers.URLField(help_text="This paper's page on the site.")
+    abs = serializers.URLField(help_text="The abstract page on arXiv.")
+    pdf = serializers.URLField(help_text="The PDF on arXiv.")
+
+
+class PaperTopicSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+
+
+class PaperTagSerializer(serializers.Serializer):
+    slug = serializers.SlugField(source="topic.slug")
+    name = serializers.CharField(source="topic.name")
+    source = serializers.ChoiceField(
+        choices=["rule", "pin"],
+        help_text="rule: the topic's rule matched; pin: a curator put it there.",
+    )
+    matched_terms = serializers.ListField(
+        child=serializers.CharField(), help_text="The rule's terms that matched."
+    )
+
+
+class AuthorSerializer(serializers.Serializer):
+    name = serializers.CharField(source="author.name")
+    affiliations = serializers.SerializerMethodField()
+
+    def get_affiliations(self, authorship: Any) -> list[str]:
+        return [affiliation.name for affiliation in authorship.affiliations.all()]
+
+
+class VersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    submitted = serializers.DateTimeField()
+    size = serializers.CharField(allow_blank=True)
+
+
+def paper_links(paper: Paper, request: Any) -> dict[str, str]:
+    return {
+        "api": reverse(
+            "api:paper-detail", kwargs={"arxiv_id": paper.arxiv_id}, request=request
+        ),
+        "page": request.build_absolute_uri(paper.get_absolute_url()),
+        "abs": paper.abs_url,
+        "pdf": paper.pdf_url,
+    }
+
+
+class PaperSerializer(serializers.ModelSerializer):
+    """A paper as lists show it."""
+
+    versioned_id = serializers.CharField(help_text="The arXiv id with its version.")
+    authors = serializers.SerializerMethodField(help_text="Names, in order.")
+    primary_category = serializers.SlugRelatedField(
+        slug_field="code", read_only=True, allow_null=True
+    )
+    categories = serializers.SlugRelatedField(
+        slug_field="code", many=True, read_only=True
+    )
+    topics = PaperTopicSerializer(many=True, read_only=True)
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Paper
+        fields = [
+            "arxiv_id",
+            "version",
+            "versioned_id",
+            "title",
+            "abstract",
+            "authors",
+            "primary_category",
+            "categories",
+            "first_announced",
+            "published",
+            "updated",
+            "withdrawn",
+            "topics",
+            "links",
+        ]
+
+    def get_authors(self, paper: Paper) -> list[str]:
+        return [authorship.author.name for authorship in paper.authorships.all()]
+
+    @extend_schema_field(LinksSerializer)
+    def get_links(self, paper: Paper) -> dict[str, str]:
+        return paper_links(paper, self.context["request"])
+
+
+class PaperDetailSerializer(serializers.ModelSerializer):
+    """A paper with everything its page shows. `tags` in the context: its active
+    topics' PaperTopic rows (why it is in each)."""
+
+    versioned_id = serializers.CharField()
+    authors = AuthorSerializer(source="authorships", many=True, read_only=True)
+    primary_category = serializers.SlugRelatedField(
+        slug_field="code", read_only=True, allow_null=True
+    )
+    categories = serializers.SlugRelatedField(
+        slug_field="code", many=True, read_only=True
+    )
+    topics = serializers.SerializerMethodField()
+    versions = VersionSerializer(many=True, read_only=True)
+    bibtex = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Paper
+        fields = [
+            "arxiv_id",
+            "version",
+            "versioned_id",
+            "title",
+            "abstract",
+            "authors",
+            "primary_category",
+            "categories",
+            "comment",
+            "journal_ref",
+            "doi",
+            "license",
+            "first_announced",
+            "published",
+            "updated",
+            "withdrawn",
+            "versions",
+            "topics",
+            "bibtex",
+            "links",
+        ]
+
+    @extend_schema_field(PaperTagSerializer(many=True))
+    def get_topics(self, paper: Paper) -> list[dict]:
+        return PaperTagSerializer(self.context["tags"], many=True).data
+
+    def get_bibtex(self, paper: Paper) -> str:
+        return bibtex_entry(paper, (a.author.name for a in paper.authorships.all()))
+
+    @extend_schema_field(LinksSerializer)
+    def get_links(self, paper: Paper) -> dict[str, str]:
+        return paper_links(paper, self.context["request"])
+
+
+# One page object, also where list views would make it an array of pages.
+@extend_schema_serializer(many=False)
+class PaperPageSerializer(serializers.Serializer):
+    next = serializers.URLField(
+        allow_null=True, help_text="The next page; null on the last."
+    )
+    results = PaperSerializer(many=True)
+
+
+class SavedPaperSerializer(serializers.Serializer):
+    saved_at = serializers.DateTimeField()
+    paper = PaperSerializer(source="*")
+
+
+class SaveInputSerializer(serializers.Serializer):
+    paper = serializers.CharField(
+        max_length=60, help_text="An arXiv id, with or without its version."
+    )
+
+
+class RejectedEntrySerializer(serializers.Serializer):
+    entry = serializers.CharField(help_text="The arXiv id or the entry's position.")
+    message = serializers.CharField()
+
+
+class IngestRunSerializer(serializers.ModelSerializer):
+    errors = RejectedEntrySerializer(many=True, read_only=True)
+    feed = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    duration_seconds = serializers.SerializerMethodField()
+
+    class Meta:
+        model = IngestRun
+        fields = [
+            "id",
+            "source",
+            "feed",
+            "format",
+            "status",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "fetched_count",
+            "new_count",
+            "updated_count",
+            "unchanged_count",
+            "rejected_count",
+            "errors",
+            "message",
+        ]
+
+    def get_duration_seconds(self, run: IngestRun) -> float | None:
+        return run.duration.total_seconds() if run.duration else None
+
+
+class FeedSourceSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FeedSource
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "category",
+            "query",
+            "enabled",
+            "next_run_at",
+            "last_success_at",
+            "last_error",
+            "last_error_at",
+            "harvested_until",
+            "created_at",
+            "updated_at",
+        ]

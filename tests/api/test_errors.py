@@ -1,0 +1,89 @@
+"""Bad requests of every kind get a 4xx (or a 5xx) in the one error shape."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.throttling import SimpleRateThrottle
+
+from tests.api.conftest import assert_error
+
+pytestmark = pytest.mark.django_db
+
+
+def test_malformed_json_is_a_parse_error(as_staff, corpus):
+    response = as_staff.generic(
+        "PATCH",
+        "/api/v1/topics/robot-learning/",
+        '{"rule": "ti:robot"',
+        content_type="application/json",
+    )
+    assert_error(response, 400, "parse_error")
+
+
+def test_form_bodies_are_unsupported(as_alice, corpus):
+    response = as_alice.post("/api/v1/me/follows/", {"topic": "robot-learning"})
+    assert_error(response, 415, "unsupported_media_type")
+
+
+def test_asking_for_html_is_not_acceptable(anonymous, corpus):
+    response = anonymous.get("/api/v1/papers/", HTTP_ACCEPT="text/html")
+    assert_error(response, 406, "not_acceptable")
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/papers", "/api/"]
+)
+def test_unknown_api_addresses_are_json_404s(anonymous, path):
+    assert_error(anonymous.get(path), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [[], "a string", 42, None, {"topic": ["robot-learning"]}, {"topic": {"x": 1}}],
+)
+def test_wrong_body_types_are_refused(as_alice, corpus, body):
+    response = as_alice.post("/api/v1/me/follows/", body, format="json")
+    assert_error(response, 400)
+
+
+def test_wrong_field_types_name_the_nested_field(as_staff, corpus):
+    response = as_staff.patch(
+        "/api/v1/topics/robot-learning/",
+        {"categories": ["cs.AI", 7], "is_active": "sometimes"},
+        format="json",
+    )
+    fields = assert_error(response, 400, "invalid")["fields"]
+    assert set(fields) == {"categories", "is_active"}
+    assert all(entry["code"] and entry["message"] for entry in fields["categories"])
+
+
+def test_bad_token_is_an_authentication_failure(anonymous):
+    anonymous.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
+    assert_error(anonymous.get("/api/v1/papers/"), 401, "authentication_failed")
+
+
+def test_throttled_callers_get_429_with_retry_after(anonymous, monkeypatch, corpus):
+    monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "anon", "2/minute")
+    for _ in range(2):
+        assert anonymous.get("/api/v1/topics/").status_code == 200
+    response = anonymous.get("/api/v1/topics/")
+    assert_error(response, 429, "throttled")
+    assert int(response["Retry-After"]) > 0
+
+
+def test_signed_in_callers_have_their_own_rate(as_alice, monkeypatch, corpus):
+    monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "user", "1/minute")
+    assert as_alice.get("/api/v1/me/").status_code == 200
+    assert_error(as_alice.get("/api/v1/me/"), 429, "throttled")
+
+
+def test_an_unexpected_failure_is_a_500_in_the_same_shape(
+    anonymous, monkeypatch, corpus
+):
+    def broken(*args, **kwargs):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr("papers.api.get_paper", broken)
+    response = anonymous.get("/api/v1/papers/2606.00100/")
+    error = assert_error(response, 500, "server_error")
+    assert "fire" not in error["message"]

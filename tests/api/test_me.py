@@ -1,0 +1,201 @@
+"""The caller's own data: profile, digest, follows, saved papers, API token."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from accounts.models import DigestPreferences
+from papers.models import Paper
+from papers.models import SavedPaper
+from tests.api.conftest import assert_error
+from tests.api.conftest import token_client
+from topics.models import Follow
+
+pytestmark = pytest.mark.django_db
+
+
+def test_profile_reads_and_updates_names_only(as_alice, alice):
+    assert as_alice.get("/api/v1/me/").json()["email"] == "alice@example.com"
+    response = as_alice.patch(
+        "/api/v1/me/",
+        {"first_name": "Alice", "email": "evil@example.com", "is_staff": True},
+        format="json",
+    )
+    assert response.status_code == 200
+    alice.refresh_from_db()
+    assert (alice.first_name, alice.email, alice.is_staff) == (
+        "Alice",
+        "alice@example.com",
+        False,
+    )
+
+
+def test_digest_preferences_default_then_update(as_alice, alice):
+    assert as_alice.get("/api/v1/me/digest/").json() == {
+        "frequency": "weekly",
+        "weekday": 0,
+        "hour": 8,
+        "time_zone": "UTC",
+        "max_papers": 30,
+    }
+    response = as_alice.patch(
+        "/api/v1/me/digest/",
+        {"frequency": "daily", "hour": 23, "time_zone": "Europe/Paris"},
+        format="json",
+    )
+    assert response.status_code == 200
+    preferences = DigestPreferences.objects.get(user=alice)
+    assert (preferences.frequency, preferences.hour) == ("daily", 23)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"hour": 24}, "hour"),
+        ({"hour": -1}, "hour"),
+        ({"max_papers": 0}, "max_papers"),
+        ({"max_papers": 201}, "max_papers"),
+        ({"frequency": "hourly"}, "frequency"),
+        ({"weekday": 7}, "weekday"),
+        ({"time_zone": "Mars/Olympus"}, "time_zone"),
+        ({"hour": "eight"}, "hour"),
+    ],
+)
+def test_digest_preferences_follow_the_forms_rules(as_alice, body, field):
+    response = as_alice.patch("/api/v1/me/digest/", body, format="json")
+    assert field in assert_error(response, 400, "invalid")["fields"]
+
+
+def test_follow_list_and_unfollow(as_alice, as_bob, alice, corpus):
+    response = as_alice.post(
+        "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["topic"] == {
+        "slug": "robot-learning",
+        "name": "Robot Learning",
+    }
+    again = as_alice.post(
+        "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
+    )
+    assert again.status_code == 201
+    assert Follow.objects.filter(user=alice).count() == 1
+
+    assert [f["topic"]["slug"] for f in as_alice.get("/api/v1/me/follows/").json()] == [
+        "robot-learning"
+    ]
+    assert as_bob.get("/api/v1/me/follows/").json() == []
+    # Bob unfollowing changes nothing of Alice's.
+    assert as_bob.delete("/api/v1/me/follows/robot-learning/").status_code == 204
+    assert Follow.objects.filter(user=alice).count() == 1
+    assert as_alice.delete("/api/v1/me/follows/robot-learning/").status_code == 204
+    assert as_alice.delete("/api/v1/me/follows/robot-learning/").status_code == 204
+    assert not Follow.objects.filter(user=alice).exists()
+
+
+@pytest.mark.parametrize("body", [{}, {"topic": "nope"}, {"topic": 5}, {"topic": None}])
+def test_following_needs_an_existing_active_topic(as_alice, corpus, body):
+    response = as_alice.post("/api/v1/me/follows/", body, format="json")
+    assert "topic" in assert_error(response, 400, "invalid")["fields"]
+
+
+def test_save_list_and_unsave(as_alice, as_bob, alice, corpus):
+    response = as_alice.post(
+        "/api/v1/me/saved/", {"paper": "2606.00100v1"}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["paper"]["arxiv_id"] == "2606.00100"
+    as_alice.post("/api/v1/me/saved/", {"paper": "math/0601001"}, format="json")
+    as_alice.post("/api/v1/me/saved/", {"paper": "math/0601001"}, format="json")
+
+    listed = as_alice.get("/api/v1/me/saved/").json()
+    assert listed["count"] == 2
+    assert [s["paper"]["arxiv_id"] for s in listed["results"]] == [
+        "math/0601001",
+        "2606.00100",
+    ]
+    assert listed["results"][0]["saved_at"]
+    assert as_bob.get("/api/v1/me/saved/").json()["count"] == 0
+
+    assert as_alice.delete("/api/v1/me/saved/math/0601001v2/").status_code == 204
+    assert list(
+        SavedPaper.objects.filter(user=alice).values_list("paper__arxiv_id", flat=True)
+    ) == ["2606.00100"]
+
+
+@pytest.mark.parametrize("paper", ["2606.99999", "garbage", "", None, 12])
+def test_saving_needs_an_existing_paper(as_alice, corpus, paper):
+    response = as_alice.post("/api/v1/me/saved/", {"paper": paper}, format="json")
+    assert "paper" in assert_error(response, 400, "invalid")["fields"]
+
+
+def test_saved_pages_are_refused_past_the_end_and_over_the_maximum(as_alice, corpus):
+    assert_error(as_alice.get("/api/v1/me/saved/?page=2"), 404, "not_found")
+    assert_error(as_alice.get("/api/v1/me/saved/?page_size=500"), 400, "invalid")
+
+
+def test_token_create_rotate_revoke(alice):
+    client = APIClient()
+    client.force_authenticate(alice)
+    assert client.get("/api/v1/me/token/").json() == {"exists": False, "created": None}
+
+    created = client.post("/api/v1/me/token/")
+    assert created.status_code == 201
+    key = created.json()["key"]
+    assert_error(client.post("/api/v1/me/token/"), 409, "token_exists")
+    assert client.get("/api/v1/me/token/").json()["exists"] is True
+
+    rotated = client.post("/api/v1/me/token/rotate/").json()["key"]
+    assert rotated != key
+    old = APIClient()
+    old.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert_error(old.get("/api/v1/me/"), 401, "authentication_failed")
+    new = APIClient()
+    new.credentials(HTTP_AUTHORIZATION=f"Token {rotated}")
+    assert new.get("/api/v1/me/").status_code == 200
+
+    assert client.delete("/api/v1/me/token/").status_code == 204
+    assert client.delete("/api/v1/me/token/").status_code == 204
+    assert not Token.objects.filter(user=alice).exists()
+    assert_error(new.get("/api/v1/me/"), 401, "authentication_failed")
+
+
+def test_a_token_authenticates_and_a_missing_one_asks_for_it(alice):
+    assert token_client(alice).get("/api/v1/me/").status_code == 200
+    response = APIClient().get("/api/v1/me/")
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_session_writes_need_the_csrf_token(alice, corpus):
+    client = APIClient(enforce_csrf_checks=True)
+    client.login(email="alice@example.com", password="correct horse battery")
+    assert client.get("/api/v1/me/").status_code == 200
+
+    refused = client.post(
+        "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
+    )
+    assert_error(refused, 403, "csrf_failed")
+
+    client.get("/topics/")  # any page sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    accepted = client.post(
+        "/api/v1/me/follows/",
+        {"topic": "robot-learning"},
+        format="json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert accepted.status_code == 201
+
+
+def test_reading_saved_papers_costs_fixed_queries(
+    as_alice, alice, corpus, django_assert_max_num_queries
+):
+    from papers.library import set_saved
+
+    for paper in Paper.objects.all():
+        set_saved(alice, paper, True)
+    with django_assert_max_num_queries(9):
+        assert as_alice.get("/api/v1/me/saved/").json()["count"] == 9

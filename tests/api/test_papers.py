@@ -1,0 +1,312 @@
+"""Papers: the list's filters and cursor pages at their edges, the detail, caching."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+from papers.ingest.upsert import upsert_records
+from papers.library import set_saved
+from papers.models import Paper
+from papers.pagination import encode_cursor
+from tests.api.conftest import assert_error
+from tests.papers.factories import paper_record
+from topics.curation import pin_paper
+
+pytestmark = pytest.mark.django_db
+
+LIST = "/api/v1/papers/"
+
+
+def ids(response) -> list[str]:
+    assert response.status_code == 200, response.content
+    return [paper["arxiv_id"] for paper in response.json()["results"]]
+
+
+def walk(client, url: str) -> list[str]:
+    """Every arXiv id of every page, following `next`."""
+    seen: list[str] = []
+    while url:
+        response = client.get(url)
+        seen += ids(response)
+        url = response.json()["next"]
+    return seen
+
+
+def newest_first() -> list[str]:
+    return list(
+        Paper.objects.order_by("-first_announced", "-id").values_list(
+            "arxiv_id", flat=True
+        )
+    )
+
+
+def test_lists_papers_newest_first_with_listing_data(anonymous, corpus):
+    response = anonymous.get(LIST)
+
+    assert ids(response) == newest_first()
+    paper = next(p for p in response.json()["results"] if p["arxiv_id"] == "2606.00100")
+    assert paper["authors"] == ["Ada Lovelace", "Alan Turing"]
+    assert paper["primary_category"] == "cs.LG"
+    assert paper["categories"] == ["cs.AI", "cs.LG"]
+    assert [t["slug"] for t in paper["topics"]] == [
+        "rl-for-llm-agents",
+        "robot-learning",
+    ]
+    assert paper["links"]["api"] == "http://testserver/api/v1/papers/2606.00100/"
+    assert paper["links"]["pdf"] == "https://arxiv.org/pdf/2606.00100v1"
+    assert response.json()["next"] is None
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 9, 100])
+def test_cursor_pages_cover_every_paper_once_in_order(anonymous, corpus, size):
+    assert walk(anonymous, f"{LIST}?page_size={size}") == newest_first()
+
+
+def test_last_page_has_no_next_and_a_full_last_page_too(anonymous, corpus):
+    total = Paper.objects.count()
+    response = anonymous.get(f"{LIST}?page_size={total}")
+    assert len(ids(response)) == total
+    assert response.json()["next"] is None
+
+    first = anonymous.get(f"{LIST}?page_size={total - 1}").json()
+    last = anonymous.get(first["next"])
+    assert len(ids(last)) == 1
+    assert last.json()["next"] is None
+
+
+def test_an_empty_list_is_one_empty_page(anonymous, db):
+    response = anonymous.get(LIST)
+    assert response.json() == {"next": None, "results": []}
+
+
+def test_a_cursor_after_the_last_paper_gives_an_empty_page(anonymous, corpus):
+    oldest = Paper.objects.order_by("first_announced", "id").first()
+    response = anonymous.get(LIST, {"cursor": encode_cursor(oldest)})
+    assert response.json() == {"next": None, "results": []}
+
+
+def test_pages_stay_stable_when_papers_arrive(anonymous, corpus):
+    first = anonymous.get(f"{LIST}?page_size=3").json()
+    upsert_records([paper_record("2606.09999", title="Brand new")])
+    rest = walk(anonymous, first["next"])
+    assert [p["arxiv_id"] for p in first["results"]] + rest == [
+        i for i in newest_first() if i != "2606.09999"
+    ]
+
+
+def test_papers_without_announcement_day_come_first_and_page_through(anonymous, corpus):
+    Paper.objects.filter(arxiv_id__in=["2606.00003", "2606.00005"]).update(
+        first_announced=None
+    )
+    assert walk(anonymous, f"{LIST}?page_size=1")[:2] == ["2606.00005", "2606.00003"]
+    assert walk(anonymous, f"{LIST}?page_size=2") == newest_first()
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"topic": "robot-learning"}, ["2606.00100"]),
+        ({"topic": "no-such-topic"}, []),
+        ({"category": "cs.AI", "topic": "robot-learning"}, ["2606.00100"]),
+        ({"q": "robot"}, ["2606.00100"]),
+        ({"q": "nothing-matches-this"}, []),
+        ({"q": ""}, None),
+    ],
+)
+def test_filters(anonymous, corpus, params, expected):
+    got = ids(anonymous.get(LIST, params))
+    assert got == (newest_first() if expected is None else expected)
+
+
+def test_category_filter_matches_any_category_of_a_paper(anonymous, corpus):
+    got = set(ids(anonymous.get(LIST, {"category": "cs.LG", "page_size": 100})))
+    expected = set(
+        Paper.objects.filter(categories__code="cs.LG").values_list(
+            "arxiv_id", flat=True
+        )
+    )
+    assert got == expected
+    assert "2606.00002" not in got
+
+
+def test_announced_range_is_inclusive(anonymous, corpus):
+    day = Paper.objects.get(arxiv_id="2606.00001").first_announced
+    expected = set(
+        Paper.objects.filter(first_announced=day).values_list("arxiv_id", flat=True)
+    )
+    params = {"announced_from": day.isoformat(), "announced_to": day.isoformat()}
+    assert set(ids(anonymous.get(LIST, params))) == expected
+    assert len(expected) >= 2
+
+
+def test_saved_filter_is_the_callers_own(as_alice, as_bob, alice, corpus):
+    set_saved(alice, Paper.objects.get(arxiv_id="2606.00002"), True)
+
+    assert ids(as_alice.get(LIST, {"saved": "true"})) == ["2606.00002"]
+    assert "2606.00002" not in ids(as_alice.get(LIST, {"saved": "false"}))
+    assert ids(as_bob.get(LIST, {"saved": "true"})) == []
+
+
+def test_saved_filter_needs_authentication(anonymous, corpus):
+    assert_error(anonymous.get(LIST, {"saved": "true"}), 401, "not_authenticated")
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"page_size": "0"}, "page_size"),
+        ({"page_size": "101"}, "page_size"),
+        ({"page_size": "1000000000000000000000"}, "page_size"),
+        ({"page_size": "ten"}, "page_size"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"cursor": "MjAyNi0xMy0wMXwx"}, "cursor"),  # 2026-13-01|1
+        ({"announced_from": "yesterday"}, "announced_from"),
+        (
+            {"announced_from": "2026-06-05", "announced_to": "2026-06-01"},
+            "announced_to",
+        ),
+        ({"category": "cs.LG; drop table"}, "category"),
+        ({"topic": "not a slug"}, "topic"),
+        ({"q": "x" * 201}, "q"),
+        ({"q": "nul\x00byte"}, "q"),
+        ({"saved": "maybe"}, "saved"),
+        ({"sort": "title"}, "sort"),
+        ({"Topic": "agents"}, "Topic"),
+    ],
+)
+def test_bad_parameters_are_refused_with_the_field(anonymous, corpus, params, field):
+    error = assert_error(anonymous.get(LIST, params), 400, "invalid")
+    assert field in error["fields"], error
+    assert error["fields"][field][0]["message"]
+
+
+def test_unknown_parameter_has_its_own_code(anonymous, corpus):
+    error = assert_error(anonymous.get(LIST, {"sort": "title"}), 400, "invalid")
+    assert error["fields"]["sort"] == [
+        {"code": "unknown_parameter", "message": "Unknown query parameter."}
+    ]
+
+
+def test_detail_by_id_with_or_without_version(anonymous, corpus):
+    plain = anonymous.get("/api/v1/papers/2606.00100/")
+    versioned = anonymous.get("/api/v1/papers/2606.00100v1/")
+    old_style = anonymous.get("/api/v1/papers/math/0601001v2/")
+
+    assert plain.status_code == versioned.status_code == 200
+    assert plain.json() == versioned.json()
+    assert old_style.json()["versioned_id"] == "math/0601001v2"
+    paper = plain.json()
+    assert [a["name"] for a in paper["authors"]] == ["Ada Lovelace", "Alan Turing"]
+    assert paper["authors"][0]["affiliations"] == []
+    assert paper["topics"] == [
+        {
+            "slug": "rl-for-llm-agents",
+            "name": "RL for LLM Agents",
+            "source": "rule",
+            "matched_terms": paper["topics"][0]["matched_terms"],
+        },
+        {
+            "slug": "robot-learning",
+            "name": "Robot Learning",
+            "source": "rule",
+            "matched_terms": paper["topics"][1]["matched_terms"],
+        },
+    ]
+    assert paper["topics"][0]["matched_terms"]
+    assert paper["bibtex"].startswith("@misc{arxiv:2606.00100,")
+    assert "Ada Lovelace and Alan Turing" in paper["bibtex"]
+
+
+def test_detail_shows_a_pinned_topic_as_pinned(anonymous, corpus):
+    pin_paper(corpus["robots"], Paper.objects.get(arxiv_id="2606.00001"))
+    topics = anonymous.get("/api/v1/papers/2606.00001/").json()["topics"]
+    assert {"slug": "robot-learning", "source": "pin"}.items() <= topics[1].items()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/papers/2606.99999/",
+        "/api/v1/papers/not-an-id/",
+        "/api/v1/papers/2606.00100v/",
+        "/api/v1/papers/%00/",
+        "/api/v1/papers/2606.00100/extra/",
+    ],
+)
+def test_unknown_or_malformed_ids_are_404s(anonymous, corpus, path):
+    assert_error(anonymous.get(path), 404, "not_found")
+
+
+def test_list_and_detail_answer_conditional_requests_without_queries(
+    anonymous, corpus, django_assert_num_queries
+):
+    for url in (LIST + "?topic=rl-for-llm-agents", "/api/v1/papers/2606.00100/"):
+        first = anonymous.get(url)
+        assert first["ETag"]
+        assert first["Last-Modified"]
+        with django_assert_num_queries(0):
+            again = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+        assert again.status_code == 304
+        assert again["ETag"] == first["ETag"]
+        since = anonymous.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+        assert since.status_code == 304
+
+
+def test_repeated_reads_cost_no_queries_until_content_changes(
+    anonymous, corpus, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    url = LIST + "?topic=robot-learning"
+    first = anonymous.get(url)
+    with django_assert_num_queries(0):
+        assert anonymous.get(url).json() == first.json()
+
+    # A curator pins a paper: the same function admin calls moves the version on.
+    with django_capture_on_commit_callbacks(execute=True):
+        pin_paper(corpus["robots"], Paper.objects.get(arxiv_id="2606.00001"))
+    changed = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+
+    assert changed.status_code == 200
+    assert changed["ETag"] != first["ETag"]
+    assert "2606.00001" in ids(changed)
+
+
+def test_ingesting_a_new_version_changes_the_detail(
+    anonymous, corpus, django_capture_on_commit_callbacks
+):
+    from papers.ingest.runs import ingest_entries
+    from papers.models import IngestRun
+
+    url = "/api/v1/papers/2606.00100/"
+    first = anonymous.get(url)
+    run = IngestRun.objects.create(source="test")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_entries(run, [paper_record("2606.00100", 2, title="Renamed agent")])
+    changed = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+
+    assert changed.status_code == 200
+    assert changed.json()["title"] == "Renamed agent"
+    assert changed.json()["version"] == 2
+
+
+def test_saved_filter_etag_moves_when_the_caller_saves(as_alice, alice, corpus):
+    url = LIST + "?saved=true"
+    first = as_alice.get(url)
+    assert first["Cache-Control"] == "private, no-cache"
+    set_saved(alice, Paper.objects.get(arxiv_id="2606.00003"), True)
+    changed = as_alice.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert ids(changed) == ["2606.00003"]
+
+
+def test_list_costs_a_fixed_number_of_queries(
+    anonymous, corpus, django_assert_num_queries
+):
+    cache.clear()
+    with django_assert_num_queries(5):
+        anonymous.get(LIST + "?page_size=100")
+    upsert_records(
+        [paper_record(f"2606.0{n}00", title=f"More {n}") for n in range(2, 9)]
+    )
+    cache.clear()
+    with django_assert_num_queries(5):
+        anonymous.get(LIST + "?page_size=100")

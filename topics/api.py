@@ -1,0 +1,231 @@
+"""API views for topics (anyone reads, staff write) and the caller's follows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins
+from rest_framework import status
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api_caching import CONDITIONAL_PARAMETERS
+from config.api_caching import NOT_MODIFIED
+from config.api_caching import VALIDATOR_HEADERS
+from config.api_caching import conditional_response
+from config.api_views import StrictQueryParams
+from config.api_views import query_names
+from papers.api import PAPER_LIST_PARAMETERS
+from papers.api import paper_list_response
+from papers.filters import PaperFilterSerializer
+from papers.pagination import PaperCursorPagination
+from papers.serializers import PaperPageSerializer
+from topics.curation import request_retag
+from topics.editing import save_topic
+from topics.following import follows_fingerprint
+from topics.following import set_following
+from topics.following import with_follower_count
+from topics.models import Follow
+from topics.models import Topic
+from topics.permissions import IsStaffOrReadOnly
+from topics.query import active_topics
+from topics.query import get_active_topic
+from topics.query import related_topics
+from topics.query import with_figures
+from topics.serializers import FollowInputSerializer
+from topics.serializers import FollowSerializer
+from topics.serializers import RetagSerializer
+from topics.serializers import TopicDetailSerializer
+from topics.serializers import TopicSerializer
+from topics.serializers import TopicWriteSerializer
+
+SLUG_PATH = r"[-a-zA-Z0-9_]+"
+SLUG_PARAMETER = OpenApiParameter(
+    "slug", str, OpenApiParameter.PATH, description="The topic's slug."
+)
+
+
+class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
+    """Curated topics with their momentum. Anyone reads active topics; staff
+    create and change topics (active or not) and ask for re-tags."""
+
+    permission_classes = [IsStaffOrReadOnly]
+    lookup_field = "slug"
+    lookup_value_regex = SLUG_PATH
+    queryset = Topic.objects.none()
+    serializer_class = TopicSerializer
+
+    def allowed_query_params(self) -> set[str]:
+        if self.action == "papers":
+            fields = query_names(PaperFilterSerializer) - {"topic"}
+            return fields | PaperCursorPagination.query_params
+        return set()
+
+    @extend_schema(
+        summary="List topics",
+        description="Every active topic by name, with paper and follower counts "
+        "and its momentum (null before the first count).",
+        parameters=[*CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: TopicSerializer(many=True), 304: NOT_MODIFIED},
+    )
+    def list(self, request: Request) -> Response | HttpResponse:
+        def build() -> list[dict[str, Any]]:
+            topics = with_figures(with_follower_count(active_topics()).order_by("name"))
+            return TopicSerializer(topics, many=True, context={"request": request}).data
+
+        return conditional_response(request, build, fingerprint=follows_fingerprint())
+
+    @extend_schema(
+        summary="One topic",
+        description="Glossary, rule, the weekly momentum series and related topics.",
+        parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: TopicDetailSerializer, 304: NOT_MODIFIED},
+    )
+    def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
+        def build() -> dict[str, Any]:
+            topics = with_follower_count(active_topics()).prefetch_related("categories")
+            topic = with_figures([get_object_or_404(topics, slug=slug)])[0]
+            context = {"request": request, "related": related_topics(topic)}
+            return TopicDetailSerializer(topic, context=context).data
+
+        return conditional_response(request, build, fingerprint=follows_fingerprint())
+
+    @extend_schema(
+        summary="A topic's papers",
+        description="The same filters and pagination as the paper list.",
+        parameters=[
+            SLUG_PARAMETER,
+            *PAPER_LIST_PARAMETERS,
+            *CONDITIONAL_PARAMETERS,
+            *VALIDATOR_HEADERS,
+        ],
+        responses={200: PaperPageSerializer, 304: NOT_MODIFIED},
+    )
+    @action(detail=True, methods=["get"])
+    def papers(self, request: Request, slug: str) -> Response | HttpResponse:
+        # Checked when the page is built: a cached page implies the topic exists.
+        return paper_list_response(
+            request, topic=slug, check_topic=lambda: get_active_topic(slug)
+        )
+
+    @extend_schema(
+        summary="Create a topic (staff)",
+        description="Validated as in admin: an invalid rule is refused with the "
+        "position of the problem. The new topic's papers are tagged in the "
+        "background.",
+        request=TopicWriteSerializer,
+        responses={201: TopicDetailSerializer},
+    )
+    def create(self, request: Request) -> Response:
+        return self._save(request, Topic(), status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Replace a topic (staff)",
+        parameters=[SLUG_PARAMETER],
+        request=TopicWriteSerializer,
+        responses={200: TopicDetailSerializer},
+    )
+    def update(self, request: Request, slug: str) -> Response:
+        return self._save(
+            request, get_object_or_404(Topic, slug=slug), status.HTTP_200_OK
+        )
+
+    @extend_schema(
+        summary="Change a topic (staff)",
+        description="A changed rule, category list or activity re-tags the "
+        "topic's papers in the background, as in admin.",
+        parameters=[SLUG_PARAMETER],
+        request=TopicWriteSerializer,
+        responses={200: TopicDetailSerializer},
+    )
+    def partial_update(self, request: Request, slug: str) -> Response:
+        topic = get_object_or_404(Topic, slug=slug)
+        return self._save(request, topic, status.HTTP_200_OK, partial=True)
+
+    @extend_schema(
+        summary="Re-tag a topic's papers (staff)",
+        description="Queued for the tagging workers; `retag_requested_at` tells "
+        "when. Asking again restarts it.",
+        parameters=[SLUG_PARAMETER],
+        request=None,
+        responses={202: RetagSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def retag(self, request: Request, slug: str) -> Response:
+        topic = get_object_or_404(Topic, slug=slug)
+        request_retag(topic)
+        return Response(RetagSerializer(topic).data, status=status.HTTP_202_ACCEPTED)
+
+    def _save(
+        self, request: Request, topic: Topic, code: int, *, partial: bool = False
+    ) -> Response:
+        given = TopicWriteSerializer(
+            topic if topic.pk else None, data=request.data, partial=partial
+        )
+        given.is_valid(raise_exception=True)
+        fields = dict(given.validated_data)
+        topic = save_topic(
+            topic,
+            fields=fields,
+            categories=fields.pop("categories", None),
+            related=fields.pop("related", None),
+        )
+        # Staff may change inactive topics, which active_topics() leaves out.
+        shown = Topic.objects.filter(pk=topic.pk).select_related("momentum")
+        shown = with_follower_count(shown.annotate(paper_count=Count("paper_topics")))
+        topic = with_figures(shown.prefetch_related("categories"))[0]
+        context = {"request": request, "related": related_topics(topic)}
+        return Response(TopicDetailSerializer(topic, context=context).data, status=code)
+
+
+class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The topics the caller follows."""
+
+    serializer_class = FollowSerializer
+    lookup_field = "slug"
+    lookup_value_regex = SLUG_PATH
+    pagination_class = None
+
+    def get_queryset(self) -> Any:
+        return (
+            Follow.objects.filter(user=self.request.user)
+            .select_related("topic")
+            .order_by("topic__name")
+        )
+
+    @extend_schema(summary="List followed topics")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Follow a topic",
+        description="Idempotent: following a followed topic changes nothing.",
+        request=FollowInputSerializer,
+        responses={201: FollowSerializer},
+    )
+    def create(self, request: Request) -> Response:
+        given = FollowInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        topic = given.validated_data["topic"]
+        set_following(request.user, topic, True)
+        follow = self.get_queryset().get(topic=topic)
+        return Response(FollowSerializer(follow).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Unfollow a topic",
+        description="Idempotent: unfollowing a topic not followed changes nothing.",
+        parameters=[SLUG_PARAMETER],
+        responses={204: OpenApiResponse(description="Not followed (any more).")},
+    )
+    def destroy(self, request: Request, slug: str) -> Response:
+        # Inactive topics keep their followers, who may still leave them.
+        set_following(request.user, get_object_or_404(Topic, slug=slug), False)
+        return Response(status=status.HTTP_204_NO_CONTENT)

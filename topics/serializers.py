@@ -1,0 +1,228 @@
+"""Topic serializers: output for lists and detail, input for staff writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from config.api_errors import positioned_error
+from papers.models import Category
+from topics.models import Follow
+from topics.models import Topic
+from topics.momentum import Momentum
+from topics.rules import RuleError
+from topics.rules import compile_rule
+
+
+class WeekSerializer(serializers.Serializer):
+    start = serializers.DateField(help_text="First day of the seven-day week.")
+    papers = serializers.IntegerField()
+
+
+class MomentumSerializer(serializers.Serializer):
+    as_of = serializers.DateField(
+        help_text="The latest announcement day harvested; windows end here."
+    )
+    recent = serializers.IntegerField(help_text="Papers in the last four weeks.")
+    previous = serializers.IntegerField(help_text="Papers in the four weeks before.")
+    change = serializers.FloatField(
+        allow_null=True,
+        help_text="Percent change against the four weeks before; null when that "
+        "was zero.",
+    )
+    share = serializers.FloatField(
+        help_text="Percent of all papers first announced in the last four weeks."
+    )
+    enough = serializers.BooleanField(
+        help_text="Whether there are enough papers for the change to mean anything."
+    )
+
+
+class MomentumSeriesSerializer(serializers.Serializer):
+    as_of = serializers.DateField()
+    recent = serializers.IntegerField()
+    previous = serializers.IntegerField()
+    change = serializers.FloatField(allow_null=True)
+    share = serializers.FloatField()
+    enough = serializers.BooleanField()
+    weeks = serializers.SerializerMethodField(help_text="Oldest first.")
+
+    @extend_schema_field(WeekSerializer(many=True))
+    def get_weeks(self, figures: Momentum) -> list[dict[str, Any]]:
+        return [{"start": start, "papers": count} for start, count in figures.weeks]
+
+
+class TopicLinksSerializer(serializers.Serializer):
+    api = serializers.URLField()
+    papers = serializers.URLField(help_text="The topic's papers in the API.")
+    page = serializers.URLField(help_text="The topic's page on the site.")
+
+
+def topic_links(topic: Topic, request: Any) -> dict[str, str]:
+    slug = {"slug": topic.slug}
+    return {
+        "api": reverse("api:topic-detail", kwargs=slug, request=request),
+        "papers": reverse("api:topic-papers", kwargs=slug, request=request),
+        "page": request.build_absolute_uri(topic.get_absolute_url()),
+    }
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    """A topic as lists show it; reads `paper_count`, `follower_count` and
+    `figures` (topics.query.with_figures)."""
+
+    paper_count = serializers.IntegerField()
+    follower_count = serializers.IntegerField()
+    momentum = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Topic
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "paper_count",
+            "follower_count",
+            "momentum",
+            "links",
+        ]
+
+    @extend_schema_field(MomentumSerializer(allow_null=True))
+    def get_momentum(self, topic: Topic) -> dict[str, Any] | None:
+        figures = topic.figures  # type: ignore[attr-defined]
+        return MomentumSerializer(figures).data if figures else None
+
+    @extend_schema_field(TopicLinksSerializer)
+    def get_links(self, topic: Topic) -> dict[str, str]:
+        return topic_links(topic, self.context["request"])
+
+
+class GlossaryEntrySerializer(serializers.Serializer):
+    term = serializers.CharField()
+    meaning = serializers.CharField()
+
+
+class TopicRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Topic
+        fields = ["slug", "name"]
+
+
+class TopicDetailSerializer(serializers.ModelSerializer):
+    """A topic with its page's content; `related` in the context
+    (topics.query.related_topics)."""
+
+    paper_count = serializers.IntegerField()
+    follower_count = serializers.IntegerField()
+    glossary = serializers.SerializerMethodField()
+    categories = serializers.SlugRelatedField(
+        slug_field="code", many=True, read_only=True
+    )
+    momentum = serializers.SerializerMethodField()
+    related = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Topic
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "glossary",
+            "rule",
+            "categories",
+            "is_active",
+            "paper_count",
+            "follower_count",
+            "momentum",
+            "related",
+            "links",
+        ]
+
+    @extend_schema_field(GlossaryEntrySerializer(many=True))
+    def get_glossary(self, topic: Topic) -> list[dict[str, str]]:
+        return [{"term": t, "meaning": m} for t, m in topic.glossary_entries]
+
+    @extend_schema_field(MomentumSeriesSerializer(allow_null=True))
+    def get_momentum(self, topic: Topic) -> dict[str, Any] | None:
+        figures = topic.figures  # type: ignore[attr-defined]
+        return MomentumSeriesSerializer(figures).data if figures else None
+
+    @extend_schema_field(TopicRefSerializer(many=True))
+    def get_related(self, topic: Topic) -> list[dict[str, str]]:
+        return TopicRefSerializer(self.context["related"], many=True).data
+
+    @extend_schema_field(TopicLinksSerializer)
+    def get_links(self, topic: Topic) -> dict[str, str]:
+        return topic_links(topic, self.context["request"])
+
+
+class TopicWriteSerializer(serializers.ModelSerializer):
+    """Staff input for creating and changing a topic. The rule is checked as
+    admin checks it (Topic.clean compiles it), with the error's position."""
+
+    categories = serializers.SlugRelatedField(
+        slug_field="code",
+        many=True,
+        required=False,
+        queryset=Category.objects.all(),
+        help_text="Only papers in these categories are tagged; empty means any.",
+    )
+    related = serializers.SlugRelatedField(
+        slug_field="slug",
+        many=True,
+        required=False,
+        queryset=Topic.objects.all(),
+        help_text="Slugs of curated related topics.",
+    )
+
+    class Meta:
+        model = Topic
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "glossary",
+            "rule",
+            "categories",
+            "related",
+            "is_active",
+        ]
+
+    def validate_rule(self, rule: str) -> str:
+        try:
+            compile_rule(rule)
+        except RuleError as exc:
+            # The message Topic.clean gives in admin, plus where the problem is.
+            raise positioned_error(
+                f"Invalid rule: {exc}", code="invalid_rule", position=exc.position
+            ) from None
+        return rule
+
+
+class RetagSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Topic
+        fields = ["slug", "retag_requested_at"]
+
+
+class FollowSerializer(serializers.ModelSerializer):
+    topic = TopicRefSerializer()
+    topic_is_active = serializers.BooleanField(source="topic.is_active")
+    followed_at = serializers.DateTimeField(source="created_at")
+
+    class Meta:
+        model = Follow
+        fields = ["topic", "topic_is_active", "muted", "followed_at"]
+
+
+class FollowInputSerializer(serializers.Serializer):
+    topic = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Topic.objects.filter(is_active=True),
+        help_text="The slug of an active topic.",
+    )
