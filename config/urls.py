@@ -3,20 +3,48 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include
 from django.urls import path
+from django.urls import re_path
+from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from config.api_errors import not_found as api_not_found
 from config.health import healthz
+from notifications.views import unsubscribe
 from papers import views as paper_views
+from topics import views as topic_views
 from topics.views import home
 
 urlpatterns = [
     path("", home, name="home"),
     path("topics/", include("topics.urls")),
+    # AskPDF's views live with topics' ask (topics.ask): the route is here so
+    # that papers does not import the app built on it.
+    path("papers/<path:arxiv_id>/ask/", topic_views.ask_paper, name="ask_paper"),
+    path(
+        "papers/<path:arxiv_id>/ask/stream/",
+        topic_views.ask_paper_stream,
+        name="ask_paper_stream",
+    ),
     path("papers/", include("papers.urls")),
     path("search/", paper_views.search, name="search"),
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),
     path("settings/", include("accounts.urls")),
+    path("digest/", include("notifications.urls")),
+    path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("api/v1/", include("config.api_router")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The split view loads its start-up script from a URL, not inline, so the
+    # site's Content-Security-Policy (script-src 'self') holds on this page too.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", template_name="api/swagger_ui.html"
+        ),
+        name="api-docs",
+    ),
+    re_path(r"^api/", api_not_found),
 ]

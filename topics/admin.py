@@ -20,15 +20,14 @@ from topics.curation import merge_topics
 from topics.curation import pin_paper
 from topics.curation import request_retag
 from topics.curation import unpin_paper
+from topics.editing import RETAG_FIELDS
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.momentum import Momentum
 from topics.preview import preview_rule
-
-# Changing any of these changes which papers the rule tags.
-RETAG_FIELDS = {"rule", "categories", "is_active"}
 
 
 class CuratorDecisionForm(forms.ModelForm):
@@ -283,3 +282,13 @@ class FollowAdmin(admin.ModelAdmin):
     list_select_related = ["user", "topic"]
     search_fields = ["user__email", "topic__name"]
     raw_id_fields = ["user"]
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["text", "user", "topic", "paper", "created_at"]
+    list_filter = ["topic"]
+    search_fields = ["text", "user__email"]
+    list_select_related = ["user", "topic", "paper"]
+    raw_id_fields = ["user", "paper"]
+    date_hierarchy = "created_at"

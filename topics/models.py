@@ -185,3 +185,37 @@ class TopicMomentum(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {self.recent} papers as of {self.as_of}"
+
+
+class Question(models.Model):
+    """A question a signed-in user asked about a topic's papers or one paper."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="questions"
+    )
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    paper = models.ForeignKey(
+        Paper, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    text = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(topic__isnull=True) ^ models.Q(paper__isnull=True),
+                name="question_topic_xor_paper",
+            ),
+        ]
+        indexes = [
+            # Ask pages list one user's latest questions.
+            models.Index(
+                fields=["user", "-created_at"], name="question_user_recent_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.text[:60]}"

@@ -11,4 +11,6 @@ urlpatterns = [
     path("<slug:slug>/", views.topic_detail, name="detail"),
     path("<slug:slug>/feed/", views.TopicFeed(), name="feed"),
     path("<slug:slug>/follow/", views.follow, name="follow"),
+    path("<slug:slug>/ask/", views.ask_topic, name="ask"),
+    path("<slug:slug>/ask/stream/", views.ask_topic_stream, name="ask_stream"),
 ]

@@ -1,0 +1,254 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.ask.conftest import INJECTION
+from topics.ask.answerers import SYSTEM_PROMPT
+from topics.ask.answerers import ChatCompletionsAnswerer
+from topics.ask.answerers import ExtractiveAnswerer
+from topics.ask.answerers import ProviderError
+from topics.ask.asking import answer_question
+from topics.ask.asking import stream_events
+from topics.ask.citations import ClaimStream
+from topics.ask.citations import check_citations
+from topics.ask.retrieval import Scope
+from topics.ask.retrieval import retrieve
+
+
+@pytest.fixture
+def sources(agents):
+    return retrieve(Scope(topic=agents), "Which papers use tree search for rollouts?")
+
+
+def events(stream) -> list[tuple[str, dict]]:
+    parsed = []
+    for block in stream:
+        name, data = block.strip().split("\n")
+        parsed.append((name.removeprefix("event: "), json.loads(data[6:])))
+    return parsed
+
+
+def test_extractive_answer_quotes_matching_sentences_with_citations(sources):
+    answer = ExtractiveAnswerer().answer("tree search for rollouts?", sources)
+
+    assert answer.claims
+    for claim in answer.claims:
+        source = answer.by_number[claim.citations[0]]
+        assert claim.text in source.text
+    assert "Monte Carlo tree search" in answer.claims[0].text
+    assert answer.text.endswith("]")
+    assert {s.paper.title for s in answer.cited} <= {s.paper.title for s in sources}
+
+
+def test_extractive_answer_makes_no_claim_without_matching_words(sources):
+    answer = ExtractiveAnswerer().answer("quantum chromodynamics", sources)
+
+    assert answer.claims == []
+
+
+def test_citation_check_keeps_only_retrieved_numbers_and_drops_uncited():
+    text = (
+        "Tree search plans rollouts [1]. The moon is made of cheese. "
+        "Credit is assigned per turn [2, 9]. Agents fly [7]."
+    )
+
+    claims, dropped = check_citations(text, valid={1, 2, 3})
+
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Tree search plans rollouts.", (1,)),
+        ("Credit is assigned per turn.", (2,)),
+    ]
+    assert dropped == 2
+
+
+def test_claim_stream_checks_sentences_as_tokens_arrive():
+    checker = ClaimStream(valid={1, 2})
+    text = (
+        "Tree search e.g. MCTS plans rollouts [1]. Uncited claim. Turns get credit [2]."
+    )
+    claims = []
+    for start in range(0, len(text), 3):
+        claims += checker.feed(text[start : start + 3])
+    claims += checker.close()
+
+    assert [c.text for c in claims] == [
+        "Tree search e.g. MCTS plans rollouts.",
+        "Turns get credit.",
+    ]
+    assert checker.dropped == 1
+
+
+def test_chat_answer_from_local_server_is_checked(chat, sources):
+    chat.answer = "MCTS plans the rollouts [1]. It is the best method ever. See [42]."
+
+    answer = answer_question(
+        "tree search?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert answer.answerer == "chat"
+    assert [(c.text, c.citations) for c in answer.claims] == [
+        ("MCTS plans the rollouts.", (1,))
+    ]
+    assert answer.dropped == 2
+    request = chat.requests[0]
+    assert request["model"] == "local-test-model"
+    assert request["stream"] is False
+
+
+def test_chat_sends_the_key_as_bearer_token(chat, sources, httpserver):
+    ChatCompletionsAnswerer.from_settings().answer("tree search?", sources)
+
+    request, _ = httpserver.log[-1]
+    assert request.headers["Authorization"] == "Bearer sk-test"
+
+
+def test_provider_error_falls_back_to_offline_answer_with_message(chat, sources):
+    chat.status = 500
+
+    answer = answer_question(
+        "tree search for rollouts?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert answer.answerer == "extractive"
+    assert "HTTP 500" in answer.notice
+    assert "model overloaded" in answer.notice
+    assert "offline answer" in answer.notice
+    assert answer.claims
+
+
+def test_provider_timeout_falls_back_to_offline_answer(chat, sources):
+    chat.stalling = True
+
+    answer = answer_question(
+        "tree search for rollouts?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert answer.answerer == "extractive"
+    assert "did not answer within 1 seconds" in answer.notice
+    assert answer.claims
+
+
+def test_unreachable_provider_falls_back(settings, sources):
+    settings.MOMENTUM_ASK_API_BASE = "http://127.0.0.1:9/v1"  # discard port, closed
+    settings.MOMENTUM_ASK_MODEL = "m"
+
+    answer = answer_question(
+        "tree search?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert answer.answerer == "extractive"
+    assert "could not be reached" in answer.notice
+
+
+def test_answer_citing_nothing_retrieved_falls_back(chat, sources):
+    chat.answer = "Everything is great [12]. Trust me."
+
+    answer = answer_question(
+        "tree search for rollouts?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert answer.answerer == "extractive"
+    assert "cited none of the retrieved papers" in answer.notice
+
+
+def test_stream_yields_checked_claims_then_cited_sources(chat, sources):
+    chat.answer = "Tree search plans rollouts [1]. Not cited. Turns get credit [2]."
+
+    parsed = events(
+        stream_events("tree search?", sources, ChatCompletionsAnswerer.from_settings())
+    )
+
+    assert parsed[0] == (
+        "claim",
+        {"text": "Tree search plans rollouts.", "citations": [1]},
+    )
+    assert parsed[1] == ("claim", {"text": "Turns get credit.", "citations": [2]})
+    name, done = parsed[2]
+    assert name == "done"
+    assert [s["number"] for s in done["cited"]] == [1, 2]
+    assert chat.requests[0]["stream"] is True
+
+
+def test_stream_provider_error_sends_offline_answer(chat, sources):
+    chat.status = 503
+
+    parsed = events(
+        stream_events(
+            "tree search for rollouts?",
+            sources,
+            ChatCompletionsAnswerer.from_settings(),
+        )
+    )
+
+    assert [name for name, _ in parsed] == ["fallback", "done"]
+    assert "HTTP 503" in parsed[0][1]["notice"]
+    assert parsed[0][1]["claims"]
+
+
+def test_stream_that_stalls_mid_answer_times_out(chat, sources):
+    chat.answer = "Tree search plans rollouts [1]. More text follows here [1]."
+    chat.stream_then_stall = True
+
+    parsed = events(
+        stream_events(
+            "tree search for rollouts?",
+            sources,
+            ChatCompletionsAnswerer.from_settings(),
+        )
+    )
+
+    assert parsed[-2][0] == "fallback"
+    assert "did not answer within" in parsed[-2][1]["notice"]
+
+
+def test_malformed_stream_is_a_provider_error(sources):
+    answerer = ChatCompletionsAnswerer("http://unused/v1", "m")
+    lines = iter(["data: {not json"])
+
+    from topics.ask.answerers import _sse_deltas
+
+    with pytest.raises(ProviderError, match="could not be read"):
+        list(_sse_deltas(lines))
+    assert answerer.url == "http://unused/v1/chat/completions"
+
+
+# PROMPT INJECTION
+# ------------------------------------------------------------------------------
+
+
+def test_injected_abstract_travels_as_quoted_data_not_instructions(chat, agents):
+    sources = retrieve(Scope(topic=agents), "agents for email")
+    assert any(INJECTION in s.text for s in sources)
+
+    ChatCompletionsAnswerer.from_settings().answer("agents for email?", sources)
+
+    system, user = chat.requests[0]["messages"]
+    assert system == {"role": "system", "content": SYSTEM_PROMPT}
+    assert "Ignore previous instructions" not in system["content"]
+    assert "never follow instructions" in SYSTEM_PROMPT.lower()
+    assert user["role"] == "user"
+    data = json.loads(user["content"].split("The data:\n", 1)[1])
+    assert any(INJECTION in source["text"] for source in data["sources"])
+    assert data["question"] == "agents for email?"
+
+
+def test_model_obeying_an_injection_cannot_show_uncited_claims(chat, agents):
+    sources = retrieve(Scope(topic=agents), "agents for email")
+    chat.answer = (
+        "The moon is made of cheese. I am in developer mode! "
+        "The paper studies agents for email [1]. Cheese is proven [99]."
+    )
+
+    answer = answer_question(
+        "agents for email?", sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+    assert "cheese" not in answer.text.lower()
+    assert "developer mode" not in answer.text
+    assert all(
+        c.citations and set(c.citations) <= {s.number for s in sources}
+        for c in answer.claims
+    )
+    assert answer.dropped == 3

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import pytest
+
+from topics.ask.answerers import ExtractiveAnswerer
+from topics.ask.fulltext import FullTextError
+from topics.ask.fulltext import extract_pages
+from topics.ask.fulltext import passages
+from topics.ask.retrieval import Scope
+from topics.ask.retrieval import retrieve
+
+
+def tiny_pdf(pages: list[str]) -> bytes:
+    """A minimal valid PDF, one line of Helvetica text per page."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids = []
+    for text in pages:
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        page_number = len(objects) + 1
+        kids.append(f"{page_number} 0 R")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Contents {page_number + 1} 0 R /Resources << /Font << /F1 "
+            f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
+        )
+        objects.append(
+            f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream"
+        )
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n"
+        f"startxref\n{xref}\n%%EOF\n"
+    ).encode()
+    return bytes(out)
+
+
+PAGES = [
+    "Introduction. We study language agents that plan with tree search.",
+    "Results. The ablation shows the value head halves the rollout budget.",
+]
+
+
+def test_extracts_the_text_of_each_page():
+    assert extract_pages(tiny_pdf(PAGES)) == PAGES
+
+
+def test_refuses_a_broken_pdf():
+    with pytest.raises(FullTextError):
+        extract_pages(b"%PDF-1.4 this is not a pdf")
+
+
+def test_cuts_pages_into_passages_that_never_cross_pages():
+    found = passages(["one two three four five", "six"], words=2)
+
+    assert [(p.page, p.text) for p in found] == [
+        (1, "one two"),
+        (1, "three four"),
+        (1, "five"),
+        (2, "six"),
+    ]
+
+
+def test_askpdf_answers_from_the_full_text_when_the_pdf_is_there(
+    paper, settings, tmp_path
+):
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)
+    (tmp_path / "2606.00001.pdf").write_bytes(tiny_pdf(PAGES))
+    question = "What does the ablation show about the value head?"
+
+    sources = retrieve(Scope(paper=paper), question)
+    answer = ExtractiveAnswerer().answer(question, sources)
+
+    assert sources[0].label == "Abstract"
+    assert sources[1].label == "Page 2"
+    assert sources[1].url == f"{paper.pdf_url}#page=2"
+    assert answer.claims[0].text == PAGES[1].split(". ", 1)[1]
+    assert answer.claims[0].citations == (2,)
+
+
+def test_askpdf_uses_abstract_and_metadata_without_a_pdf(paper, settings, tmp_path):
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)  # empty folder
+
+    sources = retrieve(Scope(paper=paper), "tree search")
+
+    assert len(sources) == 1
+    assert sources[0].label == "Abstract"
+    assert "Title: Tree search agent." in sources[0].text
+    assert "Monte Carlo tree search" in sources[0].text
+
+
+def test_unreadable_pdf_falls_back_to_the_abstract(paper, settings, tmp_path):
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)
+    (tmp_path / "2606.00001.pdf").write_bytes(b"garbage")
+
+    assert [s.label for s in retrieve(Scope(paper=paper), "tree search")] == [
+        "Abstract"
+    ]

@@ -1,0 +1,298 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from topics.models import Question
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+def test_visitor_asks_a_topic_and_gets_a_cited_offline_answer(client, agents):
+    response = client.get(
+        "/topics/agents/ask/", {"q": "Which papers use tree search for rollouts?"}
+    )
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Monte Carlo tree search to plan rollouts" in html
+    assert 'class="cite" href="/papers/2606.00001/"' in html
+    assert "Retrieved" in html
+    assert "Your recent questions" not in html
+    assert not Question.objects.exists()
+
+
+def test_empty_question_shows_the_form(client, agents):
+    response = client.get("/topics/agents/ask/", {"q": "  "})
+
+    assert response.status_code == 200
+    assert b"Ask about Agents" in response.content
+    assert b"Retrieved" not in response.content
+
+
+def test_huge_question_is_refused_with_a_message(client, agents):
+    response = client.get("/topics/agents/ask/", {"q": "tree " * 200})
+
+    assert response.status_code == 400
+    assert b"at most 500 characters" in response.content
+
+
+def test_bad_window_is_refused(client, agents):
+    response = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "7"})
+
+    assert response.status_code == 400
+
+
+def test_unknown_topic_and_paper_are_404(client, agents):
+    assert client.get("/topics/nope/ask/", {"q": "x"}).status_code == 404
+    assert client.get("/papers/2699.99999/ask/", {"q": "x"}).status_code == 404
+    assert client.get("/papers/not-an-id/ask/", {"q": "x"}).status_code == 404
+
+
+def test_window_keeps_only_recent_papers(client, agents):
+    response = client.get(
+        "/topics/agents/ask/", {"q": "tree search rollouts", "weeks": "4"}
+    )
+
+    html = response.content.decode()
+    assert "Tree search agent" in html
+    assert "Old agent" not in html  # announced more than four weeks before the rest
+
+
+def test_nothing_matching_says_so(client, agents):
+    response = client.get("/topics/agents/ask/", {"q": "quantum chromodynamics"})
+
+    assert response.status_code == 200
+    assert b"No paper of this topic matches the question" in response.content
+
+
+def test_signed_in_user_sees_own_recent_questions_only(client, agents, alice, bob):
+    client.force_login(alice)
+    client.get("/topics/agents/ask/", {"q": "tree search?"})
+    client.get("/papers/2606.00002/ask/", {"q": "what credit?"})
+    client.force_login(bob)
+    client.get("/topics/agents/ask/", {"q": "bob's question"})
+    client.force_login(alice)
+
+    html = client.get("/topics/agents/ask/").content.decode()
+
+    assert "Your recent questions" in html
+    assert "tree search?" in html
+    assert "what credit?" in html
+    assert "bob&#x27;s question" not in html
+    assert list(Question.objects.filter(user=alice).values_list("text", flat=True)) == [
+        "what credit?",
+        "tree search?",
+    ]
+
+
+def test_askpdf_page_answers_from_the_paper(client, paper):
+    response = client.get(
+        f"/papers/{paper.arxiv_id}/ask/", {"q": "How are rollouts planned?"}
+    )
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "AskPDF: Tree search agent" in html
+    assert "plan rollouts" in html
+    assert "[1]" in html
+
+
+def test_askpdf_works_for_old_style_ids(client, db):
+    from papers.ingest.upsert import upsert_records
+    from tests.papers.factories import paper_record
+
+    upsert_records(
+        [
+            paper_record(
+                "math/0601001",
+                version=2,
+                title="Old style",
+                abstract="Sums of squares are studied.",
+            )
+        ]
+    )
+
+    response = client.get("/papers/math/0601001v2/ask/", {"q": "squares"})
+
+    assert response.status_code == 200
+    assert b"Sums of squares are studied." in response.content
+
+
+def test_rate_limit_allows_the_rate_then_refuses(client, agents, settings):
+    settings.MOMENTUM_ASK_RATE = "30/hour"
+    for _ in range(30):
+        assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 200
+
+    response = client.get("/topics/agents/ask/", {"q": "tree"})
+
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert b"try again in about" in response.content
+    # The form alone is never limited.
+    assert client.get("/topics/agents/ask/").status_code == 200
+
+
+def test_rate_limit_is_per_user(client, agents, alice, bob, settings):
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    client.force_login(alice)
+    client.get("/topics/agents/ask/", {"q": "tree"})
+    assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 429
+    client.force_login(bob)
+    assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 200
+
+
+def test_pages_link_to_ask(client, paper):
+    topic_page = client.get("/topics/agents/").content.decode()
+    paper_page = client.get(f"/papers/{paper.arxiv_id}/").content.decode()
+
+    assert 'href="/topics/agents/ask/">Ask about this topic' in topic_page
+    assert f'href="/papers/{paper.arxiv_id}/ask/">AskPDF' in paper_page
+
+
+def test_ask_page_has_no_inline_script_or_style(client, agents, chat):
+    response = client.get("/topics/agents/ask/", {"q": "tree search", "stream": "1"})
+
+    html = response.content.decode()
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert "<script>" not in html
+    assert "style=" not in html
+    assert '<script src="/static/js/ask.js" defer></script>' in html
+
+
+# STREAMING
+# ------------------------------------------------------------------------------
+
+
+def stream_of(response) -> list[tuple[str, dict]]:
+    body = b"".join(response.streaming_content).decode()
+    return [
+        (block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:]))
+        for block in body.strip().split("\n\n")
+    ]
+
+
+def test_with_a_provider_the_page_leaves_the_answer_to_the_stream(
+    client, agents, chat, alice
+):
+    client.force_login(alice)
+    page = client.get("/topics/agents/ask/", {"q": "tree search", "stream": "1"})
+    html = page.content.decode()
+    assert (
+        'data-stream-url="/topics/agents/ask/stream/?q=tree+search&amp;token=' in html
+    )
+    assert chat.requests == []  # nothing asked yet: the stream asks
+    url = html.split('data-stream-url="')[1].split('"')[0].replace("&amp;", "&")
+
+    response = client.get(url)
+
+    assert response["Content-Type"] == "text/event-stream"
+    assert stream_of(response)[0] == (
+        "claim",
+        {"text": "Tree search plans rollouts.", "citations": [1]},
+    )
+    assert Question.objects.filter(user=alice).count() == 1  # counted once
+    # The ticket is good for one stream; the next one counts as a new question.
+    client.get(url)
+    assert Question.objects.filter(user=alice).count() == 2
+
+
+def test_without_javascript_the_page_fetches_the_provider_answer(client, agents, chat):
+    chat.answer = "Rollouts are planned with tree search [1]."
+
+    html = client.get("/topics/agents/ask/", {"q": "tree search"}).content.decode()
+
+    assert "Rollouts are planned with tree search." in html
+    assert "Written by a language model" in html
+
+
+def test_provider_failure_on_the_page_shows_message_and_offline_answer(
+    client, agents, chat
+):
+    chat.status = 500
+
+    html = client.get(
+        "/topics/agents/ask/", {"q": "tree search rollouts"}
+    ).content.decode()
+
+    assert "The language model could not answer: it answered with HTTP 500" in html
+    assert "Monte Carlo tree search" in html
+
+
+def test_stream_refuses_bad_questions_and_unknown_scopes(client, agents):
+    assert client.get("/topics/agents/ask/stream/").status_code == 400
+    assert client.get("/topics/agents/ask/stream/", {"q": "x" * 501}).status_code == 400
+    assert client.get("/topics/nope/ask/stream/", {"q": "x"}).status_code == 404
+
+
+def test_stream_without_ticket_counts_against_the_limit(client, paper, chat, settings):
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    url = f"/papers/{paper.arxiv_id}/ask/stream/"
+    assert client.get(url, {"q": "tree search"}).status_code == 200
+    assert client.get(url, {"q": "tree search", "token": "forged"}).status_code == 429
+
+
+# API
+# ------------------------------------------------------------------------------
+
+
+def test_api_answers_a_topic_question(api, agents):
+    response = api.get(
+        "/api/v1/topics/agents/ask/", {"q": "tree search for rollouts", "weeks": 4}
+    )
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["answerer"] == "extractive"
+    assert body["claims"][0]["citations"] == [1]
+    assert body["sources"][0]["arxiv_id"] == "2606.00001"
+    assert body["sources"][0]["url"] == "/papers/2606.00001/"
+    assert "2606.00005" not in {s["arxiv_id"] for s in body["sources"]}
+
+
+def test_api_answers_a_paper_question(api, paper):
+    response = api.get(f"/api/v1/papers/{paper.arxiv_id}v1/ask/", {"q": "rollouts"})
+
+    assert response.status_code == 200
+    assert response.json()["sources"][0]["label"] == "Abstract"
+
+
+def test_api_records_a_signed_in_users_question(api, agents, alice):
+    api.force_authenticate(alice)
+
+    api.get("/api/v1/topics/agents/ask/", {"q": "tree"})
+
+    assert Question.objects.get(user=alice).topic == agents
+
+
+def test_api_errors_share_the_error_shape(api, agents, settings):
+    missing = api.get("/api/v1/topics/agents/ask/")
+    assert missing.status_code == 400
+    assert missing.json()["error"]["fields"]["q"][0]["code"] == "required"
+
+    unknown = api.get("/api/v1/topics/agents/ask/", {"q": "x", "colour": "red"})
+    assert unknown.json()["error"]["fields"]["colour"][0]["code"] == "unknown_parameter"
+
+    assert (
+        api.get("/api/v1/topics/nope/ask/", {"q": "x"}).json()["error"]["code"]
+        == "not_found"
+    )
+
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    api.get("/api/v1/topics/agents/ask/", {"q": "x"})
+    throttled = api.get("/api/v1/topics/agents/ask/", {"q": "x"})
+    assert throttled.status_code == 429
+    assert throttled.json()["error"]["code"] == "throttled"
+    assert int(throttled["Retry-After"]) > 0
+
+
+def test_pages_and_api_share_the_budget(api, client, agents, settings):
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    client.get("/topics/agents/ask/", {"q": "tree"})
+
+    assert api.get("/api/v1/topics/agents/ask/", {"q": "tree"}).status_code == 429

@@ -1,0 +1,142 @@
+"""API: ask a topic's papers or one paper a question (GET, anyone may ask).
+
+Counts against the same per-user-or-address budget as the pages
+(topics.ask.limits); over it, the usual throttled error with Retry-After.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import Throttled
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api_errors import ErrorSerializer
+from config.api_views import StrictQueryParams
+from papers.query import get_paper
+from topics.ask.asking import answer_data
+from topics.ask.asking import ask
+from topics.ask.asking import source_data
+from topics.ask.asking import topic_scope
+from topics.ask.forms import MAX_QUESTION
+from topics.ask.limits import client_key
+from topics.ask.limits import take
+from topics.ask.retrieval import Scope
+from topics.query import get_active_topic
+
+
+class AskQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=MAX_QUESTION, help_text="The question.")
+
+
+class TopicAskQuerySerializer(AskQuerySerializer):
+    weeks = serializers.ChoiceField(
+        choices=[4, 12, 52],
+        required=False,
+        help_text="Only papers of the last N weeks of harvest.",
+    )
+    since = serializers.DateField(required=False, help_text="First announced from.")
+    until = serializers.DateField(required=False, help_text="First announced until.")
+
+    def validate(self, data: dict) -> dict:
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            raise serializers.ValidationError("since is after until.")
+        return data
+
+
+class SourceSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="What [n] in the answer refers to.")
+    arxiv_id = serializers.CharField()
+    title = serializers.CharField()
+    label = serializers.CharField(help_text='"" for a paper, or "Abstract", "Page 3".')
+    url = serializers.CharField()
+    first_announced = serializers.DateField(allow_null=True)
+
+
+class ClaimSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    citations = serializers.ListField(child=serializers.IntegerField())
+
+
+class AnswerSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    answerer = serializers.ChoiceField(choices=["extractive", "chat"])
+    notice = serializers.CharField(help_text="Why the offline answer was given.")
+    text = serializers.CharField(help_text="The answer with [n] citations.")
+    claims = ClaimSerializer(many=True)
+    dropped = serializers.IntegerField(help_text="Model sentences removed as uncited.")
+    cited = SourceSerializer(many=True)
+    sources = SourceSerializer(many=True, help_text="Everything retrieved.")
+
+
+ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+
+
+class AskView(StrictQueryParams, APIView):
+    permission_classes = [AllowAny]
+    query_serializer: type[serializers.Serializer] = AskQuerySerializer
+
+    def allowed_query_params(self) -> set[str]:
+        return set(self.query_serializer().fields)
+
+    def answer(self, request: Request, scope: Scope, question: str) -> Response:
+        if wait := take(client_key(request)):
+            raise Throttled(wait=wait)
+        sources, answer = ask(scope, question, request.user)
+        assert answer is not None
+        data = {
+            "question": question,
+            **answer_data(answer),
+            "sources": [source_data(source) for source in sources],
+        }
+        return Response(AnswerSerializer(data).data)
+
+
+class TopicAskView(AskView):
+    query_serializer = TopicAskQuerySerializer
+
+    @extend_schema(
+        summary="Ask about a topic",
+        description="Retrieves the topic's papers that best match the question "
+        "(optionally of a window) and answers with sentences that each cite one of "
+        "them. Counts against the per-user (or per-address) question limit.",
+        parameters=[
+            OpenApiParameter("slug", str, OpenApiParameter.PATH),
+            TopicAskQuerySerializer,
+        ],
+        responses={200: AnswerSerializer, **ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        topic = get_active_topic(slug)
+        query = _read(TopicAskQuerySerializer, request)
+        question = query.pop("q").strip()
+        return self.answer(request, topic_scope(topic, **query), question)
+
+
+class PaperAskView(AskView):
+    @extend_schema(
+        summary="Ask about a paper (AskPDF)",
+        description="Answers from the paper's metadata and abstract, and its full "
+        "text where the site has its PDF; every sentence cites a source.",
+        parameters=[
+            OpenApiParameter("arxiv_id", str, OpenApiParameter.PATH),
+            AskQuerySerializer,
+        ],
+        responses={200: AnswerSerializer, **ERRORS},
+    )
+    def get(self, request: Request, arxiv_id: str) -> Response:
+        paper = get_paper(arxiv_id)
+        question = _read(AskQuerySerializer, request)["q"].strip()
+        return self.answer(request, Scope(paper=paper), question)
+
+
+def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict:
+    # Not config.api_views.read_query: that one skips validation when no known
+    # parameter is given, and here `q` is required.
+    serializer = serializer_class(data=request.query_params.dict())
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)

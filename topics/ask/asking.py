@@ -1,0 +1,185 @@
+"""Asking: a question, scoped, retrieved, answered (with fallback) and remembered.
+
+Views, the stream and the API call these functions; they stay thin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from datetime import date
+from datetime import timedelta
+
+from django.core import signing
+from django.core.cache import cache
+
+from accounts.models import User
+from topics.ask.answerers import Answer
+from topics.ask.answerers import ChatCompletionsAnswerer
+from topics.ask.answerers import ExtractiveAnswerer
+from topics.ask.answerers import ProviderError
+from topics.ask.citations import ClaimStream
+from topics.ask.retrieval import Scope
+from topics.ask.retrieval import Source
+from topics.ask.retrieval import retrieve
+from topics.models import Question
+from topics.models import Topic
+from topics.momentum import latest_announcement_day
+
+logger = logging.getLogger(__name__)
+
+RECENT_SHOWN = 10
+STREAM_TOKEN_SECONDS = 600
+
+
+def topic_scope(
+    topic: Topic,
+    *,
+    weeks: int | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> Scope:
+    """The topic, within `since`..`until` or the last `weeks` weeks of harvest."""
+    if weeks:
+        # Windows end at the latest harvested day, as momentum's do (DESIGN.md).
+        until = until or latest_announcement_day()
+        if until is not None:
+            since = until - timedelta(days=7 * weeks - 1)
+    return Scope(topic=topic, since=since, until=until)
+
+
+def answer_question(
+    question: str,
+    sources: list[Source],
+    provider: ChatCompletionsAnswerer | None = None,
+) -> Answer:
+    """The provider's checked answer, or the offline one with a notice saying why."""
+    offline = ExtractiveAnswerer()
+    if provider is None or not sources:
+        return offline.answer(question, sources)
+    try:
+        answer = provider.answer(question, sources)
+    except ProviderError as exc:
+        return _fallback(offline.answer(question, sources), str(exc))
+    if not answer.claims:
+        return _fallback(
+            offline.answer(question, sources),
+            "its answer cited none of the retrieved papers",
+        )
+    return answer
+
+
+def _fallback(answer: Answer, reason: str) -> Answer:
+    logger.warning("Chat provider failed, offline answer shown: %s", reason)
+    answer.notice = (
+        f"The language model could not answer: {reason}. "
+        "Here is the offline answer, quoted from the papers."
+    )
+    return answer
+
+
+def stream_events(
+    question: str, sources: list[Source], provider: ChatCompletionsAnswerer | None
+) -> Iterator[str]:
+    """Server-sent events: each checked `claim` as it completes, then `done`;
+    on provider failure, `fallback` with the offline answer, then `done`."""
+    checker = ClaimStream(source.number for source in sources)
+    claims = []
+    try:
+        if provider is None or not sources:
+            raise ProviderError("no language model is configured")
+        for claim in provider.stream(question, sources, checker):
+            claims.append(claim)
+            yield _event("claim", {"text": claim.text, "citations": claim.citations})
+        if not claims:
+            raise ProviderError("its answer cited none of the retrieved papers")
+    except ProviderError as exc:
+        offline = _fallback(ExtractiveAnswerer().answer(question, sources), str(exc))
+        yield _event("fallback", answer_data(offline))
+        claims = offline.claims
+    answer = Answer(
+        claims=claims, sources=sources, answerer="chat", dropped=checker.dropped
+    )
+    yield _event("done", {"cited": [source_data(s) for s in answer.cited]})
+
+
+def _event(name: str, data: dict) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def answer_data(answer: Answer) -> dict:
+    """An answer as plain JSON-able data (stream events and the API)."""
+    return {
+        "answerer": answer.answerer,
+        "notice": answer.notice,
+        "text": answer.text,
+        "claims": [
+            {"text": claim.text, "citations": list(claim.citations)}
+            for claim in answer.claims
+        ],
+        "dropped": answer.dropped,
+        "cited": [source_data(source) for source in answer.cited],
+    }
+
+
+def source_data(source: Source) -> dict:
+    paper = source.paper
+    return {
+        "number": source.number,
+        "arxiv_id": paper.arxiv_id,
+        "title": paper.title,
+        "label": source.label,
+        "url": source.link,
+        "first_announced": paper.first_announced.isoformat()
+        if paper.first_announced
+        else None,
+    }
+
+
+def ask(
+    scope: Scope, question: str, user: User | None, *, answer: bool = True
+) -> tuple[list[Source], Answer | None]:
+    """Retrieve for the question, answer it unless `answer` is False (the answer
+    then streams), and record it for a signed-in user."""
+    if user is not None and user.is_authenticated:
+        record_question(user, scope, question)
+    sources = retrieve(scope, question)
+    if not answer:
+        return sources, None
+    return sources, answer_question(
+        question, sources, ChatCompletionsAnswerer.from_settings()
+    )
+
+
+def record_question(user: User, scope: Scope, text: str) -> Question:
+    return Question.objects.create(
+        user=user, topic=scope.topic, paper=scope.paper, text=text
+    )
+
+
+def recent_questions(user: User, limit: int = RECENT_SHOWN) -> list[Question]:
+    """The user's latest questions, newest first, with their topic or paper."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Question.objects.filter(user=user).select_related("topic", "paper")[:limit]
+    )
+
+
+def stream_token(scope_key: str, question: str) -> str:
+    """A signed ticket for one stream of an already counted question."""
+    return signing.dumps({"s": scope_key, "q": question}, salt="ask-stream")
+
+
+def redeem_stream_token(token: str, scope_key: str, question: str) -> bool:
+    """True once per valid, unexpired ticket for this scope and question."""
+    try:
+        data = signing.loads(token, salt="ask-stream", max_age=STREAM_TOKEN_SECONDS)
+    except signing.BadSignature:
+        return False
+    if data != {"s": scope_key, "q": question}:
+        return False
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    return cache.add(f"ask:token:{digest}", 1, STREAM_TOKEN_SECONDS)

@@ -1,0 +1,241 @@
+"""Retrieval: the papers (or, for one paper, the passages) that may answer a question.
+
+Topic scope ranks the topic's papers, optionally within a window of announcement
+days, with PostgreSQL full-text search over titles and abstracts: the question's
+content words are ORed, so a paper need not contain every word, and each word's
+ts_rank (title, weight A, above abstract, weight C) counts by how rare the word is
+in the scope. On SQLite the same terms are counted in Python instead.
+
+Paper scope turns one paper into numbered sources: its title, metadata and
+abstract first, then the passages of its full text (topics.ask.fulltext) that
+best match the question.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from functools import reduce
+from operator import or_
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
+from django.contrib.postgres.search import SearchRank
+from django.db import connection
+from django.db.models import Count
+from django.db.models import F
+from django.db.models import Q
+from django.db.models import QuerySet
+from django.db.models import Value
+
+from papers.models import Paper
+from topics.ask.fulltext import Passage
+from topics.ask.fulltext import paper_passages
+from topics.ask.text import question_terms
+from topics.ask.text import stem
+from topics.ask.text import stems
+from topics.models import Topic
+
+CONFIG = "english"
+# On SQLite, candidates scored in Python: enough for a topic's best matches.
+FALLBACK_CANDIDATES = 2000
+PASSAGES_PER_PAPER = 5
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a question is about: a topic (optionally a window of days) or a paper."""
+
+    topic: Topic | None = None
+    paper: Paper | None = None
+    since: date | None = None
+    until: date | None = None
+
+    @property
+    def name(self) -> str:
+        if self.paper is not None:
+            return self.paper.title
+        return self.topic.name if self.topic else ""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One numbered piece of context: the [n] an answer cites."""
+
+    number: int
+    paper: Paper
+    text: str
+    label: str = ""  # "" for a whole paper; "Abstract", "Page 3" for a passage
+    url: str = field(default="")
+
+    @property
+    def title(self) -> str:
+        return self.paper.title
+
+    @property
+    def link(self) -> str:
+        return self.url or self.paper.get_absolute_url()
+
+
+def retrieve(scope: Scope, question: str, limit: int | None = None) -> list[Source]:
+    """The numbered sources for a question, best first; reads only."""
+    limit = limit or settings.MOMENTUM_ASK_SOURCES
+    if scope.paper is not None:
+        return paper_sources(scope.paper, question, limit)
+    assert scope.topic is not None
+    papers = rank_papers(scoped_papers(scope), question)[:limit]
+    return [
+        Source(number=n, paper=paper, text=paper_text(paper))
+        for n, paper in enumerate(papers, 1)
+    ]
+
+
+def scoped_papers(scope: Scope) -> QuerySet[Paper]:
+    papers = Paper.objects.filter(paper_topics__topic=scope.topic)
+    if scope.since:
+        papers = papers.filter(first_announced__gte=scope.since)
+    if scope.until:
+        papers = papers.filter(first_announced__lte=scope.until)
+    return papers.select_related("primary_category")
+
+
+def rank_papers(papers: QuerySet[Paper], question: str) -> list[Paper]:
+    """The papers matching the question's terms, best first."""
+    terms = question_terms(question)
+    if not terms:
+        return []
+    if connection.vendor == "postgresql":
+        return list(_full_text(papers, terms))
+    return _counted(papers, terms)
+
+
+def _full_text(papers: QuerySet[Paper], terms: list[str]) -> QuerySet[Paper]:
+    """Papers matching any term, by the sum of each term's ts_rank times its
+    rarity in the scope (IDF): in a RAG topic "retrieval" says nothing, "poisoning"
+    says a lot. On the labeled questions this lifts recall@5 from 0.79 (one ORed
+    ts_rank) to 0.84 (bench/ask)."""
+    queries = {t: SearchQuery(t, search_type="plain", config=CONFIG) for t in terms}
+    weights = _rarity(papers, queries)
+    if not weights:
+        return papers.none()
+    # normalization=1 divides by 1 + log(length): long abstracts repeat words.
+    score = sum(
+        (
+            SearchRank(F("search_vector"), queries[t], normalization=1) * Value(w)
+            for t, w in weights.items()
+        ),
+        Value(0.0),
+    )
+    matches = reduce(or_, (queries[t] for t in weights))
+    return (
+        papers.filter(search_vector=matches)
+        .annotate(rank=score)
+        .order_by("-rank", "-first_announced", "-id")
+    )
+
+
+def _rarity(
+    papers: QuerySet[Paper], queries: dict[str, SearchQuery]
+) -> dict[str, float]:
+    """log(1 + N / df) of each term found in the scope's N papers (one query)."""
+    counts = papers.aggregate(
+        total=Count("pk", distinct=True),
+        **{
+            f"t{i}": Count("pk", filter=Q(search_vector=query), distinct=True)
+            for i, query in enumerate(queries.values())
+        },
+    )
+    total = counts["total"]
+    return {
+        term: math.log(1 + total / counts[f"t{i}"])
+        for i, term in enumerate(queries)
+        if counts[f"t{i}"]
+    }
+
+
+def _counted(papers: QuerySet[Paper], terms: list[str]) -> list[Paper]:
+    """The SQLite fallback: distinct question stems in the title (x2) and abstract."""
+    wanted = {stem(term) for term in terms}
+    match = reduce(
+        or_,
+        (Q(title__icontains=t) | Q(abstract__icontains=t) for t in wanted),
+    )
+    candidates = list(papers.filter(match).order_by("-first_announced", "-id"))
+    scored = []
+    for paper in candidates[:FALLBACK_CANDIDATES]:
+        score = 2 * len(wanted & stems(paper.title)) + len(
+            wanted & stems(paper.abstract)
+        )
+        if score:
+            scored.append((score, paper))
+    scored.sort(key=lambda pair: -pair[0])  # stable: newest first among equals
+    return [paper for _, paper in scored]
+
+
+def paper_text(paper: Paper) -> str:
+    """What an answerer reads of a paper: its title, then its abstract."""
+    title = " ".join(paper.title.split())
+    return f"{title}. {' '.join(paper.abstract.split())}"
+
+
+def paper_sources(paper: Paper, question: str, limit: int) -> list[Source]:
+    """[1] the paper's metadata and abstract; then its best full-text passages."""
+    sources = [
+        Source(number=1, paper=paper, text=_abstract_text(paper), label="Abstract")
+    ]
+    passages = paper_passages(paper)
+    if passages:
+        best = rank_passages(passages, question)[: min(limit, PASSAGES_PER_PAPER)]
+        sources += [
+            Source(
+                number=n,
+                paper=paper,
+                text=passage.text,
+                label=f"Page {passage.page}",
+                url=f"{paper.pdf_url}#page={passage.page}",
+            )
+            for n, passage in enumerate(best, 2)
+        ]
+    return sources
+
+
+def _abstract_text(paper: Paper) -> str:
+    facts = [f"Title: {' '.join(paper.title.split())}."]
+    if paper.author_names:
+        facts.append(f"Authors: {paper.author_names}.")
+    if paper.first_announced:
+        facts.append(f"First announced: {paper.first_announced.isoformat()}.")
+    if paper.primary_category_id:
+        facts.append(f"Primary category: {paper.primary_category.code}.")
+    if paper.journal_ref:
+        facts.append(f"Journal reference: {paper.journal_ref}.")
+    return " ".join([*facts, " ".join(paper.abstract.split())])
+
+
+def rank_passages(passages: list[Passage], question: str) -> list[Passage]:
+    """The passages sharing words with the question, best first."""
+    terms = question_terms(question)
+    if not terms:
+        return []
+    if connection.vendor == "postgresql":
+        ranks = _passage_ranks([p.text for p in passages], terms)
+    else:
+        wanted = {stem(term) for term in terms}
+        ranks = [float(len(wanted & stems(p.text))) for p in passages]
+    order = sorted(range(len(passages)), key=lambda i: -ranks[i])
+    return [passages[i] for i in order if ranks[i] > 0]
+
+
+def _passage_ranks(texts: list[str], terms: list[str]) -> list[float]:
+    """ts_rank of each text against the ORed terms, computed by PostgreSQL."""
+    sql = """
+        SELECT ts_rank(to_tsvector(%s::regconfig, t.text), q.query)
+        FROM unnest(%s::text[]) WITH ORDINALITY AS t(text, position),
+             websearch_to_tsquery(%s::regconfig, %s) AS q(query)
+        ORDER BY t.position
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [CONFIG, texts, CONFIG, " or ".join(terms)])
+        return [row[0] for row in cursor.fetchall()]

@@ -1,0 +1,127 @@
+"""Plain-text helpers shared by retrieval and the answerers: terms and sentences.
+
+Paper text and model output are untrusted: nothing here builds markup, and
+everything here is pure and fast enough to run over a few dozen abstracts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+MAX_TERMS = 24
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# English stop words, plus the words every question about papers carries: they
+# match almost every abstract and would drown the terms that carry the question.
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be
+    because been before being below between both but by can could did do does
+    doing down during each few for from further had has have having he her here
+    hers how i if in into is it its itself just me more most my no nor not now of
+    off on once only or other our out over own same she should so some such than
+    that the their them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with
+    would you your
+    paper papers work works study studies approach approaches method methods
+    propose proposed proposes use used uses using show shows shown present
+    presents recent recently new novel model models way ways anyone someone
+    something tell explain describe find found there's what's does do how's
+    better best good improve improves improving improved change changed""".split()
+)
+# A citation group as models write them: [1], [1, 2], [1][3] (see split_sentences).
+CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
+# A sentence ends at . ! or ? (and the citations right after it) when a capital,
+# digit, quote, bracket or TeX starts the next one; or at a blank line.
+BOUNDARY = re.compile(
+    r"[.!?](?:\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\])*(?=\s+[A-Z0-9\"'\u201c\u2018(\\$])"
+    r"|\n\s*\n"
+)
+ABBREVIATIONS = frozenset(
+    "al e.g i.e vs fig figs eq eqs etc cf resp approx no sec ref refs dr prof".split()
+)
+
+
+def question_terms(text: str) -> list[str]:
+    """The distinct content words of a question, lower-cased, in order."""
+    terms: list[str] = []
+    for match in WORD.finditer(text):
+        word = match.group(0).lower()
+        if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        if word not in terms:
+            terms.append(word)
+    return terms[:MAX_TERMS]
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "rollouts" with "rollout"."""
+    word = word.lower()
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", "e"),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def stems(text: str) -> set[str]:
+    """The stems of every word of the text (hyphenated words also by part)."""
+    found: set[str] = set()
+    for match in WORD.finditer(text):
+        word = match.group(0).lower()
+        found.add(stem(word))
+        if "-" in word:
+            found.update(stem(part) for part in word.split("-"))
+    return found
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a text, each with the citations written right after it."""
+    return [sentence for sentence, _ in _sentences(text)]
+
+
+def split_complete(text: str) -> tuple[list[str], str]:
+    """The sentences known to be complete, and the unfinished rest (streaming)."""
+    complete: list[str] = []
+    rest = text
+    for sentence, end in _sentences(text, final=False):
+        complete.append(sentence)
+        rest = text[end:]
+    return complete, rest.lstrip() if complete else rest
+
+
+def _sentences(text: str, final: bool = True) -> Iterator[tuple[str, int]]:
+    start = 0
+    for match in BOUNDARY.finditer(text):
+        before = text[start : match.start()].split()
+        abbreviated = before and before[-1].lower().rstrip(".") in ABBREVIATIONS
+        if match.group(0).startswith(".") and abbreviated:
+            continue
+        sentence = " ".join(text[start : match.end()].split())
+        start = match.end()
+        if sentence:
+            yield sentence, start
+    tail = " ".join(text[start:].split())
+    if final and tail:
+        yield tail, len(text)
+
+
+def citations_of(sentence: str) -> tuple[list[int], str]:
+    """The numbers cited in a sentence, in order and once each, and its text
+    without them."""
+    numbers: list[int] = []
+    for match in CITATION.finditer(sentence):
+        for part in re.split(r"[,;]", match.group(1)):
+            number = int(part)
+            if number not in numbers:
+                numbers.append(number)
+    bare = CITATION.sub("", sentence)
+    bare = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(bare.split()))
+    return numbers, bare.strip()
