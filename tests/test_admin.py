@@ -11,6 +11,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from accounts.models import DigestPreferences
+from notifications.models import Digest
+from notifications.models import DigestPaper
 from papers.ingest.records import AuthorRecord
 from papers.ingest.upsert import upsert_records
 from papers.models import FeedSource
@@ -20,6 +22,7 @@ from papers.models import SavedPaper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.tagging import tag_papers
@@ -49,6 +52,7 @@ def fill_every_model(user):
     tag_papers([paper.pk])
     TopicExclusion.objects.create(topic=topic, paper=other, created_by=user)
     Follow.objects.create(user=user, topic=topic)
+    Question.objects.create(user=user, topic=topic, text="Which agents plan?")
     SavedPaper.objects.create(user=user, paper=paper)
     DigestPreferences.objects.create(user=user)
     Token.objects.create(user=user)
@@ -65,6 +69,16 @@ def fill_every_model(user):
     EmailAddress.objects.create(
         user=user, email=user.email, verified=True, primary=True
     )
+    digest = Digest.objects.create(
+        user=user,
+        frequency="weekly",
+        period_start="2026-07-13",
+        due_at="2026-07-13T08:00Z",
+        status=Digest.Status.SENT,
+        since="2026-07-06",
+        sections=[{"topic": topic.pk, "papers": [[paper.pk, []]], "more": 0}],
+    )
+    DigestPaper.objects.create(digest=digest, user=user, paper=paper, topic=topic)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)

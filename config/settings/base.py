@@ -13,6 +13,7 @@ from csp.constants import SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR
+from config.env import cron_schedule
 from config.env import env
 from config.env import secret
 from config.env import strict_bool
@@ -67,6 +68,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "allauth",
     "allauth.account",
     "accounts",
@@ -166,6 +169,12 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://momentum")}
 # ------------------------------------------------------------------------------
 # The embedded default writes each message to a file under var/mail/.
 vars().update(env.email("EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"))
+if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # noqa: F821
+    # django-environ drops the leading "/" of filemail:///abs/path, which would
+    # write mail under the current directory instead.
+    EMAIL_FILE_PATH = env.str(
+        "EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"
+    ).removeprefix("filemail://")
 DEFAULT_FROM_EMAIL = env.str(
     "MOMENTUM_FROM_EMAIL", "Momentum <digest@momentum.localhost>"
 )
@@ -197,6 +206,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.int("MOMENTUM_SOURCES_TICK_SECONDS", 300),
         "options": {"expires": 280},
     },
+    # Opens the digests whose send time has come in each user's time zone and
+    # sends them (notifications.delivery); safe to fire twice.
+    "send-due-digests": {
+        "task": "notifications.tasks.send_due_digests",
+        "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
+        "options": {"expires": 55 * 60},
+    },
 }
 CELERY_TASK_ROUTES = {
     "papers.tasks.*": {"queue": "ingest"},
@@ -207,11 +223,39 @@ CELERY_TASK_ROUTES = {
 # REST FRAMEWORK
 # ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes a missing login a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("MOMENTUM_API_ANON_RATE", "60/minute"),
+        "user": env.str("MOMENTUM_API_USER_RATE", "600/minute"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Momentum API",
+    "DESCRIPTION": "Papers from arXiv, curated topics and their momentum, and the "
+    "caller's follows, saved papers and digest settings. Errors share one shape: "
+    '`{"error": {"code", "message", "fields"}}`.',
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    # The docs page loads Swagger UI from this site (drf-spectacular-sidecar).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "persistAuthorization": False},
 }
 
 # MOMENTUM
@@ -220,6 +264,38 @@ MOMENTUM_SITE_URL = env.str("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
 MOMENTUM_CONTACT_EMAIL = env.str(
     "MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost"
 )
+
+# DIGESTS
+# ------------------------------------------------------------------------------
+# A send's claim on its digest; past it, a dead worker's digest is sent again.
+MOMENTUM_DIGEST_CLAIM_SECONDS = env.int("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
+# Temporary SMTP failures are retried with exponential backoff and jitter from
+# RETRY_SECONDS up to RETRY_MAX_SECONDS (well under the Redis visibility
+# timeout), MAX_ATTEMPTS times in all; then the digest is marked failed.
+MOMENTUM_DIGEST_MAX_ATTEMPTS = env.int("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
+MOMENTUM_DIGEST_RETRY_SECONDS = env.float("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
+MOMENTUM_DIGEST_RETRY_MAX_SECONDS = env.float(
+    "MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0
+)
+
+# ASK (topics/ask): questions answered from a topic's or a paper's papers
+# ------------------------------------------------------------------------------
+# Any OpenAI-compatible chat-completions endpoint, e.g. https://api.openai.com/v1
+# or a local server's http://127.0.0.1:8080/v1. Unset: the offline extractive
+# answer only.
+MOMENTUM_ASK_API_BASE = env.str("MOMENTUM_ASK_API_BASE", "")
+MOMENTUM_ASK_MODEL = env.str("MOMENTUM_ASK_MODEL", "")
+MOMENTUM_ASK_API_KEY = secret("MOMENTUM_ASK_API_KEY", "")
+# Seconds to connect, and for the whole answer from the provider.
+MOMENTUM_ASK_CONNECT_TIMEOUT = env.float("MOMENTUM_ASK_CONNECT_TIMEOUT", 5.0)
+MOMENTUM_ASK_TIMEOUT = env.float("MOMENTUM_ASK_TIMEOUT", 30.0)
+# Questions per user (signed in) or address (visitors), pages and API together.
+MOMENTUM_ASK_RATE = env.str("MOMENTUM_ASK_RATE", "60/hour")
+# Papers retrieved as the context of an answer.
+MOMENTUM_ASK_SOURCES = env.int("MOMENTUM_ASK_SOURCES", 8)
+# A folder of paper PDFs (<arXiv id>.pdf, "/" as "_"): AskPDF reads their full
+# text when present, else the abstract and metadata.
+MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
 
 # ARXIV
 # ------------------------------------------------------------------------------
