@@ -43,13 +43,11 @@ from bench.pages import WORKERS
 from bench.pages import WRK_CONNECTIONS
 from bench.pages import WRK_THREADS
 from bench.pages import corpus_rows
-from bench.pages import database_url
 from bench.pages import free_port
 from bench.pages import gunicorn
 from bench.pages import largest_seed_topic
-from bench.pages import prepare_database
+from bench.pages import prepare_server_database
 from bench.pages import query_counts
-from bench.pages import server_env
 from bench.pages import wrk
 
 # High enough that wrk never meets them; the throttles still run on every call.
@@ -143,16 +141,7 @@ def main() -> None:
 
     os.environ["MOMENTUM_API_ANON_RATE"] = THROTTLE_RATE
     os.environ["MOMENTUM_API_USER_RATE"] = THROTTLE_RATE
-    url = database_url(args.papers, args.topics)
-    # The script's own Django (fill, query counts, freshness) runs as the server.
-    os.environ.update(
-        {
-            key: value
-            for key, value in server_env(url).items()
-            if key.startswith(("DJANGO_", "CACHE_"))
-        }
-    )
-    prepare_database(url, args.papers, args.topics, args.refill)
+    url = prepare_server_database(args.papers, args.topics, args.refill)
 
     from papers.models import Paper
 

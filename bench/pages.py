@@ -250,6 +250,21 @@ def prepare_database(url: str, papers: int, topics: int, refill: bool) -> None:
 # ------------------------------------------------------------------------------
 
 
+def prepare_server_database(papers: int, topics: int, refill: bool) -> str:
+    """Fill (or reuse) the database and set this process up as the server runs,
+    for the script's own Django (fill, query counts, freshness); return its URL."""
+    url = database_url(papers, topics)
+    os.environ.update(
+        {
+            key: value
+            for key, value in server_env(url).items()
+            if key.startswith(("DJANGO_", "CACHE_"))
+        }
+    )
+    prepare_database(url, papers, topics, refill)
+    return url
+
+
 def largest_seed_topic() -> tuple[str, int]:
     from django.db.models import Count
 
@@ -508,16 +523,7 @@ def main() -> None:
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
 
-    # The script's own Django (fill, query counts) runs as the server does.
-    url = database_url(args.papers, args.topics)
-    os.environ.update(
-        {
-            key: value
-            for key, value in server_env(url).items()
-            if key.startswith(("DJANGO_", "CACHE_"))
-        }
-    )
-    prepare_database(url, args.papers, args.topics, args.refill)
+    url = prepare_server_database(args.papers, args.topics, args.refill)
 
     from papers.models import Paper
     from topics.models import Topic

@@ -110,22 +110,14 @@ class PaperSerializer(serializers.ModelSerializer):
         return paper_links(paper, self.context["request"])
 
 
-class PaperDetailSerializer(serializers.ModelSerializer):
+class PaperDetailSerializer(PaperSerializer):
     """A paper with everything its page shows. `tags` in the context: its active
     topics' PaperTopic rows (why it is in each)."""
 
-    versioned_id = serializers.CharField()
     authors = AuthorSerializer(source="authorships", many=True, read_only=True)
-    primary_category = serializers.SlugRelatedField(
-        slug_field="code", read_only=True, allow_null=True
-    )
-    categories = serializers.SlugRelatedField(
-        slug_field="code", many=True, read_only=True
-    )
     topics = serializers.SerializerMethodField()
     versions = VersionSerializer(many=True, read_only=True)
     bibtex = serializers.SerializerMethodField()
-    links = serializers.SerializerMethodField()
 
     class Meta:
         model = Paper
@@ -158,10 +150,6 @@ class PaperDetailSerializer(serializers.ModelSerializer):
 
     def get_bibtex(self, paper: Paper) -> str:
         return bibtex_entry(paper, (a.author.name for a in paper.authorships.all()))
-
-    @extend_schema_field(LinksSerializer)
-    def get_links(self, paper: Paper) -> dict[str, str]:
-        return paper_links(paper, self.context["request"])
 
 
 # One page object, also where list views would make it an array of pages.
