@@ -20,7 +20,16 @@ from django.test import Client
 from django.db import connection
 client = Client(SERVER_NAME='localhost')
 urls = ["/", "/topics/", "/topics/rl-for-llm-agents/", "/papers/2607.21419/"]
-urls.append("/healthz")
+urls += [
+    "/search/?q=reinforcement+learning+agents",
+    "/topics/rl-for-llm-agents/feed/",
+    "/topics/rl-for-llm-agents/ask/?q=which+papers+use+tree+search",
+    "/papers/2607.21419/ask/?q=what+is+proposed",
+    "/api/v1/topics/",
+    "/api/v1/papers/?topic=rl-for-llm-agents",
+    "/accounts/login/",
+    "/healthz",
+]
 for url in urls:
     response = client.get(url)
     print(url, response.status_code)
@@ -81,6 +90,13 @@ def test_make_run_steps_load_the_demo_and_serve_pages_on_sqlite(tmp_path):
         "/topics/ 200",
         "/topics/rl-for-llm-agents/ 200",
         "/papers/2607.21419/ 200",
+        "/search/?q=reinforcement+learning+agents 200",
+        "/topics/rl-for-llm-agents/feed/ 200",
+        "/topics/rl-for-llm-agents/ask/?q=which+papers+use+tree+search 200",
+        "/papers/2607.21419/ask/?q=what+is+proposed 200",
+        "/api/v1/topics/ 200",
+        "/api/v1/papers/?topic=rl-for-llm-agents 200",
+        "/accounts/login/ 200",
         "/healthz 200",
         "vendor sqlite",
     ]
