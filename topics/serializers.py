@@ -112,19 +112,15 @@ class TopicRefSerializer(serializers.ModelSerializer):
         fields = ["slug", "name"]
 
 
-class TopicDetailSerializer(serializers.ModelSerializer):
+class TopicDetailSerializer(TopicSerializer):
     """A topic with its page's content; `related` in the context
     (topics.query.related_topics)."""
 
-    paper_count = serializers.IntegerField()
-    follower_count = serializers.IntegerField()
     glossary = serializers.SerializerMethodField()
     categories = serializers.SlugRelatedField(
         slug_field="code", many=True, read_only=True
     )
-    momentum = serializers.SerializerMethodField()
     related = serializers.SerializerMethodField()
-    links = serializers.SerializerMethodField()
 
     class Meta:
         model = Topic
@@ -155,10 +151,6 @@ class TopicDetailSerializer(serializers.ModelSerializer):
     @extend_schema_field(TopicRefSerializer(many=True))
     def get_related(self, topic: Topic) -> list[dict[str, str]]:
         return TopicRefSerializer(self.context["related"], many=True).data
-
-    @extend_schema_field(TopicLinksSerializer)
-    def get_links(self, topic: Topic) -> dict[str, str]:
-        return topic_links(topic, self.context["request"])
 
 
 class TopicWriteSerializer(serializers.ModelSerializer):
