@@ -41,6 +41,7 @@ from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import with_figures
 from topics.serializers import FollowInputSerializer
+from topics.serializers import FollowMuteSerializer
 from topics.serializers import FollowSerializer
 from topics.serializers import RetagSerializer
 from topics.serializers import TopicDetailSerializer
@@ -218,6 +219,20 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         set_following(request.user, topic, True)
         follow = self.get_queryset().get(topic=topic)
         return Response(FollowSerializer(follow).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Mute or unmute a followed topic in digests",
+        parameters=[SLUG_PARAMETER],
+        request=FollowMuteSerializer,
+        responses={200: FollowSerializer},
+    )
+    def partial_update(self, request: Request, slug: str) -> Response:
+        follow = get_object_or_404(self.get_queryset(), topic__slug=slug)
+        given = FollowMuteSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        follow.muted = given.validated_data["muted"]
+        follow.save(update_fields=["muted"])
+        return Response(FollowSerializer(follow).data)
 
     @extend_schema(
         summary="Unfollow a topic",

@@ -212,6 +212,12 @@ class FollowSerializer(serializers.ModelSerializer):
         fields = ["topic", "topic_is_active", "muted", "followed_at"]
 
 
+class FollowMuteSerializer(serializers.Serializer):
+    muted = serializers.BooleanField(
+        help_text="True leaves the topic out of the caller's digests."
+    )
+
+
 class FollowInputSerializer(serializers.Serializer):
     topic = serializers.SlugRelatedField(
         slug_field="slug",

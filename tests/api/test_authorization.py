@@ -61,6 +61,12 @@ MATRIX = [
     ("post", "/api/v1/me/follows/", {"topic": "robot-learning"}, (401, 201, 201, 201)),
     ("delete", "/api/v1/me/follows/robot-learning/", None, (401, 204, 204, 204)),
     ("get", "/api/v1/me/follows/robot-learning/", None, (401, 405, 405, 405)),
+    (
+        "patch",
+        "/api/v1/me/follows/robot-learning/",
+        {"muted": True},
+        (401, 200, 404, 404),
+    ),
     ("get", "/api/v1/me/saved/", None, (401, 200, 200, 200)),
     ("post", "/api/v1/me/saved/", {"paper": "2606.00100"}, (401, 201, 201, 201)),
     ("delete", "/api/v1/me/saved/2606.00100/", None, (401, 204, 204, 204)),
@@ -115,6 +121,7 @@ def test_authorization(
         code = {
             401: "not_authenticated",
             403: "permission_denied",
+            404: "not_found",
             405: "method_not_allowed",
             409: "token_exists",
         }[status]

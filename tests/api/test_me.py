@@ -95,6 +95,20 @@ def test_follow_list_and_unfollow(as_alice, as_bob, alice, corpus):
     assert not Follow.objects.filter(user=alice).exists()
 
 
+def test_mute_a_followed_topic_in_digests(as_alice, alice, corpus):
+    as_alice.post("/api/v1/me/follows/", {"topic": "robot-learning"}, format="json")
+    url = "/api/v1/me/follows/robot-learning/"
+
+    response = as_alice.patch(url, {"muted": True}, format="json")
+
+    assert response.status_code == 200
+    assert response.json()["muted"] is True
+    assert Follow.objects.get(user=alice).muted
+    assert as_alice.patch(url, {"muted": "loud"}, format="json").status_code == 400
+    assert as_alice.patch(url, {}, format="json").status_code == 400
+    assert Follow.objects.get(user=alice).muted
+
+
 @pytest.mark.parametrize("body", [{}, {"topic": "nope"}, {"topic": 5}, {"topic": None}])
 def test_following_needs_an_existing_active_topic(as_alice, corpus, body):
     response = as_alice.post("/api/v1/me/follows/", body, format="json")
