@@ -42,6 +42,7 @@ from bench.pages import TARGET
 from bench.pages import WORKERS
 from bench.pages import WRK_CONNECTIONS
 from bench.pages import WRK_THREADS
+from bench.pages import average_baseline
 from bench.pages import corpus_rows
 from bench.pages import free_port
 from bench.pages import gunicorn
@@ -118,12 +119,7 @@ def load(base: str, paths: dict[str, str], seconds: float) -> dict[str, dict]:
     for name, path in paths.items():
         wrk(base + path, warm_up)
         results[name] = wrk(base + path, seconds)
-    # The machine's other load drifts: the baseline runs first and last, and the
-    # API is compared with the mean of the two.
-    first = results[BASELINE]["rps"]
-    last = wrk(base + paths[BASELINE], seconds)["rps"]
-    results[BASELINE]["rps"] = (first + last) / 2
-    results[BASELINE]["spread"] = abs(first - last) / 2
+    average_baseline(results[BASELINE], base + paths[BASELINE], seconds)
     return results
 
 
