@@ -6,6 +6,8 @@ paper in the topic, an exclusion keeps it out; each replaces the other.
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,6 +16,8 @@ from papers.models import Paper
 from papers.pagecache import content_changed
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import RelevanceFlag
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.tagging import TopicRules
@@ -28,6 +32,7 @@ def pin_paper(topic: Topic, paper: Paper) -> None:
     PaperTopic.objects.update_or_create(
         topic=topic, paper=paper, defaults={"source": PaperTopic.Source.PIN}
     )
+    _decided(topic, paper)
 
 
 @transaction.atomic
@@ -38,6 +43,7 @@ def unpin_paper(topic: Topic, paper: Paper) -> None:
         topic=topic, paper=paper, source=PaperTopic.Source.PIN
     ).delete()
     tag_papers([paper.pk], TopicRules.load([topic]))
+    request_training(topic)
 
 
 @transaction.atomic
@@ -50,6 +56,7 @@ def exclude_paper(
     TopicExclusion.objects.update_or_create(
         topic=topic, paper=paper, defaults={"reason": reason, "created_by": by}
     )
+    _decided(topic, paper)
 
 
 @transaction.atomic
@@ -57,6 +64,34 @@ def lift_exclusion(topic: Topic, paper: Paper) -> None:
     content_changed()
     TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
     tag_papers([paper.pk], TopicRules.load([topic]))
+    request_training(topic)
+
+
+def _decided(topic: Topic, paper: Paper) -> None:
+    """A decision resolves the paper's review item and readers' flags, and is
+    training data for the topic's next model."""
+    ReviewItem.objects.filter(topic=topic, paper=paper).delete()
+    RelevanceFlag.objects.filter(topic=topic, paper=paper).delete()
+    request_training(topic)
+
+
+def request_training(topic: Topic) -> None:
+    """Retrain the topic's model once a burst of decisions is over: the first
+    decision schedules a training MOMENTUM_MODEL_TRAIN_DELAY seconds later, and
+    the decisions made until then ride on it."""
+    from topics.tasks import train_topic_model  # tasks import this module
+
+    # In-process tasks (the embedded default) run at once: no burst to wait for.
+    delay = (
+        0 if settings.CELERY_TASK_ALWAYS_EAGER else settings.MOMENTUM_MODEL_TRAIN_DELAY
+    )
+    # The mark expires just before the training reads its data, so a decision
+    # made after that read schedules a training of its own.
+    if delay and not cache.add(f"topics:training-due:{topic.pk}", 1, max(delay - 5, 1)):
+        return
+    transaction.on_commit(
+        lambda: train_topic_model.apply_async((topic.pk,), countdown=delay)
+    )
 
 
 def request_retag(topic: Topic) -> None:

@@ -4,6 +4,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 
@@ -35,6 +37,26 @@ class Topic(models.Model):
     )
     related = models.ManyToManyField("self", symmetrical=False, blank=True)
     is_active = models.BooleanField(default=True)
+
+    class Membership(models.TextChoices):
+        RULE = "rule", "Rule only"
+        SUGGEST = (
+            "suggest",
+            "Rule plus suggestions (the model proposes, a curator decides)",
+        )
+        AUTO = "auto", "Rule plus automatic tags (the model decides when confident)"
+
+    membership = models.CharField(
+        max_length=10, choices=Membership.choices, default=Membership.RULE
+    )
+    model_confidence = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.99)],
+        help_text=(
+            "With automatic tags: a paper whose score is at least this joins the "
+            "topic, and a rule match whose score is at most 1 minus this leaves it."
+        ),
+    )
     papers = models.ManyToManyField(
         Paper, through="PaperTopic", related_name="topics", blank=True
     )
@@ -87,10 +109,12 @@ class Topic(models.Model):
 
 
 class PaperTopic(models.Model):
-    """A paper's membership of a topic, and why: the rule's matched terms, or a pin."""
+    """A paper's membership of a topic, and why: the rule's matched terms, the
+    model's score, or a pin."""
 
     class Source(models.TextChoices):
         RULE = "rule", "Rule"
+        MODEL = "model", "Model"
         PIN = "pin", "Pinned by a curator"
 
     paper = models.ForeignKey(
@@ -103,6 +127,8 @@ class PaperTopic(models.Model):
         max_length=10, choices=Source.choices, default=Source.RULE
     )
     matched_terms = models.JSONField(default=list, blank=True)
+    # The topic model's probability that the paper belongs, where a model is used.
+    score = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -219,3 +245,86 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.text[:60]}"
+
+
+class TopicModel(models.Model):
+    """A topic's relevance model, trained on the rule and the curators' decisions
+    (topics.relevance). One row per topic, replaced by each training."""
+
+    class State(models.TextChoices):
+        TRAINED = "trained", "Trained"
+        TOO_FEW = "too_few", "Too few decisions: the rule alone decides"
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="model")
+    state = models.CharField(max_length=10, choices=State.choices)
+    version = models.PositiveIntegerField(default=1)
+    # What the training saw: positives (pins, unexcluded rule matches), negatives
+    # (exclusions, sampled non-matches) and how many were curators' decisions.
+    positives = models.PositiveIntegerField(default=0)
+    negatives = models.PositiveIntegerField(default=0)
+    decisions = models.PositiveIntegerField(default=0)
+    # Cross-validated on the training labels (None when too few to train).
+    precision = models.FloatField(null=True, blank=True)
+    recall = models.FloatField(null=True, blank=True)
+    f1 = models.FloatField(null=True, blank=True)
+    # A digest of the training set: an unchanged one needs no new training.
+    fingerprint = models.CharField(max_length=64)
+    # The fitted model as plain numbers (vocabulary, idf, coefficients): JSON, not
+    # a pickle, so a row cannot run code when loaded.
+    weights = models.JSONField(default=dict, blank=True)
+    trained_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.topic} model v{self.version} ({self.get_state_display()})"
+
+
+class ReviewItem(models.Model):
+    """A paper a curator should look at for a topic: the model and the rule disagree
+    on it, or readers flagged its tag as not relevant. A decision (pin or
+    exclusion) resolves it."""
+
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="review_items"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(null=True, blank=True)
+    # The rule's matched terms; empty when the rule does not match.
+    rule_terms = models.JSONField(default=list, blank=True)
+    rule_matched = models.BooleanField(default=False)
+    # With automatic tags, a rule match the model is confident is off-topic is
+    # kept out of the topic until a curator decides.
+    vetoed = models.BooleanField(default=False)
+    flags = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "paper"], name="review_item_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} for {self.topic}"
+
+
+class RelevanceFlag(models.Model):
+    """A reader's report that a paper's tag is not relevant to the topic. Flags
+    only put the paper in the review queue; they never change membership."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "topic", "paper"], name="relevance_flag_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} flagged {self.paper.arxiv_id} in {self.topic}"

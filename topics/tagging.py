@@ -24,8 +24,11 @@ from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import insert_rows
 from papers.models import Paper
 from topics.models import PaperTopic
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.relevance import active_scorers
+from topics.relevance import apply_model
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet
@@ -102,11 +105,12 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
 
 
 class IngestTagger:
-    """Tags the papers ingest stores, against the active topics' rules as they
-    were when the run began (papers.ingest.runs.Tagger)."""
+    """Tags the papers ingest stores, against the active topics' rules and models
+    as they were when the run began (papers.ingest.runs.Tagger)."""
 
     def __init__(self, rules: TopicRules | None = None) -> None:
         self.rules = rules or active_topic_rules()
+        self.scorers = active_scorers()
 
     def match(
         self, records: Sequence[PaperRecord]
@@ -147,6 +151,8 @@ class IngestTagger:
         others = [pk for pk in result.changed_ids if pk not in result.written]
         if others:
             tags.add(tag_papers(others, self.rules))
+        for topic, scorer in self.scorers:
+            apply_model(topic, scorer, result.changed_ids)
         return tags
 
 
@@ -258,12 +264,28 @@ def _store(
     wanted: dict[tuple[int, int], tuple[str, ...]],
     result: TagResult,
 ) -> None:
-    """Make these papers' rule tags for these topics `wanted`, minus exclusions."""
+    """Make these papers' rule tags for these topics `wanted`, minus exclusions
+    and the rule matches a topic's model keeps out (vetoed review items)."""
     excluded = set(
         TopicExclusion.objects.filter(
             _among("paper_id", paper_ids), topic_id__in=topic_ids
         ).values_list("topic_id", "paper_id")
     )
+    vetoed = {
+        (item.topic_id, item.paper_id): item
+        for item in ReviewItem.objects.filter(
+            _among("paper_id", paper_ids), topic_id__in=topic_ids, vetoed=True
+        )
+    }
+    for key, item in vetoed.items():
+        # Still matched: stays out, with the rule's current terms. No longer
+        # matched: nothing left to veto; the next scoring reviews it afresh.
+        item.rule_terms = list(wanted.get(key, ()))
+        item.rule_matched = item.vetoed = key in wanted
+    ReviewItem.objects.bulk_update(
+        vetoed.values(), ["rule_terms", "rule_matched", "vetoed"]
+    )
+    excluded.update(vetoed)
     existing = {
         (tag.topic_id, tag.paper_id): tag
         for tag in PaperTopic.objects.filter(
@@ -278,16 +300,19 @@ def _store(
     ]
     if stale:
         PaperTopic.objects.filter(pk__in=stale).delete()
+    # A model tag the rule now matches becomes a rule tag (and keeps its score).
     changed = [
         tag
         for key, tag in existing.items()
         if key in wanted
-        and tag.source == PaperTopic.Source.RULE
-        and tag.matched_terms != list(wanted[key])
+        and tag.source != PaperTopic.Source.PIN
+        and (tag.source, tag.matched_terms)
+        != (PaperTopic.Source.RULE, list(wanted[key]))
     ]
     for tag in changed:
+        tag.source = PaperTopic.Source.RULE
         tag.matched_terms = list(wanted[(tag.topic_id, tag.paper_id)])
-    PaperTopic.objects.bulk_update(changed, ["matched_terms"])
+    PaperTopic.objects.bulk_update(changed, ["source", "matched_terms"])
     now = timezone.now()
     new = [
         (topic_id, paper_id, PaperTopic.Source.RULE, list(terms), now)

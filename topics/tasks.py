@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from topics import relevance
 from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.tagging import TagResult
@@ -44,3 +46,36 @@ def retag_topic(topic_id: int) -> None:
     ).update(retagged_at=timezone.now())
     refresh_momentum()
     logger.info("re-tagged %s: %s", topic, result)
+    # The rule's matches are the model's positives: a new rule, a new model.
+    train_topic_model(topic_id)
+
+
+@shared_task(
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=30 * 60,
+    time_limit=30 * 60 + 120,
+)
+def train_topic_model(topic_id: int, force: bool = False) -> None:
+    """Retrain one topic's relevance model and apply it; a no-op when nothing it
+    learns from has changed (unless forced)."""
+    with transaction.atomic():
+        # One training per topic at a time: a second waits, then finds no change.
+        topic = (
+            Topic.objects.select_for_update()
+            .filter(pk=topic_id, is_active=True)
+            .first()
+        )
+        if topic is None:
+            logger.info("topic %s is gone or inactive; no model trained", topic_id)
+            return
+        model = relevance.train(topic, force=force)
+    logger.info("%s: %s", topic, relevance.model_summary(model))
+
+
+@shared_task(ignore_result=True)
+def train_topic_models() -> None:
+    """Nightly: queue a training for every active topic."""
+    for topic_id in Topic.objects.filter(is_active=True).values_list("pk", flat=True):
+        train_topic_model.delay(topic_id)

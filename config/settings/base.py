@@ -213,6 +213,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
         "options": {"expires": 55 * 60},
     },
+    # Retrains every active topic's relevance model; unchanged ones are skipped.
+    "train-topic-models": {
+        "task": "topics.tasks.train_topic_models",
+        "schedule": cron_schedule("MOMENTUM_MODEL_CRON", "30 3 * * *"),
+        "options": {"expires": 6 * 60 * 60},
+    },
 }
 CELERY_TASK_ROUTES = {
     "papers.tasks.*": {"queue": "ingest"},
@@ -296,6 +302,17 @@ MOMENTUM_ASK_SOURCES = env.int("MOMENTUM_ASK_SOURCES", 8)
 # A folder of paper PDFs (<arXiv id>.pdf, "/" as "_"): AskPDF reads their full
 # text when present, else the abstract and metadata.
 MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
+
+# TOPIC RELEVANCE MODELS (topics.relevance)
+# ------------------------------------------------------------------------------
+# Below either minimum a topic has no model and its rule alone decides.
+MOMENTUM_MODEL_MIN_POSITIVES = env.int("MOMENTUM_MODEL_MIN_POSITIVES", 20)
+MOMENTUM_MODEL_MIN_DECISIONS = env.int("MOMENTUM_MODEL_MIN_DECISIONS", 10)
+# A curator's decision retrains the topic's model this long after the first
+# decision of a burst, so one training covers the whole burst.
+MOMENTUM_MODEL_TRAIN_DELAY = env.int("MOMENTUM_MODEL_TRAIN_DELAY", 120)
+# Readers' "not relevant" flags, per user.
+MOMENTUM_FLAG_RATE = env.str("MOMENTUM_FLAG_RATE", "30/hour")
 
 # ARXIV
 # ------------------------------------------------------------------------------
