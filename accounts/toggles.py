@@ -33,7 +33,7 @@ def toggle(
     """Serve one toggle endpoint; the form posts `on=1` or `on=0` (explicit, so
     a repeated request can't flip the state back)."""
     json = "application/json" in request.headers.get("Accept", "")
-    next_url = _safe_next(request, fallback)
+    next_url = safe_next(request, fallback)
     wanted = (request.POST or request.GET).get("on") != "0"
     if not request.user.is_authenticated:
         come_back = f"{request.path}?{urlencode({'on': int(wanted), 'next': next_url})}"
@@ -56,7 +56,8 @@ def toggle(
     return redirect(next_url)
 
 
-def _safe_next(request: HttpRequest, fallback: str) -> str:
+def safe_next(request: HttpRequest, fallback: str) -> str:
+    """The `next` address the request names, if it is on this site; else fallback."""
     candidate = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(
         candidate,

@@ -36,11 +36,17 @@ class PaperTagSerializer(serializers.Serializer):
     slug = serializers.SlugField(source="topic.slug")
     name = serializers.CharField(source="topic.name")
     source = serializers.ChoiceField(
-        choices=["rule", "pin"],
-        help_text="rule: the topic's rule matched; pin: a curator put it there.",
+        choices=["rule", "model", "pin"],
+        help_text="rule: the topic's rule matched; model: the topic's relevance "
+        "model is confident it belongs; pin: a curator put it there.",
     )
     matched_terms = serializers.ListField(
         child=serializers.CharField(), help_text="The rule's terms that matched."
+    )
+    score = serializers.FloatField(
+        allow_null=True,
+        help_text="The topic model's probability (0 to 1) that the paper belongs; "
+        "null where the topic has no model.",
     )
 
 

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+from django.apps import apps
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Exists
+from django.db.models import OuterRef
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from accounts.models import User
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
@@ -29,11 +34,10 @@ PAPERS_PER_PAGE = 25
 @cache_for_visitors
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     paper = get_paper(arxiv_id, request.user)
-    tags = list(
-        paper.paper_topics.filter(topic__is_active=True)
-        .select_related("topic")
-        .order_by("topic__name")
-    )
+    tags = paper.paper_topics.filter(topic__is_active=True)
+    if request.user.is_authenticated:
+        tags = _with_flagged(tags, request.user)
+    tags = list(tags.select_related("topic").order_by("topic__name"))
     context = {
         "paper": paper,
         "tags": tags,
@@ -41,6 +45,17 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
     }
     return render(request, "papers/detail.html", context)
+
+
+def _with_flagged(tags: QuerySet, user: User) -> QuerySet:
+    """The paper's tags, each with `flagged`: whether the reader flagged it as
+    not relevant. In the same query, so the page costs nothing more."""
+    # Flags live in the topics app, which builds on this one: looked up by
+    # name, not imported.
+    flags = apps.get_model("topics", "RelevanceFlag").objects.filter(
+        user=user, topic=OuterRef("topic_id"), paper=OuterRef("paper_id")
+    )
+    return tags.annotate(flagged=Exists(flags))
 
 
 def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:

@@ -8,6 +8,7 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.contrib import admin
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import DigestPreferences
@@ -23,8 +24,11 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import Question
+from topics.models import RelevanceFlag
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.models import TopicModel
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +55,14 @@ def fill_every_model(user):
     paper, other = Paper.objects.order_by("arxiv_id")
     tag_papers([paper.pk])
     TopicExclusion.objects.create(topic=topic, paper=other, created_by=user)
+    ReviewItem.objects.create(topic=topic, paper=paper, score=0.3, rule_matched=True)
+    RelevanceFlag.objects.create(user=user, topic=topic, paper=paper)
+    TopicModel.objects.create(
+        topic=topic,
+        state=TopicModel.State.TOO_FEW,
+        fingerprint="0" * 64,
+        trained_at=timezone.now(),
+    )
     Follow.objects.create(user=user, topic=topic)
     Question.objects.create(user=user, topic=topic, text="Which agents plan?")
     SavedPaper.objects.create(user=user, paper=paper)

@@ -298,6 +298,8 @@ class ReviewItem(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = "review queue item"
+        verbose_name_plural = "review queue"
         constraints = [
             models.UniqueConstraint(
                 fields=["topic", "paper"], name="review_item_unique"

@@ -57,7 +57,7 @@ MAX_FEATURES = 30000
 REGULARIZATION = 4.0  # LogisticRegression's C
 NEGATIVES_PER_POSITIVE = 5
 MIN_NEGATIVES = 500
-DECISION_WEIGHT = 3.0  # a curator's decision counts this many rule guesses
+DECISION_WEIGHT = 10.0  # a curator's decision counts this many rule guesses
 FOLDS = 5
 # Agreement point: above it the model says "in", below it "out".
 BOUNDARY = 0.5
@@ -91,7 +91,9 @@ class TrainingSet:
 
     def fingerprint(self) -> str:
         digest = hashlib.sha256(f"{FORMAT}".encode())
-        for row in zip(self.paper_ids, self.labels.tolist(), self.weights.tolist()):
+        for row in zip(
+            self.paper_ids, self.labels.tolist(), self.weights.tolist(), strict=True
+        ):
             digest.update(repr(row).encode())
         digest.update(repr(self.categories).encode())
         return digest.hexdigest()
@@ -296,7 +298,8 @@ def train(topic: Topic, *, force: bool = False) -> TopicModel:
             **scores,
         },
     )
-    apply_model(topic, scorer)
+    # Rule only: the model is there for curators to judge, and changes nothing.
+    apply_model(topic, scorer if topic.membership != Topic.Membership.RULE else None)
     return model
 
 
@@ -360,7 +363,7 @@ def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> N
                 .values_list("pk", flat=True)
             )
         values = scorer.score([texts[paper_id] for paper_id in in_scope])
-        scores.update(zip(in_scope, (round(float(v), 4) for v in values)))
+        scores.update(zip(in_scope, (round(float(v), 4) for v in values), strict=True))
     tags = {
         tag.paper_id: tag
         for tag in PaperTopic.objects.filter(topic=topic, paper_id__in=paper_ids)
@@ -416,7 +419,9 @@ def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> N
             if item is not None:
                 resolved.append(item.pk)
             continue
-        fields = dict(zip(REVIEW_FIELDS, (score, rule_terms or [], rule, veto)))
+        fields = dict(
+            zip(REVIEW_FIELDS, (score, rule_terms or [], rule, veto), strict=True)
+        )
         if item is None:
             new_items.append(ReviewItem(topic=topic, paper_id=paper_id, **fields))
         elif any(getattr(item, name) != value for name, value in fields.items()):

@@ -112,14 +112,22 @@ class TopicRefSerializer(serializers.ModelSerializer):
         fields = ["slug", "name"]
 
 
+class SlugReferenceField(serializers.SlugRelatedField):
+    """A row named by its slug or code. PostgreSQL refuses a NUL character in
+    text, so a name holding one is simply no such row (a 400, not a 500)."""
+
+    def to_internal_value(self, data: object) -> object:
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().to_internal_value(data)
+
+
 class TopicDetailSerializer(TopicSerializer):
     """A topic with its page's content; `related` in the context
     (topics.query.related_topics)."""
 
     glossary = serializers.SerializerMethodField()
-    categories = serializers.SlugRelatedField(
-        slug_field="code", many=True, read_only=True
-    )
+    categories = SlugReferenceField(slug_field="code", many=True, read_only=True)
     related = serializers.SerializerMethodField()
 
     class Meta:
@@ -157,14 +165,14 @@ class TopicWriteSerializer(serializers.ModelSerializer):
     """Staff input for creating and changing a topic. The rule is checked as
     admin checks it (Topic.clean compiles it), with the error's position."""
 
-    categories = serializers.SlugRelatedField(
+    categories = SlugReferenceField(
         slug_field="code",
         many=True,
         required=False,
         queryset=Category.objects.all(),
         help_text="Only papers in these categories are tagged; empty means any.",
     )
-    related = serializers.SlugRelatedField(
+    related = SlugReferenceField(
         slug_field="slug",
         many=True,
         required=False,

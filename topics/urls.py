@@ -13,4 +13,9 @@ urlpatterns = [
     path("<slug:slug>/follow/", views.follow, name="follow"),
     path("<slug:slug>/ask/", views.ask_topic, name="ask"),
     path("<slug:slug>/ask/stream/", views.ask_topic_stream, name="ask_stream"),
+    path(
+        "<slug:slug>/papers/<path:arxiv_id>/not-relevant/",
+        views.flag,
+        name="flag",
+    ),
 ]

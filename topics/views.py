@@ -2,18 +2,25 @@ from __future__ import annotations
 
 from datetime import date
 
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.contrib.syndication.views import Feed
 from django.core.paginator import Paginator
+from django.db.models import OuterRef
 from django.db.models import QuerySet
+from django.db.models import Subquery
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import StreamingHttpResponse
+from django.shortcuts import redirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.feedgenerator import Atom1Feed
+from django.views.decorators.http import require_POST
 
 from accounts.models import User
+from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.library import with_saved_flag
 from papers.models import Paper
@@ -34,9 +41,13 @@ from topics.ask.limits import client_key
 from topics.ask.limits import take
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
+from topics.flags import FlagResult
+from topics.flags import flag_not_relevant
+from topics.flags import retry_after
 from topics.following import set_following
 from topics.following import with_follow_flag
 from topics.models import Follow
+from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import FLOOR
 from topics.query import active_topics
@@ -94,7 +105,9 @@ def topic_list(request: HttpRequest) -> HttpResponse:
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_active_topic(slug, request.user)
     week, week_error = _week(request)
-    papers = with_saved_flag(topic_papers(topic, week), request.user)
+    papers = with_saved_flag(
+        _with_model_score(topic_papers(topic, week), topic), request.user
+    )
     context = {
         "topic": topic,
         "page": _page(request, papers),
@@ -105,6 +118,15 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "floor": FLOOR,
     }
     return render(request, "topics/detail.html", context)
+
+
+def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
+    """Each paper with `model_score` where the topic's model put it in the topic
+    (None otherwise), for its row; a subquery, not a query per row."""
+    tags = PaperTopic.objects.filter(
+        topic=topic, paper=OuterRef("pk"), source=PaperTopic.Source.MODEL
+    )
+    return papers.annotate(model_score=Subquery(tags.values("score")[:1]))
 
 
 def follow(request: HttpRequest, slug: str) -> HttpResponse:
@@ -118,6 +140,35 @@ def follow(request: HttpRequest, slug: str) -> HttpResponse:
         else f"Unfollow {topic.name}?",
         fallback=topic.get_absolute_url(),
     )
+
+
+@require_POST
+def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
+    """A reader's "Not relevant?" button: a flag for the curators, then back to
+    the paper with a message. A visitor signs in and comes back to the paper."""
+    topic = get_active_topic(slug)
+    paper = get_paper(arxiv_id)
+    next_url = safe_next(request, paper.get_absolute_url())
+    if not request.user.is_authenticated:
+        return redirect_to_login(next_url)
+    result = flag_not_relevant(request.user, topic, paper)
+    if result == FlagResult.FLAGGED:
+        messages.success(
+            request,
+            "Thanks — a curator will review whether this paper belongs in "
+            f"{topic.name}.",
+        )
+    elif result == FlagResult.ALREADY:
+        messages.info(request, "You already flagged this.")
+    elif result == FlagResult.NOT_TAGGED:
+        messages.warning(request, "Only papers in the topic can be flagged.")
+    else:
+        minutes = max(1, round(retry_after() / 60))
+        unit = "minute" if minutes == 1 else "minutes"
+        messages.warning(request, f"Too many flags; try again in {minutes} {unit}.")
+    # A redirect (302) even when limited: the reader lands back on the paper,
+    # where the message says why.
+    return redirect(next_url)
 
 
 class TopicFeed(Feed):

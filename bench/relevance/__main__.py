@@ -119,7 +119,7 @@ def evaluate(labeled: dict, folds: int) -> tuple[Judged, Judged]:
         except Rollback:
             pass
         keep = ~np.isin(np.array(data.paper_ids), ids[held_out])
-        texts = [text for text, kept in zip(data.texts, keep) if kept]
+        texts = [text for text, kept in zip(data.texts, keep, strict=True) if kept]
         scorer = relevance.fit(texts, data.labels[keep], data.weights[keep])
         test = np.flatnonzero(held_out)
         held_texts = relevance._texts([int(ids[i]) for i in test])
@@ -159,9 +159,8 @@ def main() -> None:
                 f"  {name:<16}{p:>10.3f}{r:>8.3f}{f:>7.3f}"
                 f"   P {wp:.3f} R {wr:.3f} F1 {wf:.3f}"
             )
-        print(
-            f"  F1 ratio rule + model / rule only: {combined.figures(False)[2] / rule.figures(False)[2]:.2f}"
-        )
+        ratio = combined.figures(False)[2] / rule.figures(False)[2]
+        print(f"  F1 ratio rule + model / rule only: {ratio:.2f}")
 
 
 if __name__ == "__main__":

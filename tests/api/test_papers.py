@@ -205,12 +205,14 @@ def test_detail_by_id_with_or_without_version(anonymous, corpus):
             "name": "RL for LLM Agents",
             "source": "rule",
             "matched_terms": paper["topics"][0]["matched_terms"],
+            "score": None,
         },
         {
             "slug": "robot-learning",
             "name": "Robot Learning",
             "source": "rule",
             "matched_terms": paper["topics"][1]["matched_terms"],
+            "score": None,
         },
     ]
     assert paper["topics"][0]["matched_terms"]

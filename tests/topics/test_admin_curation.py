@@ -48,6 +48,8 @@ def change_form(topic: Topic, **fields: str) -> dict[str, str]:
         "glossary": topic.glossary,
         "rule": topic.rule,
         "is_active": "on",
+        "membership": topic.membership,
+        "model_confidence": str(topic.model_confidence),
         "paper_topics-TOTAL_FORMS": "0",
         "paper_topics-INITIAL_FORMS": "0",
         "exclusions-TOTAL_FORMS": "0",

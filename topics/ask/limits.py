@@ -1,8 +1,9 @@
-"""The question rate limit: per signed-in user, else per address, in Django's cache.
+"""Fixed-window rate limits in Django's cache, first for questions.
 
-A fixed window per hour (MOMENTUM_ASK_RATE, "60/hour"): cheap, one atomic
-increment in Redis, and shared by every web process. Pages, streams and the API
-draw on the same budget.
+Questions count per signed-in user, else per address (MOMENTUM_ASK_RATE,
+"60/hour"); pages, streams and the API draw on the same budget. Other actions
+(readers' relevance flags) pass their own rate and key prefix. A fixed window is
+cheap, one atomic increment in Redis, and shared by every web process.
 """
 
 from __future__ import annotations
@@ -24,17 +25,17 @@ class Rate:
     seconds: int
 
 
-def parse_rate(text: str) -> Rate:
-    """ "60/hour" as Rate(60, 3600)."""
+def parse_rate(text: str, setting: str = "MOMENTUM_ASK_RATE") -> Rate:
+    """ "60/hour" as Rate(60, 3600); `setting` names the source in errors."""
     count, _, period = text.partition("/")
     try:
         rate = Rate(int(count), PERIODS[period.strip().rstrip("s")])
     except (ValueError, KeyError) as exc:
         raise ImproperlyConfigured(
-            f"MOMENTUM_ASK_RATE must be like 60/hour, not {text!r}"
+            f"{setting} must be like 60/hour, not {text!r}"
         ) from exc
     if rate.count < 1:
-        raise ImproperlyConfigured("MOMENTUM_ASK_RATE must allow one question")
+        raise ImproperlyConfigured(f"{setting} must allow at least one per period")
     return rate
 
 
@@ -45,12 +46,13 @@ def client_key(request: HttpRequest) -> str:
     return f"addr:{request.META.get('REMOTE_ADDR', '')}"
 
 
-def take(key: str, rate: Rate | None = None) -> int:
-    """Count one question for `key`: 0 if allowed, else seconds until allowed."""
+def take(key: str, rate: Rate | None = None, *, prefix: str = "ask") -> int:
+    """Count one use for `key` under `prefix` (by default a question at
+    MOMENTUM_ASK_RATE): 0 if allowed, else seconds until allowed."""
     rate = rate or parse_rate(settings.MOMENTUM_ASK_RATE)
     now = int(time.time())
     window = now // rate.seconds
-    cache_key = f"ask:rate:{key}:{window}"
+    cache_key = f"{prefix}:rate:{key}:{window}"
     # add() then incr(): both atomic in Redis, so concurrent requests each count.
     cache.add(cache_key, 0, rate.seconds + 60)
     try:
@@ -60,4 +62,10 @@ def take(key: str, rate: Rate | None = None) -> int:
         used = 1
     if used <= rate.count:
         return 0
+    return seconds_left(rate, now)
+
+
+def seconds_left(rate: Rate, now: int | None = None) -> int:
+    """Seconds until the current window ends and every budget is full again."""
+    now = int(time.time()) if now is None else now
     return rate.seconds - now % rate.seconds

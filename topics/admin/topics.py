@@ -1,8 +1,14 @@
+"""Admin for topics and what hangs off them: rules with preview, pins and
+exclusions, merging, re-tagging and relevance models."""
+
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -10,7 +16,9 @@ from django.http import HttpResponse
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 from django.urls import path
+from django.urls import reverse
 from django.utils.html import format_html
 
 from papers.pagecache import content_changed
@@ -26,8 +34,27 @@ from topics.models import PaperTopic
 from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.models import TopicModel
 from topics.momentum import Momentum
 from topics.preview import preview_rule
+from topics.relevance import model_summary
+from topics.tasks import train_topic_model
+
+# Saving these re-applies the topic's model in its new mode.
+MODEL_FIELDS = {"membership", "model_confidence"}
+MEMBERSHIP_SHORT = {
+    Topic.Membership.RULE: "rule only",
+    Topic.Membership.SUGGEST: "suggestions",
+    Topic.Membership.AUTO: "automatic tags",
+}
+
+REVIEW_REASON = "review queue"
+
+
+def train_after_commit(topic_id: int) -> None:
+    """Retrain the topic's model in the background once the commit is done, even
+    if nothing it learns from has changed (a new membership mode)."""
+    transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
 
 
 class CuratorDecisionForm(forms.ModelForm):
@@ -77,29 +104,45 @@ class TopicAdmin(admin.ModelAdmin):
         "paper_count",
         "follower_count",
         "momentum_summary",
+        "relevance_summary",
         "retag_status",
     ]
-    list_filter = ["is_active", "categories"]
-    list_select_related = ["momentum"]
+    list_filter = ["is_active", "membership", "categories"]
+    list_select_related = ["momentum", "model"]
     search_fields = ["name", "slug", "description", "rule", "glossary"]
     prepopulated_fields = {"slug": ["name"]}
     autocomplete_fields = ["categories", "related"]
-    readonly_fields = ["retag_status", "created_at", "updated_at"]
+    readonly_fields = [
+        "retag_status",
+        "relevance_model",
+        "review_queue",
+        "created_at",
+        "updated_at",
+    ]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "glossary", "is_active"]}),
         (
             "Membership",
             {
-                "fields": ["rule", "categories", "retag_status"],
+                "fields": [
+                    "rule",
+                    "categories",
+                    "retag_status",
+                    "membership",
+                    "model_confidence",
+                    "relevance_model",
+                    "review_queue",
+                ],
                 "description": "The preview below the rule shows what it would tag "
-                "before you save.",
+                "before you save. A relevance model learns from the rule and your "
+                "pins and exclusions; the membership mode says what it may do.",
             },
         ),
         ("Related topics", {"fields": ["related"]}),
         ("History", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
     inlines = [PinInline, ExclusionInline]
-    actions = ["retag", "activate", "deactivate", "merge"]
+    actions = ["retag", "train_model", "activate", "deactivate", "merge"]
 
     class Media:
         js = ["js/topic_preview.js"]
@@ -156,6 +199,38 @@ class TopicAdmin(admin.ModelAdmin):
         change = "new" if figures.change is None else f"{figures.change:+.0f}%"
         return f"{figures.recent} in 4 weeks, {change}"
 
+    @admin.display(description="membership", ordering="membership")
+    def relevance_summary(self, topic: Topic) -> str:
+        mode = MEMBERSHIP_SHORT.get(topic.membership, topic.membership)
+        model = getattr(topic, "model", None)
+        if model is None:
+            state = "not trained"
+        elif model.state == TopicModel.State.TOO_FEW:
+            state = "too few decisions"
+        else:
+            state = f"model v{model.version}, F1 {model.f1:.2f}"
+        return f"{mode}; {state}"
+
+    @admin.display(description="relevance model")
+    def relevance_model(self, topic: Topic) -> str:
+        model = getattr(topic, "model", None) if topic.pk else None
+        return model_summary(model)
+
+    @admin.display(description="review queue")
+    def review_queue(self, topic: Topic) -> str:
+        if topic.pk is None:
+            return "—"
+        count = topic.review_items.count()
+        url = reverse("admin:topics_reviewitem_changelist")
+        query = urlencode({"topic__id__exact": topic.pk})
+        return format_html(
+            '<a href="{}?{}">{} paper{} to review</a>',
+            url,
+            query,
+            count,
+            pluralize(count),
+        )
+
     @admin.display(description="re-tag")
     def retag_status(self, topic: Topic) -> str:
         if topic.retag_pending:
@@ -176,6 +251,13 @@ class TopicAdmin(admin.ModelAdmin):
                 request,
                 "The topic's papers are being re-tagged in the background; "
                 "progress shows in the re-tag column.",
+            )
+        if MODEL_FIELDS & set(form.changed_data):
+            train_after_commit(form.instance.pk)
+            self.message_user(
+                request,
+                "The relevance model is being retrained in the background so the "
+                "new membership applies.",
             )
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
@@ -215,6 +297,20 @@ class TopicAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Re-tagging {queryset.count()} topic(s) in the background."
         )
+
+    @admin.action(description="Train relevance model now")
+    def train_model(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
+        topic_ids = list(queryset.filter(is_active=True).values_list("pk", flat=True))
+        for topic_id in topic_ids:
+            train_after_commit(topic_id)
+        message = (
+            f"Training the relevance model of {len(topic_ids)} topic(s) in the "
+            "background; each topic's page shows the result."
+        )
+        skipped = queryset.count() - len(topic_ids)
+        if skipped:
+            message += f" Skipped {skipped} inactive topic(s)."
+        self.message_user(request, message)
 
     @admin.action(description="Activate")
     def activate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
@@ -292,3 +388,28 @@ class QuestionAdmin(admin.ModelAdmin):
     list_select_related = ["user", "topic", "paper"]
     raw_id_fields = ["user", "paper"]
     date_hierarchy = "created_at"
+
+
+@admin.register(TopicModel)
+class TopicModelAdmin(admin.ModelAdmin):
+    """Each topic's current relevance model, read-only: training makes them."""
+
+    list_display = [
+        "topic",
+        "state",
+        "version",
+        "positives",
+        "negatives",
+        "decisions",
+        "f1",
+        "trained_at",
+    ]
+    list_filter = ["state"]
+    list_select_related = ["topic"]
+    exclude = ["weights"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -1,0 +1,390 @@
+"""Readers' "Not relevant?" flags, and how a paper's page says why it is in a topic."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.test_pages import MAX_PAGE_QUERIES
+from tests.topics.factories import make_topic
+from topics.ask.limits import parse_rate
+from topics.ask.limits import take
+from topics.curation import pin_paper
+from topics.flags import FlagResult
+from topics.flags import flag_not_relevant
+from topics.models import PaperTopic
+from topics.models import RelevanceFlag
+from topics.models import ReviewItem
+from topics.models import TopicExclusion
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+FLAGGED = "Thanks — a curator will review whether this paper belongs in Agents."
+
+
+@pytest.fixture(autouse=True)
+def fresh_limits():
+    cache.clear()  # rate-limit counters live in the cache
+
+
+@pytest.fixture
+def topic():
+    """Agents: three rule-tagged papers, one the model added, one pinned, and
+    a robot paper in no topic."""
+    agents = make_topic("Agents", rule="ti:agent")
+    records = [
+        paper_record("2606.00001", title="An agent"),
+        paper_record("2606.00002", title="Agent two"),
+        paper_record("2606.00003", title="Agent three"),
+        paper_record("2606.00004", title="Planning with language models"),
+        paper_record("2606.00005", title="Curated classic"),
+        paper_record("2606.00006", title="A robot"),
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    PaperTopic.objects.filter(topic=agents, paper__arxiv_id="2606.00001").update(
+        score=0.87
+    )
+    PaperTopic.objects.create(
+        topic=agents,
+        paper=paper("2606.00004"),
+        source=PaperTopic.Source.MODEL,
+        score=0.912,
+    )
+    pin_paper(agents, paper("2606.00005"))
+    return agents
+
+
+@pytest.fixture
+def reader(alice) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def paper(arxiv_id: str) -> Paper:
+    return Paper.objects.get(arxiv_id=arxiv_id)
+
+
+def flag_url(arxiv_id: str, slug: str = "agents") -> str:
+    return f"/topics/{slug}/papers/{arxiv_id}/not-relevant/"
+
+
+def membership(topic) -> set[tuple[str, str]]:
+    return set(topic.paper_topics.values_list("paper__arxiv_id", "source"))
+
+
+def review_item(topic, arxiv_id: str) -> ReviewItem:
+    return ReviewItem.objects.get(topic=topic, paper__arxiv_id=arxiv_id)
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def last_message(response) -> str:
+    # Earlier posts in a test leave their messages unread until this page.
+    return messages_of(response)[-1]
+
+
+# FLAGGING
+# ------------------------------------------------------------------------------
+
+
+def test_reader_flags_a_tag_for_review_without_changing_membership(topic, reader):
+    before = membership(topic)
+
+    response = reader.post(flag_url("2606.00001"), follow=True)
+
+    assert response.redirect_chain == [("/papers/2606.00001/", 302)]
+    assert messages_of(response) == [FLAGGED]
+    assert RelevanceFlag.objects.filter(topic=topic).count() == 1
+    item = review_item(topic, "2606.00001")
+    assert item.flags == 1
+    assert item.rule_matched is True
+    assert item.rule_terms == ["ti:agent"]
+    assert item.score == 0.87
+    assert item.vetoed is False
+    assert membership(topic) == before
+    assert not TopicExclusion.objects.exists()
+
+
+def test_flagging_leaves_cached_pages_alone(
+    topic, alice, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks() as callbacks:
+        result = flag_not_relevant(alice, topic, paper("2606.00001"))
+
+    assert result == FlagResult.FLAGGED
+    assert callbacks == []  # no content_changed(), no retagging
+
+
+def test_flagging_twice_is_already_flagged_and_counts_once(topic, reader):
+    reader.post(flag_url("2606.00001"))
+
+    response = reader.post(flag_url("2606.00001"), follow=True)
+
+    assert last_message(response) == "You already flagged this."
+    assert RelevanceFlag.objects.count() == 1
+    assert review_item(topic, "2606.00001").flags == 1
+
+
+def test_flags_from_two_readers_count_two(topic, reader, bob):
+    other = Client()
+    other.force_login(bob)
+
+    reader.post(flag_url("2606.00001"))
+    other.post(flag_url("2606.00001"))
+
+    assert review_item(topic, "2606.00001").flags == 2
+
+
+def test_a_flag_keeps_an_existing_review_items_fields(topic, reader):
+    ReviewItem.objects.create(
+        topic=topic,
+        paper=paper("2606.00001"),
+        score=0.12,
+        rule_terms=["ti:agent"],
+        rule_matched=True,
+        vetoed=False,
+    )
+
+    reader.post(flag_url("2606.00001"))
+
+    item = review_item(topic, "2606.00001")
+    assert (item.flags, item.score, item.rule_matched) == (1, 0.12, True)
+
+
+def test_a_flagged_model_tag_is_queued_with_its_score_and_no_rule(topic, reader):
+    reader.post(flag_url("2606.00004"))
+
+    item = review_item(topic, "2606.00004")
+    assert (item.flags, item.score, item.rule_matched, item.rule_terms) == (
+        1,
+        0.912,
+        False,
+        [],
+    )
+    assert ("2606.00004", "model") in membership(topic)
+
+
+def test_a_paper_not_in_the_topic_cannot_be_flagged(topic, reader):
+    response = reader.post(flag_url("2606.00006"), follow=True)
+
+    assert messages_of(response) == ["Only papers in the topic can be flagged."]
+    assert not RelevanceFlag.objects.exists()
+    assert not ReviewItem.objects.exists()
+
+
+def test_a_versioned_id_flags_the_paper(topic, reader):
+    response = reader.post(flag_url("2606.00001v1"))
+
+    assert response.status_code == 302
+    assert review_item(topic, "2606.00001").flags == 1
+
+
+# THE ENDPOINT
+# ------------------------------------------------------------------------------
+
+
+def test_get_is_not_allowed(topic, reader):
+    assert reader.get(flag_url("2606.00001")).status_code == 405
+    assert not RelevanceFlag.objects.exists()
+
+
+def test_visitor_is_sent_to_log_in_and_back_to_the_paper(topic, client):
+    response = client.post(flag_url("2606.00001"))
+
+    assert response.status_code == 302
+    assert response.url == "/accounts/login/?next=/papers/2606.00001/"
+    assert not RelevanceFlag.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        flag_url("2606.00001", slug="nothing-here"),
+        flag_url("2699.99999"),
+        flag_url("not-an-id"),
+    ],
+)
+def test_unknown_topic_or_paper_is_404(topic, reader, url):
+    assert reader.post(url).status_code == 404
+
+
+def test_inactive_topic_is_404(topic, reader):
+    topic.is_active = False
+    topic.save()
+
+    assert reader.post(flag_url("2606.00001")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "next_url", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)"]
+)
+def test_hostile_next_is_ignored(topic, reader, next_url):
+    response = reader.post(flag_url("2606.00001"), {"next": next_url})
+
+    assert response.url == "/papers/2606.00001/"
+
+
+def test_safe_next_is_followed(topic, reader):
+    response = reader.post(flag_url("2606.00001"), {"next": "/papers/2606.00001v1/"})
+
+    assert response.url == "/papers/2606.00001v1/"
+
+
+def test_csrf_is_required(topic, alice):
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(alice)
+
+    assert strict.post(flag_url("2606.00001")).status_code == 403
+    assert not RelevanceFlag.objects.exists()
+
+
+# RATE LIMIT
+# ------------------------------------------------------------------------------
+
+
+def test_rate_limit_refuses_the_next_new_flag_and_creates_nothing(
+    topic, reader, settings
+):
+    settings.MOMENTUM_FLAG_RATE = "2/hour"
+    reader.post(flag_url("2606.00001"))
+    reader.post(flag_url("2606.00002"))
+
+    response = reader.post(flag_url("2606.00003"), follow=True)
+
+    assert response.redirect_chain == [("/papers/2606.00003/", 302)]
+    message = last_message(response)
+    assert message.startswith("Too many flags; try again in ")
+    assert message.endswith((" minute.", " minutes."))
+    assert RelevanceFlag.objects.count() == 2
+    assert not ReviewItem.objects.filter(paper__arxiv_id="2606.00003").exists()
+
+
+def test_repeated_flags_cost_no_budget(topic, reader, settings):
+    settings.MOMENTUM_FLAG_RATE = "2/hour"
+    reader.post(flag_url("2606.00001"))
+    reader.post(flag_url("2606.00001"))
+    reader.post(flag_url("2606.00006"))  # not in the topic: no budget either
+
+    reader.post(flag_url("2606.00002"))
+
+    assert review_item(topic, "2606.00002").flags == 1
+
+
+def test_rate_limit_is_per_reader(topic, reader, bob, settings):
+    settings.MOMENTUM_FLAG_RATE = "1/hour"
+    other = Client()
+    other.force_login(bob)
+    reader.post(flag_url("2606.00001"))
+
+    other.post(flag_url("2606.00001"))
+
+    assert review_item(topic, "2606.00001").flags == 2
+
+
+def test_flag_and_question_budgets_are_separate():
+    rate = parse_rate("1/hour")
+    assert take("user:1", rate, prefix="flag") == 0
+    assert take("user:1", rate, prefix="flag") > 0
+
+    assert take("user:1", rate) == 0  # questions: the "ask" prefix
+
+
+# THE PAPER PAGE
+# ------------------------------------------------------------------------------
+
+
+def test_paper_page_says_why_each_tag_is_there(topic, client):
+    rule = client.get("/papers/2606.00002/").text
+    model = client.get("/papers/2606.00004/").text
+    pinned = client.get("/papers/2606.00005/").text
+
+    assert "matched <q>ti:agent</q>" in rule
+    assert "(model" not in rule
+    assert "suggested by the topic's model (score 0.91)" in model
+    assert "pinned by a curator" in pinned
+
+
+def test_paper_page_shows_the_models_score_beside_a_rule_match(topic, client):
+    page = client.get("/papers/2606.00001/").text
+
+    assert "matched <q>ti:agent</q> (model 0.87)" in page
+
+
+def test_reader_sees_the_flag_button_then_that_they_flagged(topic, reader):
+    page = reader.get("/papers/2606.00001/").text
+    assert 'action="/topics/agents/papers/2606.00001/not-relevant/"' in page
+    assert "Not relevant?" in page
+    assert 'title="Tell the curators this paper does not belong in Agents"' in page
+
+    page = reader.post(flag_url("2606.00001"), follow=True).text
+
+    assert "You flagged this" in page
+    assert "Not relevant?" not in page
+    assert FLAGGED in page
+
+
+def test_another_readers_flag_leaves_the_button(topic, reader, bob):
+    flag_not_relevant(bob, topic, paper("2606.00001"))
+
+    page = reader.get("/papers/2606.00001/").text
+
+    assert "Not relevant?" in page
+    assert "You flagged this" not in page
+
+
+def test_visitor_sees_no_flag_button(topic, client):
+    page = client.get("/papers/2606.00001/").text
+
+    assert "Not relevant?" not in page
+    assert "not-relevant/" not in page
+
+
+def test_paper_page_queries_stay_within_the_guard(
+    topic, alice, reader, django_assert_max_num_queries
+):
+    make_topic("More agents", rule="ti:agent", slug="more-agents")
+    tag_papers([paper("2606.00001").pk])
+    flag_not_relevant(alice, topic, paper("2606.00001"))
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = reader.get("/papers/2606.00001/")
+
+    assert response.text.count("You flagged this") == 1
+    assert response.text.count("Not relevant?") == 1
+
+
+# TOPIC PAGE AND API
+# ------------------------------------------------------------------------------
+
+
+def test_topic_page_marks_papers_the_model_added(topic, client):
+    page = client.get("/topics/agents/").text
+
+    assert page.count("· model 0.91") == 1
+    assert "model 0.87" not in page  # a rule match, whatever its score
+
+
+def test_api_gives_each_tags_source_and_score(topic, client):
+    rule = client.get("/api/v1/papers/2606.00001/").json()["topics"]
+    model = client.get("/api/v1/papers/2606.00004/").json()["topics"]
+    pinned = client.get("/api/v1/papers/2606.00005/").json()["topics"]
+
+    assert rule == [
+        {
+            "slug": "agents",
+            "name": "Agents",
+            "source": "rule",
+            "matched_terms": ["ti:agent"],
+            "score": 0.87,
+        }
+    ]
+    assert (model[0]["source"], model[0]["score"]) == ("model", 0.912)
+    assert (pinned[0]["source"], pinned[0]["score"]) == ("pin", None)

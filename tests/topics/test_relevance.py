@@ -1,0 +1,235 @@
+"""Topic relevance models: training, determinism, fallback, and what each
+membership mode lets the model do (topics.relevance)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics import relevance
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
+from topics.models import PaperTopic
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.models import TopicModel
+from topics.tagging import IngestTagger
+from topics.tagging import retag_topics
+
+pytestmark = pytest.mark.django_db
+
+AGENT = "We train language model agents that call tools with reinforcement learning."
+ROBOT = "A gripper learns grasping of household objects from camera images."
+# On topic, but the rule (ti:agent) misses it: the model should propose it.
+MISSED = "Tool calling language model trained with reinforcement learning rewards."
+
+
+def corpus() -> dict[str, Paper]:
+    records = [
+        paper_record(f"2606.{n:05d}", title=f"Agent study {n}", abstract=AGENT)
+        for n in range(30)
+    ]
+    records += [
+        paper_record(f"2606.{n:05d}", title=f"Grasping study {n}", abstract=ROBOT)
+        for n in range(30, 90)
+    ]
+    # Rule matches that are really about robots: curators exclude them.
+    records += [
+        paper_record(f"2606.{n:05d}", title=f"Agent grasping {n}", abstract=ROBOT)
+        for n in range(90, 102)
+    ]
+    records.append(
+        paper_record("2606.00200", title="Learning to call tools", abstract=MISSED)
+    )
+    upsert_records(records)
+    return {paper.arxiv_id: paper for paper in Paper.objects.all()}
+
+
+@pytest.fixture
+def papers() -> dict[str, Paper]:
+    return corpus()
+
+
+@pytest.fixture
+def topic(papers) -> Topic:
+    topic = make_topic(rule="ti:agent")
+    retag_topics([topic])
+    return topic
+
+
+def decide(topic: Topic, papers: dict[str, Paper]) -> None:
+    """A curator's burst: the robot rule matches excluded, a few agents pinned."""
+    for n in range(90, 102):
+        exclude_paper(topic, papers[f"2606.{n:05d}"])
+    for n in range(3):
+        pin_paper(topic, papers[f"2606.{n:05d}"])
+
+
+def test_too_few_decisions_leave_the_rule_to_decide(topic, papers):
+    model = relevance.train(topic)
+
+    assert model.state == TopicModel.State.TOO_FEW
+    assert model.weights == {}
+    assert model.positives == 42
+    assert model.decisions == 0
+    assert "the rule alone decides" in relevance.model_summary(model)
+    assert relevance.scorer_of(topic) is None
+    assert topic.paper_topics.count() == 42
+
+
+def test_training_is_deterministic(topic, papers):
+    decide(topic, papers)
+    first = relevance.train(topic)
+    weights, fingerprint = first.weights, first.fingerprint
+
+    again = relevance.train(topic, force=True)
+
+    assert again.state == TopicModel.State.TRAINED
+    assert again.version == first.version + 1
+    assert again.fingerprint == fingerprint
+    assert again.weights == weights
+    texts = [relevance.paper_text(p.title, p.abstract) for p in papers.values()]
+    scorer = relevance.Scorer.from_weights(weights)
+    assert scorer.score(texts).tolist() == scorer.score(texts).tolist()
+    assert 0 <= again.f1 <= 1
+    assert again.positives == 30
+    assert again.decisions == 15
+
+
+def test_an_unchanged_training_set_is_not_trained_again(topic, papers):
+    decide(topic, papers)
+    first = relevance.train(topic)
+
+    assert relevance.train(topic).version == first.version
+
+
+def test_a_decision_changes_the_next_model(topic, papers):
+    decide(topic, papers)
+    before = relevance.train(topic)
+    missed = papers["2606.00200"]
+
+    pin_paper(topic, missed)
+    after = relevance.train(topic)
+
+    assert after.fingerprint != before.fingerprint
+    assert after.decisions == before.decisions + 1
+    assert after.weights != before.weights
+    old = relevance.Scorer.from_weights(before.weights)
+    new = relevance.Scorer.from_weights(after.weights)
+    text = [relevance.paper_text(missed.title, missed.abstract)]
+    assert new.score(text)[0] > old.score(text)[0]
+
+
+def test_an_exclusion_changes_the_next_model(topic, papers):
+    decide(topic, papers)
+    before = relevance.train(topic)
+
+    exclude_paper(topic, papers["2606.00005"])
+
+    assert relevance.train(topic).weights != before.weights
+
+
+def test_suggestions_fill_the_queue_and_change_no_membership(topic, papers):
+    Topic.objects.filter(pk=topic.pk).update(membership=Topic.Membership.SUGGEST)
+    topic.refresh_from_db()
+    decide(topic, papers)
+    members = set(topic.paper_topics.values_list("paper_id", "source"))
+
+    relevance.train(topic)
+
+    assert set(topic.paper_topics.values_list("paper_id", "source")) == members
+    proposed = ReviewItem.objects.get(topic=topic, paper=papers["2606.00200"])
+    assert not proposed.rule_matched
+    assert proposed.score >= relevance.BOUNDARY
+    assert not proposed.vetoed
+    # Rule tags carry the model's score for pages to show.
+    assert not topic.paper_topics.filter(score__isnull=True).exists()
+
+
+@override_settings(MOMENTUM_MODEL_MIN_DECISIONS=1)
+def test_automatic_tags_add_confident_papers_and_keep_out_confident_misses(
+    topic, papers
+):
+    Topic.objects.filter(pk=topic.pk).update(
+        membership=Topic.Membership.AUTO, model_confidence=0.6
+    )
+    topic.refresh_from_db()
+    decide(topic, papers)
+    # A rule match that reads like the excluded robot papers, left undecided.
+    upsert_records(
+        [paper_record("2606.00300", title="Agent grasping again", abstract=ROBOT)]
+    )
+    retag_topics([topic])
+    doubtful = Paper.objects.get(arxiv_id="2606.00300")
+    assert topic.paper_topics.filter(paper=doubtful).exists()
+
+    relevance.train(topic)
+
+    added = PaperTopic.objects.get(topic=topic, paper=papers["2606.00200"])
+    assert added.source == PaperTopic.Source.MODEL
+    assert added.score >= 0.6
+    assert not topic.paper_topics.filter(paper=doubtful).exists()
+    veto = ReviewItem.objects.get(topic=topic, paper=doubtful)
+    assert veto.vetoed
+    assert veto.rule_matched
+    assert veto.rule_terms == ["ti:agent"]
+    # A re-tag by the rule keeps the veto.
+    retag_topics([topic])
+    assert not topic.paper_topics.filter(paper=doubtful).exists()
+    # Back to rule only: the rule alone decides again.
+    Topic.objects.filter(pk=topic.pk).update(membership=Topic.Membership.RULE)
+    topic.refresh_from_db()
+    relevance.train(topic, force=True)
+    assert topic.paper_topics.filter(paper=doubtful, source="rule").exists()
+    assert not topic.paper_topics.filter(source=PaperTopic.Source.MODEL).exists()
+    assert not ReviewItem.objects.filter(topic=topic).exists()
+
+
+def test_a_curator_decision_resolves_the_review_item(topic, papers):
+    Topic.objects.filter(pk=topic.pk).update(membership=Topic.Membership.SUGGEST)
+    topic.refresh_from_db()
+    decide(topic, papers)
+    relevance.train(topic)
+    missed = papers["2606.00200"]
+    assert ReviewItem.objects.filter(topic=topic, paper=missed).exists()
+
+    pin_paper(topic, missed)
+
+    assert not ReviewItem.objects.filter(topic=topic, paper=missed).exists()
+    relevance.train(topic)
+    assert not ReviewItem.objects.filter(topic=topic, paper=missed).exists()
+
+
+@override_settings(MOMENTUM_MODEL_MIN_DECISIONS=1)
+def test_ingest_scores_new_papers_with_the_model(topic, papers):
+    Topic.objects.filter(pk=topic.pk).update(
+        membership=Topic.Membership.AUTO, model_confidence=0.6
+    )
+    topic.refresh_from_db()
+    decide(topic, papers)
+    relevance.train(topic)
+    tagger = IngestTagger()
+    records = [paper_record("2606.00400", title="Calling tools", abstract=MISSED)]
+
+    result = upsert_records(records)
+    tagger.store(result, tagger.match(records))
+
+    tag = PaperTopic.objects.get(topic=topic, paper__arxiv_id="2606.00400")
+    assert tag.source == PaperTopic.Source.MODEL
+    assert tag.score >= 0.6
+
+
+def test_a_stored_model_of_another_format_is_not_used(topic, papers):
+    decide(topic, papers)
+    model = relevance.train(topic)
+    Topic.objects.filter(pk=topic.pk).update(membership=Topic.Membership.SUGGEST)
+    topic.refresh_from_db()
+    assert relevance.scorer_of(topic) is not None
+
+    TopicModel.objects.filter(pk=model.pk).update(weights={"format": -1})
+
+    assert relevance.scorer_of(topic) is None

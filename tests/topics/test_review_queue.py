@@ -1,0 +1,452 @@
+"""The review queue in Django admin, with the test client, as a curator uses it."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+from django.utils import timezone
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.admin.review import review_reason
+from topics.models import PaperTopic
+from topics.models import RelevanceFlag
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.models import TopicExclusion
+from topics.models import TopicModel
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "admin:topics_reviewitem_changelist"
+ALL_IDS = ["2606.00001", "2606.00002", "2606.00003", "2606.00004"]
+LONG_ABSTRACT = " ".join(["We train agents with reinforcement learning."] * 12)
+
+
+@pytest.fixture
+def curator(client, staff):
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def topic() -> Topic:
+    return make_topic(rule="ti:agent", membership=Topic.Membership.AUTO)
+
+
+@pytest.fixture
+def papers() -> dict[str, Paper]:
+    upsert_records(
+        [
+            paper_record(
+                "2606.00001", title="Agents that plan", abstract=LONG_ABSTRACT
+            ),
+            paper_record("2606.00002", title="Robots that grasp"),
+            paper_record("2606.00003", title="Agents in markets"),
+            paper_record("2606.00004", title="Tool-using agents"),
+        ]
+    )
+    return {paper.arxiv_id: paper for paper in Paper.objects.all()}
+
+
+@pytest.fixture
+def queue(topic, papers) -> dict[str, ReviewItem]:
+    """One item of each kind, their scores at different distances from 0.5."""
+    rule_tag = PaperTopic.objects.create(
+        topic=topic, paper=papers["2606.00003"], matched_terms=["agent"], score=0.31
+    )
+    return {
+        "proposed": item(topic, papers["2606.00002"], score=0.83),
+        "vetoed": item(
+            topic,
+            papers["2606.00001"],
+            score=0.12,
+            rule_terms=["agentic RL", "GRPO"],
+            rule_matched=True,
+            vetoed=True,
+        ),
+        "doubted": item(
+            topic,
+            rule_tag.paper,
+            score=0.31,
+            rule_terms=["agent"],
+            rule_matched=True,
+            flags=2,
+        ),
+        "flagged": item(
+            topic,
+            papers["2606.00004"],
+            rule_terms=["agent"],
+            rule_matched=True,
+            flags=1,
+        ),
+    }
+
+
+def item(topic: Topic, paper: Paper, **fields: object) -> ReviewItem:
+    return ReviewItem.objects.create(topic=topic, paper=paper, **fields)
+
+
+def decision_url(verb: str, review_item: ReviewItem) -> str:
+    return reverse(f"admin:topics_reviewitem_{verb}", args=[review_item.pk])
+
+
+def test_changelist_shows_paper_abstract_score_and_why(curator, queue):
+    response = curator.get(reverse(CHANGELIST))
+
+    assert response.status_code == 200
+    text = response.text
+    assert "Review queue" in text
+    paper = queue["vetoed"].paper
+    assert f'<a href="{paper.get_absolute_url()}">Agents that plan</a>' in text
+    assert "arXiv:2606.00001" in text
+    assert '<details><summary><span class="abstract-short">We train agents' in text
+    assert f"</span></summary>{LONG_ABSTRACT}</details>" in text
+    assert "0.83" in text
+    assert "0.12" in text
+    assert "—" in text  # the flag-only item has no score
+    assert "Model 0.83 says it belongs; the rule does not match" in text
+    assert (
+        "Rule matched “agentic RL”, “GRPO”; model 0.12 doubts it "
+        "(kept out: automatic tags)" in text
+    )
+    assert (
+        "Rule matched “agent”; model 0.31 doubts it; flagged not relevant by "
+        "2 readers" in text
+    )
+    assert "Rule matched “agent”; flagged not relevant by 1 reader<" in text
+    assert text.count('formaction="/admin/topics/reviewitem/') == 8
+
+
+def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
+    flagged = ReviewItem(topic=topic, paper=papers["2606.00001"], flags=3)
+
+    assert review_reason(flagged) == "Flagged not relevant by 3 readers"
+
+
+def test_most_uncertain_first_then_flag_only_items(curator, queue):
+    text = curator.get(reverse(CHANGELIST)).text
+
+    # |score - 0.5|: doubted 0.19, proposed 0.33, vetoed 0.38; flagged has no score.
+    order = ["2606.00003", "2606.00002", "2606.00001", "2606.00004"]
+    positions = [text.index(f"arXiv:{arxiv_id}") for arxiv_id in order]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"kind": "proposes"}, {"2606.00002"}),
+        ({"kind": "doubted"}, {"2606.00001", "2606.00003"}),
+        ({"kind": "flagged"}, {"2606.00003", "2606.00004"}),
+        ({"vetoed__exact": "1"}, {"2606.00001"}),
+    ],
+)
+def test_filters_by_kind_and_veto(curator, queue, query, expected):
+    text = curator.get(reverse(CHANGELIST), query).text
+
+    shown = {arxiv_id for arxiv_id in ALL_IDS if f"arXiv:{arxiv_id}" in text}
+    assert shown == expected
+
+
+def test_filters_by_topic(curator, queue, papers):
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    item(other, papers["2606.00002"], score=0.2, rule_matched=True)
+
+    text = curator.get(reverse(CHANGELIST), {"topic__id__exact": other.pk}).text
+
+    assert "arXiv:2606.00002" in text
+    assert "arXiv:2606.00001" not in text
+
+
+def test_a_page_of_thirty_items_takes_few_queries(
+    curator, topic, django_assert_max_num_queries
+):
+    upsert_records(
+        [paper_record(f"2606.{n:05d}", title=f"Paper {n}") for n in range(1, 31)]
+    )
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    for n, paper in enumerate(Paper.objects.all()):
+        item(topic if n % 2 else other, paper, score=n / 30)
+
+    with django_assert_max_num_queries(12):
+        response = curator.get(reverse(CHANGELIST))
+
+    assert response.text.count("arXiv:2606.") == 30
+
+
+def test_include_pins_the_paper_and_resolves_the_item(curator, topic, queue):
+    proposed = queue["proposed"]
+
+    response = curator.post(decision_url("include", proposed))
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse(CHANGELIST)
+    tag = PaperTopic.objects.get(topic=topic, paper=proposed.paper)
+    assert tag.source == PaperTopic.Source.PIN
+    assert not ReviewItem.objects.filter(pk=proposed.pk).exists()
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert messages == [f"Included “Robots that grasp” in {topic}."]
+
+
+def test_exclude_keeps_the_paper_out_and_resolves_the_item_and_flags(
+    curator, staff, topic, queue, alice
+):
+    doubted = queue["doubted"]
+    RelevanceFlag.objects.create(user=alice, topic=topic, paper=doubted.paper)
+
+    response = curator.post(decision_url("exclude", doubted))
+
+    assert response.status_code == 302
+    exclusion = TopicExclusion.objects.get(topic=topic, paper=doubted.paper)
+    assert exclusion.reason == "review queue"
+    assert exclusion.created_by == staff
+    assert not PaperTopic.objects.filter(topic=topic, paper=doubted.paper).exists()
+    assert not ReviewItem.objects.filter(pk=doubted.pk).exists()
+    assert not RelevanceFlag.objects.exists()
+
+
+def test_decision_returns_to_the_filtered_changelist(curator, topic, queue):
+    listing = curator.get(reverse(CHANGELIST), {"topic__id__exact": topic.pk})
+    filters = f"_changelist_filters=topic__id__exact%3D{topic.pk}"
+    url = f"{decision_url('exclude', queue['proposed'])}?{filters}"
+    assert f'formaction="{url}"' in listing.text
+
+    response = curator.post(url)
+
+    assert response["Location"] == f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
+
+
+def test_decision_urls_refuse_get_and_missing_items(curator, queue):
+    assert curator.get(decision_url("include", queue["proposed"])).status_code == 405
+    assert curator.get(decision_url("exclude", queue["proposed"])).status_code == 405
+    missing = reverse("admin:topics_reviewitem_include", args=[999999])
+    assert curator.post(missing).status_code == 404
+    assert ReviewItem.objects.count() == 4
+
+
+def test_a_researcher_cannot_decide(client, alice, queue):
+    client.force_login(alice)
+
+    response = client.post(decision_url("include", queue["proposed"]))
+
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
+    assert ReviewItem.objects.count() == 4
+
+
+def test_staff_without_topic_permission_cannot_decide_or_see_the_queue(
+    client, staff, queue
+):
+    client.force_login(staff)
+
+    assert client.post(decision_url("include", queue["proposed"])).status_code == 403
+    assert client.post(decision_url("exclude", queue["proposed"])).status_code == 403
+    assert client.get(reverse(CHANGELIST)).status_code == 403
+    assert ReviewItem.objects.count() == 4
+    assert not TopicExclusion.objects.exists()
+
+
+def test_staff_who_may_change_topics_can_see_the_queue_and_decide(
+    client, staff, topic, queue
+):
+    staff.user_permissions.add(Permission.objects.get(codename="change_topic"))
+    client.force_login(staff)
+
+    listing = client.get(reverse(CHANGELIST))
+    response = client.post(decision_url("include", queue["proposed"]))
+
+    assert listing.status_code == 200
+    assert "Include selected papers" in listing.text
+    assert response.status_code == 302
+    assert PaperTopic.objects.get(paper=queue["proposed"].paper).source == "pin"
+
+
+def test_view_only_staff_see_the_queue_without_decisions(client, staff, queue):
+    staff.user_permissions.add(Permission.objects.get(codename="view_reviewitem"))
+    client.force_login(staff)
+
+    text = client.get(reverse(CHANGELIST)).text
+
+    assert "arXiv:2606.00001" in text
+    assert "formaction" not in text
+    assert "Include selected papers" not in text
+
+
+def test_bulk_include_and_exclude(curator, topic, queue):
+    url = reverse(CHANGELIST)
+    proposed, flagged, vetoed = queue["proposed"], queue["flagged"], queue["vetoed"]
+
+    included = curator.post(
+        url,
+        {"action": "include_selected", "_selected_action": [proposed.pk, flagged.pk]},
+    )
+    excluded = curator.post(
+        url, {"action": "exclude_selected", "_selected_action": [vetoed.pk]}
+    )
+
+    assert included.status_code == excluded.status_code == 302
+    pins = PaperTopic.objects.filter(topic=topic, source=PaperTopic.Source.PIN)
+    assert {tag.paper.arxiv_id for tag in pins} == {"2606.00002", "2606.00004"}
+    assert TopicExclusion.objects.get().paper == vetoed.paper
+    assert list(ReviewItem.objects.all()) == [queue["doubted"]]
+
+
+def test_the_queue_cannot_be_added_to_or_edited(curator, queue):
+    proposed = queue["proposed"]
+    change = reverse("admin:topics_reviewitem_change", args=[proposed.pk])
+
+    assert curator.get(reverse("admin:topics_reviewitem_add")).status_code == 403
+    assert curator.get(change).status_code == 200  # read-only
+    curator.post(change, {"score": "0.1"})
+    proposed.refresh_from_db()
+    assert proposed.score == 0.83
+
+
+# The topic's side: membership, its model, and the way to its queue.
+
+
+def trained_model(topic: Topic, **fields: object) -> TopicModel:
+    values = {
+        "state": TopicModel.State.TRAINED,
+        "version": 3,
+        "positives": 42,
+        "negatives": 500,
+        "decisions": 12,
+        "precision": 0.91,
+        "recall": 0.8,
+        "f1": 0.85,
+        "fingerprint": "f" * 64,
+        "weights": {},
+        "trained_at": timezone.now(),
+    }
+    values.update(fields)
+    return TopicModel.objects.create(topic=topic, **values)
+
+
+def change_form(topic: Topic, **fields: str) -> dict[str, str]:
+    data = {
+        "name": topic.name,
+        "slug": topic.slug,
+        "description": topic.description,
+        "glossary": topic.glossary,
+        "rule": topic.rule,
+        "is_active": "on",
+        "membership": topic.membership,
+        "model_confidence": str(topic.model_confidence),
+        "paper_topics-TOTAL_FORMS": "0",
+        "paper_topics-INITIAL_FORMS": "0",
+        "exclusions-TOTAL_FORMS": "0",
+        "exclusions-INITIAL_FORMS": "0",
+    }
+    data.update(fields)
+    return data
+
+
+def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
+    curator, topic, queue
+):
+    trained_model(topic)
+
+    text = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    assert "v3, trained" in text
+    assert "42 positives and 500 negatives" in text
+    assert "F1 0.85" in text
+    queue_url = f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
+    assert f'<a href="{queue_url}">4 papers to review</a>' in text
+    assert 'name="membership"' in text
+    assert 'name="model_confidence"' in text
+
+
+def test_topic_page_says_when_too_few_decisions_to_train(curator, topic):
+    trained_model(
+        topic,
+        state=TopicModel.State.TOO_FEW,
+        positives=5,
+        decisions=1,
+        precision=None,
+        recall=None,
+        f1=None,
+    )
+
+    text = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    assert "Too few decisions to train (5 positives, 1 curator decisions" in text
+    assert "the rule alone decides" in text
+    assert "0 papers to review" in text
+
+
+def test_new_topic_page_has_no_model_yet(curator):
+    text = curator.get(reverse("admin:topics_topic_add")).text
+
+    assert "Not trained yet." in text
+
+
+def test_topic_list_shows_membership_and_model_state(curator, topic):
+    trained_model(topic)
+    make_topic("Robots", rule="ti:robot", slug="robots")
+
+    text = curator.get(reverse("admin:topics_topic_changelist")).text
+
+    assert "automatic tags; model v3, F1 0.85" in text
+    assert "rule only; not trained" in text
+
+
+def test_changing_membership_retrains_after_commit(
+    curator, topic, django_capture_on_commit_callbacks
+):
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    with (
+        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        response = curator.post(url, change_form(topic, membership="suggest"))
+
+    assert response.status_code == 302
+    delay.assert_called_once_with(topic.pk, True)
+    topic.refresh_from_db()
+    assert topic.membership == Topic.Membership.SUGGEST
+
+
+def test_changing_confidence_retrains_and_other_edits_do_not(
+    curator, topic, django_capture_on_commit_callbacks
+):
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    with (
+        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        curator.post(url, change_form(topic, description="Now described"))
+        assert not delay.called
+        curator.post(url, change_form(topic, model_confidence="0.9"))
+
+    delay.assert_called_once_with(topic.pk, True)
+
+
+def test_train_action_queues_a_forced_training_per_active_topic(
+    curator, topic, django_capture_on_commit_callbacks
+):
+    inactive = make_topic("Robots", rule="ti:robot", slug="robots", is_active=False)
+    selected = {"action": "train_model", "_selected_action": [topic.pk, inactive.pk]}
+
+    with (
+        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        response = curator.post(reverse("admin:topics_topic_changelist"), selected)
+
+    assert response.status_code == 302
+    delay.assert_called_once_with(topic.pk, True)
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert messages[0].startswith("Training the relevance model of 1 topic(s)")
+    assert "Skipped 1 inactive topic(s)." in messages[0]

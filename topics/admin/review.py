@@ -1,0 +1,309 @@
+"""The review queue: papers where a topic's model and rule disagree, or that
+readers flagged, decided in one click."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.contrib import admin
+from django.contrib import messages
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F
+from django.db.models import QuerySet
+from django.db.models.functions import Abs
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.http import HttpResponseNotAllowed
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import pluralize
+from django.urls import path
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.html import format_html_join
+from django.utils.text import Truncator
+
+from accounts.models import User
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
+from topics.models import RelevanceFlag
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.relevance import BOUNDARY
+from topics.tasks import train_topic_model
+
+# Saving these re-applies the topic's model in its new mode.
+MODEL_FIELDS = {"membership", "model_confidence"}
+MEMBERSHIP_SHORT = {
+    Topic.Membership.RULE: "rule only",
+    Topic.Membership.SUGGEST: "suggestions",
+    Topic.Membership.AUTO: "automatic tags",
+}
+
+REVIEW_REASON = "review queue"
+
+
+def train_after_commit(topic_id: int) -> None:
+    """Retrain the topic's model in the background once the commit is done, even
+    if nothing it learns from has changed (a new membership mode)."""
+    transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
+
+
+def review_reason(item: ReviewItem) -> str:
+    """Why the paper is in the review queue, in words."""
+    score = item.score
+    if item.rule_matched:
+        terms = ", ".join(f"“{term}”" for term in item.rule_terms)
+        reason = f"Rule matched {terms}" if terms else "The rule matches"
+        if score is not None and score < BOUNDARY:
+            reason += f"; model {score:.2f} doubts it"
+            if item.vetoed:
+                reason += " (kept out: automatic tags)"
+        elif score is not None:
+            reason += f"; model {score:.2f} agrees"
+    elif score is not None and score >= BOUNDARY:
+        reason = f"Model {score:.2f} says it belongs; the rule does not match"
+    elif score is not None:
+        reason = f"The rule does not match; model {score:.2f} agrees"
+    else:
+        reason = ""
+    if item.flags:
+        flagged = f"flagged not relevant by {item.flags} reader{pluralize(item.flags)}"
+        reason = f"{reason}; {flagged}" if reason else flagged.capitalize()
+    return reason
+
+
+class ReviewKindFilter(admin.SimpleListFilter):
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [
+            ("proposes", "Model proposes"),
+            ("doubted", "Rule doubted"),
+            ("flagged", "Flagged by readers"),
+        ]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[ReviewItem]
+    ) -> QuerySet[ReviewItem]:
+        if self.value() == "proposes":
+            return queryset.filter(rule_matched=False, score__gte=BOUNDARY)
+        if self.value() == "doubted":
+            return queryset.filter(rule_matched=True, score__lt=BOUNDARY)
+        if self.value() == "flagged":
+            return queryset.filter(flags__gt=0)
+        return queryset
+
+
+@admin.register(ReviewItem)
+class ReviewItemAdmin(admin.ModelAdmin):
+    """The review queue: papers where a topic's model and rule disagree, or that
+    readers flagged, most uncertain first. Each row is decided in one click (a pin
+    or an exclusion, through topics.curation); rows are never edited."""
+
+    list_display_links = None
+    list_filter = ["topic", ReviewKindFilter, "vetoed"]
+    list_select_related = ["topic", "paper"]
+    list_per_page = 30
+    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
+    actions = ["include_selected", "exclude_selected"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
+        # Distance from the boundary: the smallest is the model's hardest call.
+        uncertainty = Abs(F("score") - BOUNDARY)
+        return super().get_queryset(request).annotate(uncertainty=uncertainty)
+
+    def get_ordering(self, request: HttpRequest) -> list:
+        # Flag-only items have no score: after every disagreement, newest first.
+        return [F("uncertainty").asc(nulls_last=True), "-updated_at"]
+
+    def get_list_display(self, request: HttpRequest) -> list:
+        columns: list = ["topic", "paper_link", "abstract_text", "score_text", "why"]
+        if self.has_decide_permission(request):
+            columns.append(self.decision_buttons(request))
+        return columns
+
+    def has_view_permission(
+        self, request: HttpRequest, obj: ReviewItem | None = None
+    ) -> bool:
+        if self.has_decide_permission(request):
+            return True
+        return super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(
+        self, request: HttpRequest, obj: ReviewItem | None = None
+    ) -> bool:
+        return False
+
+    def has_delete_permission(
+        self, request: HttpRequest, obj: ReviewItem | None = None
+    ) -> bool:
+        # Deleting an item decides nothing: the next scoring would bring it back.
+        return False
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        """Deciding pins or excludes a paper, which changes the topic."""
+        return request.user.has_perm("topics.change_topic")
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict | None = None
+    ) -> HttpResponse:
+        return super().changelist_view(
+            request, {"title": "Review queue", **(extra_context or {})}
+        )
+
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path(
+                "<int:item_id>/include/",
+                wrap(self.include_view),
+                name="topics_reviewitem_include",
+            ),
+            path(
+                "<int:item_id>/exclude/",
+                wrap(self.exclude_view),
+                name="topics_reviewitem_exclude",
+            ),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="paper", ordering="paper__title")
+    def paper_link(self, item: ReviewItem) -> str:
+        paper = item.paper
+        return format_html(
+            '<a href="{}">{}</a><br><span class="quiet">arXiv:{}</span>',
+            paper.get_absolute_url(),
+            paper.title,
+            paper.arxiv_id,
+        )
+
+    @admin.display(description="abstract")
+    def abstract_text(self, item: ReviewItem) -> str:
+        abstract = item.paper.abstract
+        short = Truncator(abstract).words(40)
+        if short == abstract:
+            return abstract
+        # Open, the summary's short text hides (see the changelist template).
+        return format_html(
+            '<details><summary><span class="abstract-short">{}</span></summary>'
+            "{}</details>",
+            short,
+            abstract,
+        )
+
+    @admin.display(description="score", ordering="score")
+    def score_text(self, item: ReviewItem) -> str:
+        return "—" if item.score is None else f"{item.score:.2f}"
+
+    @admin.display(description="why")
+    def why(self, item: ReviewItem) -> str:
+        return review_reason(item)
+
+    def decision_buttons(self, request: HttpRequest) -> Callable[[ReviewItem], str]:
+        """The Include and Exclude buttons. The changelist is itself a form, so they
+        submit it to the decision views rather than nest forms of their own."""
+        preserved = self.get_preserved_filters(request)
+        query = f"?{preserved}" if preserved else ""
+
+        @admin.display(description="decide")
+        def decision(item: ReviewItem) -> str:
+            buttons = [
+                (
+                    reverse(f"admin:topics_reviewitem_{verb}", args=[item.pk]),
+                    query,
+                    label,
+                )
+                for verb, label in [("include", "Include"), ("exclude", "Exclude")]
+            ]
+            return format_html_join(
+                " ",
+                '<button type="submit" class="button" formaction="{}{}" '
+                'formmethod="post">{}</button>',
+                buttons,
+            )
+
+        return decision
+
+    def include_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
+        return self._decision_view(request, item_id, include=True)
+
+    def exclude_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
+        return self._decision_view(request, item_id, include=False)
+
+    def _decision_view(
+        self, request: HttpRequest, item_id: int, *, include: bool
+    ) -> HttpResponse:
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_decide_permission(request):
+            raise PermissionDenied
+        item = get_object_or_404(
+            ReviewItem.objects.select_related("topic", "paper"), pk=item_id
+        )
+        decide_item(item, include=include, by=request.user)
+        title = Truncator(item.paper.title).chars(80)
+        if include:
+            message = f"Included “{title}” in {item.topic}."
+        else:
+            message = f"Excluded “{title}” from {item.topic}."
+        self.message_user(request, message, messages.SUCCESS)
+        changelist = reverse("admin:topics_reviewitem_changelist")
+        context = {
+            "opts": self.opts,
+            "preserved_filters": self.get_preserved_filters(request),
+        }
+        return HttpResponseRedirect(add_preserved_filters(context, changelist))
+
+    @admin.action(description="Include selected papers", permissions=["decide"])
+    def include_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReviewItem]
+    ) -> None:
+        count = self._decide_all(request, queryset, include=True)
+        self.message_user(
+            request, f"Included {count} paper(s) in their topics.", messages.SUCCESS
+        )
+
+    @admin.action(description="Exclude selected papers", permissions=["decide"])
+    def exclude_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReviewItem]
+    ) -> None:
+        count = self._decide_all(request, queryset, include=False)
+        self.message_user(
+            request, f"Excluded {count} paper(s) from their topics.", messages.SUCCESS
+        )
+
+    @transaction.atomic
+    def _decide_all(
+        self, request: HttpRequest, queryset: QuerySet[ReviewItem], *, include: bool
+    ) -> int:
+        items = list(queryset.select_related("topic", "paper"))
+        for item in items:
+            decide_item(item, include=include, by=request.user)
+        return len(items)
+
+
+def decide_item(item: ReviewItem, *, include: bool, by: User) -> None:
+    """A curator's decision on a queued paper; curation removes the item."""
+    if include:
+        pin_paper(item.topic, item.paper)
+    else:
+        exclude_paper(item.topic, item.paper, reason=REVIEW_REASON, by=by)
+
+
+@admin.register(RelevanceFlag)
+class RelevanceFlagAdmin(admin.ModelAdmin):
+    """Readers' "not relevant" reports; they reach curators through the queue."""
+
+    list_display = ["paper", "topic", "user", "created_at"]
+    list_filter = ["topic"]
+    list_select_related = ["paper", "topic", "user"]
+    search_fields = ["paper__arxiv_id", "paper__title", "user__email"]
+    raw_id_fields = ["user", "paper"]
+    date_hierarchy = "created_at"
