@@ -29,6 +29,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.db.models import QuerySet
 from django.utils import timezone
 from scipy.sparse import csr_matrix
 from sklearn.feature_extraction.text import CountVectorizer
@@ -61,7 +62,7 @@ DECISION_WEIGHT = 10.0  # a curator's decision counts this many rule guesses
 FOLDS = 5
 # Agreement point: above it the model says "in", below it "out".
 BOUNDARY = 0.5
-# A primary category holding at least this share of the positives is in scope.
+# A category listed by at least this share of the positives is in scope.
 SCOPE_SHARE = 0.05
 CHUNK_SIZE = 2000
 REVIEW_FIELDS = ("score", "rule_terms", "rule_matched", "vetoed")
@@ -246,23 +247,25 @@ def training_set(topic: Topic) -> TrainingSet:
 
 
 def scope_categories(topic: Topic, positives: Iterable[int]) -> list[str]:
-    """The categories whose papers the model scores and samples negatives from."""
+    """The categories whose papers the model scores and samples negatives from:
+    the topic's own, else those at least SCOPE_SHARE of its positives are listed in."""
     own = sorted(category.code for category in topic.categories.all())
     if own:
         return own
+    positives = list(positives)
+    through = Paper.categories.through
     counts = Counter(
-        Paper.objects.filter(pk__in=list(positives)).values_list(
-            "primary_category__code", flat=True
+        through.objects.filter(paper_id__in=positives).values_list(
+            "category__code", flat=True
         )
     )
-    total = sum(counts.values())
     return sorted(
-        code for code, count in counts.items() if code and count >= SCOPE_SHARE * total
+        code for code, count in counts.items() if count >= SCOPE_SHARE * len(positives)
     )
 
 
-def scope_papers(categories: Sequence[str]):
-    return Paper.objects.filter(primary_category__code__in=categories)
+def scope_papers(categories: Sequence[str]) -> QuerySet[Paper]:
+    return Paper.objects.filter(categories__code__in=categories).distinct()
 
 
 def train(topic: Topic, *, force: bool = False) -> TopicModel:
