@@ -13,6 +13,7 @@ from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from tests.topics.test_admin_curation import change_form
 from topics.admin.review import review_reason
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag
@@ -329,25 +330,6 @@ def trained_model(topic: Topic, **fields: object) -> TopicModel:
     }
     values.update(fields)
     return TopicModel.objects.create(topic=topic, **values)
-
-
-def change_form(topic: Topic, **fields: str) -> dict[str, str]:
-    data = {
-        "name": topic.name,
-        "slug": topic.slug,
-        "description": topic.description,
-        "glossary": topic.glossary,
-        "rule": topic.rule,
-        "is_active": "on",
-        "membership": topic.membership,
-        "model_confidence": str(topic.model_confidence),
-        "paper_topics-TOTAL_FORMS": "0",
-        "paper_topics-INITIAL_FORMS": "0",
-        "exclusions-TOTAL_FORMS": "0",
-        "exclusions-INITIAL_FORMS": "0",
-    }
-    data.update(fields)
-    return data
 
 
 def test_topic_page_shows_the_trained_model_and_links_to_its_queue(

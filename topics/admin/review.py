@@ -30,25 +30,9 @@ from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
-from topics.models import Topic
 from topics.relevance import BOUNDARY
-from topics.tasks import train_topic_model
-
-# Saving these re-applies the topic's model in its new mode.
-MODEL_FIELDS = {"membership", "model_confidence"}
-MEMBERSHIP_SHORT = {
-    Topic.Membership.RULE: "rule only",
-    Topic.Membership.SUGGEST: "suggestions",
-    Topic.Membership.AUTO: "automatic tags",
-}
 
 REVIEW_REASON = "review queue"
-
-
-def train_after_commit(topic_id: int) -> None:
-    """Retrain the topic's model in the background once the commit is done, even
-    if nothing it learns from has changed (a new membership mode)."""
-    transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
 
 
 def review_reason(item: ReviewItem) -> str:

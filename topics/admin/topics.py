@@ -48,8 +48,6 @@ MEMBERSHIP_SHORT = {
     Topic.Membership.AUTO: "automatic tags",
 }
 
-REVIEW_REASON = "review queue"
-
 
 def train_after_commit(topic_id: int) -> None:
     """Retrain the topic's model in the background once the commit is done, even
