@@ -28,7 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.db.models import QuerySet
 from django.utils import timezone
 from scipy.sparse import csr_matrix
@@ -234,7 +233,7 @@ def training_set(topic: Topic) -> TrainingSet:
     examples.update((paper_id, (0, DECISION_WEIGHT)) for paper_id in excluded)
     examples.update((paper_id, (0, 1.0)) for paper_id in sampled)
     paper_ids = sorted(examples)
-    texts = _texts(paper_ids)
+    texts = paper_texts(paper_ids)
     paper_ids = [paper_id for paper_id in paper_ids if paper_id in texts]
     return TrainingSet(
         paper_ids=paper_ids,
@@ -354,7 +353,7 @@ def apply_model(
 
 @transaction.atomic
 def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> None:
-    texts = _texts(paper_ids)
+    texts = paper_texts(paper_ids)
     paper_ids = [paper_id for paper_id in paper_ids if paper_id in texts]
     scores: dict[int, float | None] = dict.fromkeys(paper_ids)
     if scorer is not None:
@@ -442,11 +441,12 @@ def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> N
         content_changed()
 
 
-def _texts(paper_ids: Sequence[int]) -> dict[int, str]:
+def paper_texts(paper_ids: Sequence[int]) -> dict[int, str]:
+    """Each paper's text as the model reads it, by id (missing papers left out)."""
     texts = {}
     for start in range(0, len(paper_ids), CHUNK_SIZE):
         chunk = paper_ids[start : start + CHUNK_SIZE]
-        for pk, title, abstract in Paper.objects.filter(Q(pk__in=chunk)).values_list(
+        for pk, title, abstract in Paper.objects.filter(pk__in=chunk).values_list(
             "pk", "title", "abstract"
         ):
             texts[pk] = paper_text(title, abstract)

@@ -122,7 +122,7 @@ def evaluate(labeled: dict, folds: int) -> tuple[Judged, Judged]:
         texts = [text for text, kept in zip(data.texts, keep, strict=True) if kept]
         scorer = relevance.fit(texts, data.labels[keep], data.weights[keep])
         test = np.flatnonzero(held_out)
-        held_texts = relevance._texts([int(ids[i]) for i in test])
+        held_texts = relevance.paper_texts([int(ids[i]) for i in test])
         scores = scorer.score([held_texts[int(ids[i])] for i in test])
         # As a topic with automatic tags decides (relevance.apply_model).
         combined[test] = np.where(
