@@ -7,7 +7,12 @@ A set mixes three strata so that clear and near-miss papers are both in it:
 The draw is seeded, so re-running it gives the same papers. Labels are then written
 by reading each abstract against the set's definition (data/relevance/<slug>.json).
 
+Round 2 is a validation draw made after the seed rules were tuned on round 1: the
+same strata under the tuned rule, leaving out the papers round 1 holds, so that the
+rules can be judged on papers they were not tuned on.
+
     PYTHONPATH=. .venv/bin/python -m bench.relevance.sample rl-for-llm-agents out.jsonl
+    PYTHONPATH=. .venv/bin/python -m bench.relevance.sample --round 2 tool-use out.jsonl
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from topics.rules import compile_rule
 class Plan:
     net: str  # a broad rule: what a near miss must mention
     categories: frozenset[str]  # where "other" papers are drawn from
-    sizes: dict[str, int]
+    sizes: dict[int, dict[str, int]]  # by round
 
 
 PLANS = {
@@ -44,7 +49,10 @@ PLANS = {
             ' OR "reasoning model" OR GPT*)'
         ),
         categories=frozenset({"cs.AI", "cs.CL", "cs.LG", "cs.MA"}),
-        sizes={"rule": 150, "near": 150, "other": 60},
+        sizes={
+            1: {"rule": 150, "near": 150, "other": 60},
+            2: {"rule": 60, "near": 120, "other": 30},
+        },
     ),
     "tool-use": Plan(
         net=(
@@ -53,11 +61,15 @@ PLANS = {
             " OR agents OR agentic)"
         ),
         categories=frozenset({"cs.AI", "cs.CL", "cs.LG", "cs.SE"}),
-        sizes={"rule": 100, "near": 90, "other": 40},
+        sizes={
+            1: {"rule": 100, "near": 90, "other": 40},
+            2: {"rule": 50, "near": 60, "other": 20},
+        },
     ),
 }
 SEED = 20261130
 SEED_TOPICS = BASE_DIR / "data" / "demo" / "topics.json"
+LABELED = BASE_DIR / "data" / "relevance"
 
 
 def document(record: PaperRecord) -> Document:
@@ -70,14 +82,18 @@ def document(record: PaperRecord) -> Document:
     )
 
 
-def draw(slug: str) -> list[dict]:
-    plan = PLANS[slug]
+def draw(slug: str, round_: int = 1) -> list[dict]:
+    plan, sizes = PLANS[slug], PLANS[slug].sizes[round_]
     topic = next(t for t in json.loads(SEED_TOPICS.read_text()) if t["slug"] == slug)
     rule, net = compile_rule(topic["rule"]), compile_rule(plan.net)
-    strata: dict[str, list[PaperRecord]] = {name: [] for name in plan.sizes}
+    drawn_before = set()
+    if round_ > 1:
+        labeled = json.loads((LABELED / f"{slug}.json").read_text())
+        drawn_before = {paper["arxiv_id"] for paper in labeled["papers"]}
+    strata: dict[str, list[PaperRecord]] = {name: [] for name in sizes}
     with gzip.open(DEMO_CORPUS, "rb") as lines:
         for record in iter_snapshot(lines):
-            if not isinstance(record, PaperRecord):
+            if not isinstance(record, PaperRecord) or record.arxiv_id in drawn_before:
                 continue
             doc = document(record)
             if rule.match(doc) is not None:
@@ -86,14 +102,15 @@ def draw(slug: str) -> list[dict]:
                 strata["near"].append(record)
             elif record.primary_category in plan.categories:
                 strata["other"].append(record)
-    rng = random.Random(SEED)
+    rng = random.Random(SEED if round_ == 1 else SEED + round_)
     drawn = []
-    for name, size in plan.sizes.items():
+    for name, size in sizes.items():
         pool = sorted(strata[name], key=lambda record: record.arxiv_id)
         for record in rng.sample(pool, min(size, len(pool))):
             drawn.append(
                 {
                     "arxiv_id": record.arxiv_id,
+                    "round": round_,
                     "stratum": name,
                     "stratum_size": len(pool),
                     "title": record.title,
@@ -108,9 +125,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("slug", choices=sorted(PLANS))
     parser.add_argument("out")
+    parser.add_argument("--round", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
     with open(args.out, "w") as out:
-        for row in draw(args.slug):
+        for row in draw(args.slug, args.round):
             out.write(json.dumps(row) + "\n")
 
 
