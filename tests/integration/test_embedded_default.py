@@ -71,6 +71,8 @@ def test_make_run_steps_load_the_demo_and_serve_pages_on_sqlite(tmp_path):
     assert first.returncode == 0, first.stderr
     assert "25002 new" in first.stdout
     assert "Seed topics: 34" in first.stdout
+    assert "RL for LLM Agents: 213 pins and 357 exclusions" in first.stdout
+    assert "cross-validated precision" in first.stdout
     assert "Demo admin:  admin@momentum.localhost / momentum-admin" in first.stdout
     assert again.returncode == 0, again.stderr
     assert "Demo corpus already loaded." in again.stdout

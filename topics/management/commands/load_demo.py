@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -8,14 +9,20 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
+from django.db import transaction
 
 from accounts.models import User
 from papers.ingest.runs import file_checksum
 from papers.ingest.runs import ingest_path
 from papers.models import FeedSource
 from papers.models import IngestRun
+from papers.models import Paper
+from topics import relevance
 from topics.models import Follow
+from topics.models import PaperTopic
 from topics.models import Topic
+from topics.models import TopicExclusion
+from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
 from topics.seed import load_topics
@@ -24,6 +31,8 @@ from topics.tagging import retag_all
 DEMO_CORPUS = (
     Path(settings.BASE_DIR) / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
 )
+# Hand-labeled papers (bench.relevance's sets), loaded as curators' decisions.
+LABELED_SETS = Path(settings.BASE_DIR) / "data" / "relevance"
 DEMO_ADMIN = ("admin@momentum.localhost", "momentum-admin")
 DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
 DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
@@ -61,6 +70,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Seed topics: {len(topics)}")
         result = retag_all()
         self.stdout.write(f"Tagging: {result}")
+        self.load_decisions()
         refresh_momentum()
         for source in DEFAULT_SOURCES:
             FeedSource.objects.get_or_create(name=source["name"], defaults=source)
@@ -80,6 +90,58 @@ class Command(BaseCommand):
         if run.status == IngestRun.Status.FAILED:
             raise CommandError(run.message)
         self.stdout.write(f"Demo corpus: {run.message}")
+
+    def load_decisions(self) -> None:
+        """The labeled sets' judgments as curator decisions (relevant: pin, not:
+        exclusion) on topics that have no model yet; their topics then suggest, so
+        the admin's review queue shows where model and rule disagree."""
+        for path in sorted(LABELED_SETS.glob("*.json")):
+            labeled = json.loads(path.read_text())
+            topic = Topic.objects.filter(slug=labeled["topic"]).first()
+            if topic is None or TopicModel.objects.filter(topic=topic).exists():
+                continue
+            relevant = {
+                paper["arxiv_id"]: paper["relevant"] for paper in labeled["papers"]
+            }
+            papers = dict(
+                Paper.objects.filter(arxiv_id__in=relevant).values_list(
+                    "arxiv_id", "pk"
+                )
+            )
+            pinned = [pk for arxiv_id, pk in papers.items() if relevant[arxiv_id]]
+            excluded = [pk for arxiv_id, pk in papers.items() if not relevant[arxiv_id]]
+            # In bulk, not through topics.curation: each decision there asks for a
+            # training, and in-process tasks would train once per decision.
+            with transaction.atomic():
+                PaperTopic.objects.filter(topic=topic, paper_id__in=pinned).update(
+                    source=PaperTopic.Source.PIN
+                )
+                PaperTopic.objects.bulk_create(
+                    [
+                        PaperTopic(
+                            topic=topic, paper_id=pk, source=PaperTopic.Source.PIN
+                        )
+                        for pk in pinned
+                    ],
+                    ignore_conflicts=True,
+                )
+                PaperTopic.objects.filter(topic=topic, paper_id__in=excluded).delete()
+                TopicExclusion.objects.bulk_create(
+                    [
+                        TopicExclusion(
+                            topic=topic, paper_id=pk, reason=f"labeled set {path.name}"
+                        )
+                        for pk in excluded
+                    ],
+                    ignore_conflicts=True,
+                )
+                topic.membership = Topic.Membership.SUGGEST
+                topic.save(update_fields=["membership"])
+            model = relevance.train(topic)
+            self.stdout.write(
+                f"{topic.name}: {len(pinned)} pins and {len(excluded)} exclusions from"
+                f" {path.name}; model {relevance.model_summary(model)}"
+            )
 
     def create_users(self) -> None:
         admin = self.ensure_user(*DEMO_ADMIN, is_staff=True, is_superuser=True)
