@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
-from topics.ask.limits import Rate
-from topics.ask.limits import parse_rate
-from topics.ask.limits import seconds_left
-from topics.ask.limits import take
+from topics.limits import Rate
+from topics.limits import parse_rate
+from topics.limits import seconds_left
+from topics.limits import take
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem

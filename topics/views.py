@@ -37,8 +37,6 @@ from topics.ask.asking import stream_events
 from topics.ask.asking import stream_token
 from topics.ask.asking import topic_scope
 from topics.ask.forms import AskForm
-from topics.ask.limits import client_key
-from topics.ask.limits import take
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
 from topics.flags import FlagResult
@@ -46,6 +44,8 @@ from topics.flags import flag_not_relevant
 from topics.flags import retry_after
 from topics.following import set_following
 from topics.following import with_follow_flag
+from topics.limits import client_key
+from topics.limits import take
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic

@@ -11,11 +11,11 @@ from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.test_pages import MAX_PAGE_QUERIES
 from tests.topics.factories import make_topic
-from topics.ask.limits import parse_rate
-from topics.ask.limits import take
 from topics.curation import pin_paper
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
+from topics.limits import parse_rate
+from topics.limits import take
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem

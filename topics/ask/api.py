@@ -1,7 +1,7 @@
 """API: ask a topic's papers or one paper a question (GET, anyone may ask).
 
 Counts against the same per-user-or-address budget as the pages
-(topics.ask.limits); over it, the usual throttled error with Retry-After.
+(topics.limits); over it, the usual throttled error with Retry-After.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from topics.ask.asking import ask
 from topics.ask.asking import source_data
 from topics.ask.asking import topic_scope
 from topics.ask.forms import MAX_QUESTION
-from topics.ask.limits import client_key
-from topics.ask.limits import take
 from topics.ask.retrieval import Scope
+from topics.limits import client_key
+from topics.limits import take
 from topics.query import get_active_topic
 
 

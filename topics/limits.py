@@ -1,9 +1,9 @@
-"""Fixed-window rate limits in Django's cache, first for questions.
+"""Fixed-window rate limits in Django's cache, for readers' actions on topics.
 
-Questions count per signed-in user, else per address (MOMENTUM_ASK_RATE,
-"60/hour"); pages, streams and the API draw on the same budget. Other actions
-(readers' relevance flags) pass their own rate and key prefix. A fixed window is
-cheap, one atomic increment in Redis, and shared by every web process.
+Questions (topics.ask) count per signed-in user, else per address
+(MOMENTUM_ASK_RATE, "60/hour"); pages, streams and the API draw on the same
+budget. Relevance flags (topics.flags) pass their own rate and key prefix. A fixed
+window is cheap, one atomic increment in Redis, and shared by every web process.
 """
 
 from __future__ import annotations
