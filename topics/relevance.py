@@ -394,8 +394,10 @@ def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> N
         else:
             rule_terms = None
         rule = rule_terms is not None
-        veto = auto and rule and score <= 1 - confidence and not decided
-        model_tag = auto and not rule and score >= confidence and not decided
+        # Papers outside the model's scope have no score: the rule alone decides.
+        judged = auto and score is not None and not decided
+        veto = judged and rule and score <= 1 - confidence
+        model_tag = judged and not rule and score >= confidence
         # The tag: as the curator, the rule or the model has it; else none.
         if pinned or (not decided and ((rule and not veto) or model_tag)):
             if tag is None:

@@ -191,6 +191,33 @@ def test_automatic_tags_add_confident_papers_and_keep_out_confident_misses(
     assert not ReviewItem.objects.filter(topic=topic).exists()
 
 
+def test_a_rule_match_outside_the_models_scope_keeps_its_rule_tag(topic, papers):
+    """The model scores only its scope's categories; elsewhere the rule decides."""
+    Topic.objects.filter(pk=topic.pk).update(
+        membership=Topic.Membership.AUTO, model_confidence=0.55
+    )
+    topic.refresh_from_db()
+    upsert_records(
+        [
+            paper_record(
+                "2606.00500",
+                title="Agent grasping in the brain",
+                abstract=ROBOT,
+                categories=("q-bio.NC",),
+            )
+        ]
+    )
+    retag_topics([topic])
+    decide(topic, papers)
+
+    relevance.train(topic)
+
+    assert "q-bio.NC" not in TopicModel.objects.get(topic=topic).weights["categories"]
+    tag = PaperTopic.objects.get(topic=topic, paper__arxiv_id="2606.00500")
+    assert tag.source == PaperTopic.Source.RULE
+    assert tag.score is None
+
+
 def test_a_curator_decision_resolves_the_review_item(topic, papers):
     Topic.objects.filter(pk=topic.pk).update(membership=Topic.Membership.SUGGEST)
     topic.refresh_from_db()
