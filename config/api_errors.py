@@ -153,7 +153,7 @@ class ErrorDetailSerializer(serializers.Serializer):
         help_text="Machine-readable: invalid, parse_error, not_authenticated, "
         "authentication_failed, permission_denied, csrf_failed, not_found, "
         "method_not_allowed, not_acceptable, unsupported_media_type, "
-        "token_exists, throttled, server_error."
+        "token_exists, not_tagged, throttled, server_error."
     )
     message = serializers.CharField(help_text="For people; may change.")
     fields = serializers.DictField(

@@ -15,6 +15,8 @@ from papers.api import FeedSourceViewSet
 from papers.api import IngestRunViewSet
 from papers.api import PaperViewSet
 from papers.api import SavedViewSet
+from topics.api import SLUG_PATH
+from topics.api import FlagView
 from topics.api import FollowViewSet
 from topics.api import TopicViewSet
 from topics.ask.api import PaperAskView
@@ -35,6 +37,12 @@ urlpatterns = [
     path("me/token/", TokenView.as_view(), name="me-token"),
     path("me/token/rotate/", TokenRotateView.as_view(), name="me-token-rotate"),
     path("topics/<slug:slug>/ask/", TopicAskView.as_view(), name="topic-ask"),
+    re_path(
+        rf"^topics/(?P<slug>{SLUG_PATH})/papers/(?P<arxiv_id>{ARXIV_ID_PATH})"
+        r"/not-relevant/$",
+        FlagView.as_view(),
+        name="topic-flag",
+    ),
     re_path(
         rf"^papers/(?P<arxiv_id>{ARXIV_ID_PATH})/ask/$",
         PaperAskView.as_view(),

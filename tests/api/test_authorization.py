@@ -50,6 +50,8 @@ MATRIX = [
     ("post", TOPIC + "papers/", {}, (401, 403, 403, 405)),
     ("post", TOPIC + "retag/", None, (401, 403, 403, 202)),
     ("get", TOPIC + "retag/", None, (405, 405, 405, 405)),
+    # Each caller's own first flag (topics.flags: one per reader).
+    ("post", TOPIC + "papers/2606.00100/not-relevant/", None, (401, 201, 201, 201)),
     ("get", "/api/v1/me/", None, (401, 200, 200, 200)),
     ("patch", "/api/v1/me/", {"last_name": "X"}, (401, 200, 200, 200)),
     ("put", "/api/v1/me/", {"first_name": "Y"}, (401, 200, 200, 200)),

@@ -81,6 +81,7 @@ def test_schema_describes_every_endpoint(client):
         "/api/v1/topics/{slug}/",
         "/api/v1/topics/{slug}/papers/",
         "/api/v1/topics/{slug}/retag/",
+        "/api/v1/topics/{slug}/papers/{arxiv_id}/not-relevant/",
         "/api/v1/me/",
         "/api/v1/me/digest/",
         "/api/v1/me/follows/",
