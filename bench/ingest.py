@@ -1,6 +1,6 @@
 """bench/ingest: parse + upsert + tag, against feedparser parsing the same bytes.
 
-    .venv/bin/python -m bench.ingest [--entries 50000] [--page 1000]
+    .venv/bin/python -m bench.ingest [--entries 50000] [--page 1000] [--model-topics 5]
 
 Renders the demo corpus as arXiv query-API Atom pages (repeated with distinct ids
 until there are --entries of them), then in one run times
@@ -9,7 +9,9 @@ until there are --entries of them), then in one run times
     upsert and tagging against the 34 seed topics, on PostgreSQL;
 and prints both rates and their ratio (target: pipeline >= 0.6 of baseline), and
 the process's peak resident memory after a pass over a fifth of the entries and
-after the full pass (target: it does not grow with the number of entries).
+after the full pass (target: it does not grow with the number of entries). Then
+--model-topics seed topics get a relevance model (trained on their rule, automatic
+tags), and a last pass shows what scoring every new paper with them costs.
 """
 
 from __future__ import annotations
@@ -106,6 +108,24 @@ def pipeline(bodies: list[bytes]) -> tuple[float, int]:
     return run.new_count / timer.seconds, peak_rss()
 
 
+def train_models(count: int) -> list[str]:
+    """Give `count` seed topics a model trained on their rule and automatic tags,
+    so that ingest scores every new paper in their scope."""
+    from django.test.utils import override_settings
+
+    from topics import relevance
+    from topics.models import Topic
+
+    topics = list(Topic.objects.filter(is_active=True).order_by("slug")[:count])
+    # No curator decisions in the bench: the rule's matches are the positives.
+    with override_settings(MOMENTUM_MODEL_MIN_DECISIONS=0):
+        for topic in topics:
+            topic.membership = Topic.Membership.AUTO
+            topic.save(update_fields=["membership"])
+            relevance.train(topic, force=True)
+    return [topic.slug for topic in topics]
+
+
 def peak_rss() -> int:
     """The process's peak resident memory so far, in bytes (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -115,6 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, default=50_000)
     parser.add_argument("--page", type=int, default=1000)
+    parser.add_argument("--model-topics", type=int, default=5)
     args = parser.parse_args()
     setup_django()
     from topics.seed import load_topics
@@ -143,6 +164,14 @@ def main() -> None:
         f"{len(small) * args.page:,} entries, "
         f"{peak / mib:.0f} MiB after {args.entries:,} (target: flat)"
     )
+    if args.model_topics:
+        slugs = train_models(args.model_topics)
+        reset_papers()
+        model_rate, _ = pipeline(bodies)
+        print(
+            f"models    pipeline + {len(slugs)} model topics  {model_rate:9,.0f}"
+            f" papers/s  ({model_rate / rate:.2f} of rules only: {', '.join(slugs)})"
+        )
 
 
 if __name__ == "__main__":
