@@ -18,6 +18,7 @@ from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import RelevanceFlag
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,6 +103,11 @@ def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
 
     page.keyboard.press("Enter")  # nothing selected by focus: opens the selection
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
+    # Tell the curators the paper does not belong: back on its page, flagged.
+    page.get_by_role("button", name="Not relevant?").click()
+    expect(page.locator(".flagged")).to_have_text("You flagged this")
+    expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
+    assert RelevanceFlag.objects.filter(user=user, paper__arxiv_id=arxiv_id).exists()
 
     page.goto("/saved/")
     expect(page.locator("[data-paper]")).to_have_count(1)
