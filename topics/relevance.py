@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from django.conf import settings
@@ -115,16 +116,28 @@ class Scorer:
         self.coef = np.asarray(coef, dtype=np.float64)
         self.intercept = float(intercept)
         self.categories = list(categories)
-        self._counter = CountVectorizer(
-            vocabulary={term: i for i, term in enumerate(self.vocabulary)},
-            **VECTORIZER,
-        )
+        self._index = {term: i for i, term in enumerate(self.vocabulary)}
 
     def score(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros(0)
-        features = tfidf(self._counter.transform(texts), self.idf)
+        features = tfidf(self.counts(texts), self.idf)
         return 1.0 / (1.0 + np.exp(-(features @ self.coef + self.intercept)))
+
+    def counts(self, texts: Sequence[str]) -> csr_matrix:
+        """Term counts over the vocabulary, as CountVectorizer would give them."""
+        rows, columns = [], []
+        for row, text in enumerate(texts):
+            for term in terms_of(text):
+                column = self._index.get(term)
+                if column is not None:
+                    rows.append(row)
+                    columns.append(column)
+        # Repeated (row, column) pairs add up: the term's count.
+        return csr_matrix(
+            (np.ones(len(rows)), (rows, columns)),
+            shape=(len(texts), len(self.vocabulary)),
+        )
 
     def to_weights(self) -> dict:
         return {
@@ -147,6 +160,17 @@ class Scorer:
             weights["intercept"],
             weights.get("categories", ()),
         )
+
+
+_analyze = CountVectorizer(**VECTORIZER).build_analyzer()
+
+
+@lru_cache(maxsize=CHUNK_SIZE)
+def terms_of(text: str) -> tuple[str, ...]:
+    """The text's terms (words and word pairs) as every topic's model reads them.
+    Kept for a chunk's worth of texts: the topics scoring a chunk of new papers
+    one after another then analyse each text once."""
+    return tuple(_analyze(text))
 
 
 def tfidf(counts: csr_matrix, idf: np.ndarray) -> csr_matrix:
