@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from bench.common import BASE_DIR
 from bench.common import DEMO_CORPUS
 from bench.common import Timer
 from bench.common import setup_django
+
+if TYPE_CHECKING:  # Django is set up at run time, after the bench picks its database
+    from topics.relevance import Scorer
+    from topics.relevance import TrainingSet
 
 LABELED_SETS = sorted((BASE_DIR / "data" / "relevance").glob("*.json"))
 BENCH_DATABASE = "postgres://postgres@127.0.0.1:5432/momentum_relevance"
@@ -70,10 +75,10 @@ def load_corpus() -> None:
     retag_all()
 
 
-def evaluate(labeled: dict, folds: int) -> dict[str, np.ndarray]:
-    """Each paper's membership as decided by the rule alone, by rule plus a model
-    trained with the other folds' labels as curator decisions, and by rule plus a
-    model trained on the rule alone (no decisions: what the decisions add)."""
+def evaluate(labeled: dict, folds: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Each paper's label, and its membership as decided by the rule alone, by
+    rule plus a model trained with the other folds' labels as curator decisions,
+    and by rule plus a model trained on the rule alone ("no decisions")."""
     from django.db import transaction
 
     from papers.models import Paper
@@ -110,7 +115,7 @@ def evaluate(labeled: dict, folds: int) -> dict[str, np.ndarray]:
     confidence = topic.model_confidence
     decided = {
         "rule + model": np.zeros(len(papers), dtype=bool),
-        "  no decisions": np.zeros(len(papers), dtype=bool),
+        "no decisions": np.zeros(len(papers), dtype=bool),
     }
     for fold in range(folds):
         held_out = fold_of == fold
@@ -135,10 +140,10 @@ def evaluate(labeled: dict, folds: int) -> dict[str, np.ndarray]:
             decided[name][test] = np.where(
                 rule[test], scores > 1 - confidence, scores >= confidence
             )
-    return {"rule only": rule, **decided, "actual": actual}
+    return actual, {"rule only": rule, **decided}
 
 
-def fit_without(data, paper_ids: np.ndarray):
+def fit_without(data: TrainingSet, paper_ids: np.ndarray) -> Scorer:
     """A model fitted on the training set with these papers removed altogether."""
     from topics import relevance
 
@@ -177,8 +182,8 @@ def stratum_weights(labeled: dict) -> np.ndarray:
     )
 
 
-def report(labeled: dict, decided: dict[str, np.ndarray]) -> None:
-    papers, actual = labeled["papers"], decided.pop("actual")
+def report(labeled: dict, actual: np.ndarray, decided: dict[str, np.ndarray]) -> None:
+    papers = labeled["papers"]
     rounds = np.array([p["round"] for p in papers])
     weights = stratum_weights(labeled)
     subsets = (
@@ -221,9 +226,9 @@ def main() -> None:
     for path in LABELED_SETS:
         labeled = json.loads(path.read_text())
         with Timer() as timer:
-            decided = evaluate(labeled, args.folds)
+            actual, decided = evaluate(labeled, args.folds)
         print(f"\n{labeled['name']} ({args.folds}-fold, {timer.seconds:.0f} s)")
-        report(labeled, decided)
+        report(labeled, actual, decided)
 
 
 if __name__ == "__main__":
