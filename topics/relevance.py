@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from django.conf import settings
@@ -119,16 +118,21 @@ class Scorer:
         self._index = {term: i for i, term in enumerate(self.vocabulary)}
 
     def score(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
+        return self.score_terms([terms_of(text) for text in texts])
+
+    def score_terms(self, documents: Sequence[Sequence[str]]) -> np.ndarray:
+        """Scores of texts already split into terms (terms_of), which topics scoring
+        the same papers share."""
+        if not documents:
             return np.zeros(0)
-        features = tfidf(self.counts(texts), self.idf)
+        features = tfidf(self.counts(documents), self.idf)
         return 1.0 / (1.0 + np.exp(-(features @ self.coef + self.intercept)))
 
-    def counts(self, texts: Sequence[str]) -> csr_matrix:
+    def counts(self, documents: Sequence[Sequence[str]]) -> csr_matrix:
         """Term counts over the vocabulary, as CountVectorizer would give them."""
         rows, columns = [], []
-        for row, text in enumerate(texts):
-            for term in terms_of(text):
+        for row, terms in enumerate(documents):
+            for term in terms:
                 column = self._index.get(term)
                 if column is not None:
                     rows.append(row)
@@ -136,7 +140,7 @@ class Scorer:
         # Repeated (row, column) pairs add up: the term's count.
         return csr_matrix(
             (np.ones(len(rows)), (rows, columns)),
-            shape=(len(texts), len(self.vocabulary)),
+            shape=(len(documents), len(self.vocabulary)),
         )
 
     def to_weights(self) -> dict:
@@ -165,12 +169,9 @@ class Scorer:
 _analyze = CountVectorizer(**VECTORIZER).build_analyzer()
 
 
-@lru_cache(maxsize=CHUNK_SIZE)
-def terms_of(text: str) -> tuple[str, ...]:
-    """The text's terms (words and word pairs) as every topic's model reads them.
-    Kept for a chunk's worth of texts: the topics scoring a chunk of new papers
-    one after another then analyse each text once."""
-    return tuple(_analyze(text))
+def terms_of(text: str) -> list[str]:
+    """The text's terms (words and word pairs) as every topic's model reads them."""
+    return _analyze(text)
 
 
 def tfidf(counts: csr_matrix, idf: np.ndarray) -> csr_matrix:
@@ -370,15 +371,29 @@ def apply_model(
         if scorer is not None:
             ids.update(scope_papers(scorer.categories).values_list("pk", flat=True))
         paper_ids = ids
+    apply_models([(topic, scorer)], paper_ids)
+
+
+def apply_models(
+    models: Sequence[tuple[Topic, Scorer | None]], paper_ids: Iterable[int]
+) -> None:
+    """apply_model for several topics over the same papers (new papers at ingest):
+    each chunk of papers is read and split into terms once for all of them."""
     ids = sorted(paper_ids)
+    scoring = any(scorer is not None for _, scorer in models)
     for start in range(0, len(ids), CHUNK_SIZE):
-        _apply_chunk(topic, scorer, ids[start : start + CHUNK_SIZE])
+        texts = paper_texts(ids[start : start + CHUNK_SIZE])
+        terms = {pk: terms_of(text) if scoring else [] for pk, text in texts.items()}
+        for topic, scorer in models:
+            _apply_chunk(topic, scorer, terms)
 
 
 @transaction.atomic
-def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> None:
-    texts = paper_texts(paper_ids)
-    paper_ids = [paper_id for paper_id in paper_ids if paper_id in texts]
+def _apply_chunk(
+    topic: Topic, scorer: Scorer | None, terms: dict[int, list[str]]
+) -> None:
+    """apply_model for one chunk: `terms` holds each existing paper's terms."""
+    paper_ids = list(terms)
     scores: dict[int, float | None] = dict.fromkeys(paper_ids)
     if scorer is not None:
         in_scope = paper_ids
@@ -388,7 +403,7 @@ def _apply_chunk(topic: Topic, scorer: Scorer | None, paper_ids: list[int]) -> N
                 .filter(pk__in=paper_ids)
                 .values_list("pk", flat=True)
             )
-        values = scorer.score([texts[paper_id] for paper_id in in_scope])
+        values = scorer.score_terms([terms[paper_id] for paper_id in in_scope])
         scores.update(zip(in_scope, (round(float(v), 4) for v in values), strict=True))
     tags = {
         tag.paper_id: tag

@@ -28,7 +28,7 @@ from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.relevance import active_scorers
-from topics.relevance import apply_model
+from topics.relevance import apply_models
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet
@@ -151,8 +151,8 @@ class IngestTagger:
         others = [pk for pk in result.changed_ids if pk not in result.written]
         if others:
             tags.add(tag_papers(others, self.rules))
-        for topic, scorer in self.scorers:
-            apply_model(topic, scorer, result.changed_ids)
+        if self.scorers:
+            apply_models(self.scorers, result.changed_ids)
         return tags
 
 

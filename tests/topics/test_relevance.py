@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
+from sklearn.feature_extraction.text import CountVectorizer
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
@@ -100,6 +101,22 @@ def test_training_is_deterministic(topic, papers):
     assert 0 <= again.f1 <= 1
     assert again.positives == 30
     assert again.decisions == 15
+
+
+def test_scoring_counts_terms_as_the_vectorizer_does(topic, papers):
+    decide(topic, papers)
+    scorer = relevance.Scorer.from_weights(relevance.train(topic).weights)
+    texts = list(
+        relevance.paper_texts([paper.pk for paper in papers.values()]).values()
+    )
+    vectorizer = CountVectorizer(
+        vocabulary={term: i for i, term in enumerate(scorer.vocabulary)},
+        **relevance.VECTORIZER,
+    )
+
+    counts = scorer.counts([relevance.terms_of(text) for text in texts])
+
+    assert (counts != vectorizer.transform(texts)).nnz == 0
 
 
 def test_an_unchanged_training_set_is_not_trained_again(topic, papers):
