@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import redis
 from celery.contrib.testing.worker import start_worker
+from celery.signals import task_postrun
 from django.conf import settings
 from django.db import connection
+from django.db import connections
 
 from config.celery_app import app
 
@@ -33,15 +36,28 @@ def clean_broker() -> None:
 @contextmanager
 def worker_thread(*queues: str, concurrency: int = 1) -> Iterator[None]:
     """A real worker consuming the real broker, running in this process."""
-    with start_worker(
-        app,
-        pool="threads",
-        concurrency=concurrency,
-        queues=list(queues),
-        perform_ping_check=False,
-        shutdown_timeout=30,
-    ):
-        yield
+    task_postrun.connect(close_thread_connections)
+    try:
+        with start_worker(
+            app,
+            pool="threads",
+            concurrency=concurrency,
+            queues=list(queues),
+            perform_ping_check=False,
+            shutdown_timeout=30,
+        ):
+            yield
+    finally:
+        task_postrun.disconnect(close_thread_connections)
+
+
+def close_thread_connections(**kwargs: object) -> None:
+    """Close a worker thread's database connections after each task. Nothing
+    else closes them, and open sessions keep the test database from being dropped
+    at the end of the run. The main thread's (eager tasks inside a test's
+    transaction) is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        connections.close_all()
 
 
 def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
