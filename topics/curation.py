@@ -77,21 +77,24 @@ def _decided(topic: Topic, paper: Paper) -> None:
 
 def request_training(topic: Topic) -> None:
     """Retrain the topic's model once a burst of decisions is over: the first
-    decision schedules a training MOMENTUM_MODEL_TRAIN_DELAY seconds later, and
-    the decisions made until then ride on it."""
+    decision marks the topic and schedules a training MOMENTUM_MODEL_TRAIN_DELAY
+    seconds after the commit (at once with in-process tasks); the decisions made
+    until the training starts ride on it, so a bulk action trains once."""
     from topics.tasks import train_topic_model  # tasks import this module
 
-    # In-process tasks (the embedded default) run at once: no burst to wait for.
-    delay = (
-        0 if settings.CELERY_TASK_ALWAYS_EAGER else settings.MOMENTUM_MODEL_TRAIN_DELAY
-    )
-    # The mark expires just before the training reads its data, so a decision
-    # made after that read schedules a training of its own.
-    if delay and not cache.add(f"topics:training-due:{topic.pk}", 1, max(delay - 5, 1)):
+    eager = settings.CELERY_TASK_ALWAYS_EAGER
+    delay = 0 if eager else settings.MOMENTUM_MODEL_TRAIN_DELAY
+    # The training clears the mark as it starts; the timeout only frees a topic
+    # whose training never ran (a rolled-back decision, a lost task).
+    if not cache.add(training_due_key(topic.pk), 1, delay + 60):
         return
     transaction.on_commit(
         lambda: train_topic_model.apply_async((topic.pk,), countdown=delay)
     )
+
+
+def training_due_key(topic_id: int) -> str:
+    return f"topics:training-due:{topic_id}"
 
 
 def request_retag(topic: Topic) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from topics import relevance
+from topics.curation import training_due_key
 from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.tagging import TagResult
@@ -60,6 +62,8 @@ def retag_topic(topic_id: int) -> None:
 def train_topic_model(topic_id: int, force: bool = False) -> None:
     """Retrain one topic's relevance model and apply it; a no-op when nothing it
     learns from has changed (unless forced)."""
+    # Decisions from now on are not in this training's data: they ask for another.
+    cache.delete(training_due_key(topic_id))
     with transaction.atomic():
         # One training per topic at a time: a second waits, then finds no change.
         topic = (

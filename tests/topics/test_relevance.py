@@ -3,7 +3,11 @@ membership mode lets the model do (topics.relevance)."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
+from django.core.cache import cache
+from django.db import transaction
 from django.test import override_settings
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -14,12 +18,14 @@ from tests.topics.factories import make_topic
 from topics import relevance
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.curation import training_due_key
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicModel
 from topics.tagging import IngestTagger
 from topics.tagging import retag_topics
+from topics.tasks import train_topic_model
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +74,27 @@ def decide(topic: Topic, papers: dict[str, Paper]) -> None:
         exclude_paper(topic, papers[f"2606.{n:05d}"])
     for n in range(3):
         pin_paper(topic, papers[f"2606.{n:05d}"])
+
+
+@pytest.mark.parametrize(("eager", "countdown"), [(False, 120), (True, 0)])
+def test_a_burst_of_decisions_asks_for_one_training_until_it_starts(
+    topic, papers, django_capture_on_commit_callbacks, settings, eager, countdown
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    settings.MOMENTUM_MODEL_TRAIN_DELAY = 120
+    cache.delete(training_due_key(topic.pk))
+    with mock.patch("topics.tasks.train_topic_model.apply_async") as schedule:
+        with django_capture_on_commit_callbacks(execute=True):
+            with transaction.atomic():  # as the review queue's bulk actions decide
+                decide(topic, papers)
+            exclude_paper(topic, papers["2606.00030"])
+        schedule.assert_called_once_with((topic.pk,), countdown=countdown)
+
+        train_topic_model(topic.pk)  # the training starts: later decisions are new
+        with django_capture_on_commit_callbacks(execute=True):
+            pin_paper(topic, papers["2606.00004"])
+
+    assert schedule.call_count == 2
 
 
 def test_too_few_decisions_leave_the_rule_to_decide(topic, papers):
