@@ -18,10 +18,10 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from topics import relevance
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
 from topics.models import Follow
-from topics.models import PaperTopic
 from topics.models import Topic
-from topics.models import TopicExclusion
 from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
@@ -94,7 +94,8 @@ class Command(BaseCommand):
     def load_decisions(self) -> None:
         """The labeled sets' judgments as curator decisions (relevant: pin, not:
         exclusion) on topics that have no model yet; their topics then suggest, so
-        the admin's review queue shows where model and rule disagree."""
+        the admin's review queue shows where model and rule disagree. Trained here
+        too, so the summary is printed whether tasks run in process or not."""
         for path in sorted(LABELED_SETS.glob("*.json")):
             labeled = json.loads(path.read_text())
             topic = Topic.objects.filter(slug=labeled["topic"]).first()
@@ -103,43 +104,20 @@ class Command(BaseCommand):
             relevant = {
                 paper["arxiv_id"]: paper["relevant"] for paper in labeled["papers"]
             }
-            papers = dict(
-                Paper.objects.filter(arxiv_id__in=relevant).values_list(
-                    "arxiv_id", "pk"
-                )
-            )
-            pinned = [pk for arxiv_id, pk in papers.items() if relevant[arxiv_id]]
-            excluded = [pk for arxiv_id, pk in papers.items() if not relevant[arxiv_id]]
-            # In bulk, not through topics.curation: each decision there asks for a
-            # training, and in-process tasks would train once per decision.
+            papers = Paper.objects.in_bulk(relevant, field_name="arxiv_id")
+            # One transaction: the decisions ask for one training between them.
             with transaction.atomic():
-                PaperTopic.objects.filter(topic=topic, paper_id__in=pinned).update(
-                    source=PaperTopic.Source.PIN
-                )
-                PaperTopic.objects.bulk_create(
-                    [
-                        PaperTopic(
-                            topic=topic, paper_id=pk, source=PaperTopic.Source.PIN
-                        )
-                        for pk in pinned
-                    ],
-                    ignore_conflicts=True,
-                )
-                PaperTopic.objects.filter(topic=topic, paper_id__in=excluded).delete()
-                TopicExclusion.objects.bulk_create(
-                    [
-                        TopicExclusion(
-                            topic=topic, paper_id=pk, reason=f"labeled set {path.name}"
-                        )
-                        for pk in excluded
-                    ],
-                    ignore_conflicts=True,
-                )
+                for arxiv_id, paper in papers.items():
+                    if relevant[arxiv_id]:
+                        pin_paper(topic, paper)
+                    else:
+                        exclude_paper(topic, paper, reason=f"labeled set {path.name}")
                 topic.membership = Topic.Membership.SUGGEST
                 topic.save(update_fields=["membership"])
             model = relevance.train(topic)
+            pins = sum(relevant[arxiv_id] for arxiv_id in papers)
             self.stdout.write(
-                f"{topic.name}: {len(pinned)} pins and {len(excluded)} exclusions from"
+                f"{topic.name}: {pins} pins and {len(papers) - pins} exclusions from"
                 f" {path.name}; model {relevance.model_summary(model)}"
             )
 
