@@ -34,7 +34,6 @@ from notifications.models import DigestPaper
 from notifications.tasks import send_digest
 from notifications.tasks import send_due_digests
 from papers.models import Paper
-from tests.integration.celery_workers import clean_broker
 from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_process
 from tests.integration.smtp_server import body
@@ -43,17 +42,13 @@ from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import PaperTopic
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("broker"),
+]
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # two weeks over the US DST change
 HOUR = timedelta(hours=1)
-
-
-@pytest.fixture(autouse=True)
-def broker():
-    clean_broker()
-    yield
-    clean_broker()
 
 
 @pytest.fixture

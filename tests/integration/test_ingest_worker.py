@@ -19,27 +19,22 @@ from tests.fakearxiv import OAI_FIRST_TOKEN
 from tests.fakearxiv import OAI_LAST_PAGE
 from tests.fakearxiv import slow
 from tests.fakearxiv import xml
-from tests.integration.celery_workers import clean_broker
 from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_process
 from tests.integration.celery_workers import worker_thread
 from tests.topics.factories import make_topic
 from topics.models import PaperTopic
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("broker"),
+]
 
 STAT_LISTING = (
     FIXTURES
     / "listing_rss2_2024"
     / "emanuelealiverti-arxiv_rss_stat_2024-03-26.rss.xml"
 )
-
-
-@pytest.fixture(autouse=True)
-def broker():
-    clean_broker()
-    yield
-    clean_broker()
 
 
 def finished_runs() -> list[IngestRun]:

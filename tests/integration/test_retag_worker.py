@@ -6,7 +6,6 @@ import pytest
 from django.db import transaction
 
 from papers.ingest.upsert import upsert_records
-from tests.integration.celery_workers import clean_broker
 from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_thread
 from tests.papers.factories import paper_record
@@ -16,14 +15,10 @@ from topics.models import Topic
 from topics.models import TopicMomentum
 from topics.tagging import retag_topics
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def broker():
-    clean_broker()
-    yield
-    clean_broker()
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("broker"),
+]
 
 
 def test_rule_change_is_retagged_by_the_tagging_worker_with_progress():

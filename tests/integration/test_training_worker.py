@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from tests.integration.celery_workers import clean_broker
 from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_process
 from tests.topics.factories import make_topic
@@ -18,14 +17,10 @@ from topics.models import TopicModel
 from topics.tagging import retag_topics
 from topics.tasks import train_topic_models
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def broker():
-    clean_broker()
-    yield
-    clean_broker()
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("broker"),
+]
 
 
 @pytest.fixture
