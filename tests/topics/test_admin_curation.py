@@ -19,14 +19,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def curator(client, staff):
-    staff.is_superuser = True
-    staff.save()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def topic():
     upsert_records(
         [

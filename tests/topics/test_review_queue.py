@@ -30,14 +30,6 @@ LONG_ABSTRACT = " ".join(["We train agents with reinforcement learning."] * 12)
 
 
 @pytest.fixture
-def curator(client, staff):
-    staff.is_superuser = True
-    staff.save()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def topic() -> Topic:
     return make_topic(rule="ti:agent", membership=Topic.Membership.AUTO)
 
