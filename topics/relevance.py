@@ -382,8 +382,12 @@ def apply_models(
     ids = sorted(paper_ids)
     scoring = any(scorer is not None for _, scorer in models)
     for start in range(0, len(ids), CHUNK_SIZE):
-        texts = paper_texts(ids[start : start + CHUNK_SIZE])
-        terms = {pk: terms_of(text) if scoring else [] for pk, text in texts.items()}
+        chunk = ids[start : start + CHUNK_SIZE]
+        if scoring:
+            terms = {pk: terms_of(text) for pk, text in paper_texts(chunk).items()}
+        else:  # no model reads them: only which papers still exist matters
+            existing = Paper.objects.filter(pk__in=chunk).values_list("pk", flat=True)
+            terms = {pk: [] for pk in existing}
         for topic, scorer in models:
             _apply_chunk(topic, scorer, terms)
 
