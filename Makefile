@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The demo serves the site's own error pages; `make run DEBUG=true` for Django's.
+DEBUG ?= false
 
 .PHONY: run test setup lint services browser demo worker beat clean
 
@@ -18,11 +20,13 @@ $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
 	touch $@
 
 ## run: set up the embedded default (SQLite, in-process tasks) and serve the demo
+# Links in mail and feeds, and the arXiv User-Agent, name the server being started.
+run: export MOMENTUM_SITE_URL ?= http://$(HOST):$(PORT)
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	@echo "Emails (digests, sign-up) are written to $${MOMENTUM_VAR_DIR:-var}/mail/, one file per message."
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	DJANGO_DEBUG=$(DEBUG) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## test: lint, check migrations and run the whole suite on PostgreSQL and Redis
 test: $(VENV)/.dev-installed services browser lint

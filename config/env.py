@@ -6,7 +6,10 @@ support; malformed values fail at start-up with ImproperlyConfigured.
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from celery.schedules import ParseException
@@ -29,6 +32,23 @@ def secret(name: str, default: str | None = None) -> str | None:
                 f"{name}_FILE: cannot read {path}: {exc}"
             ) from exc
     return env.str(name, default=default)
+
+
+def local_secret_key(path: Path) -> str:
+    """The key kept in `path`, made (random, readable by the owner only) the first
+    time; several processes starting at once end up with the same one."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
 
 
 def strict_bool(name: str, default: bool) -> bool:
@@ -61,3 +81,15 @@ def cron_schedule(name: str, default: str) -> crontab:
         )
     except (ValueError, ParseException) as exc:
         raise ImproperlyConfigured(f"{name}: {exc}") from exc
+
+
+def site_url(name: str, default: str) -> str:
+    """An absolute http(s) address with a host and no path, without the final "/"."""
+    raw = env.str(name, default=default).strip().rstrip("/")
+    parts = urlsplit(raw)
+    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
+        raise ImproperlyConfigured(
+            f"{name} must be an address such as https://momentum.example.org, "
+            f"not {raw!r}"
+        )
+    return raw

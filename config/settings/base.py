@@ -15,13 +15,21 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import BASE_DIR
 from config.env import cron_schedule
 from config.env import env
+from config.env import local_secret_key
 from config.env import secret
+from config.env import site_url
 from config.env import strict_bool
 
 # GENERAL
 # ------------------------------------------------------------------------------
 DEBUG = strict_bool("DJANGO_DEBUG", default=True)
+VAR_DIR = Path(env.str("MOMENTUM_VAR_DIR", default=str(BASE_DIR / "var")))
+EMBEDDED = not env.str("DATABASE_URL", default="")
 SECRET_KEY = secret("DJANGO_SECRET_KEY")
+if not SECRET_KEY and EMBEDDED:
+    # The embedded default keeps a random key of its own, so the server, the
+    # demo's commands and their signed links (unsubscribe) all agree on it.
+    SECRET_KEY = local_secret_key(VAR_DIR / "secret_key")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DEBUG is off")
@@ -33,9 +41,12 @@ LANGUAGE_CODE = "en-us"
 USE_I18N = True
 USE_TZ = True
 SITE_ID = 1
+# The address every link in mail, feeds and the arXiv User-Agent starts with, and
+# the site's name in mail (both written to the Sites record: accounts.sites).
+MOMENTUM_SITE_URL = site_url("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
+MOMENTUM_SITE_NAME = env.str("MOMENTUM_SITE_NAME", "Momentum")
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
-VAR_DIR = Path(env.str("MOMENTUM_VAR_DIR", default=str(BASE_DIR / "var")))
 
 # DATABASES
 # ------------------------------------------------------------------------------
@@ -132,6 +143,8 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_EMAIL_VERIFICATION = env.str("MOMENTUM_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_UNIQUE_EMAIL = True
+# Links in allauth's mails sent outside a request use the site's own scheme.
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = MOMENTUM_SITE_URL.split(":", 1)[0]
 
 # TEMPLATES AND STATIC FILES
 # ------------------------------------------------------------------------------
@@ -154,12 +167,13 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
-        else "django.contrib.staticfiles.storage.StaticFilesStorage"
-    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# WhiteNoise serves static files straight from the apps and static/, with or
+# without DEBUG, so `make run` needs no collectstatic; production.py serves the
+# collected, hashed and compressed copies instead.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
 
 # CACHES
 # ------------------------------------------------------------------------------
@@ -266,10 +280,13 @@ SPECTACULAR_SETTINGS = {
 
 # MOMENTUM
 # ------------------------------------------------------------------------------
-MOMENTUM_SITE_URL = env.str("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
 MOMENTUM_CONTACT_EMAIL = env.str(
     "MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost"
 )
+
+# The feed marks papers it showed a reader before as "seen"; it remembers what it
+# showed for this many days.
+MOMENTUM_SEEN_DAYS = env.int("MOMENTUM_SEEN_DAYS", 180)
 
 # DIGESTS
 # ------------------------------------------------------------------------------

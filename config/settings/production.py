@@ -6,8 +6,27 @@ import os
 
 os.environ["DJANGO_DEBUG"] = "false"
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import env
+from config.env import secret
 from config.settings.base import *  # noqa: F403
+from config.settings.base import STORAGES
+
+# Never the embedded default's key file: every web and worker machine must sign
+# with the same key, given to all of them.
+if not secret("DJANGO_SECRET_KEY"):
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is required in production")
+
+# The collected files (collectstatic), hashed and compressed, cached for ever.
+STORAGES = {
+    **STORAGES,
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = False
+WHITENOISE_AUTOREFRESH = False
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

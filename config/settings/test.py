@@ -12,7 +12,3 @@ from config.settings.base import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-STORAGES["staticfiles"]["BACKEND"] = (  # noqa: F405
-    "django.contrib.staticfiles.storage.StaticFilesStorage"
-)
-WHITENOISE_AUTOREFRESH = True  # serve from the finders; no collectstatic in tests

@@ -4,23 +4,29 @@ as a real process the way an operator would start it."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.error import HTTPError
+from urllib.request import urlopen
 
 import pytest
+
+from tests.integration.smtp_server import free_port
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 SERVICE_VARIABLES = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "EMAIL_URL"}
 
-PAGES_SCRIPT = """
-import django
-django.setup()
-from django.test import Client
-from django.db import connection
-client = Client(SERVER_NAME='localhost')
-urls = ["/", "/topics/", "/topics/rl-for-llm-agents/", "/papers/2607.21419/"]
-urls += [
+PAGES = [
+    "/",
+    "/topics/",
+    "/topics/rl-for-llm-agents/",
+    "/papers/2607.21419/",
     "/search/?q=reinforcement+learning+agents",
     "/topics/rl-for-llm-agents/feed/",
     "/topics/rl-for-llm-agents/ask/?q=which+papers+use+tree+search",
@@ -29,12 +35,8 @@ urls += [
     "/api/v1/papers/?topic=rl-for-llm-agents",
     "/accounts/login/",
     "/healthz",
+    "/static/css/site.css",
 ]
-for url in urls:
-    response = client.get(url)
-    print(url, response.status_code)
-print("vendor", connection.vendor)
-"""
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -59,49 +61,96 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def make_run(env: dict[str, str], port: int) -> Iterator[list[str]]:
+    """`make run PORT=port` as a person types it, until the site answers; yields
+    the lines it printed so far. Stops the server and its reloader after."""
+    server = subprocess.Popen(
+        ["make", "run", f"PORT={port}"],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    printed: list[str] = []
+    reader = threading.Thread(target=lambda: printed.extend(server.stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 600
+        while fetch(port, "/healthz")[0] != 200:
+            assert server.poll() is None, "".join(printed)
+            assert time.monotonic() < deadline, "".join(printed)
+            time.sleep(1)
+        yield printed
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def fetch(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as response:
+            return response.status, response.read().decode()
+    except HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return 0, ""
+
+
 @pytest.mark.sqlite
-def test_make_run_steps_load_the_demo_and_serve_pages_on_sqlite(tmp_path):
-    """What `make run` does before serving, with no environment at all."""
+def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
+    """`make run PORT=…` with no environment at all: the demo loads, and every
+    link the site gives (feeds, the printed admin address and commands) names
+    that server, not port 8000 or example.com."""
+    port = free_port()
+    site = f"http://127.0.0.1:{port}"
+
     env = clean_env(tmp_path)
+    with make_run(env, port) as printed:
+        pages = {path: fetch(port, path) for path in PAGES}
+        missing = fetch(port, "/no/such/page/")
 
-    assert manage("migrate", "--noinput", env=env).returncode == 0
-    first = manage("load_demo", env=env)
+    output = "".join(printed)
+    assert {path: status for path, (status, _) in pages.items()} == dict.fromkeys(
+        PAGES, 200
+    )
+    assert "25002 new" in output
+    assert "Seed topics: 34" in output
+    assert "RL for LLM Agents: 213 pins and 357 exclusions" in output
+    assert "cross-validated precision" in output
+    assert f"admin@momentum.localhost / momentum-admin  ({site}/admin/)" in output
+    feed = pages["/topics/rl-for-llm-agents/feed/"][1]
+    assert feed.count(f'href="{site}/papers/') > 20
+    assert "example.com" not in feed
+    assert ":8000" not in output + feed
+    # The printed commands run as printed, and write links to this server.
+    hint = next(line for line in printed if "digests run --at" in line).split()
+    assert hint[:2] == [f"MOMENTUM_SITE_URL={site}", ".venv/bin/python"]
+    # The demo serves the site's own 404, not Django's debug page.
+    assert missing[0] == 404
+    assert "There is nothing at this address" in missing[1]
+    assert "URLconf" not in missing[1]
+    assert (tmp_path / "db.sqlite3").exists()
+
+    # The digest command printed, run as printed in another shell, writes the
+    # reader's digest to var/mail with every link to this server.
+    command = " ".join(hint).split("(writes it to")[0]
+    sent = subprocess.run(
+        command, shell=True, cwd=BASE_DIR, env=env, capture_output=True, text=True
+    )
+    assert sent.returncode == 0, sent.stderr
+    assert "1 sent" in sent.stdout
+    (mail,) = (tmp_path / "mail").iterdir()
+    text = mail.read_text()
+    assert f"{site}/unsubscribe/" in text
+    assert "example.com" not in text
+    assert ":8000" not in text
+
     again = manage("load_demo", env=env)
-
-    assert first.returncode == 0, first.stderr
-    assert "25002 new" in first.stdout
-    assert "Seed topics: 34" in first.stdout
-    assert "RL for LLM Agents: 213 pins and 357 exclusions" in first.stdout
-    assert "cross-validated precision" in first.stdout
-    assert "Demo admin:  admin@momentum.localhost / momentum-admin" in first.stdout
     assert again.returncode == 0, again.stderr
     assert "Demo corpus already loaded." in again.stdout
-    pages = subprocess.run(
-        [sys.executable, "-c", PAGES_SCRIPT],
-        cwd=BASE_DIR,
-        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings.base"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-    assert pages.returncode == 0, pages.stderr
-    assert (tmp_path / "db.sqlite3").exists()
-    assert pages.stdout.split("\n")[:-1] == [
-        "/ 200",
-        "/topics/ 200",
-        "/topics/rl-for-llm-agents/ 200",
-        "/papers/2607.21419/ 200",
-        "/search/?q=reinforcement+learning+agents 200",
-        "/topics/rl-for-llm-agents/feed/ 200",
-        "/topics/rl-for-llm-agents/ask/?q=which+papers+use+tree+search 200",
-        "/papers/2607.21419/ask/?q=what+is+proposed 200",
-        "/api/v1/topics/ 200",
-        "/api/v1/papers/?topic=rl-for-llm-agents 200",
-        "/accounts/login/ 200",
-        "/healthz 200",
-        "vendor sqlite",
-    ]
 
 
 def test_production_profile_passes_the_deploy_check(tmp_path):
@@ -147,3 +196,12 @@ def test_a_malformed_boolean_fails_at_startup(tmp_path):
 
     assert result.returncode != 0
     assert "DJANGO_DEBUG must be true or false" in result.stderr
+
+
+def test_a_malformed_site_url_fails_at_startup(tmp_path):
+    result = manage(
+        "check", env=clean_env(tmp_path, MOMENTUM_SITE_URL="127.0.0.1:8000/")
+    )
+
+    assert result.returncode != 0
+    assert "MOMENTUM_SITE_URL must be an address" in result.stderr

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -10,6 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.db import transaction
+from django.urls import reverse
 
 from accounts.models import User
 from papers.ingest.runs import file_checksum
@@ -55,6 +59,17 @@ DEFAULT_SOURCES = [
         "enabled": False,
     },
 ]
+
+
+def manage_command() -> str:
+    """How to run manage.py from here as this process was run: this Python
+    (.venv/bin/python), and the site address when it is not the default, so
+    links in what the command writes point at the same server."""
+    python = os.path.relpath(sys.executable)
+    manage = os.path.relpath(Path(settings.BASE_DIR) / "manage.py")
+    site = os.environ.get("MOMENTUM_SITE_URL")
+    prefix = f"MOMENTUM_SITE_URL={shlex.quote(site)} " if site else ""
+    return f"{prefix}{python} {manage}"
 
 
 class Command(BaseCommand):
@@ -131,9 +146,10 @@ class Command(BaseCommand):
         User.objects.filter(pk=reader.pk, date_joined__gt=DEMO_JOINED).update(
             date_joined=DEMO_JOINED
         )
+        admin_url = settings.MOMENTUM_SITE_URL + reverse("admin:index")
         self.stdout.write(
             self.style.SUCCESS(
-                f"\nDemo admin:  {admin.email} / {DEMO_ADMIN[1]}  (http://127.0.0.1:8000/admin/)"
+                f"\nDemo admin:  {admin.email} / {DEMO_ADMIN[1]}  ({admin_url})"
                 f"\nDemo reader: {reader.email} / {DEMO_READER[1]}\n"
             )
         )
@@ -148,10 +164,11 @@ class Command(BaseCommand):
         monday = last_day + timedelta(days=7 - last_day.weekday())
         at = f"{monday.isoformat()}T09:00Z"
         folder = getattr(settings, "EMAIL_FILE_PATH", None)
+        manage = manage_command()
         self.stdout.write(
             "The demo reader's digest for the corpus's last week:\n"
-            f"  manage.py digests preview {reader.email} --at {at}\n"
-            f"  manage.py digests run --at {at}"
+            f"  {manage} digests preview {reader.email} --at {at}\n"
+            f"  {manage} digests run --at {at}"
             + (f"   (writes it to {folder}/)" if folder else "")
         )
 
