@@ -37,9 +37,6 @@ class User(AbstractUser):
 
     username = None  # type: ignore[assignment]
     email = models.EmailField("email address", unique=True)
-    # When the user last opened their feed: papers stored before then are
-    # marked as seen on the next visit.
-    feed_visited_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: list[str] = []

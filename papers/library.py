@@ -1,14 +1,20 @@
-"""A user's saved papers (their library): saving, and what is saved where shown."""
+"""A reader's own state of papers: their library (saved papers), and which papers
+their feed has shown them ("seen")."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db.models import Exists
 from django.db.models import OuterRef
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
 from papers.models import SavedPaper
+from papers.models import ShownPaper
 
 
 def set_saved(user: User, paper: Paper, saved: bool) -> None:
@@ -31,3 +37,24 @@ def with_saved_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:
 def saved_papers(user: User) -> QuerySet[Paper]:
     """The user's library, most recently saved first."""
     return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
+
+
+def with_seen_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:
+    """Annotate `seen`: whether the reader's feed showed the paper before."""
+    return papers.annotate(
+        seen=Exists(ShownPaper.objects.filter(user=user, paper=OuterRef("pk")))
+    )
+
+
+def record_shown(user: User, papers: list[Paper]) -> None:
+    """Remember that the reader's feed showed these papers now, and forget what it
+    last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
+    now = timezone.now()
+    ShownPaper.objects.bulk_create(
+        [ShownPaper(user=user, paper=paper, shown_at=now) for paper in papers],
+        update_conflicts=True,
+        unique_fields=["user", "paper"],
+        update_fields=["shown_at"],
+    )
+    forget = now - timedelta(days=settings.MOMENTUM_SEEN_DAYS)
+    ShownPaper.objects.filter(user=user, shown_at__lt=forget).delete()

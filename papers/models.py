@@ -165,6 +165,32 @@ class SavedPaper(models.Model):
         return f"{self.user} saved {self.paper.arxiv_id}"
 
 
+class ShownPaper(models.Model):
+    """A paper shown to one reader in their feed: what the feed marks "seen" on
+    later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as new ones
+    are written (papers.library.record_shown), so the table stays bounded."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    shown_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "paper"], name="shown_paper_unique"
+            ),
+        ]
+        indexes = [
+            # Forgetting one reader's oldest records.
+            models.Index(fields=["user", "shown_at"], name="shown_user_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} shown to {self.user}"
+
+
 class FeedSource(models.Model):
     """A place papers come from, edited by curators in admin and run on a schedule."""
 

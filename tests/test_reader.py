@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
+from datetime import date
 from datetime import datetime
+from datetime import timedelta
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
+from papers.models import ShownPaper
+from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
@@ -238,19 +243,73 @@ def test_feed_of_unknown_topic_is_404(client, db):
 
 def test_feed_marks_papers_seen_on_the_previous_visit(reader, alice, topic):
     Follow.objects.create(user=alice, topic=topic)
-    first = reader.get("/")
-    assert " seen" not in first.text
+    assert not any(seen_rows(reader.get("/")).values())
 
     upsert_records([paper_record("2606.00200", title="Agent news")])
     tag_papers(Paper.objects.filter(arxiv_id="2606.00200").values_list("pk", flat=True))
-    second = reader.get("/")
+    seen = seen_rows(reader.get("/"))
 
+    assert not seen["2606.00200"]
+    assert seen["2606.00001"]
+
+
+def seen_rows(response) -> dict[str, bool]:
     rows = re.findall(
-        r'<article class="paper-row( seen)?" data-paper="([^"]+)"', second.text
+        r'<article class="paper-row( seen)?" data-paper="([^"]+)"', response.text
     )
-    seen = {arxiv_id for mark, arxiv_id in rows if mark}
-    assert "2606.00200" not in seen
-    assert "2606.00001" in seen
+    return {arxiv_id: bool(mark) for mark, arxiv_id in rows}
+
+
+def test_a_new_account_sees_nothing_marked_seen(reader, alice, topic):
+    Follow.objects.create(user=alice, topic=topic)
+
+    rows = seen_rows(reader.get("/"))
+
+    assert len(rows) == 8
+    assert not any(rows.values())
+
+
+def test_a_newly_followed_topics_papers_are_new_in_the_feed(reader, alice, topic):
+    Follow.objects.create(user=alice, topic=topic)
+    reader.get("/")
+    other = make_topic("Older topic", rule="ti:robot")
+    older = add_papers(other, date(2026, 5, 4), 3, title="Robot")
+    Follow.objects.create(user=alice, topic=other)
+
+    rows = seen_rows(reader.get("/"))
+
+    assert not any(rows[paper.arxiv_id] for paper in older)
+    assert rows["2606.00001"]
+
+
+def test_papers_of_a_page_not_yet_opened_are_not_seen(reader, alice, topic):
+    Follow.objects.create(user=alice, topic=topic)
+    add_papers(topic, date(2026, 7, 1), 30, title="Agent")
+    first = seen_rows(reader.get("/"))
+    assert len(first) == 25
+
+    second = seen_rows(reader.get("/?page=2"))
+
+    assert len(second) == 13
+    assert not any(second.values())
+    assert all(seen_rows(reader.get("/")).values())
+
+
+def test_the_feed_forgets_what_it_showed_long_ago(reader, alice, topic, settings):
+    Follow.objects.create(user=alice, topic=topic)
+    reader.get("/")
+    ShownPaper.objects.update(
+        shown_at=timezone.now() - timedelta(days=settings.MOMENTUM_SEEN_DAYS + 1)
+    )
+    add_papers(topic, date(2026, 7, 1), 1, title="Agent")
+
+    reader.get("/")
+
+    # Only this visit's records remain: the table does not grow without bound.
+    assert ShownPaper.objects.filter(user=alice).count() == 9
+    assert not ShownPaper.objects.filter(
+        shown_at__lt=timezone.now() - timedelta(days=1)
+    ).exists()
 
 
 # --- Safety -----------------------------------------------------------------------

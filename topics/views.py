@@ -15,14 +15,15 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
+from papers.library import record_shown
 from papers.library import with_saved_flag
+from papers.library import with_seen_flag
 from papers.models import Paper
 from papers.pagecache import cache_for_visitors
 from papers.query import get_paper
@@ -75,11 +76,14 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
-    """New papers from the topics the user follows; what they saw before is marked."""
-    page = _page(request, with_saved_flag(feed_papers(user), user))
-    seen_before = user.feed_visited_at
-    if page.number == 1:
-        User.objects.filter(pk=user.pk).update(feed_visited_at=timezone.now())
+    """New papers from the topics the user follows; those the feed showed them on
+    an earlier visit are marked seen."""
+    page = _page(
+        request, with_seen_flag(with_saved_flag(feed_papers(user), user), user)
+    )
+    # Read (with their `seen` as it was) before this visit is recorded.
+    page.object_list = list(page.object_list)
+    record_shown(user, page.object_list)
     followed = with_figures(
         with_follow_flag(active_topics().filter(follows__user=user), user).order_by(
             "name"
@@ -87,7 +91,6 @@ def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
     )
     context = {
         "page": page,
-        "seen_before": seen_before,
         "followed": followed,
         "suggested": [] if followed else trending_topics(limit=8),
         "last_harvest": last_harvest(),
