@@ -47,6 +47,7 @@ from notifications.mailer import PermanentSendError
 from notifications.mailer import TransientSendError
 from notifications.mailer import build_message
 from notifications.mailer import render_digest
+from notifications.mailer import site_url
 from notifications.mailer import unsubscribe_url
 from notifications.models import Digest
 from notifications.models import DigestPaper
@@ -194,15 +195,11 @@ def send_digests(digest_ids: Sequence[int], *, mailer: Mailer) -> list[Outcome]:
     outcomes.extend(_plan_and_record(ready, claim))
     to_send = [d for d in ready if d.pk not in {o.digest_id for o in outcomes}]
     contents = shape_digests(
-        (Plan(d.since, d.sections) for d in to_send), site_url=_site_url()
+        (Plan(d.since, d.sections) for d in to_send), site_url=site_url()
     )
     for digest, content in zip(to_send, contents, strict=True):
         outcomes.append(_send_one(digest, content, claim, mailer))
     return outcomes
-
-
-def _site_url() -> str:
-    return settings.MOMENTUM_SITE_URL.rstrip("/")
 
 
 def _verified_addresses(user_ids: Iterable[int]) -> dict[int, str]:
@@ -231,8 +228,12 @@ def _skip_reason(digest: Digest, address: str | None) -> str:
     return ""
 
 
-def _plan_request(digest: Digest, **fields: object) -> PlanRequest:
-    return request_for(digest.user, digest.period_start, digest_id=digest.pk, **fields)
+def _plan_request(digest: Digest) -> PlanRequest:
+    # A test digest holds the latest week harvested, whatever was sent before.
+    fresh = digest.kind == Digest.Kind.TEST
+    return request_for(
+        digest.user, digest.period_start, digest_id=digest.pk, fresh=fresh
+    )
 
 
 def _plan_and_record(digests: list[Digest], claim: str) -> list[Outcome]:
@@ -243,8 +244,6 @@ def _plan_and_record(digests: list[Digest], claim: str) -> list[Outcome]:
     outcomes = []
     for digest in unplanned:
         plan = plans[digest.user_id]
-        if digest.kind == Digest.Kind.TEST and not plan.sections:
-            plan = _test_fallback(digest)
         if not plan.sections:
             reason = f"Nothing new since {plan.since:%b %-d, %Y}."
             outcomes.append(_finish(digest, claim, Status.SKIPPED, reason))
@@ -258,11 +257,6 @@ def _plan_and_record(digests: list[Digest], claim: str) -> list[Outcome]:
                 digest, plan_digests([_plan_request(digest)])[digest.user_id], claim
             )
     return outcomes
-
-
-def _test_fallback(digest: Digest) -> Plan:
-    """A test digest with nothing new shows the latest papers instead."""
-    return plan_digests([_plan_request(digest, fresh=True)])[digest.user_id]
 
 
 @transaction.atomic

@@ -42,6 +42,7 @@ from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import Momentum
+from topics.momentum import latest_announcement_day
 
 AUTHORS_SHOWN = 3
 AFFILIATIONS_SHOWN = 2
@@ -63,8 +64,8 @@ class PlanRequest:
     max_papers: int
     # The digest being planned: its own papers do not count as already sent.
     digest_id: int | None = None
-    # The latest papers of the last four weeks, sent before or not (test digests
-    # that would otherwise be empty).
+    # The papers of the latest week harvested, sent before or not (test digests:
+    # real papers even when nothing is new by the wall clock).
     fresh: bool = False
 
 
@@ -90,10 +91,13 @@ def request_for(user: User, period_start: date, **fields: Any) -> PlanRequest:
     )
 
 
-def preview_content(user: User, *, at: datetime, site_url: str) -> Content:
-    """The digest `user` would get if it were built at `at`; reads only."""
+def preview_content(
+    user: User, *, at: datetime, site_url: str, fresh: bool = False
+) -> Content:
+    """The digest `user` would get if it were built at `at` (fresh: the digest of
+    the latest week harvested, as a test digest holds); reads only."""
     day, _ = Schedule.of(getattr(user, "digest", None)).current_period(at)
-    plan = plan_digests([request_for(user, day)])[user.pk]
+    plan = plan_digests([request_for(user, day, fresh=fresh)])[user.pk]
     return shape_digests([plan], site_url)[0]
 
 
@@ -109,8 +113,11 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
     last_sent = _last_sent_periods(user_ids)
+    latest_week = (
+        latest_week_start() if any(request.fresh for request in requests) else None
+    )
     since = {
-        request.user_id: _since(request, last_sent.get(request.user_id))
+        request.user_id: _since(request, last_sent.get(request.user_id), latest_week)
         for request in requests
     }
     topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
@@ -157,12 +164,21 @@ def _last_sent_periods(user_ids: list[int]) -> dict[int, date]:
     )
 
 
-def _since(request: PlanRequest, last_sent: date | None) -> date:
+def latest_week_start() -> date | None:
+    """The first day of the seven ending at the latest announcement day stored."""
+    latest = latest_announcement_day()
+    return latest - timedelta(days=6) if latest else None
+
+
+def _since(
+    request: PlanRequest, last_sent: date | None, latest_week: date | None
+) -> date:
     """The first announcement day the digest covers: the day of the last period
-    received (overlap is harmless, sent papers are left out), else one period."""
+    received (overlap is harmless, sent papers are left out), else one period;
+    for a fresh plan, the latest week harvested."""
     floor = request.period_start - MAX_LOOKBACK
     if request.fresh:
-        return floor
+        return latest_week or floor
     if last_sent is None or last_sent >= request.period_start:
         return max(request.period_start - request.step, floor)
     return max(last_sent, floor)

@@ -53,16 +53,29 @@ def unsubscribe_url(user: User) -> str:
     return site_url() + reverse("unsubscribe", args=[unsubscribe_token(user)])
 
 
+TEST_NOTE = (
+    "This is a test digest: the papers of your topics first announced in the "
+    "latest week harvested, whether or not a digest sent them before."
+)
+
+
 def render_digest(
-    *, user: User, content: Content, digest_id: int | None, test: bool = False
+    *,
+    user: User,
+    content: Content,
+    digest_id: int | None,
+    test: bool = False,
+    note: str = "",
 ) -> Rendered:
-    """The digest's subject, text and HTML, from one context."""
+    """The digest's subject, text and HTML, from one context; `note` heads the
+    body (a test digest has its own)."""
     base = site_url()
     preview = base + reverse("notifications:preview")
     context: dict[str, Any] = {
         "user": user,
         "content": content,
         "test": test,
+        "note": note or (TEST_NOTE if test else ""),
         "site_url": base,
         "preview_url": f"{preview}?digest={digest_id}" if digest_id else preview,
         "settings_url": base + reverse("accounts:settings"),

@@ -3,6 +3,7 @@ a test digest."""
 
 from __future__ import annotations
 
+from datetime import date
 from datetime import timedelta
 
 from django.db import transaction
@@ -11,9 +12,11 @@ from django.utils import timezone
 from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.delivery import request_test_digest
+from notifications.digest import preview_content
 from notifications.models import Digest
 from notifications.tasks import send_digest
 from topics.models import Follow
+from topics.momentum import latest_announcement_day
 
 TEST_DIGEST_INTERVAL = timedelta(minutes=2)
 
@@ -56,7 +59,19 @@ def send_test_digest(*, user: User) -> Digest:
         user=user, kind=Digest.Kind.TEST, created_at__gte=recent
     ).exists():
         raise TestDigestRefused("A test digest is on its way; try again in a minute.")
+    latest = preview_content(user, at=timezone.now(), site_url="", fresh=True)
+    if not latest.sections:
+        raise TestDigestRefused(_why_empty(latest.since))
     with transaction.atomic():
         digest = request_test_digest(user=user)
         transaction.on_commit(lambda: send_digest.delay(digest.pk))
     return digest
+
+
+def _why_empty(since: date) -> str:
+    if latest_announcement_day() is None:
+        return "No papers have been harvested yet, so a digest would be empty."
+    return (
+        "The topics you follow have no papers in the latest week harvested "
+        f"(since {since:%b %-d, %Y}), so a test digest would be empty."
+    )

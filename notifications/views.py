@@ -34,8 +34,10 @@ from notifications.tokens import read_token
 @csp_update({"style-src": [UNSAFE_INLINE]})
 @login_required
 def preview(request: HttpRequest) -> HttpResponse:
-    """View in browser: a sent digest (?digest=ID), or the next one."""
+    """View in browser: a sent digest (?digest=ID), or the next one; when nothing
+    is new, the papers of the latest week harvested, saying so."""
     raw_id = request.GET.get("digest", "")
+    note = ""
     if raw_id:
         if not raw_id.isdigit():
             raise Http404("No such digest")
@@ -44,11 +46,25 @@ def preview(request: HttpRequest) -> HttpResponse:
         if content is None:
             raise Http404("That digest held no papers")
     else:
-        content = preview_content(request.user, at=timezone.now(), site_url=site_url())
-        digest_id = None
+        digest_id, now = None, timezone.now()
+        content = preview_content(request.user, at=now, site_url=site_url())
+        latest = content
+        if not content.sections:
+            latest = preview_content(
+                request.user, at=now, site_url=site_url(), fresh=True
+            )
+        if latest is not content and latest.sections:
+            note = (
+                f"Nothing is new in your topics since {content.since:%b %-d, %Y}, "
+                "so no digest would be sent now. Below: the papers of the latest "
+                f"week harvested, first announced since {latest.since:%b %-d, %Y}."
+            )
+            content = latest
     if not content.sections:
         return render(request, "notifications/preview_empty.html", {"content": content})
-    rendered = render_digest(user=request.user, content=content, digest_id=digest_id)
+    rendered = render_digest(
+        user=request.user, content=content, digest_id=digest_id, note=note
+    )
     return HttpResponse(rendered.html)
 
 

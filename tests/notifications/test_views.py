@@ -222,3 +222,50 @@ def test_test_digest_needs_a_followed_topic(alice):
 
     assert b"Follow a topic" in response.content
     assert not Digest.objects.exists()
+
+
+def test_test_digest_holds_the_latest_week_harvested_when_recent_weeks_are_empty(
+    reader, agents, django_capture_on_commit_callbacks, settings
+):
+    """A database whose harvest ended months ago (the demo ends in July) still
+    sends a real test digest: the latest week harvested, not "nothing new"."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    last_day = datetime.now(UTC).date() - timedelta(days=130)
+    add_papers(agents, last_day, title="Latest week")
+    add_papers(agents, last_day - timedelta(days=9), title="Week before")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(reader).post("/digest/test/", follow=True)
+
+    assert b"A test digest is on its way" in response.content
+    [message] = mail.outbox
+    assert "Latest week" in message.body
+    assert "Week before" not in message.body
+    assert "latest week harvested" in message.body
+    assert Digest.objects.get().status == "sent"
+
+
+def test_test_digest_says_why_when_the_followed_topics_have_nothing_that_week(
+    reader, agents
+):
+    last_day = datetime.now(UTC).date() - timedelta(days=130)
+    add_papers(make_topic("Robots", rule="ti:robot"), last_day, title="Robot")
+    add_papers(agents, last_day - timedelta(days=9), title="Older agents")
+
+    response = client_for(reader).post("/digest/test/", follow=True)
+
+    assert b"no papers in the latest week harvested" in response.content
+    assert b"on its way" not in response.content
+    assert not Digest.objects.exists()
+
+
+def test_preview_shows_the_latest_week_harvested_when_nothing_is_new(reader, agents):
+    last_day = datetime.now(UTC).date() - timedelta(days=130)
+    add_papers(agents, last_day, title="Latest week")
+
+    response = client_for(reader).get(PREVIEW)
+
+    assert response.status_code == 200
+    assert b"Latest week" in response.content
+    assert b"Nothing is new in your topics since" in response.content
+    assert b"the papers of the latest week harvested" in response.content
