@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from papers.models import Paper
 from topics.models import PaperTopic
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.rules import Document
@@ -72,8 +73,10 @@ def preview_rule(
 ) -> Preview:
     """Match `rule` against every stored paper (in `categories`, if any).
 
-    Against a saved topic, also lists what the rule would add to and remove from
-    its rule tags; curator exclusions are left out, as tagging would.
+    Against a saved topic, also lists what saving the rule would add to and remove
+    from the topic's membership as it is now (rule tags, pins, model tags):
+    curators' exclusions and the model's vetoes keep papers out, pins and model
+    tags stay, as tagging would do. An unchanged rule changes nothing.
     """
     try:
         compiled = compile_rule(rule)
@@ -90,18 +93,12 @@ def preview_rule(
         if compiled.match(doc) is not None:
             matched.add(paper_id)
     current: set[int] = set()
+    members = matched
     if topic is not None:
-        matched -= set(
-            TopicExclusion.objects.filter(topic=topic).values_list(
-                "paper_id", flat=True
-            )
-        )
-        current = set(
-            PaperTopic.objects.filter(
-                topic=topic, source=PaperTopic.Source.RULE
-            ).values_list("paper_id", flat=True)
-        )
-    added, removed = matched - current, current - matched
+        matched -= _kept_out(topic)
+        current, decided = _membership(topic)
+        members = matched | decided
+    added, removed = members - current, current - members
     return Preview(
         count=len(matched),
         scanned=scanned,
@@ -112,6 +109,32 @@ def preview_rule(
         added_count=len(added),
         removed_count=len(removed),
     )
+
+
+def _kept_out(topic: Topic) -> set[int]:
+    """Papers the rule cannot put in the topic: curators' exclusions, and rule
+    matches its model keeps out (vetoed), as tagging would leave them."""
+    excluded = TopicExclusion.objects.filter(topic=topic).values_list(
+        "paper_id", flat=True
+    )
+    vetoed = ReviewItem.objects.filter(topic=topic, vetoed=True).values_list(
+        "paper_id", flat=True
+    )
+    return set(excluded) | set(vetoed)
+
+
+def _membership(topic: Topic) -> tuple[set[int], set[int]]:
+    """The topic's papers now, and those of them that stay whatever the rule says:
+    pins, and the model's tags (a rule change removes only rule tags)."""
+    current: set[int] = set()
+    decided: set[int] = set()
+    for paper_id, source in PaperTopic.objects.filter(topic=topic).values_list(
+        "paper_id", "source"
+    ):
+        current.add(paper_id)
+        if source != PaperTopic.Source.RULE:
+            decided.add(paper_id)
+    return current, decided
 
 
 def _newest(ids: set[int], limit: int | None) -> list[Paper]:

@@ -1,5 +1,5 @@
 // Live preview of a topic's rule in Django admin: what it would tag, and what it
-// adds to or removes from the saved rule's papers. Served from /admin/.../preview/.
+// would add to or remove from the topic's papers now. Served from /admin/.../preview/.
 (function () {
   "use strict";
 
@@ -38,8 +38,8 @@
       "preview-count"));
     panel.appendChild(paperList("Latest matches", data.latest, data.count));
     if (data.added_count || data.removed_count) {
-      panel.appendChild(paperList("Added against the saved rule", data.added, data.added_count));
-      panel.appendChild(paperList("Removed against the saved rule", data.removed, data.removed_count));
+      panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count));
+      panel.appendChild(paperList("Saving it removes from the topic", data.removed, data.removed_count));
     }
   }
 

@@ -9,8 +9,11 @@ from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.tagging import retag_topics
@@ -62,6 +65,42 @@ def test_preview_shows_matches_and_the_difference_from_the_saved_rule(curator, t
     assert [p["arxiv_id"] for p in data["added"]] == ["2606.00002"]
     assert [p["arxiv_id"] for p in data["removed"]] == ["2606.00001"]
     assert {p["arxiv_id"] for p in data["latest"]} == {"2606.00002", "2606.00003"}
+
+
+def test_preview_of_the_unchanged_rule_shows_no_change_whatever_the_curators_did(
+    curator, topic
+):
+    """Pins (matched by the rule or not), exclusions, model tags and model vetoes
+    are the topic's membership too: saving the same rule changes none of it."""
+    robot, both = Paper.objects.get(arxiv_id="2606.00002"), "2606.00003"
+    upsert_records([paper_record("2606.00004", title="An agent, vetoed")])
+    upsert_records([paper_record("2606.00005", title="A planner")])
+    upsert_records([paper_record("2606.00006", title="Another agent")])
+    retag_topics([topic])
+    pin_paper(topic, robot)
+    pin_paper(topic, Paper.objects.get(arxiv_id="2606.00001"))
+    exclude_paper(topic, Paper.objects.get(arxiv_id=both))
+    vetoed = Paper.objects.get(arxiv_id="2606.00004")
+    PaperTopic.objects.filter(topic=topic, paper=vetoed).delete()
+    ReviewItem.objects.create(
+        topic=topic, paper=vetoed, rule_matched=True, vetoed=True, score=0.05
+    )
+    PaperTopic.objects.create(
+        topic=topic,
+        paper=Paper.objects.get(arxiv_id="2606.00005"),
+        source=PaperTopic.Source.MODEL,
+        score=0.93,
+    )
+    url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+
+    data = curator.get(url, {"rule": topic.rule}).json()
+
+    assert (data["added_count"], data["removed_count"]) == (0, 0)
+    # A new rule's difference is against that membership: the pins and the
+    # model's paper stay, the rule's own paper goes.
+    changed = curator.get(url, {"rule": "ti:nothing"}).json()
+    assert [p["arxiv_id"] for p in changed["removed"]] == ["2606.00006"]
+    assert changed["added_count"] == 0
 
 
 def test_preview_of_a_new_topic_and_of_a_bad_rule(curator, topic):

@@ -167,7 +167,7 @@ class TopicAdmin(admin.ModelAdmin):
     def preview_view(
         self, request: HttpRequest, topic_id: int | None = None
     ) -> JsonResponse:
-        """What a rule would tag, and what it adds to and removes from the saved one."""
+        """What a rule would tag, and how saving it would change the topic's papers."""
         if not self.has_view_or_change_permission(request):
             return JsonResponse({"error": "Permission denied."}, status=403)
         topic = get_object_or_404(Topic, pk=topic_id) if topic_id else None
