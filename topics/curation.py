@@ -6,6 +6,9 @@ paper in the topic, an exclusion keeps it out; each replaces the other.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from dataclasses import field
+
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -19,7 +22,10 @@ from topics.models import PaperTopic
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
+from topics.models import TopicAlias
 from topics.models import TopicExclusion
+from topics.rules import RuleError
+from topics.rules import compile_rule
 from topics.tagging import TopicRules
 from topics.tagging import tag_papers
 
@@ -110,31 +116,105 @@ def request_retag(topic: Topic) -> None:
 
 
 @transaction.atomic
-def merge_topics(target: Topic, others: list[Topic]) -> None:
-    """Fold `others` into `target`: their followers, pins, exclusions and related
-    topics move over; then they are deleted and the target is re-tagged."""
+def merge_topics(target: Topic, others: list[Topic]) -> MergeResult:
+    """Fold `others` into `target`, losing no paper and no link: the target's rule
+    grows to cover theirs; their papers, followers, pins, exclusions of papers the
+    target does not hold, related topics and the topics that link to them move
+    over; their addresses redirect to it (TopicAlias). Then they are deleted and
+    the target is re-tagged in the background."""
     content_changed()
     others = [topic for topic in others if topic.pk != target.pk]
+    result = MergeResult()
     for topic in others:
-        for follow in Follow.objects.filter(topic=topic):
-            Follow.objects.get_or_create(
-                user_id=follow.user_id, topic=target, defaults={"muted": follow.muted}
-            )
-        for paper_id in PaperTopic.objects.filter(
-            topic=topic, source=PaperTopic.Source.PIN
-        ).values_list("paper_id", flat=True):
-            pin_paper(target, Paper(pk=paper_id))
-        for exclusion in TopicExclusion.objects.filter(topic=topic):
-            # A pin on the target is a curator decision too: keep it.
-            if not PaperTopic.objects.filter(
-                topic=target, paper_id=exclusion.paper_id, source=PaperTopic.Source.PIN
-            ).exists():
-                exclude_paper(
-                    target,
-                    Paper(pk=exclusion.paper_id),
-                    reason=exclusion.reason,
-                    by=exclusion.created_by,
-                )
-        target.related.add(*topic.related.exclude(pk=target.pk))
+        combined = _combined_rule(target, topic)
+        if combined is None:
+            result.rules_kept.append(topic.name)
+        else:
+            target.rule, scoped = combined
+            target.save(update_fields=["rule", "updated_at"])
+            if not scoped:
+                target.categories.clear()
+        result.papers += _move_papers(topic, target, as_pins=combined is None)
+        _move_follows(topic, target)
+        _move_links(topic, target)
         topic.delete()
     request_retag(target)
+    return result
+
+
+@dataclass
+class MergeResult:
+    papers: int = 0  # papers the target did not hold before
+    # Topics whose rule could not join the target's (too long together): their
+    # papers were pinned instead.
+    rules_kept: list[str] = field(default_factory=list)
+
+
+def _combined_rule(target: Topic, other: Topic) -> tuple[str, bool] | None:
+    """The target's rule OR the other's, each scoped to its own topic's categories,
+    and whether the topic's categories still scope it; None if the rules together
+    are beyond what a rule may be."""
+    mine = set(target.categories.values_list("code", flat=True))
+    theirs = set(other.categories.values_list("code", flat=True))
+    if mine == theirs:
+        rule, scoped = f"({target.rule}) OR ({other.rule})", bool(mine)
+    else:
+        rule, scoped = (
+            f"{_scoped(target.rule, mine)} OR {_scoped(other.rule, theirs)}",
+            False,
+        )
+    try:
+        compile_rule(rule)
+    except RuleError:
+        return None
+    return rule, scoped
+
+
+def _scoped(rule: str, categories: set[str]) -> str:
+    if not categories:
+        return f"({rule})"
+    either = " OR ".join(f"cat:{code}" for code in sorted(categories))
+    return f"(({rule}) AND ({either}))"
+
+
+def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
+    """The topic's tags join the target (as they are, or all as pins when its rule
+    did not join the target's), except papers the target excluded, which only the
+    topic's pins bring in; its exclusions follow for papers the target lacks."""
+    held = set(PaperTopic.objects.filter(topic=target).values_list("paper", flat=True))
+    excluded = set(
+        TopicExclusion.objects.filter(topic=target).values_list("paper", flat=True)
+    )
+    moved = []
+    for tag in PaperTopic.objects.filter(topic=topic):
+        decided = tag.paper_id in held or tag.paper_id in excluded
+        if decided and tag.source == PaperTopic.Source.PIN:
+            # A curator's pin stays a pin, over the target's exclusion too.
+            pin_paper(target, Paper(pk=tag.paper_id))
+        if decided:
+            continue
+        tag.pk, tag.topic = None, target
+        if as_pins:
+            tag.source = PaperTopic.Source.PIN
+        moved.append(tag)
+    PaperTopic.objects.bulk_create(moved)
+    TopicExclusion.objects.filter(topic=topic).exclude(paper__in=held).exclude(
+        paper__in=excluded
+    ).update(topic=target)
+    return len(moved)
+
+
+def _move_follows(topic: Topic, target: Topic) -> None:
+    for follow in Follow.objects.filter(topic=topic):
+        Follow.objects.get_or_create(
+            user_id=follow.user_id, topic=target, defaults={"muted": follow.muted}
+        )
+
+
+def _move_links(topic: Topic, target: Topic) -> None:
+    """Related topics both ways, and the topic's addresses, now lead to the target."""
+    target.related.add(*topic.related.exclude(pk=target.pk))
+    for linking in Topic.objects.filter(related=topic).exclude(pk=target.pk):
+        linking.related.add(target)
+    TopicAlias.objects.filter(topic=topic).update(topic=target)
+    TopicAlias.objects.update_or_create(slug=topic.slug, defaults={"topic": target})

@@ -108,6 +108,21 @@ class Topic(models.Model):
         return entries
 
 
+class TopicAlias(models.Model):
+    """A former address of a topic (the slug of a topic merged into it): its pages
+    and feed redirect there, so links and feed subscriptions keep working."""
+
+    slug = models.SlugField(max_length=120, unique=True)
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "topic aliases"
+
+    def __str__(self) -> str:
+        return f"{self.slug} → {self.topic}"
+
+
 class PaperTopic(models.Model):
     """A paper's membership of a topic, and why: the rule's matched terms, the
     model's score, or a pin."""

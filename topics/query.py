@@ -70,6 +70,11 @@ def get_active_topic(slug: str, user: User | None = None) -> Topic:
     return get_object_or_404(topics, slug=slug)
 
 
+def merged_into(slug: str) -> Topic | None:
+    """The active topic a merged-away topic's slug now leads to, if any."""
+    return Topic.objects.filter(is_active=True, aliases__slug=slug).only("slug").first()
+
+
 def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:
     """The topic's papers, newest first, with everything a paper row shows;
     with `week`, only those first announced in the seven days from it."""

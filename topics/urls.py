@@ -3,15 +3,16 @@ from __future__ import annotations
 from django.urls import path
 
 from topics import views
+from topics.views import follow_merges
 
 app_name = "topics"
 
 urlpatterns = [
     path("", views.topic_list, name="list"),
-    path("<slug:slug>/", views.topic_detail, name="detail"),
-    path("<slug:slug>/feed/", views.TopicFeed(), name="feed"),
+    path("<slug:slug>/", follow_merges(views.topic_detail), name="detail"),
+    path("<slug:slug>/feed/", follow_merges(views.TopicFeed()), name="feed"),
     path("<slug:slug>/follow/", views.follow, name="follow"),
-    path("<slug:slug>/ask/", views.ask_topic, name="ask"),
+    path("<slug:slug>/ask/", follow_merges(views.ask_topic), name="ask"),
     path("<slug:slug>/ask/stream/", views.ask_topic_stream, name="ask_stream"),
     path(
         "<slug:slug>/papers/<path:arxiv_id>/not-relevant/",

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
+from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -9,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import OuterRef
 from django.db.models import QuerySet
 from django.db.models import Subquery
+from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import StreamingHttpResponse
@@ -54,6 +57,7 @@ from topics.momentum import FLOOR
 from topics.query import active_topics
 from topics.query import feed_papers
 from topics.query import get_active_topic
+from topics.query import merged_into
 from topics.query import related_topics
 from topics.query import topic_papers
 from topics.query import trending_topics
@@ -61,6 +65,26 @@ from topics.query import with_figures
 
 PAPERS_PER_PAGE = 25
 FEED_ITEMS = 50
+
+
+def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A topic's page, feed or ask page at the address of a topic merged into it
+    redirects there for good, query string and all (links and feeds keep working)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, slug: str, **kwargs: object) -> HttpResponse:
+        try:
+            return view(request, slug, **kwargs)
+        except Http404:
+            target = merged_into(slug)
+            if target is None:
+                raise
+        match = request.resolver_match
+        url = reverse(match.view_name, kwargs={**match.kwargs, "slug": target.slug})
+        query = request.META.get("QUERY_STRING")
+        return redirect(f"{url}?{query}" if query else url, permanent=True)
+
+    return wrapped
 
 
 @cache_for_visitors

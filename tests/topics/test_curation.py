@@ -5,6 +5,7 @@ from unittest import mock
 import pytest
 
 from papers.ingest.upsert import upsert_records
+from papers.models import Category
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -16,6 +17,7 @@ from topics.curation import unpin_paper
 from topics.models import Follow
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.rules import MAX_TERMS
 from topics.tagging import retag_topics
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +112,98 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     retag.assert_called_once_with(target.pk)  # the re-tag, sent after commit
     target.refresh_from_db()
     assert target.retag_pending
+
+
+@pytest.fixture
+def two_topics(db):
+    upsert_records(
+        [
+            paper_record("2606.00011", title="An agent", categories=("cs.AI",)),
+            paper_record("2606.00012", title="A robot", categories=("cs.RO",)),
+            paper_record("2606.00013", title="A robot agent", categories=("cs.RO",)),
+            paper_record("2606.00014", title="An agent", categories=("cs.RO",)),
+        ]
+    )
+    target = make_topic("Agents", rule="ti:agent", slug="agents")
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    retag_topics([target, other])
+    return target, other
+
+
+def merge_and_retag(target: Topic, others: list[Topic]):
+    with mock.patch("topics.tasks.retag_topic.delay"):
+        result = merge_topics(target, others)
+    before = sources(target)
+    target.refresh_from_db()
+    retag_topics([target])
+    return result, before, sources(target)
+
+
+def test_merge_keeps_every_paper_only_the_merged_away_rule_matched(two_topics):
+    target, other = two_topics
+
+    result, at_once, after_retag = merge_and_retag(target, [other])
+
+    everything = {"2606.00011", "2606.00012", "2606.00013", "2606.00014"}
+    assert set(at_once) == set(after_retag) == everything
+    assert result.papers == 1
+    assert target.rule == "(ti:agent) OR (ti:robot)"
+
+
+def test_merge_scopes_each_rule_to_its_own_topics_categories(two_topics):
+    target, other = two_topics
+    target.categories.add(Category.objects.get(code="cs.AI"))
+    other.categories.add(Category.objects.get(code="cs.RO"))
+    retag_topics([target, other])
+
+    _, _, after_retag = merge_and_retag(target, [other])
+
+    # An agent paper in cs.RO was in neither topic and stays out.
+    assert set(after_retag) == {"2606.00011", "2606.00012", "2606.00013"}
+    assert not target.categories.exists()
+    assert target.rule == "((ti:agent) AND (cat:cs.AI)) OR ((ti:robot) AND (cat:cs.RO))"
+
+
+def test_merge_pins_the_papers_of_a_rule_too_long_to_join(two_topics):
+    target, other = two_topics
+    other.rule = " OR ".join(f"ti:robot{n}" for n in range(MAX_TERMS - 1))
+    other.rule += " OR ti:robot"
+    other.save()
+    retag_topics([other])
+
+    result, _, after_retag = merge_and_retag(target, [other])
+
+    assert result.rules_kept == ["Robots"]
+    assert target.rule == "ti:agent"
+    assert after_retag == {
+        "2606.00011": "rule",
+        "2606.00012": "pin",
+        "2606.00013": "rule",
+        "2606.00014": "rule",
+    }
+
+
+def test_merge_moves_the_links_to_the_merged_away_topic(two_topics, client):
+    target, other = two_topics
+    linking = make_topic("Linking", rule="ti:x", slug="linking")
+    linking.related.add(other)
+
+    merge_and_retag(target, [other])
+
+    assert list(linking.related.all()) == [target]
+    page = client.get("/topics/robots/?week=2026-06-08")
+    assert page.status_code == 301
+    assert page["Location"] == "/topics/agents/?week=2026-06-08"
+    feed = client.get("/topics/robots/feed/")
+    assert (feed.status_code, feed["Location"]) == (301, "/topics/agents/feed/")
+    assert client.get("/topics/nothing-here/").status_code == 404
+
+
+def test_a_merged_away_address_keeps_leading_on_through_a_second_merge(two_topics):
+    target, other = two_topics
+    third = make_topic("Third", rule="ti:third", slug="third")
+    merge_and_retag(target, [other])
+
+    merge_and_retag(third, [target])
+
+    assert set(third.aliases.values_list("slug", flat=True)) == {"agents", "robots"}

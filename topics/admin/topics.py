@@ -336,12 +336,22 @@ class TopicAdmin(admin.ModelAdmin):
         form.fields["target"].queryset = queryset
         if form.is_valid():
             target = form.cleaned_data["target"]
-            merge_topics(target, topics)
+            result = merge_topics(target, topics)
             self.message_user(
                 request,
-                f"Merged {len(topics) - 1} topic(s) into {target}; followers, pins and "
-                "exclusions kept. Its papers are being re-tagged.",
+                f"Merged {len(topics) - 1} topic(s) into {target}, which gained "
+                f"{result.papers} paper(s); its rule now covers theirs, followers, "
+                "pins, exclusions, related topics and addresses moved over. Its "
+                "papers are being re-tagged.",
             )
+            if result.rules_kept:
+                self.message_user(
+                    request,
+                    "Too long to join the rule of the topic kept: the rule of "
+                    f"{', '.join(result.rules_kept)}. Their papers are pinned "
+                    "instead; new papers they would match will not be tagged.",
+                    messages.WARNING,
+                )
             return None
         return render(
             request,
