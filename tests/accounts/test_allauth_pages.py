@@ -199,3 +199,14 @@ def test_logout_page_signs_out(alice_client):
 
     assert response.status_code == 302
     assert "_auth_user_id" not in alice_client.session
+
+
+def test_too_many_password_resets_get_our_429_page(client, verified_alice):
+    for _ in range(5):
+        client.post("/accounts/password/reset/", {"email": verified_alice.email})
+
+    response = client.post("/accounts/password/reset/", {"email": verified_alice.email})
+
+    assert response.status_code == 429
+    assert LAYOUT_MARK in response.text
+    assert "Too many attempts" in response.text
