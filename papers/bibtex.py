@@ -7,21 +7,21 @@ from collections.abc import Iterable
 
 from papers.models import Paper
 
-# Characters with a meaning in BibTeX/LaTeX, escaped so a title can't break the file.
-_SPECIAL = {
+# arXiv's metadata is written in TeX already ("Chess\_db", "B\'ela", "$\alpha$"):
+# what is TeX stays as it is, and only characters that would break the entry are
+# escaped. Math ($...$) is kept whole; outside it, a backslash command or escape
+# is kept, and a bare special character is escaped.
+_MATH_RE = re.compile(r"(\$[^$]*\$)")
+_TOKEN_RE = re.compile(r"\\(?:[a-zA-Z]+|[^a-zA-Z\s])|[\\%&#_^$]")
+_ESCAPES = {
     "\\": r"\textbackslash{}",
-    "{": r"\{",
-    "}": r"\}",
     "%": r"\%",
     "&": r"\&",
     "#": r"\#",
     "_": r"\_",
-    "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "$": r"\$",
 }
-_SPECIAL_RE = re.compile("|".join(map(re.escape, _SPECIAL)))
-# Titles already written in LaTeX (most arXiv titles with math) are kept as they are.
-_LATEX_RE = re.compile(r"\$|\\[a-zA-Z]")
 
 
 def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
@@ -53,11 +53,34 @@ def cite_key(paper: Paper) -> str:
 
 def _braced(title: str) -> str:
     # Double braces keep the title's capitalisation in every bibliography style.
-    return "{" + (title if _LATEX_RE.search(title) else _escape(title)) + "}"
+    return "{" + _escape(title) + "}"
 
 
 def _escape(text: str) -> str:
-    return _SPECIAL_RE.sub(lambda m: _SPECIAL[m.group()], text or "")
+    """The text as TeX that cannot break a BibTeX entry."""
+    text = text or ""
+    parts = _MATH_RE.split(text)
+    balanced = _balanced(text)
+    return "".join(
+        part if index % 2 else _escape_prose(part, balanced)
+        for index, part in enumerate(parts)
+    )
+
+
+def _escape_prose(text: str, keep_braces: bool) -> str:
+    text = _TOKEN_RE.sub(lambda m: _ESCAPES.get(m.group(), m.group()), text)
+    if keep_braces:  # grouping, as in "S{\l}upi\'nski" or "{GPT}"
+        return text
+    return re.sub(r"(?<!\\)([{}])", r"\\\1", text)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in re.sub(r"\\[{}]", "", text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _split(author_names: str) -> list[str]:
