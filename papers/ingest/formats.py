@@ -26,8 +26,16 @@ _PROLOG_RE = re.compile(
     rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(?:\[.*?\])?\s*>)*", re.S | re.I
 )
 _ROOT_RE = re.compile(rb"<([A-Za-z_][\w.:-]*)")
+# A snapshot's first line: an object with the paper's arXiv id among its first
+# keys, as in arXiv's own snapshot and ours ({"id": "2606.01234", ...).
+_SNAPSHOT_LINE_RE = re.compile(rb'\{[^\n]{0,200}?"id"\s*:\s*"[^"\n]+"')
 # What a truncated or corrupt gzip stream raises while being read.
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+class UnrecognisedFormat(ParseError):
+    """The bytes are not arXiv metadata in any wire format we read (an HTML page,
+    some other JSON or XML), as opposed to a feed that is broken."""
 
 
 class Format(StrEnum):
@@ -44,17 +52,36 @@ def sniff(head: bytes) -> Format:
     if not head.strip():
         raise ParseError("empty file")
     if head.lstrip().startswith(b"{"):
+        if not _SNAPSHOT_LINE_RE.match(head.lstrip()):
+            raise UnrecognisedFormat(
+                "JSON, but not arXiv's metadata snapshot (one paper with its "
+                '"id" per line)'
+            )
         return Format.SNAPSHOT_JSONL
     root = _ROOT_RE.match(head, _PROLOG_RE.match(head).end())
     if root is None:
-        raise ParseError("not an arXiv feed: no XML root element")
+        raise UnrecognisedFormat("not an arXiv feed: no XML root element")
     name = root.group(1).decode("ascii", "replace")
     if name.lower() == "html":
-        raise ParseError("looks like an HTML page")
+        raise UnrecognisedFormat("looks like an HTML page")
     fmt = _format_for_root(name.rpartition(":")[2], head)
     if fmt is None:
-        raise ParseError(f"not an arXiv feed: root element <{name}>")
+        raise UnrecognisedFormat(f"not an arXiv feed: root element <{name}>")
     return fmt
+
+
+def check_path(path: Path) -> None:
+    """Raise UnrecognisedFormat if the file is not arXiv metadata at all. Files
+    that cannot be read, or are broken, pass: reading them will say why."""
+    try:
+        with _open(path) as stream:
+            head = stream.read(SNIFF_BYTES)
+        if head.strip():
+            sniff(head)
+    except UnrecognisedFormat:
+        raise
+    except (OSError, ParseError, *_GZIP_ERRORS):
+        return
 
 
 def expect_format(data: bytes, *expected: Format) -> Format:

@@ -22,6 +22,7 @@ from typing import TypeVar
 from django.db import transaction
 from django.utils import timezone
 
+from papers.ingest.formats import check_path
 from papers.ingest.formats import read_path
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
@@ -83,8 +84,10 @@ def ingest_path(
 ) -> IngestRun:
     """Parse, upsert and tag one file as a recorded run.
 
-    Never raises for bad input: the run is marked failed with the reason.
+    A broken file fails its run with the reason; a file that is not arXiv
+    metadata at all raises UnrecognisedFormat and records no run.
     """
+    check_path(path)
     run = IngestRun.objects.create(source=str(path))
     try:
         run.checksum = file_checksum(path)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from papers.ingest.formats import Format
+from papers.ingest.formats import UnrecognisedFormat
 from papers.ingest.formats import read_bytes
 from papers.ingest.formats import read_path
 from papers.ingest.formats import sniff
@@ -73,6 +74,24 @@ def test_sniffs_each_wire_format(name, expected):
 def test_sniff_explains_what_it_refuses(head, reason):
     with pytest.raises(ParseError, match=reason):
         sniff(head)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'{\n "topic": "tool-use",\n "papers": []\n}',
+        b'{"name": "a", "rows": [1, 2]}\n{"name": "b"}',
+        b"<!DOCTYPE html><html>",
+        b'<?xml version="1.0"?>\n<catalog/>',
+    ],
+)
+def test_what_is_not_arxiv_metadata_at_all_is_unrecognised(head):
+    with pytest.raises(UnrecognisedFormat):
+        sniff(head)
+
+
+def test_a_snapshot_line_is_recognised_by_its_arxiv_id():
+    assert sniff(b'{"id": "2606.01234", "title": "T"}\n') is Format.SNAPSHOT_JSONL
 
 
 def test_reads_a_snapshot_from_bytes():

@@ -90,17 +90,41 @@ def test_truncated_xml_fails_the_run_names_the_file_and_keeps_no_rows():
     assert Paper.objects.count() == 0
 
 
-def test_a_file_that_is_not_a_feed_fails_with_a_clear_reason(tmp_path):
+def ingest_failing(*paths: Path) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as raised:
+        call_command("ingest", *map(str, paths), stdout=out, stderr=err)
+    return str(raised.value), err.getvalue()
+
+
+def test_a_named_file_that_is_not_arxiv_metadata_is_refused_and_records_no_run(
+    tmp_path,
+):
     page = tmp_path / "error.html"
     page.write_text("<!DOCTYPE html><html><body>503 Service Unavailable</body></html>")
 
-    with pytest.raises(CommandError, match="1 of 1 runs failed"):
-        ingest(page)
+    error, err = ingest_failing(page)
+
+    assert error == "1 file(s) given are not arXiv metadata"
+    assert f"skipped {page}: unrecognised format (looks like an HTML page)" in err
+    assert not IngestRun.objects.exists()
+
+
+def test_a_directory_skips_files_that_are_not_arxiv_metadata(tmp_path):
+    (tmp_path / "labels.json").write_text('{\n "topic": "x",\n "papers": []\n}')
+    (tmp_path / "questions.json").write_text('[{"q": "why?"}]')
+    (tmp_path / "rows.jsonl").write_text('{"name": "a"}\n{"name": "b"}\n')
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "feed.jsonl").write_text(SNAPSHOT.read_text())
+
+    out = StringIO()
+    call_command("ingest", str(tmp_path), stdout=out, stderr=out)
 
     run = IngestRun.objects.get()
-    assert run.status == IngestRun.Status.FAILED
-    assert "error.html" in run.message
-    assert "HTML" in run.message
+    assert run.status == IngestRun.Status.SUCCEEDED
+    assert run.source.endswith("nested/feed.jsonl")
+    assert out.getvalue().count("unrecognised format") == 3
+    assert Paper.objects.count() == 200
 
 
 def test_a_snapshot_truncated_midway_keeps_no_partial_rows(tmp_path):

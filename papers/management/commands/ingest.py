@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 
+from papers.ingest.formats import UnrecognisedFormat
 from papers.ingest.harvest import Page
 from papers.ingest.harvest import run_source
 from papers.ingest.runs import ingest_path
@@ -53,7 +54,15 @@ class Command(BaseCommand):
             raise CommandError("give files to ingest, or --source NAME")
         if (options["since"] or options["until"]) and not names:
             raise CommandError("--from and --until apply to --source runs")
-        runs = [self.ingest_file(path) for path in expand(paths)]
+        runs, unread = [], 0
+        for path, given in expand(paths):
+            try:
+                runs.append(self.ingest_file(path))
+            except UnrecognisedFormat as exc:
+                self.stderr.write(f"skipped {path}: unrecognised format ({exc})")
+                # A file asked for by name must be read; one found in a folder
+                # beside the feeds may be anything.
+                unread += given
         for name in names:
             runs.append(self.run_source(name, options["since"], options["until"]))
         if any(run.new_count or run.updated_count for run in runs):
@@ -61,6 +70,8 @@ class Command(BaseCommand):
         failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
         if failed:
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
+        if unread:
+            raise CommandError(f"{unread} file(s) given are not arXiv metadata")
 
     def ingest_file(self, path: Path) -> IngestRun:
         run = ingest_path(path, tagger=IngestTagger(), progress=self.show_progress)
@@ -108,14 +119,17 @@ class Command(BaseCommand):
             self.stdout.write(f"  rejected {entry}: {message}")
 
 
-def expand(paths: list[Path]) -> list[Path]:
-    """Files as given; directories as the feed files in them, sorted, recursively."""
+def expand(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """(file, whether it was named) for files as given and, for directories, the
+    files with a feed's suffix in them, sorted, recursively."""
     files = []
     for path in paths:
         if path.is_dir():
             files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in FEED_SUFFIXES)
+                (found, False)
+                for found in sorted(path.rglob("*"))
+                if found.suffix in FEED_SUFFIXES and found.is_file()
             )
         else:
-            files.append(path)
+            files.append((path, True))
     return files
