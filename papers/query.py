@@ -19,7 +19,12 @@ from papers.models import Paper
 
 
 def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """Everything a paper row shows, in a fixed number of queries."""
+    """Everything a paper row shows, in a fixed number of queries: authors in
+    order with affiliations, and `active_tags`, the paper's tag in each active
+    topic (with the topic, by topic name), which says why it is there."""
+    # Tags come from the topics app, which builds on this one: reached through
+    # the relation, not imported.
+    tag_model = Paper._meta.get_field("paper_topics").related_model
     return papers.select_related("primary_category").prefetch_related(
         Prefetch(
             "authorships",
@@ -27,13 +32,12 @@ def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
             .prefetch_related("affiliations")
             .order_by("position"),
         ),
-        # Topics come from the topics app, which builds on this one: reached
-        # through the relation, not imported.
         Prefetch(
-            "topics",
-            queryset=Paper._meta.get_field("topics")
-            .related_model.objects.filter(is_active=True)
-            .order_by("name"),
+            "paper_topics",
+            queryset=tag_model.objects.filter(topic__is_active=True)
+            .select_related("topic")
+            .order_by("topic__name"),
+            to_attr="active_tags",
         ),
     )
 

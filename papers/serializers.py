@@ -1,8 +1,8 @@
 """Output serializers for papers, and the staff views of ingestion.
 
 Paper serializers read what papers.query.with_listing_data prefetches (authors in
-order with affiliations, active topics, the primary category) plus categories,
-so a page of papers costs a fixed number of queries.
+order with affiliations, the tags of active topics, the primary category) plus
+categories, so a page of papers costs a fixed number of queries.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ class LinksSerializer(serializers.Serializer):
     pdf = serializers.URLField(help_text="The PDF on arXiv.")
 
 
+# An active topic of the paper, read from its tag (`active_tags`).
 class PaperTopicSerializer(serializers.Serializer):
-    slug = serializers.SlugField()
-    name = serializers.CharField()
+    slug = serializers.SlugField(source="topic.slug")
+    name = serializers.CharField(source="topic.name")
 
 
 class PaperTagSerializer(serializers.Serializer):
@@ -86,7 +87,7 @@ class PaperSerializer(serializers.ModelSerializer):
     categories = serializers.SlugRelatedField(
         slug_field="code", many=True, read_only=True
     )
-    topics = PaperTopicSerializer(many=True, read_only=True)
+    topics = PaperTopicSerializer(source="active_tags", many=True, read_only=True)
     links = serializers.SerializerMethodField()
 
     class Meta:

@@ -120,6 +120,22 @@ def test_topic_page_lists_its_papers_glossary_and_related_topics(
     assert response.context["page"].paginator.count == 8
 
 
+def test_topic_page_says_how_many_follow_it(
+    client, alice, bob, corpus, django_assert_max_num_queries
+):
+    assert "0 followers" in client.get("/topics/rl-for-llm-agents/").text
+    Follow.objects.create(user=alice, topic=corpus["agents"])
+    Follow.objects.create(user=bob, topic=corpus["robots"])
+    cache.clear()
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = client.get("/topics/rl-for-llm-agents/").text
+    assert 'data-followers="1">1 follower<' in page
+    Follow.objects.create(user=bob, topic=corpus["agents"])
+    cache.clear()
+    assert "2 followers" in client.get("/topics/rl-for-llm-agents/").text
+
+
 def test_topic_page_query_count_does_not_grow_with_papers(
     client, corpus, django_assert_max_num_queries
 ):

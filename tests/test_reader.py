@@ -364,6 +364,20 @@ def test_visitor_pages_are_cached_until_content_changes(
     assert "Agent newcomer" in client.get("/topics/rl-agents/").text
 
 
+def test_a_visitors_cached_topic_page_counts_followers_as_they_come_and_go(
+    client, reader, topic, django_capture_on_commit_callbacks
+):
+    assert "0 followers" in client.get("/topics/rl-agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        json_post(reader, "/topics/rl-agents/follow/", 1)
+    assert "1 follower<" in client.get("/topics/rl-agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        json_post(reader, "/topics/rl-agents/follow/", 0)
+    assert "0 followers" in client.get("/topics/rl-agents/").text
+
+
 def test_readers_pages_are_never_cached(reader, alice, topic):
     reader.get("/topics/rl-agents/")
     Follow.objects.create(user=alice, topic=topic)  # no version change

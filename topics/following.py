@@ -11,16 +11,20 @@ from django.db.models import Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
+from papers.pagecache import content_changed
 from topics.models import Follow
 from topics.models import Topic
 
 
 def set_following(user: User, topic: Topic, following: bool) -> None:
-    """Follow or unfollow; idempotent."""
+    """Follow or unfollow; idempotent. A change makes cached pages stale (the
+    topic page shows its follower count)."""
     if following:
-        Follow.objects.get_or_create(user=user, topic=topic)
+        _, changed = Follow.objects.get_or_create(user=user, topic=topic)
     else:
-        Follow.objects.filter(user=user, topic=topic).delete()
+        changed = Follow.objects.filter(user=user, topic=topic).delete()[0] > 0
+    if changed:
+        content_changed()
 
 
 def with_follow_flag(topics: QuerySet[Topic], user: User) -> QuerySet[Topic]:

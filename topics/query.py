@@ -19,6 +19,7 @@ from accounts.models import User
 from papers.models import Paper
 from papers.query import with_listing_data
 from topics.following import with_follow_flag
+from topics.following import with_follower_count
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import Momentum
@@ -63,8 +64,11 @@ def trending_topics(limit: int = 10) -> list[Topic]:
 
 
 def get_active_topic(slug: str, user: User | None = None) -> Topic:
-    """The active topic with this slug (and whether `user` follows it), or 404."""
-    topics = Topic.objects.filter(is_active=True).select_related("momentum")
+    """The active topic with this slug, with its `follower_count` (and whether
+    `user` follows it), in one query; or 404."""
+    topics = with_follower_count(
+        Topic.objects.filter(is_active=True).select_related("momentum")
+    )
     if user is not None:
         topics = with_follow_flag(topics, user)
     return get_object_or_404(topics, slug=slug)

@@ -7,6 +7,9 @@ from papers.models import Paper
 
 register = template.Library()
 
+# Chips on a paper row; the rest are "+N", linked to the paper's page.
+CHIPS_SHOWN = 3
+
 
 @register.filter
 def author_list(paper: Paper) -> list[Author]:
@@ -30,3 +33,34 @@ def first_names(
 ) -> dict[str, object]:
     """The first few names and how many more there are, e.g. "A, B, C +9"."""
     return {"shown": names[:shown], "more": max(len(names) - shown, 0), "label": label}
+
+
+@register.filter
+def why(tag: object) -> str:
+    """Why a paper is in a topic, from its tag (topics.PaperTopic), in words."""
+    source = getattr(tag, "source", "")
+    score = getattr(tag, "score", None)
+    if source == "pin":
+        return "Pinned by a curator"
+    if source == "model":
+        return "Suggested by the model" + (
+            f", score {score:.2f}" if score is not None else ""
+        )
+    terms = ", ".join(getattr(tag, "matched_terms", None) or [])
+    reason = f"Matched {terms}" if terms else "Matched the topic's rule"
+    return reason + (f" (model score {score:.2f})" if score is not None else "")
+
+
+@register.inclusion_tag("partials/topic_chips.html")
+def topic_chips(
+    paper: Paper, current: object = None, shown: int | None = CHIPS_SHOWN
+) -> dict[str, object]:
+    """The paper's active topics as chips that say why on hover: the page's own
+    topic first, then by name; the first `shown` (all with None) and the rest
+    as "+N". Reads `active_tags` from papers.query.with_listing_data."""
+    current_id = getattr(current, "pk", None)
+    # A stable sort: the current topic moves to the front, the rest keep name order.
+    tags = sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)
+    if shown is None:
+        shown = len(tags)
+    return {"paper": paper, "tags": tags[:shown], "more": tags[shown:]}

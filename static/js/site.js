@@ -36,11 +36,22 @@
 
   function setToggle(form, on) {
     const button = form.querySelector("button");
+    const was = form.classList.contains("on");
     form.classList.toggle("on", on);
     form.elements.on.value = on ? "0" : "1";
     button.textContent = on ? form.dataset.labelOn : form.dataset.labelOff;
     button.classList.toggle("secondary", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
+    if (form.dataset.kind === "follow" && was !== on) countFollower(on ? 1 : -1);
+  }
+
+  // The topic page's "128 followers", kept in step with its follow button.
+  function countFollower(step) {
+    const count = document.getElementById("follower-count");
+    if (!count) return;
+    const n = Math.max(Number(count.dataset.followers) + step, 0);
+    count.dataset.followers = String(n);
+    count.textContent = `${n} follower${n === 1 ? "" : "s"}`;
   }
 
   document.addEventListener("submit", (event) => {
@@ -51,11 +62,20 @@
     submitToggle(form);
   });
 
-  // --- Selection and the side panel ------------------------------------------
-  const rows = () => Array.from(document.querySelectorAll("[data-paper-list] [data-paper]"));
+  // --- Selection, the side panel and the drawer ------------------------------
+  // Every list of papers is a [data-paper-list] of [data-paper] rows. The
+  // selection is remembered in the page's history entry, so Back returns to the
+  // row that was opened; turning the page with J/K goes through sessionStorage.
+  const ROW = "[data-paper-list] [data-paper]";
+  const PENDING = "momentum:select";
+  const rows = () => Array.from(document.querySelectorAll(ROW));
+  // Below this width the side panel is hidden (site.css) and a row's own
+  // "Abstract" drawer shows the paper instead.
+  const narrow = window.matchMedia("(max-width: 800px)");
   let selected = null;
+  let opened = null; // the drawer the selection opened, closed when it moves on
 
-  function select(row) {
+  function select(row, { focus = false, scroll = false, open = false } = {}) {
     if (!row) return;
     if (selected) {
       selected.classList.remove("selected");
@@ -64,32 +84,91 @@
     selected = row;
     row.classList.add("selected");
     row.setAttribute("aria-current", "true");
-    row.focus({ preventScroll: true });
-    row.scrollIntoView({ block: "nearest" });
+    if (focus) row.focus({ preventScroll: true });
+    if (scroll) row.scrollIntoView({ block: "nearest" });
     const panel = document.getElementById("paper-panel");
     const source = row.querySelector("template.panel-source");
     if (panel && source) {
       panel.replaceChildren(source.content.cloneNode(true));
       panel.hidden = false;
     }
+    if (open && narrow.matches) openDrawer(row);
+    remember(row);
   }
 
+  // Browsers limit how often a page may change its history entry (a held J
+  // key would pass that), so the selection is written once it settles, or at
+  // once when the reader is about to leave.
+  let rememberTimer = 0;
+  function remember(row, now = false) {
+    clearTimeout(rememberTimer);
+    const write = () =>
+      history.replaceState({ ...history.state, paper: row.dataset.paper }, "");
+    if (now) write();
+    else rememberTimer = setTimeout(write, 300);
+  }
+
+  function openDrawer(row) {
+    const drawer = row.querySelector("details.drawer");
+    if (opened && opened !== drawer) opened.open = false;
+    if (drawer && !drawer.open) {
+      drawer.open = true;
+      opened = drawer;
+    }
+  }
+
+  // By the keyboard: past the last row to the next page, before the first to
+  // the previous page's last row.
   function move(step) {
     const list = rows();
     if (!list.length) return;
     const index = list.indexOf(selected);
-    const next = index < 0 ? 0 : Math.min(Math.max(index + step, 0), list.length - 1);
-    select(list[next]);
+    const next = index < 0 ? 0 : index + step;
+    if (next >= list.length) return turnPage("next", "first");
+    if (next < 0) return turnPage("prev", "last");
+    select(list[next], { focus: true, scroll: true, open: true });
+  }
+
+  function turnPage(rel, which) {
+    const link = document.querySelector(`.pagination a[rel=${rel}]`);
+    if (!link) return;
+    sessionStorage.setItem(PENDING, JSON.stringify({ url: link.href, which }));
+    window.location.assign(link.href);
+  }
+
+  // On load: the row a page turn asked for, else the one this history entry
+  // remembers (Back), else the first. Only a page turn takes the focus (the
+  // reader is moving with the keys); nothing scrolls but to a remembered row.
+  function selectOnLoad() {
+    const list = rows();
+    if (!list.length) return;
+    const pending = JSON.parse(sessionStorage.getItem(PENDING) || "null");
+    sessionStorage.removeItem(PENDING);
+    if (pending && pending.url === window.location.href) {
+      const row = pending.which === "last" ? list[list.length - 1] : list[0];
+      select(row, { focus: !typing(document.activeElement), scroll: true });
+      return;
+    }
+    const remembered = history.state && history.state.paper;
+    const row = remembered && list.find((r) => r.dataset.paper === remembered);
+    if (row) select(row, { scroll: true });
+    else select(list[0]);
   }
 
   document.addEventListener("click", (event) => {
-    const row = event.target.closest("[data-paper-list] [data-paper]");
-    if (row && !event.target.closest("a, button, input")) select(row);
+    const row = event.target.closest(ROW);
+    if (!row) return;
+    // A click on the row's title or buttons selects it too, so Back comes back
+    // to it; only a click on the row itself takes the focus and opens it.
+    const control = event.target.closest("a, button, input, summary, label");
+    select(row, { focus: !control, open: !control });
+    remember(row, true);
   });
 
   // --- Keys ------------------------------------------------------------------
   const typing = (target) =>
-    target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
+    Boolean(target) &&
+    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
@@ -105,7 +184,9 @@
         move(-1);
         break;
       case "Enter":
-        if (!selected || event.target.closest("a, button")) return;
+        // On a link, button or drawer toggle, Enter is theirs.
+        if (!selected || event.target.closest("a, button, summary")) return;
+        remember(selected, true);
         window.location.assign(selected.dataset.url);
         break;
       case "s":
@@ -130,4 +211,6 @@
     }
     event.preventDefault();
   });
+
+  selectOnLoad();
 })();

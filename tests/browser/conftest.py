@@ -7,6 +7,8 @@ import os
 import shutil
 
 import pytest
+from django.conf import settings
+from django.test import Client
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -43,6 +45,34 @@ def page(browser, live_server):
 @pytest.fixture
 def page_without_js(browser, live_server):
     context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def sign_in(live_server):
+    """Sign a user in to a page's browser context, through a session made by the
+    test client (the login form has its own test in test_journey)."""
+
+    def sign_in(page, user) -> None:
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+        page.context.add_cookies(
+            [{"name": cookie.key, "value": cookie.value, "url": live_server.url}]
+        )
+
+    return sign_in
+
+
+@pytest.fixture
+def phone(browser, live_server):
+    """A page 390 px wide, as on a phone."""
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 390, "height": 844}
+    )
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page

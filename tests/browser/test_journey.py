@@ -81,12 +81,13 @@ def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
     assert Follow.objects.filter(user=user, topic=topic).exists()
 
     rows = page.locator("[data-paper]")
-    page.keyboard.press("j")
+    # The first paper is selected on load; J moves on.
     expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
     expect(page.locator("#paper-panel")).to_contain_text("Agent paper 5")
     page.keyboard.press("j")
     expect(rows.nth(1)).to_have_class(re.compile(r"\bselected\b"))
     page.keyboard.press("k")
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
     page.keyboard.press("j")
     selected = rows.nth(1)
     arxiv_id = selected.get_attribute("data-paper")

@@ -1,0 +1,222 @@
+"""Every list of papers from the keyboard, in a real browser: J/K/Enter/S on
+search, saved, the feed and a topic page; the first row selected on load; Back
+returns to the row that was opened; J and K turn the page; `?` lists the keys;
+and on a phone the abstract opens under the row."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from datetime import datetime
+
+import pytest
+from playwright.sync_api import Page
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from papers.library import set_saved
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SELECTED = re.compile(r"\bselected\b")
+PAPERS = 30  # more than a page (25)
+
+
+@pytest.fixture
+def topic(transactional_db):
+    """A topic of 30 agent papers, newest first "Agent paper 30" ... "1"."""
+    topic = make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent paper {n}",
+            abstract=f"Abstract of agent paper {n}.",
+            published=datetime(2026, 6, 1 + n % 28, 15, n, tzinfo=UTC),
+        )
+        for n in range(1, PAPERS + 1)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    return topic
+
+
+@pytest.fixture
+def reader(alice, topic, sign_in, page):
+    """alice, signed in, following the topic, with three papers saved."""
+    Follow.objects.create(user=alice, topic=topic)
+    for arxiv_id in ["2606.00001", "2606.00002", "2606.00003"]:
+        set_saved(alice, Paper.objects.get(arxiv_id=arxiv_id), True)
+    sign_in(page, alice)
+    return alice
+
+
+def rows(page: Page):
+    return page.locator("[data-paper-list] [data-paper]")
+
+
+@pytest.mark.parametrize(
+    "address", ["/search/?q=agent", "/saved/", "/", "/topics/rl-agents/"]
+)
+def test_j_k_enter_and_s_work_on_every_list(page, reader, address):
+    page.goto(address)
+    first, second = rows(page).nth(0), rows(page).nth(1)
+    expect(first).to_have_class(SELECTED)
+    expect(page.locator("#paper-panel")).to_contain_text(
+        first.locator(".paper-title").inner_text()
+    )
+
+    page.keyboard.press("j")
+    expect(second).to_have_class(SELECTED)
+    expect(second).to_be_focused()
+    expect(first).not_to_have_class(SELECTED)
+    page.keyboard.press("k")
+    expect(first).to_have_class(SELECTED)
+    page.keyboard.press("j")
+
+    arxiv_id = second.get_attribute("data-paper")
+    was_saved = reader.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
+    page.keyboard.press("s")
+    expect(second.locator("form.toggle button")).to_have_text(
+        "Save" if was_saved else "Saved"
+    )
+    assert reader.saved_papers.filter(paper__arxiv_id=arxiv_id).exists() != was_saved
+
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
+
+
+def test_the_first_row_is_selected_on_load_without_scrolling_or_taking_focus(
+    browser, live_server, topic
+):
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 1280, "height": 500}
+    )
+    page = context.new_page()
+    # Hold site.js back until the reader has started typing a search.
+    held = []
+    page.route("**/js/site.js", lambda route: held.append(route))
+    page.goto("/topics/rl-agents/", wait_until="commit")
+    search = page.locator("#site-search")
+    search.click()
+    search.press_sequentially("agen")
+    held[0].continue_()
+
+    expect(rows(page).nth(0)).to_have_class(SELECTED)
+    expect(search).to_be_focused()
+    search.press_sequentially("t")
+    expect(search).to_have_value("agent")
+    assert page.evaluate("window.scrollY") == 0
+    context.close()
+
+
+def test_back_selects_the_row_that_was_opened(page, topic):
+    page.goto("/topics/rl-agents/")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    third = rows(page).nth(2).get_attribute("data-paper")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/papers/{third}/$"))
+
+    page.go_back()
+    expect(page.locator(f'[data-paper="{third}"]')).to_have_class(SELECTED)
+    # Also when the page is loaded again rather than kept in memory.
+    page.reload()
+    expect(page.locator(f'[data-paper="{third}"]')).to_have_class(SELECTED)
+    expect(rows(page).nth(0)).not_to_have_class(SELECTED)
+
+    # A click on a row's title is remembered as well.
+    fifth = rows(page).nth(4)
+    fifth_id = fifth.get_attribute("data-paper")
+    fifth.locator(".paper-title a").click()
+    expect(page).to_have_url(re.compile(rf"/papers/{fifth_id}/$"))
+    page.go_back()
+    expect(page.locator(f'[data-paper="{fifth_id}"]')).to_have_class(SELECTED)
+
+
+def test_j_at_the_last_row_goes_on_to_the_next_page_and_k_comes_back(page, topic):
+    page.goto("/topics/rl-agents/")
+    expect(rows(page)).to_have_count(25)
+    for _ in range(24):
+        page.keyboard.press("j")
+    expect(rows(page).nth(24)).to_have_class(SELECTED)
+
+    page.keyboard.press("j")
+    expect(page).to_have_url(re.compile(r"\?page=2$"))
+    expect(rows(page)).to_have_count(PAPERS - 25)
+    expect(rows(page).nth(0)).to_have_class(SELECTED)
+    expect(rows(page).nth(0)).to_be_focused()
+    page.keyboard.press("j")
+    expect(rows(page).nth(1)).to_have_class(SELECTED)
+    page.keyboard.press("k")
+
+    page.keyboard.press("k")  # before the first row: the previous page's last
+    expect(page).to_have_url(re.compile(r"\?page=1$"))
+    expect(rows(page).nth(24)).to_have_class(SELECTED)
+    expect(rows(page).nth(24)).to_be_in_viewport()
+
+
+def test_question_mark_lists_every_key(page, topic):
+    page.goto("/topics/rl-agents/")
+    page.keyboard.press("?")
+
+    keys = page.locator("#keys")
+    expect(keys).to_be_visible()
+    listed = keys.locator("dt").all_inner_texts()
+    assert [key.replace(" ", "") for key in listed] == [
+        "J/K",
+        "Enter",
+        "S",
+        "/",
+        "?",
+        "Esc",
+    ]
+    page.keyboard.press("Escape")
+    expect(keys).to_be_hidden()
+
+
+def test_on_a_phone_the_abstract_opens_under_the_row(phone, topic):
+    page = phone
+    page.goto("/topics/rl-agents/")
+    first, second = rows(page).nth(0), rows(page).nth(1)
+    expect(page.locator("#paper-panel")).to_be_hidden()
+    expect(first.locator(".drawer .abstract")).to_be_hidden()
+
+    first.get_by_text("Abstract", exact=True).click()
+    expect(first.locator(".drawer .abstract")).to_be_visible()
+    expect(first.locator(".drawer .abstract")).to_have_text(
+        re.compile(r"Abstract of agent paper \d+\.")
+    )
+
+    # Moving with the keys opens the selected row's abstract.
+    page.keyboard.press("j")
+    expect(second).to_have_class(SELECTED)
+    expect(second.locator(".drawer .abstract")).to_be_visible()
+
+
+def test_the_drawer_works_without_javascript(browser, live_server, topic):
+    context = browser.new_context(
+        base_url=live_server.url,
+        viewport={"width": 390, "height": 844},
+        java_script_enabled=False,
+    )
+    page = context.new_page()
+    page.goto("/topics/rl-agents/")
+    first = rows(page).nth(0)
+
+    first.get_by_text("Abstract", exact=True).click()
+    expect(first.locator(".drawer .abstract")).to_be_visible()
+    context.close()
+
+
+def test_on_a_desktop_the_side_panel_shows_the_paper_and_the_drawer_is_hidden(
+    page, topic
+):
+    page.goto("/topics/rl-agents/")
+
+    expect(page.locator("#paper-panel")).to_be_visible()
+    expect(page.locator("#paper-panel")).to_contain_text("Abstract of agent paper")
+    expect(rows(page).nth(0).locator(".drawer")).to_be_hidden()

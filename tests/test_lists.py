@@ -1,0 +1,178 @@
+"""What every list of papers shows (home, feed, topic page, search, saved): rows
+the keyboard moves through, chips that say why a paper is in each topic (at most
+three, then "+N"), affiliations where known and the abstract drawer, in a
+bounded number of queries."""
+
+from __future__ import annotations
+
+import html as entities
+import re
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from papers.ingest.runs import ingest_path
+from papers.ingest.upsert import upsert_records
+from papers.models import IngestRun
+from papers.models import Paper
+from papers.models import SavedPaper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.curation import pin_paper
+from topics.models import Follow
+from topics.models import PaperTopic
+from topics.tagging import IngestTagger
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+MAX_PAGE_QUERIES = 10
+API_ATOM = Path(__file__).parent / "fixtures" / "arxiv" / "api_atom"
+LISTS = ["/", "/topics/agents/", "/search/?q=agent", "/saved/"]
+
+
+@pytest.fixture
+def corpus(db):
+    """30 papers, each in five topics by their rules."""
+    agents = make_topic("Agents", rule="ti:agent", slug="agents")
+    for name in ["Benchmarks", "Memory", "Planning", "Tools"]:
+        make_topic(name, rule=f"ti:agent AND abs:{name.lower()}")
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent study {n}",
+            abstract="Agents with benchmarks, memory, planning and tools.",
+        )
+        for n in range(1, 31)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    return agents
+
+
+@pytest.fixture
+def reader(alice, corpus) -> Client:
+    """alice, following Agents, with every paper saved."""
+    Follow.objects.create(user=alice, topic=corpus)
+    SavedPaper.objects.bulk_create(
+        SavedPaper(user=alice, paper=paper) for paper in Paper.objects.all()
+    )
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def row(html: str, arxiv_id: str = "") -> str:
+    """The paper's row (by default, the first row)."""
+    paper = re.escape(arxiv_id) if arxiv_id else '[^"]+'
+    return re.search(
+        rf'<article[^>]*data-paper="{paper}".*?</article>', html, re.S
+    ).group()
+
+
+def chips(html: str) -> list[tuple[str, str]]:
+    """(title, text) of each chip in the first chip list of this HTML."""
+    found = re.search(r'<ul class="chips".*?</ul>', html, re.S).group()
+    return [
+        (entities.unescape(title), re.sub(r"<[^>]+>", "", text))
+        for title, text in re.findall(r'title="([^"]*)">(.*?)</a>', found, re.S)
+    ]
+
+
+def test_chips_say_why_the_paper_is_in_each_topic(client, db):
+    agents = make_topic("Agents", rule='ti:agent OR abs:"tool use"', slug="agents")
+    curated = make_topic("Curated", rule="ti:nothing")
+    robots = make_topic("Robots", rule="ti:robot")
+    upsert_records([paper_record(abstract="Tool use by agents.")])
+    paper = Paper.objects.get()
+    tag_papers([paper.pk])
+    pin_paper(curated, paper)
+    PaperTopic.objects.create(
+        topic=robots, paper=paper, source=PaperTopic.Source.MODEL, score=0.913
+    )
+
+    html = row(client.get("/").text, paper.arxiv_id)
+
+    assert chips(html) == [
+        ('Matched ti:agent, abs:"tool use"', "Agents"),
+        ("Pinned by a curator", "Curated"),
+        ("Suggested by the model, score 0.91", "Robots"),
+    ]
+    assert f'href="{agents.get_absolute_url()}"' in html
+
+
+def test_a_row_shows_three_chips_then_the_rest_as_a_count_linked_to_the_paper(
+    client, corpus
+):
+    html = row(client.get("/search/?q=agent").text)
+    arxiv_id = re.search(r'data-paper="([^"]+)"', html).group(1)
+    listed = chips(html)
+
+    assert [text for _, text in listed] == [
+        "Agents",
+        "Benchmarks",
+        "Memory",
+        "+2 more topics",
+    ]
+    assert listed[-1][0] == "Also in Planning, Tools"
+    assert f'href="/papers/{arxiv_id}/#topics"' in html
+    # The side panel, which has the room, shows them all.
+    panel = re.search(r'<template class="panel-source">.*</template>', html, re.S)
+    assert len(chips(panel.group())) == 5
+
+
+def test_on_a_topic_page_that_topics_chip_comes_first(client, corpus):
+    html = row(client.get("/topics/tools/").text)
+
+    assert [text for _, text in chips(html)][:3] == ["Tools", "Agents", "Benchmarks"]
+
+
+def test_rows_show_affiliations_of_papers_ingested_from_the_api(client, db):
+    topic = make_topic("Hot Jupiters", rule="ti:jupiters", slug="hot-jupiters")
+    run = ingest_path(
+        API_ATOM / "arxiv.py_id_astro-ph_0601001_s0_m100_3150dca9dc76.atom.xml",
+        tagger=IngestTagger(),
+    )
+    assert run.status == IngestRun.Status.SUCCEEDED
+
+    for address in [topic.get_absolute_url(), "/search/?q=jupiters", "/"]:
+        html = row(client.get(address).text, "astro-ph/0601001")
+        affiliations = re.search(r'<p class="meta affiliations">(.*?)</p>', html, re.S)
+        names = re.sub(r"<[^>]+>", "", affiliations.group(1)).strip()
+        assert names == "Ohio State, CfA, Warsaw University Observatory", address
+
+
+def test_a_row_without_affiliations_shows_none(client, corpus):
+    assert "affiliations" not in row(client.get("/").text)
+
+
+@pytest.mark.parametrize("address", LISTS)
+def test_every_list_is_one_the_keyboard_moves_through_with_abstract_drawers(
+    reader, address
+):
+    html = reader.get(address).text
+
+    listing = re.search(r"<section[^>]*data-paper-list.*?</section>", html, re.S)
+    assert listing.group().count("data-paper=") == 25
+    drawer = re.search(r'<details class="drawer">.*?</details>', row(html), re.S)
+    assert "<summary>Abstract</summary>" in drawer.group()
+    assert "Agents with benchmarks, memory, planning and tools." in drawer.group()
+    assert 'id="paper-panel"' in html
+
+
+@pytest.mark.parametrize("address", LISTS)
+def test_lists_cost_a_bounded_number_of_queries_whatever_the_chips(
+    reader, address, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = reader.get(address)
+
+    assert response.status_code == 200
+    assert response.text.count('class="chip more"') == 25
+
+
+def test_the_home_page_for_visitors_costs_a_bounded_number_of_queries(
+    client, corpus, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        assert client.get("/").text.count('class="chip more"') == 25
