@@ -2,10 +2,17 @@ from __future__ import annotations
 
 from django import template
 
+from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Paper
 
 register = template.Library()
+
+
+@register.filter
+def latex(text: str) -> str:
+    """A title or abstract with its LaTeX rendered as plain text (still escaped)."""
+    return latex_to_text(text or "")
 
 
 @register.filter
