@@ -72,7 +72,8 @@ _WEIGHTED = (
     "'(''(?:[^'']|'''')*'')', '\\1:{weights}', 'g')::tsquery"
 )
 TERM_TSQUERY = (
-    f"(CASE WHEN numnode(phraseto_tsquery('{CONFIG}', %s)) = 0 THEN ''::tsquery "
+    f"(CASE WHEN numnode(phraseto_tsquery('{CONFIG}', %s)) = 0 "
+    f"THEN phraseto_tsquery('{CONFIG}', %s) "
     f"ELSE {_WEIGHTED.format(config=CONFIG, weights='AC')} "
     f"|| {_WEIGHTED.format(config='simple', weights='B')} END)"
 )
@@ -186,7 +187,7 @@ def _tsquery(alternatives: list[list[Term]]) -> RawSQL:
     for terms in alternatives:
         negations = ("!!" if term.excluded else "" for term in terms)
         sql.append(f"({' && '.join(f'{n}{TERM_TSQUERY}' for n in negations)})")
-        params += [term.text for term in terms for _ in range(3)]
+        params += [term.text for term in terms for _ in range(4)]
     return RawSQL(" || ".join(sql), params, output_field=SearchQueryField())
 
 
