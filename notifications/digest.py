@@ -36,6 +36,7 @@ from accounts.models import User
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.schedule import Schedule
+from papers.latex import latex_to_text
 from papers.models import Authorship
 from papers.models import Paper
 from topics.models import Follow
@@ -403,7 +404,7 @@ def _entry(paper: Paper, also_in: list[Topic]) -> Entry:
         authors=names[:AUTHORS_SHOWN],
         more_authors=max(len(names) - AUTHORS_SHOWN, 0),
         affiliations=affiliations[:AFFILIATIONS_SHOWN],
-        summary=one_line(paper.abstract),
+        summary=one_line(latex_to_text(paper.abstract)),
         also_in=also_in,
     )
 

@@ -62,6 +62,11 @@ def get_paper(identifier: str, user: User | None = None) -> Paper:
     return paper
 
 
+def find_paper(arxiv_id: str) -> Paper | None:
+    """The stored paper with this id (without version), its id only; or None."""
+    return Paper.objects.filter(arxiv_id=arxiv_id).only("arxiv_id").first()
+
+
 def related_papers(paper: Paper, topic_ids: list[int], limit: int = 6) -> list[Paper]:
     """Papers sharing the most of these topics with `paper`, newest first; with no
     topics, the newest of its primary category."""

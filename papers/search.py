@@ -1,43 +1,106 @@
-"""Paper search: PostgreSQL full-text search, with a substring fallback on SQLite.
+"""Paper search, ranked on both databases: PostgreSQL's full-text search and
+SQLite's FTS5 (the embedded default, papers/migrations/0004).
 
-Paper text is untrusted, so highlights are built from plain text: the database (or
-Python) marks matches with private-use sentinel characters, the result is
-HTML-escaped, and only then do the sentinels become <mark> tags.
+The text follows websearch syntax: words, "quoted phrases", -excluded terms and
+`or` between alternatives. Each term matches stemmed in titles and abstracts and
+unstemmed in author names, so "Levine" finds Levine but not Levin.
+
+Paper text is untrusted, so highlights are built from plain text: the database
+marks what matched with private-use sentinel characters, Python reads which words
+were marked and marks them, whole, in the text shown (its LaTeX rendered); the
+result is HTML-escaped, and only then do the sentinels become <mark> tags.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 from functools import reduce
+from operator import and_
 from operator import or_
 
 from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
+from django.contrib.postgres.search import SearchQueryField
 from django.contrib.postgres.search import SearchRank
 from django.db import connection
+from django.db.models import BooleanField
 from django.db.models import F
+from django.db.models import Func
 from django.db.models import Q
 from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
+from papers.ingest.records import ARXIV_ID_RE
+from papers.latex import latex_to_text
 from papers.models import Paper
 from papers.query import with_listing_data
 
 MAX_QUERY_LENGTH = 200
 CONFIG = "english"
-# Unicode private-use characters: they never come out of ts_headline unless we ask.
+# Unicode private-use characters: they never come out of the database unless asked.
 START = "\ue000"
 STOP = "\ue001"
 MARKED = re.compile(f"{START}(.*?){STOP}", re.DOTALL)
+ADJACENT_MARKS = re.compile(f"{STOP}(\\s+){START}")
 SNIPPET_WORDS = 40
-FRAGMENT_DELIMITER = " … "
-# websearch syntax, as far as the fallback follows it: "a phrase", -excluded, or.
+# websearch syntax: "a phrase", -excluded, or.
 TERM = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
-SEARCH_FIELDS = ("title", "abstract", "author_names")
+# A word as shown and marked: "multi-agent" and "model's" are one word.
+WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
+ATOM = re.compile(r"\w+")
+# The whole text is one paper's id: 2607.04713v1, arXiv:2607.04713, its page on
+# arXiv (abs, pdf or html), hep-th/9901001.
+ARXIV_QUERY = re.compile(
+    r"(?i:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:\s*)?"
+    rf"{ARXIV_ID_RE.pattern}(?i:\.pdf)?/?"
+)
+
+# PostgreSQL: one term, as a tsquery whose stemmed (English) lexemes match only
+# title and abstract (weights A and C, migration 0002) and whose unstemmed
+# ('simple') lexemes match only author names (B). PostgreSQL cannot set a
+# tsquery's weights, so they are written into its text form, where every lexeme
+# is quoted ('levin' becomes 'levin':AC). A term of stop words only ("the") is
+# left out, as websearch_to_tsquery leaves it out.
+_WEIGHTED = (
+    "regexp_replace(phraseto_tsquery('{config}', %s)::text, "
+    "'(''(?:[^'']|'''')*'')', '\\1:{weights}', 'g')::tsquery"
+)
+TERM_TSQUERY = (
+    f"(CASE WHEN numnode(phraseto_tsquery('{CONFIG}', %s)) = 0 "
+    f"THEN phraseto_tsquery('{CONFIG}', %s) "
+    f"ELSE {_WEIGHTED.format(config=CONFIG, weights='AC')} "
+    f"|| {_WEIGHTED.format(config='simple', weights='B')} END)"
+)
+# SQLite: the papers one term matches, stemmed in title and abstract or
+# unstemmed in author names (two FTS5 tables, migration 0004).
+TERM_ROWS = (
+    "SELECT rowid FROM papers_paper_fts WHERE papers_paper_fts MATCH %s "
+    "UNION SELECT rowid FROM papers_paper_fts_authors "
+    "WHERE papers_paper_fts_authors MATCH %s"
+)
+# bm25 weights of (title, abstract, author_names): PostgreSQL ranks a title
+# (A, 1.0) above authors (B, 0.4) above the abstract (C, 0.2).
+FTS_RANK = "bm25(papers_paper_fts, 5.0, 1.0, 2.0)"
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    text: str
+    excluded: bool = False
+
+
+class Matches(Func):
+    """`vector @@ query`, usable as a filter."""
+
+    arg_joiner = " @@ "
+    template = "%(expressions)s"
+    output_field = BooleanField()
 
 
 def search_papers(
@@ -50,8 +113,8 @@ def search_papers(
 ) -> QuerySet[Paper]:
     """Papers matching the text and filters, best first; newest first with no text.
 
-    Each paper carries `title_marked` and `snippet_marked` (sentinel-marked
-    headlines) on PostgreSQL; pass the papers shown to `highlight` before display.
+    With positive terms each paper carries `title_marked` and `abstract_marked`
+    (sentinel-marked); pass the papers shown to `highlight` before display.
     """
     papers = Paper.objects.all()
     if topic:
@@ -62,78 +125,117 @@ def search_papers(
         papers = papers.filter(first_announced__gte=date_from)
     if date_to:
         papers = papers.filter(first_announced__lte=date_to)
-    text = text.strip()
-    if not text:
+    if not text.strip():
         return with_listing_data(papers.order_by("-first_announced", "-id"))
+    alternatives = parse_query(text)
+    if not alternatives:
+        return papers.none()
     if connection.vendor == "postgresql":
-        return with_listing_data(_full_text(papers, text))
-    return with_listing_data(_substring(papers, text))
+        return with_listing_data(_full_text(papers, alternatives))
+    return with_listing_data(_fts5(papers, alternatives))
 
 
-def _full_text(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
-    query = SearchQuery(text, search_type="websearch", config=CONFIG)
-    # Author names are indexed unstemmed ('simple', see migration 0002), where the
-    # English query would look for "jone" instead of "jones": ask in both forms.
-    either = query | SearchQuery(text, search_type="websearch", config="simple")
-    papers = papers.filter(search_vector=either)
-    # The unstemmed form of "-robots" misses the title's stemmed "robot", so
-    # exclusions are applied again, stemmed.
-    for term in parse_terms(text)[1]:
-        papers = papers.exclude(
-            search_vector=SearchQuery(term, search_type="phrase", config=CONFIG)
-        )
-    return papers.annotate(
-        rank=SearchRank(F("search_vector"), either),
-        # PostgreSQL defers costly output functions past ORDER BY ... LIMIT,
-        # so only the rows of the page pay for their headlines.
-        title_marked=SearchHeadline(
-            "title",
-            query,
-            config=CONFIG,
-            start_sel=START,
-            stop_sel=STOP,
-            highlight_all=True,
-        ),
-        snippet_marked=SearchHeadline(
-            "abstract",
-            query,
-            config=CONFIG,
-            start_sel=START,
-            stop_sel=STOP,
-            max_words=SNIPPET_WORDS,
-            min_words=SNIPPET_WORDS // 2,
-            max_fragments=2,
-            fragment_delimiter=FRAGMENT_DELIMITER,
-        ),
-    ).order_by("-rank", "-first_announced", "-id")
-
-
-def _substring(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
-    included, excluded = parse_terms(text)
-    for term in included:
-        papers = papers.filter(_contains(term))
-    if excluded:
-        papers = papers.exclude(reduce(or_, map(_contains, excluded)))
-    elif not included:
-        papers = papers.none()
-    return papers.order_by("-first_announced", "-id")
-
-
-def _contains(term: str) -> Q:
-    return reduce(or_, (Q(**{f"{field}__icontains": term}) for field in SEARCH_FIELDS))
-
-
-def parse_terms(text: str) -> tuple[list[str], list[str]]:
-    """The words and "quoted phrases" of a query, split into included and excluded."""
-    included: list[str] = []
-    excluded: list[str] = []
+def parse_query(text: str) -> list[list[Term]]:
+    """The query's alternatives (split at `or`), each the terms that must all
+    hold; empty when there is nothing to search for."""
+    alternatives: list[list[Term]] = [[]]
     for match in TERM.finditer(text):
-        minus = match.group(1) or match.group(3)
-        term = " ".join((match.group(2) or match.group(4) or "").split())
-        if not term or term.lower() == "or" or term == "-":
-            continue
-        (excluded if minus else included).append(term)
-    return included, excluded
+        quoted = match.group(2) is not None
+        words = " ".join(match.group(2 if quoted else 4).split())
+        if not quoted and words.lower() == "or":
+            alternatives.append([])
+        elif words and words != "-":
+            excluded = bool(match.group(1) or match.group(3))
+            alternatives[-1].append(Term(words, excluded))
+    return [terms for terms in alternatives if terms]
+
+
+def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
+    """(id without version, version or None) when the whole text names one
+    arXiv paper; None for any other text."""
+    match = ARXIV_QUERY.fullmatch(text.strip())
+    if match is None:
+        return None
+    version = match.group("version")
+    return match.group("id"), int(version) if version else None
+
+
+def _full_text(
+    papers: QuerySet[Paper], alternatives: list[list[Term]]
+) -> QuerySet[Paper]:
+    query = _tsquery(alternatives)
+    papers = papers.filter(Matches(F("search_vector"), query)).annotate(
+        rank=SearchRank(F("search_vector"), query)
+    )
+    positive = _positive(alternatives)
+    if positive:
+        # Marks every stemmed form that matched. PostgreSQL defers costly output
+        # functions past ORDER BY ... LIMIT, so only a page's rows pay for them.
+        marked = reduce(
+            or_, (SearchQuery(t, search_type="phrase", config=CONFIG) for t in positive)
+        )
+        papers = papers.annotate(
+            title_marked=_headline("title", marked),
+            abstract_marked=_headline("abstract", marked),
+        )
+    return papers.order_by("-rank", "-first_announced", "-id")
+
+
+def _tsquery(alternatives: list[list[Term]]) -> RawSQL:
+    """The query as one tsquery: terms joined by &&, alternatives by ||."""
+    sql, params = [], []
+    for terms in alternatives:
+        negations = ("!!" if term.excluded else "" for term in terms)
+        sql.append(f"({' && '.join(f'{n}{TERM_TSQUERY}' for n in negations)})")
+        params += [term.text for term in terms for _ in range(4)]
+    return RawSQL(" || ".join(sql), params, output_field=SearchQueryField())
+
+
+def _headline(field: str, query: SearchQuery) -> SearchHeadline:
+    return SearchHeadline(
+        field, query, config=CONFIG, start_sel=START, stop_sel=STOP, highlight_all=True
+    )
+
+
+def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:
+    papers = papers.filter(
+        reduce(or_, (reduce(and_, map(_fts5_term, terms)) for terms in alternatives))
+    )
+    if any(all(term.excluded for term in terms) for terms in alternatives):
+        # Some papers match by what they lack: nothing to rank or mark them by.
+        return papers.order_by("-first_announced", "-id")
+    # Every paper found matches one of the positive terms in papers_paper_fts
+    # (an unstemmed author match is a stemmed one too), so joining it loses none.
+    # FTS5's bm25() and highlight() need that join: extra() is the ORM's only way.
+    return papers.extra(
+        select={
+            "rank": FTS_RANK,
+            "title_marked": "highlight(papers_paper_fts, 0, %s, %s)",
+            "abstract_marked": "highlight(papers_paper_fts, 1, %s, %s)",
+        },
+        select_params=[START, STOP, START, STOP],
+        tables=["papers_paper_fts"],
+        where=[
+            "papers_paper_fts.rowid = papers_paper.id",
+            "papers_paper_fts MATCH %s",
+        ],
+        params=[" OR ".join(map(_fts_phrase, _positive(alternatives)))],
+    ).order_by("rank", "-first_announced", "-id")
+
+
+def _fts5_term(term: Term) -> Q:
+    phrase = _fts_phrase(term.text)
+    rows = Q(pk__in=RawSQL(TERM_ROWS, [f"{{title abstract}} : {phrase}", phrase]))
+    return ~rows if term.excluded else rows
+
+
+def _fts_phrase(text: str) -> str:
+    """The text as one FTS5 string: any characters, never a syntax error."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _positive(alternatives: list[list[Term]]) -> list[str]:
+    return [term.text for terms in alternatives for term in terms if not term.excluded]
 
 
 def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
@@ -141,46 +243,54 @@ def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
     papers = list(papers)
     if not text.strip():
         return papers
-    terms, _ = parse_terms(text)
     for paper in papers:
-        marked_title = getattr(paper, "title_marked", None)
-        if marked_title is None:
-            marked_title = mark_terms(paper.title, terms)
-        marked_snippet = getattr(paper, "snippet_marked", None)
-        if marked_snippet is None:
-            marked_snippet = mark_terms(excerpt(paper.abstract, terms), terms)
-        paper.highlighted_title = to_html(marked_title)  # type: ignore[attr-defined]
-        paper.snippet = to_html(marked_snippet)  # type: ignore[attr-defined]
+        words = marked_words(getattr(paper, "title_marked", None)) | marked_words(
+            getattr(paper, "abstract_marked", None)
+        )
+        title = latex_to_text(paper.title)
+        abstract = latex_to_text(paper.abstract)
+        paper.highlighted_title = to_html(mark_words(title, words))  # type: ignore[attr-defined]
+        paper.snippet = to_html(mark_words(excerpt(abstract, words), words))  # type: ignore[attr-defined]
     return papers
 
 
-def mark_terms(text: str, terms: list[str]) -> str:
-    """The text with every case-insensitive occurrence of a term sentinel-marked."""
+def marked_words(marked: str | None) -> set[str]:
+    """The words, lowercased, that the database marked in a text (a part of a
+    word counts: "multi-[agent]" gives "agent")."""
+    if not marked:
+        return set()
+    return {
+        atom.lower() for span in MARKED.findall(marked) for atom in ATOM.findall(span)
+    }
+
+
+def _is_match(word: str, words: set[str]) -> bool:
+    return any(atom.lower() in words for atom in ATOM.findall(word))
+
+
+def mark_words(text: str, words: set[str]) -> str:
+    """The text with every word that is, or holds, one of `words` sentinel-marked
+    whole; neighbouring marks ("tool use") become one."""
     text = text.replace(START, "").replace(STOP, "")
-    patterns = [
-        r"\s+".join(map(re.escape, term.split()))
-        for term in sorted(terms, key=len, reverse=True)
-    ]
-    if not patterns:
+    if not words:
         return text
-    return re.sub(
-        "|".join(patterns),
-        lambda match: f"{START}{match.group(0)}{STOP}",
+    marked = WORD.sub(
+        lambda match: f"{START}{match.group(0)}{STOP}"
+        if _is_match(match.group(0), words)
+        else match.group(0),
         text,
-        flags=re.IGNORECASE,
     )
+    return ADJACENT_MARKS.sub(r"\1", marked)
 
 
-def excerpt(text: str, terms: list[str], words: int = SNIPPET_WORDS) -> str:
-    """About `words` words of the text, starting a little before the first term."""
-    lowered = text.lower()
-    found = [lowered.find(term.lower()) for term in terms]
-    first = min((position for position in found if position >= 0), default=0)
+def excerpt(text: str, words: set[str], size: int = SNIPPET_WORDS) -> str:
+    """About `size` words of the text, starting a little before the first match."""
     all_words = text.split()
-    start = max(len(text[:first].split()) - words // 4, 0)
-    shown = " ".join(all_words[start : start + words])
+    first = next((n for n, word in enumerate(all_words) if _is_match(word, words)), 0)
+    start = max(first - size // 4, 0)
+    shown = " ".join(all_words[start : start + size])
     prefix = "… " if start > 0 else ""
-    suffix = " …" if start + words < len(all_words) else ""
+    suffix = " …" if start + size < len(all_words) else ""
     return f"{prefix}{shown}{suffix}"
 
 

@@ -8,6 +8,7 @@ from django.db.models import OuterRef
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.shortcuts import redirect
 from django.shortcuts import render
 
 from accounts.models import User
@@ -19,9 +20,11 @@ from papers.library import saved_papers
 from papers.library import set_saved
 from papers.library import with_saved_flag
 from papers.pagecache import cache_for_visitors
+from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
 from papers.query import with_listing_data
+from papers.search import arxiv_id_query
 from papers.search import highlight
 from papers.search import search_papers
 
@@ -95,12 +98,20 @@ def saved_bibtex(request: HttpRequest) -> HttpResponse:
 
 def search(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
-    page = None
+    context = {"form": form, "page": None, "missing_id": None}
     if form.is_valid() and form.has_criteria():
         text = form.cleaned_data["q"]
-        papers = with_saved_flag(search_papers(text, **form.filters()), request.user)
-        page = Paginator(papers, SEARCH_RESULTS_PER_PAGE).get_page(
-            request.GET.get("page")
-        )
-        page.object_list = highlight(page.object_list, text)
-    return render(request, "papers/search.html", {"form": form, "page": page})
+        if identifier := arxiv_id_query(text):
+            # An id (or arXiv link) names one paper: open it, or say it is not here.
+            arxiv_id, version = identifier
+            if paper := find_paper(arxiv_id):
+                return redirect(paper)
+            context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
+        else:
+            papers = search_papers(text, **form.filters())
+            page = Paginator(
+                with_saved_flag(papers, request.user), SEARCH_RESULTS_PER_PAGE
+            ).get_page(request.GET.get("page"))
+            page.object_list = highlight(page.object_list, text)
+            context["page"] = page
+    return render(request, "papers/search.html", context)

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST
 from accounts.models import User
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
+from papers.latex import latex_to_text
 from papers.library import record_shown
 from papers.library import with_saved_flag
 from papers.library import with_seen_flag
@@ -225,7 +226,7 @@ class TopicFeed(Feed):
         )
 
     def item_title(self, paper: Paper) -> str:
-        return paper.title
+        return latex_to_text(paper.title)
 
     def item_description(self, paper: Paper) -> str:
         return paper.abstract

@@ -370,4 +370,6 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", "INFO")},
+    # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
+    "loggers": {"pylatexenc": {"level": "ERROR"}},
 }

@@ -1,8 +1,8 @@
 """Full-text search on PostgreSQL: a trigger keeps Paper.search_vector current.
 
 Weights: title A, authors B, abstract C. Authors use the 'simple' configuration
-so names are not stemmed. On SQLite this migration does nothing and search falls
-back to plain substring matching (papers/search.py).
+so names are not stemmed. On SQLite this migration does nothing; FTS5 tables serve
+search there (migration 0004, papers/search.py).
 """
 
 from django.db import migrations

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import template
 
+from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Paper
 
@@ -9,6 +10,12 @@ register = template.Library()
 
 # Chips on a paper row; the rest are "+N", linked to the paper's page.
 CHIPS_SHOWN = 3
+
+
+@register.filter
+def latex(text: str) -> str:
+    """A title or abstract with its LaTeX rendered as plain text (still escaped)."""
+    return latex_to_text(text or "")
 
 
 @register.filter

@@ -1,0 +1,51 @@
+"""Search in a real browser: an id typed in the header opens the paper, and the
+search page fits a phone's screen."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def papers(transactional_db):
+    make_topic(
+        "Vision-Language-Action Models for Long-Horizon Robot Manipulation",
+        rule="ti:robot",
+        slug="vla",
+    )
+    records = [
+        paper_record("2607.04713", title="Robot policies from video"),
+        paper_record("2607.04714", title="Robot hands that grasp"),
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+
+
+def test_an_arxiv_link_in_the_header_search_opens_the_paper(page, live_server, papers):
+    page.goto("/")
+    page.fill("#site-search", "https://arxiv.org/abs/2607.04713v2")
+    page.keyboard.press("Enter")
+
+    expect(page).to_have_url(f"{live_server.url}/papers/2607.04713/")
+    expect(page.locator("h1")).to_have_text("Robot policies from video")
+
+
+def test_the_search_page_does_not_scroll_sideways_on_a_phone(
+    browser, live_server, papers
+):
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    page = context.new_page()
+    page.goto("/search/?q=robot")
+
+    expect(page.locator("#results")).to_have_text("2 papers")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()

@@ -1,0 +1,102 @@
+"""LaTeX in titles and abstracts reads as plain text wherever a paper is shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from papers.ingest.upsert import upsert_records
+from papers.latex import latex_to_text
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.tagging import tag_papers
+
+TITLE = r"$\alpha$-divergence bounds for \emph{sparse} agents"
+ABSTRACT = r"We bound it in $O(n^2)$ time for 50% of \textbf{all} inputs."
+SHOWN_TITLE = "\u03b1-divergence bounds for sparse agents"
+SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"$\alpha$-divergence", "\u03b1-divergence"),
+        (r"\emph{x}", "x"),
+        (r"$O(n^2)$", "O(n²)"),
+        (r"Re$^3$Sim: $10^{-3}$ and $x^{-1/2}$", "Re³Sim: 10⁻³ and x^-1/2"),
+        (r"$\mathbb{H}_2$ control", "ℍ₂ control"),
+        (r"Schr\"odinger and Erd\H{o}s--R\'enyi", "Schrödinger and Erdős–Rényi"),  # noqa: RUF001
+        (r"$a \le \pi(x)$", "a ≤ \u03c0(x)"),
+        (r"$\mathcal{O}(\log n)$", "𝒪(log n)"),  # noqa: RUF001
+        (r"see \href{https://x.org}{the code} \cite{k}.", "see the code ."),
+        (r"\texttt{vLLM}, i.i.d.\ samples", "vLLM, i.i.d. samples"),
+        # A percent sign is text, not a comment hiding the rest.
+        (r"$x$ gains 50% over $y$", "x gains 50% over y"),
+        # Dollars that are money, not math.
+        (r"costs $5 and $10 with \emph{x}", "costs $5 and $10 with x"),
+        (r"an odd $ and \emph{x}", "an odd $ and x"),
+        # What pylatexenc cannot read loses its commands and braces only.
+        (r"\begin{itemize} \item one \end{itemize}", "* one"),
+        (r"<script>$x$</script>", "<script>x</script>"),
+    ],
+)
+def test_latex_reads_as_plain_text(latex, text):
+    assert latex_to_text(latex) == text
+
+
+def test_text_without_latex_is_returned_as_it_is():
+    text = "Plain {braces} and 50% -- untouched"
+
+    assert latex_to_text(text) is text
+
+
+@pytest.fixture
+def paper(db):
+    topic = make_topic("Agents", rule="ti:agents", slug="agents")
+    upsert = upsert_records(
+        [paper_record("2606.00101", title=TITLE, abstract=ABSTRACT)]
+    )
+    tag_papers(upsert.changed_ids)
+    return topic
+
+
+def test_the_paper_page_shows_latex_as_text(client, paper):
+    page = client.get("/papers/2606.00101/").text
+
+    assert f"<h1>{SHOWN_TITLE}</h1>" in page
+    assert f"<title>{SHOWN_TITLE}" in page
+    assert f'<p class="abstract">{SHOWN_ABSTRACT}</p>' in page
+    # BibTeX keeps the LaTeX, as BibTeX should.
+    assert "title = {{$\\alpha$-divergence bounds for \\emph{sparse} agents}}" in page
+
+
+def test_rows_and_the_side_panel_show_latex_as_text(client, paper):
+    page = client.get("/topics/agents/").text
+
+    assert f'<a href="/papers/2606.00101/">{SHOWN_TITLE}</a>' in page
+    assert f'<h2 class="panel-title">{SHOWN_TITLE}</h2>' in page
+    assert f'<p class="abstract">{SHOWN_ABSTRACT}</p>' in page
+    assert "\\emph" not in page
+
+
+def test_atom_feed_titles_show_latex_as_text(client, paper):
+    feed = client.get("/topics/agents/feed/").text
+
+    assert f"<title>{SHOWN_TITLE}</title>" in feed
+
+
+def test_latex_in_paper_text_is_escaped_once_rendered(client, db):
+    upsert_records(
+        [
+            paper_record(
+                "2606.00102",
+                title=r"\emph{<img src=x onerror=alert(1)>} $a<b$",
+                abstract=r"\textbf{<script>alert(2)</script>}",
+            )
+        ]
+    )
+
+    page = client.get("/papers/2606.00102/").text
+
+    assert "<h1>&lt;img src=x onerror=alert(1)&gt; a&lt;b</h1>" in page
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
