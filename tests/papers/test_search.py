@@ -613,7 +613,7 @@ def test_the_fts5_index_follows_new_changed_and_deleted_papers(client):
 @pytest.mark.django_db
 def test_the_fts5_triggers_exist_after_all_migrations():
     """Django rebuilds a SQLite table for most ALTERs, dropping its triggers: a
-    later migration of papers_paper must recreate them (see migration 0004)."""
+    later migration of papers_paper must recreate them (see migration 0005)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         triggers = {name for (name,) in cursor.fetchall()}
