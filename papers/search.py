@@ -1,5 +1,5 @@
 """Paper search, ranked on both databases: PostgreSQL's full-text search and
-SQLite's FTS5 (the embedded default, papers/migrations/0004).
+SQLite's FTS5 (the embedded default, papers/migrations/0005).
 
 The text follows websearch syntax: words, "quoted phrases", -excluded terms and
 `or` between alternatives. Each term matches stemmed in titles and abstracts and
@@ -78,7 +78,7 @@ TERM_TSQUERY = (
     f"|| {_WEIGHTED.format(config='simple', weights='B')} END)"
 )
 # SQLite: the papers one term matches, stemmed in title and abstract or
-# unstemmed in author names (two FTS5 tables, migration 0004).
+# unstemmed in author names (two FTS5 tables, migration 0005).
 TERM_ROWS = (
     "SELECT rowid FROM papers_paper_fts WHERE papers_paper_fts MATCH %s "
     "UNION SELECT rowid FROM papers_paper_fts_authors "
