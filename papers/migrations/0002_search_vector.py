@@ -2,7 +2,7 @@
 
 Weights: title A, authors B, abstract C. Authors use the 'simple' configuration
 so names are not stemmed. On SQLite this migration does nothing; FTS5 tables serve
-search there (migration 0004, papers/search.py).
+search there (migration 0005, papers/search.py).
 """
 
 from django.db import migrations
