@@ -28,6 +28,8 @@ from topics.tagging import tag_papers
 pytestmark = pytest.mark.django_db
 
 MAX_PAGE_QUERIES = 10
+# The feed also writes what it showed (for "seen") and forgets the oldest.
+FEED_WRITES = 2
 API_ATOM = Path(__file__).parent / "fixtures" / "arxiv" / "api_atom"
 LISTS = ["/", "/topics/agents/", "/search/?q=agent", "/saved/"]
 
@@ -164,7 +166,8 @@ def test_every_list_is_one_the_keyboard_moves_through_with_abstract_drawers(
 def test_lists_cost_a_bounded_number_of_queries_whatever_the_chips(
     reader, address, django_assert_max_num_queries
 ):
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+    budget = MAX_PAGE_QUERIES + (FEED_WRITES if address == "/" else 0)
+    with django_assert_max_num_queries(budget):
         response = reader.get(address)
 
     assert response.status_code == 200
