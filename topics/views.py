@@ -49,12 +49,12 @@ from topics.limits import take
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
-from topics.momentum import FLOOR
 from topics.query import active_topics
 from topics.query import feed_papers
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import topic_papers
+from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
 
@@ -102,6 +102,28 @@ def topic_list(request: HttpRequest) -> HttpResponse:
 
 
 @cache_for_visitors
+def trending(request: HttpRequest) -> HttpResponse:
+    """Every active topic by how its share of new papers changes."""
+    topics = topics_by_trend(request.user)
+    scores = {t.pk: t.figures.trend_score if t.figures else None for t in topics}
+    rising = [t for t in topics if (scores[t.pk] or 0) > 0]
+    falling = [t for t in topics if scores[t.pk] is not None and scores[t.pk] <= 0]
+    unranked = [t for t in topics if scores[t.pk] is None]
+    context = {
+        "groups": [
+            ("Rising", rising, "No topic is rising."),
+            ("Falling or steady", falling, "No topic is falling."),
+            ("Too little to rank", unranked, "Every topic has enough to rank."),
+        ],
+    }
+    # Coverage is the corpus's: every topic's figures share it.
+    figures = next((t.figures for t in topics if t.figures), None)
+    if figures is not None:
+        context.update(as_of=figures.as_of, left_out=figures.left_out)
+    return render(request, "topics/trending.html", context)
+
+
+@cache_for_visitors
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_active_topic(slug, request.user)
     week, week_error = _week(request)
@@ -115,7 +137,6 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "week_error": week_error,
         "related": related_topics(topic),
         "momentum": with_figures([topic])[0].figures,
-        "floor": FLOOR,
     }
     return render(request, "topics/detail.html", context)
 
