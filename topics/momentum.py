@@ -226,8 +226,10 @@ class Momentum:
             return None
         if self.change is None:
             return "new"
-        rounded = round(self.change)
-        return "up" if rounded > 0 else "down" if rounded < 0 else "flat"
+        # As the sentence rounds it: "up 1%" from half a percent.
+        if abs(self.change) < 0.5:
+            return "flat"
+        return "up" if self.change > 0 else "down"
 
     @property
     def trend_score(self) -> float | None:

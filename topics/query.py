@@ -56,12 +56,11 @@ def with_figures(topics: Iterable[Topic]) -> list[Topic]:
 
 def trending_topics(limit: int = 10) -> list[Topic]:
     """Active topics whose share of new papers grows fastest, by
-    momentum.trend_score (see topics.momentum); only those rising."""
-    return with_figures(
-        active_topics()
-        .filter(momentum__trend_score__gt=0)
-        .order_by("-momentum__trend_score", "name")[:limit]
-    )
+    momentum.trend_score (see topics.momentum); only those that read "up"."""
+    # A positive score whose change rounds to 0% reads "the same": not rising.
+    scored = active_topics().filter(momentum__trend_score__gt=0)
+    topics = with_figures(scored.order_by("-momentum__trend_score", "name"))
+    return [t for t in topics if t.figures.direction == "up"][:limit]
 
 
 def topics_by_trend(user: User) -> list[Topic]:

@@ -105,15 +105,16 @@ def topic_list(request: HttpRequest) -> HttpResponse:
 def trending(request: HttpRequest) -> HttpResponse:
     """Every active topic by how its share of new papers changes."""
     topics = topics_by_trend(request.user)
-    scores = {t.pk: t.figures.trend_score if t.figures else None for t in topics}
-    rising = [t for t in topics if (scores[t.pk] or 0) > 0]
-    falling = [t for t in topics if scores[t.pk] is not None and scores[t.pk] <= 0]
-    unranked = [t for t in topics if scores[t.pk] is None]
+    groups: dict[str | None, list[Topic]] = {"up": [], "flat": [], "down": [], None: []}
+    for topic in topics:
+        ranked = topic.figures and topic.figures.trend_score is not None
+        groups[topic.figures.direction if ranked else None].append(topic)
     context = {
         "groups": [
-            ("Rising", rising, "No topic is rising."),
-            ("Falling or steady", falling, "No topic is falling."),
-            ("Too little to rank", unranked, "Every topic has enough to rank."),
+            ("Rising", groups["up"]),
+            ("Steady", groups["flat"]),
+            ("Falling", groups["down"]),
+            ("Too little to rank", groups[None]),
         ],
     }
     # Coverage is the corpus's: every topic's figures share it.

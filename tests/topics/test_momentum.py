@@ -212,6 +212,13 @@ def test_a_topic_with_no_papers_before_is_new():
     assert (m.previous_share, m.change, m.direction) == (0.0, None, "new")
 
 
+def test_a_change_that_rounds_to_zero_is_flat():
+    corpus = [10000] * 8
+    assert momentum([1000] * 4 + [1003] * 4, corpus).direction == "flat"
+    assert momentum([1000] * 4 + [1005] * 4, corpus).direction == "up"
+    assert momentum([1000] * 4 + [995] * 4, corpus).direction == "down"
+
+
 def test_weeks_end_on_the_as_of_day():
     days = {
         AS_OF: 1,

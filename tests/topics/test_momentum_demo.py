@@ -88,4 +88,4 @@ def test_trending_does_not_read_up_for_every_topic(demo, client):
     assert all(t.figures.change > 0 for t in rising)
     page = client.get("/topics/trending/").text
     assert "down " in page
-    assert page.index("Rising") < page.index("Falling or steady")
+    assert page.index("Rising") < page.index("Steady") < page.index("Falling")

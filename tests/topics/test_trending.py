@@ -30,6 +30,7 @@ CORPUS = [20, 200, 200, 200, 200, 200, 200, 200]
 WEEKLY = {
     "growing": [1, 10, 10, 10, 20, 20, 20, 20],  # its share about doubles
     "shrinking": [2, 20, 20, 20, 12, 12, 12, 12],  # its share falls by 40%
+    "steady": [2, 20, 20, 20, 20, 20, 20, 21],  # its share rises by 0.1%
     "tiny": [0, 0, 1, 1, 1, 1, 2, 1],  # 2 -> 5 papers: +150%, but too few
 }
 PAGE_QUERIES = 4
@@ -49,6 +50,9 @@ def topics():
 
 
 def test_trending_lists_only_rising_topics_with_enough_papers(topics):
+    steady = topics["steady"].momentum
+    assert steady.trend_score > 0  # but its change rounds to 0%: not rising
+
     assert [t.slug for t in trending_topics()] == ["growing"]
 
 
@@ -60,7 +64,7 @@ def test_the_trending_page_lists_every_topic_rising_falling_then_unranked(
 
     assert response.status_code == 200
     page = response.text
-    order = ["Rising", "growing", "Falling or steady", "shrinking"]
+    order = ["Rising", "growing", "Steady", "steady", "Falling", "shrinking"]
     order += ["Too little to rank", "dormant", "tiny"]
     positions = [
         page.index(f'href="/topics/{x}/"' if x.islower() else x) for x in order
@@ -70,6 +74,7 @@ def test_the_trending_page_lists_every_topic_rising_falling_then_unranked(
     assert ", down " in card(page, "shrinking")
     assert "too few papers to say how fast" in card(page, "tiny")
     assert "too few papers to say how fast" in card(page, "dormant")
+    assert ", the same as in the four weeks before." in card(page, "steady")
     # Coverage is the corpus's: said once, not on every card.
     assert page.count("left out of both: the week of May 30.") == 1
     assert "so left out" not in page
@@ -109,6 +114,7 @@ def test_home_and_the_topic_list_link_to_the_trending_page(client, topics):
 
     assert 'href="/topics/growing/"' in trending_block
     assert 'href="/topics/shrinking/"' not in trending_block
+    assert 'href="/topics/steady/"' not in trending_block
     assert 'href="/topics/trending/"' in trending_block
     assert 'href="/topics/trending/"' in client.get("/topics/").text
 
