@@ -207,31 +207,25 @@ def test_healthz_reports_the_database(client, db):
     assert response.json() == {"status": "ok"}
 
 
-def test_topic_page_shows_momentum_with_its_formula_and_chart(
-    client, corpus, django_capture_on_commit_callbacks
-):
+def test_topic_page_shows_momentum_with_its_formula_and_chart(client, corpus):
     refresh_momentum()
-    assert "too few papers to say" in client.get("/topics/rl-for-llm-agents/").text
-    more = [paper_record(f"2606.0020{n}", title=f"Agent {n}") for n in range(4)]
-    tag_papers(upsert_records(more).changed_ids)
-    with django_capture_on_commit_callbacks(execute=True):
-        refresh_momentum()
 
     page = client.get("/topics/rl-for-llm-agents/").text
 
-    assert "12 papers</strong> in the last four weeks, none in the four weeks" in page
+    # One week of papers: nothing to compare it with (tests/topics has the rest).
+    assert "8 papers</strong> in the last four weeks; not enough fully" in page
     assert "How this is computed" in page
-    assert page.count("<rect") == 16
+    assert page.count('<rect x="') == 16
     assert "?week=" in page
 
 
-def test_home_ranks_trending_topics(client, corpus):
+def test_home_links_trending_topics_to_the_trending_page(client, corpus):
     refresh_momentum()
 
     page = client.get("/").text
 
     assert "Trending topics" in page
-    assert page.index("RL for LLM Agents") < page.index("Robot Learning")
+    assert 'href="/topics/trending/"' in page
 
 
 def test_related_topics_are_curated_first_then_by_shared_papers(client, corpus):

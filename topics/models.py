@@ -15,6 +15,9 @@ from papers.pagecache import content_changed
 from topics.rules import RuleError
 from topics.rules import compile_rule
 
+# Pages at /topics/<name>/ that a topic with that slug would hide (topics/urls.py).
+RESERVED_SLUGS = frozenset({"trending"})
+
 
 class Topic(models.Model):
     """A research topic that curators define with a rule in arXiv's search syntax."""
@@ -87,10 +90,18 @@ class Topic(models.Model):
         return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
+        errors = {}
+        if self.slug in RESERVED_SLUGS:
+            errors["slug"] = (
+                f"“{self.slug}” is the address of a page of the site "
+                f"(/topics/{self.slug}/); choose another slug."
+            )
         try:
             compile_rule(self.rule)
         except RuleError as exc:
-            raise ValidationError({"rule": f"Invalid rule: {exc}"}) from exc
+            errors["rule"] = f"Invalid rule: {exc}"
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def retag_pending(self) -> bool:
@@ -203,18 +214,24 @@ class Follow(models.Model):
 
 
 class TopicMomentum(models.Model):
-    """A topic's growth figures, precomputed by topics.momentum after ingest."""
+    """A topic's weekly figures and the corpus's, precomputed by topics.momentum
+    after ingest, so a page reads everything its momentum block says in one row."""
 
     topic = models.OneToOneField(
         Topic, on_delete=models.CASCADE, related_name="momentum"
     )
     as_of = models.DateField()
-    weekly = models.JSONField(default=list, help_text="Papers per week, oldest first.")
-    all_recent = models.PositiveIntegerField(default=0)
-    recent = models.PositiveIntegerField(default=0)
-    previous = models.PositiveIntegerField(default=0)
-    # 0 when there are too few papers to say.
-    trend_score = models.FloatField(default=0.0)
+    weekly = models.JSONField(
+        default=list, help_text="The topic's papers per week, oldest first."
+    )
+    corpus_weekly = models.JSONField(
+        default=list, help_text="All new papers per week, oldest first."
+    )
+    complete = models.JSONField(
+        default=list, help_text="Whether each week was fully harvested."
+    )
+    # The trending rank (topics.momentum); NULL with too little history or papers.
+    trend_score = models.FloatField(null=True, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -225,7 +242,7 @@ class TopicMomentum(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.topic}: {self.recent} papers as of {self.as_of}"
+        return f"{self.topic}: {sum(self.weekly[-4:])} papers as of {self.as_of}"
 
 
 class Question(models.Model):

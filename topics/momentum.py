@@ -1,15 +1,46 @@
-"""How fast a topic grows: papers first announced in the last four weeks, against the
-four weeks before, and as a share of everything announced in those four weeks.
+"""How fast a topic grows, comparing like with like.
 
-Windows end at the latest announcement day that has been harvested (the "as of"
-day), not at today: a stalled harvest must not read as every topic collapsing,
-and a database loaded from older feeds still shows true figures for its period.
-Weeks are the seven-day spans ending on the as-of day, so the last four bars of
-the chart are exactly the "last four weeks".
+Weeks. Counts are of papers first announced (their first version) in seven-day
+weeks ending on the latest announcement day harvested (the "as of" day), not
+today: a stalled harvest must not read as every topic collapsing, and a
+database loaded from older feeds still shows true figures for its period. The
+chart shows CHART_WEEKS weeks; the last four are "the last four weeks", the
+four before them "the four weeks before".
 
-Figures are computed for all topics with one aggregate query and stored in
-TopicMomentum, which pages read in O(1); `refresh_momentum()` runs after every
-ingest run and re-tag.
+Coverage. Whether a week was fully harvested is a property of the corpus,
+judged once per refresh for every topic (`corpus_coverage`):
+- The norm comes from the chart's busy weeks, those with at least
+  REFERENCE_FRACTION of the busiest week's papers, so the near-empty weeks
+  before a harvest began, however many, do not pull it down. The norm week is
+  the median of their totals, the norm day the median of their announcement
+  days (arXiv announces Monday to Friday).
+- A week is complete when its papers reach WEEK_FRACTION of the norm week and
+  at most MAX_SHORT_DAYS of its five announcement days fall below DAY_FRACTION
+  of the norm day: one arXiv holiday is one short day, whose papers come the
+  day after, not a gap in the harvest.
+- Ingest runs bound it: a listing feed or an API query sees only what arXiv
+  announces from then on, so while no backfill (a file, an OAI-PMH harvest)
+  has run, no week with a day announced before the first live run began is
+  complete, whatever its counts. Papers stored outside any run (fixtures, a
+  shell) are judged by their counts alone.
+
+Windows. Weeks not complete are left out of both windows. With fewer than
+MIN_WEEKS complete weeks in either window there is not enough history to
+compare, and the sentence says so (it still gives the recent count).
+
+Like with like. The change is that of the topic's share of all new papers over
+each window's complete weeks: share = the topic's papers ÷ all new papers, and
+change = (share - share before) ÷ share before. Below FLOOR of the topic's
+papers in those weeks of both windows together, there are too few to say.
+
+Trending ranks by the same change with both shares shrunk toward the topic's
+share over the two windows (see `Momentum.trend_score`), and only topics with
+TRENDING_MIN_PAPERS papers in each window: a jump from 2 to 5 papers ranks
+nowhere. The others have no score and are not trending.
+
+Figures are computed for all topics with three queries (tags per day, papers
+per day, ingest runs) and stored in TopicMomentum, which pages read in O(1);
+`refresh_momentum()` runs after every ingest run and re-tag.
 """
 
 from __future__ import annotations
@@ -19,12 +50,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from datetime import timedelta
+from functools import cached_property
+from statistics import median
+from typing import NamedTuple
 
 from django.db import transaction
 from django.db.models import Count
 from django.db.models import Max
+from django.db.models import Min
+from django.db.models import Q
 from django.utils import timezone
 
+from papers.ingest.schedule import listing_day
+from papers.models import FeedSource
+from papers.models import IngestRun
 from papers.models import Paper
 from papers.pagecache import content_changed
 from topics.models import PaperTopic
@@ -33,21 +72,74 @@ from topics.models import TopicMomentum
 
 WINDOW_WEEKS = 4
 CHART_WEEKS = 16
-# Below this many papers in the two windows together, a percentage says nothing.
+# A week counts towards the norm if it has at least half the busiest week's
+# papers: weekly totals on arXiv vary by well under a half, while the weeks
+# before a harvest began hold a sixth or less (only papers replaced later).
+REFERENCE_FRACTION = 0.5
+# Complete weeks reach half the norm week: a week that lost three days of
+# listings, or that the corpus begins in late, falls short of it; a holiday
+# week (arXiv moves the day's papers to the next announcement) does not.
+WEEK_FRACTION = 0.5
+# A short announcement day has under a quarter of the norm day. Mondays, the
+# quietest, carry about three quarters; a day whose listing was never harvested
+# carries almost nothing.
+DAY_FRACTION = 0.25
+# One short day a week is an arXiv holiday; two are a gap in the harvest.
+MAX_SHORT_DAYS = 1
+# Each window needs two complete weeks: one week alone swings with holidays
+# and conference deadlines.
+MIN_WEEKS = 2
+# Below this many of the topic's papers in both windows, a percentage says nothing.
 FLOOR = 10
-# Trending ranks by growth with this many papers added to both windows, so a
-# topic going from 1 to 4 papers does not outrank one going from 60 to 120.
-TRENDING_PRIOR = 5
+# Trending needs this many of the topic's papers in each window...
+TRENDING_MIN_PAPERS = 10
+# ...and ranks by the change with this many papers added to each window at the
+# topic's overall share: 10 -> 20 papers (+100%) ranks as +50%, 100 -> 200 as +91%.
+TRENDING_PRIOR = 10
+LIVE_KINDS = (FeedSource.Kind.LISTING, FeedSource.Kind.API_QUERY)
+
+
+class Week(NamedTuple):
+    start: date  # its first day
+    papers: int  # the topic's papers first announced in it
+    total: int  # all papers first announced in it
+    complete: bool  # fully harvested
+
+
+@dataclass(frozen=True)
+class Window:
+    """One of the two four-week windows, counted over its complete weeks."""
+
+    first: date
+    last: date
+    weeks: int  # complete weeks in it
+    papers: int  # the topic's papers in those weeks
+    total: int  # all new papers in those weeks
+
+    @property
+    def share(self) -> float | None:
+        """Percent of all new papers that are the topic's; None without any."""
+        return 100.0 * self.papers / self.total if self.total else None
 
 
 @dataclass(frozen=True)
 class Momentum:
     as_of: date
-    weekly: tuple[int, ...]  # oldest first; the last is the week ending as_of
-    all_recent: int  # every paper first announced in the last four weeks
+    weekly: tuple[int, ...]  # the topic's papers, oldest first; the last ends as_of
+    corpus_weekly: tuple[int, ...]  # all new papers, per week
+    complete: tuple[bool, ...]  # whether each week was fully harvested
+
+    @classmethod
+    def stored(cls, row: TopicMomentum) -> Momentum:
+        weeks = len(row.weekly)
+        # A row stored before coverage was judged has no flags: not complete.
+        corpus = [*row.corpus_weekly, *[0] * weeks][:weeks]
+        complete = [*row.complete, *[False] * weeks][:weeks]
+        return cls(row.as_of, tuple(row.weekly), tuple(corpus), tuple(complete))
 
     @property
     def recent(self) -> int:
+        """The topic's papers in the last four weeks, harvested fully or not."""
         return sum(self.weekly[-WINDOW_WEEKS:])
 
     @property
@@ -55,15 +147,71 @@ class Momentum:
         return sum(self.weekly[-2 * WINDOW_WEEKS : -WINDOW_WEEKS])
 
     @property
+    def all_recent(self) -> int:
+        return sum(self.corpus_weekly[-WINDOW_WEEKS:])
+
+    @cached_property
+    def weeks(self) -> list[Week]:
+        """Each chart week, oldest first."""
+        first = self.as_of - timedelta(days=7 * len(self.weekly) - 1)
+        return [
+            Week(first + timedelta(days=7 * i), *figures)
+            for i, figures in enumerate(
+                zip(self.weekly, self.corpus_weekly, self.complete, strict=True)
+            )
+        ]
+
+    def _window(self, weeks: list[Week]) -> Window:
+        counted = [week for week in weeks if week.complete]
+        return Window(
+            first=weeks[0].start,
+            last=weeks[-1].start + timedelta(days=6),
+            weeks=len(counted),
+            papers=sum(week.papers for week in counted),
+            total=sum(week.total for week in counted),
+        )
+
+    @cached_property
+    def recent_window(self) -> Window:
+        return self._window(self.weeks[-WINDOW_WEEKS:])
+
+    @cached_property
+    def previous_window(self) -> Window:
+        return self._window(self.weeks[-2 * WINDOW_WEEKS : -WINDOW_WEEKS])
+
+    @property
+    def left_out(self) -> list[date]:
+        """First days of the weeks of both windows left out as not complete."""
+        return [w.start for w in self.weeks[-2 * WINDOW_WEEKS :] if not w.complete]
+
+    @property
+    def comparable(self) -> bool:
+        """Both windows have enough complete weeks to compare."""
+        return min(self.recent_window.weeks, self.previous_window.weeks) >= MIN_WEEKS
+
+    @property
     def enough(self) -> bool:
-        return self.recent + self.previous >= FLOOR
+        """Enough history and papers for the change to mean something."""
+        compared = self.recent_window.papers + self.previous_window.papers
+        return self.comparable and compared >= FLOOR
+
+    @property
+    def share(self) -> float | None:
+        """Percent of all new papers in the last four weeks' complete weeks."""
+        return self.recent_window.share
+
+    @property
+    def previous_share(self) -> float | None:
+        return self.previous_window.share
 
     @property
     def change(self) -> float | None:
-        """Percent change against the four weeks before; None when that was zero."""
-        if not self.previous:
+        """Percent change of the share on the four weeks before; None when the
+        windows cannot be compared or the topic had no share before."""
+        before = self.previous_share
+        if not self.comparable or not before or self.share is None:
             return None
-        return 100.0 * (self.recent - self.previous) / self.previous
+        return 100.0 * (self.share - before) / before
 
     @property
     def change_size(self) -> float | None:
@@ -71,28 +219,40 @@ class Momentum:
         return None if self.change is None else abs(self.change)
 
     @property
-    def share(self) -> float:
-        """Percent of all new papers of the last four weeks."""
-        return 100.0 * self.recent / self.all_recent if self.all_recent else 0.0
+    def direction(self) -> str | None:
+        """ "up", "down", "flat" (under half a percent), "new" (no papers
+        before) or None when there is too little to say."""
+        if not self.enough:
+            return None
+        if self.change is None:
+            return "new"
+        # As the sentence rounds it: "up 1%" from half a percent.
+        if abs(self.change) < 0.5:
+            return "flat"
+        return "up" if self.change > 0 else "down"
 
     @property
-    def trend_score(self) -> float:
-        return (self.recent + TRENDING_PRIOR) / (self.previous + TRENDING_PRIOR)
-
-    @classmethod
-    def stored(cls, row: TopicMomentum) -> Momentum:
-        return cls(row.as_of, tuple(row.weekly), row.all_recent)
-
-    @property
-    def weeks(self) -> list[tuple[date, int]]:
-        """(first day, count) of each chart week, oldest first."""
-        first = self.as_of - timedelta(days=7 * len(self.weekly) - 1)
-        return [(first + timedelta(days=7 * i), n) for i, n in enumerate(self.weekly)]
+    def trend_score(self) -> float | None:
+        """The change in percent with both shares shrunk toward the topic's
+        share over the two windows, as if TRENDING_PRIOR more of its papers came
+        in each window at that share; None below the trending floor."""
+        now, before = self.recent_window, self.previous_window
+        if not self.comparable or min(now.papers, before.papers) < TRENDING_MIN_PAPERS:
+            return None
+        overall = (now.papers + before.papers) / (now.total + before.total)
+        prior_total = TRENDING_PRIOR / overall
+        shrunk_now = (now.papers + TRENDING_PRIOR) / (now.total + prior_total)
+        shrunk_before = (before.papers + TRENDING_PRIOR) / (before.total + prior_total)
+        return 100.0 * (shrunk_now / shrunk_before - 1)
 
 
 def week_index(day: date, as_of: date) -> int:
     """0 for the seven days ending as_of, 1 for the seven before, and so on."""
     return (as_of - day).days // 7
+
+
+def chart_start(as_of: date) -> date:
+    return as_of - timedelta(days=7 * CHART_WEEKS - 1)
 
 
 def bucket(
@@ -107,31 +267,108 @@ def bucket(
     return tuple(totals)
 
 
+def judge_weeks(
+    day_counts: dict[date, int],
+    as_of: date,
+    *,
+    harvested_from: date | None = None,
+    weeks: int = CHART_WEEKS,
+) -> tuple[bool, ...]:
+    """Whether each of the `weeks` weeks ending as_of (oldest first) was fully
+    harvested, from all papers per announcement day (see the module's doc)."""
+    totals = bucket(day_counts, as_of, weeks)
+    first = as_of - timedelta(days=7 * weeks - 1)
+    announcement_days = [
+        [
+            day
+            for day in (first + timedelta(days=7 * i + n) for n in range(7))
+            if day.weekday() < 5
+        ]
+        for i in range(weeks)
+    ]
+    busiest = max(totals, default=0)
+    if not busiest:
+        return (False,) * weeks
+    reference = [i for i in range(weeks) if totals[i] >= REFERENCE_FRACTION * busiest]
+    norm_week = median(totals[i] for i in reference)
+    norm_day = median(
+        day_counts.get(day, 0) for i in reference for day in announcement_days[i]
+    )
+    complete = []
+    for i, days in enumerate(announcement_days):
+        short = sum(day_counts.get(day, 0) < DAY_FRACTION * norm_day for day in days)
+        before_harvest = harvested_from is not None and days[0] < harvested_from
+        complete.append(
+            totals[i] >= WEEK_FRACTION * norm_week
+            and short <= MAX_SHORT_DAYS
+            and not before_harvest
+        )
+    return tuple(complete)
+
+
+def live_harvest_start() -> date | None:
+    """The first announcement day after the first live run (listing, API query)
+    began, while no backfill (a file or OAI-PMH run) has finished; else None."""
+    finished = IngestRun.objects.filter(
+        status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL]
+    )
+    runs = finished.aggregate(
+        first_live=Min("started_at", filter=Q(feed__kind__in=LIVE_KINDS)),
+        backfills=Count(
+            "pk", filter=Q(feed__isnull=True) | Q(feed__kind=FeedSource.Kind.OAI)
+        ),
+    )
+    if runs["backfills"] or runs["first_live"] is None:
+        return None
+    return listing_day(runs["first_live"])
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """All new papers per chart week and whether each was fully harvested."""
+
+    weekly: tuple[int, ...]
+    complete: tuple[bool, ...]
+
+
+def corpus_coverage(as_of: date) -> Coverage:
+    """The corpus's chart weeks ending as_of, judged once for every topic."""
+    days = (
+        Paper.objects.filter(first_announced__range=(chart_start(as_of), as_of))
+        .order_by()
+        .values_list("first_announced")
+        .annotate(n=Count("id"))
+    )
+    day_counts = dict(days)
+    return Coverage(
+        weekly=bucket(day_counts, as_of),
+        complete=judge_weeks(day_counts, as_of, harvested_from=live_harvest_start()),
+    )
+
+
 def latest_announcement_day() -> date | None:
     return Paper.objects.aggregate(day=Max("first_announced"))["day"]
 
 
 def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:
-    """Momentum of every topic (or of those given), from one aggregate query each
-    for topics and for all papers."""
+    """Momentum of every topic (or of those given), from one aggregate query for
+    the topics' papers and the corpus's coverage."""
     as_of = latest_announcement_day()
     if as_of is None:
         return {}
-    start = as_of - timedelta(days=7 * CHART_WEEKS - 1)
+    coverage = corpus_coverage(as_of)
     tags = PaperTopic.objects.filter(
-        paper__first_announced__gte=start, paper__first_announced__lte=as_of
+        paper__first_announced__range=(chart_start(as_of), as_of)
     )
     if topic_ids is not None:
         tags = tags.filter(topic_id__in=topic_ids)
     per_topic: dict[int, dict[date, int]] = defaultdict(dict)
-    for topic_id, day, count in tags.values_list(
-        "topic_id", "paper__first_announced"
-    ).annotate(n=Count("id")):
+    for topic_id, day, count in (
+        tags.order_by()
+        .values_list("topic_id", "paper__first_announced")
+        .annotate(n=Count("id"))
+    ):
         per_topic[topic_id][day] = count
-    all_recent = Paper.objects.filter(
-        first_announced__gt=as_of - timedelta(days=7 * WINDOW_WEEKS),
-        first_announced__lte=as_of,
-    ).count()
     ids = (
         topic_ids
         if topic_ids is not None
@@ -139,7 +376,10 @@ def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:
     )
     return {
         topic_id: Momentum(
-            as_of, bucket(per_topic.get(topic_id, {}), as_of), all_recent
+            as_of,
+            bucket(per_topic.get(topic_id, {}), as_of),
+            coverage.weekly,
+            coverage.complete,
         )
         for topic_id in ids
     }
@@ -157,10 +397,9 @@ def refresh_momentum() -> int:
             computed_at=now,
             as_of=m.as_of,
             weekly=list(m.weekly),
-            all_recent=m.all_recent,
-            recent=m.recent,
-            previous=m.previous,
-            trend_score=m.trend_score if m.enough else 0.0,
+            corpus_weekly=list(m.corpus_weekly),
+            complete=list(m.complete),
+            trend_score=m.trend_score,
         )
         for topic_id, m in figures.items()
     ]
@@ -171,10 +410,10 @@ def refresh_momentum() -> int:
         update_fields=[
             "as_of",
             "weekly",
-            "all_recent",
-            "recent",
-            "previous",
+            "corpus_weekly",
+            "complete",
             "trend_score",
+            "computed_at",
         ],
     )
     return len(rows)

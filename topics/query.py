@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.db.models import Count
 from django.db.models import Exists
+from django.db.models import F
 from django.db.models import OuterRef
 from django.db.models import Q
 from django.db.models import QuerySet
@@ -55,12 +56,22 @@ def with_figures(topics: Iterable[Topic]) -> list[Topic]:
 
 
 def trending_topics(limit: int = 10) -> list[Topic]:
-    """Active topics growing fastest, by momentum.trend_score (see topics.momentum)."""
-    return with_figures(
-        active_topics()
-        .filter(momentum__trend_score__gt=0)
-        .order_by("-momentum__trend_score", "name")[:limit]
+    """Active topics whose share of new papers grows fastest, by
+    momentum.trend_score (see topics.momentum); only those that read "up"."""
+    # A positive score whose change rounds to 0% reads "the same": not rising.
+    scored = active_topics().filter(momentum__trend_score__gt=0)
+    topics = with_figures(scored.order_by("-momentum__trend_score", "name"))
+    return [t for t in topics if t.figures.direction == "up"][:limit]
+
+
+def topics_by_trend(user: User) -> list[Topic]:
+    """Every active topic, rising first, falling last, then those with too little
+    history or too few papers to rank (no trend_score), each with `figures` and,
+    for a signed-in user, `is_followed`."""
+    topics = with_follow_flag(active_topics(), user).order_by(
+        F("momentum__trend_score").desc(nulls_last=True), "name"
     )
+    return with_figures(topics)
 
 
 def get_active_topic(slug: str, user: User | None = None) -> Topic:

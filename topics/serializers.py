@@ -12,14 +12,20 @@ from config.api_errors import positioned_error
 from papers.models import Category
 from topics.models import Follow
 from topics.models import Topic
-from topics.momentum import Momentum
 from topics.rules import RuleError
 from topics.rules import compile_rule
 
 
 class WeekSerializer(serializers.Serializer):
     start = serializers.DateField(help_text="First day of the seven-day week.")
-    papers = serializers.IntegerField()
+    papers = serializers.IntegerField(help_text="The topic's papers.")
+    all_papers = serializers.IntegerField(
+        source="total", help_text="All papers first announced that week."
+    )
+    complete = serializers.BooleanField(
+        help_text="Whether the week was fully harvested; other weeks are left out "
+        "of the comparison."
+    )
 
 
 class MomentumSerializer(serializers.Serializer):
@@ -28,31 +34,40 @@ class MomentumSerializer(serializers.Serializer):
     )
     recent = serializers.IntegerField(help_text="Papers in the last four weeks.")
     previous = serializers.IntegerField(help_text="Papers in the four weeks before.")
+    share = serializers.FloatField(
+        allow_null=True,
+        help_text="Percent of all new papers in the fully harvested weeks of the "
+        "last four; null when none was.",
+    )
+    previous_share = serializers.FloatField(
+        allow_null=True,
+        help_text="The same over the fully harvested weeks of the four before.",
+    )
     change = serializers.FloatField(
         allow_null=True,
-        help_text="Percent change against the four weeks before; null when that "
-        "was zero.",
+        help_text="Percent change of the share on the four weeks before; null when "
+        "the windows cannot be compared or the share before was zero.",
     )
-    share = serializers.FloatField(
-        help_text="Percent of all papers first announced in the last four weeks."
+    comparable = serializers.BooleanField(
+        help_text="Whether both windows have enough fully harvested weeks."
     )
     enough = serializers.BooleanField(
-        help_text="Whether there are enough papers for the change to mean anything."
+        help_text="Whether there are enough weeks and papers for the change to "
+        "mean anything."
+    )
+    left_out = serializers.ListField(
+        child=serializers.DateField(),
+        help_text="First days of the weeks of both windows not fully harvested.",
+    )
+    trend_score = serializers.FloatField(
+        allow_null=True,
+        help_text="The trending rank: the change with small topics damped; null "
+        "with too little history or too few papers to rank.",
     )
 
 
-class MomentumSeriesSerializer(serializers.Serializer):
-    as_of = serializers.DateField()
-    recent = serializers.IntegerField()
-    previous = serializers.IntegerField()
-    change = serializers.FloatField(allow_null=True)
-    share = serializers.FloatField()
-    enough = serializers.BooleanField()
-    weeks = serializers.SerializerMethodField(help_text="Oldest first.")
-
-    @extend_schema_field(WeekSerializer(many=True))
-    def get_weeks(self, figures: Momentum) -> list[dict[str, Any]]:
-        return [{"start": start, "papers": count} for start, count in figures.weeks]
+class MomentumSeriesSerializer(MomentumSerializer):
+    weeks = WeekSerializer(many=True, help_text="Oldest first.")
 
 
 class TopicLinksSerializer(serializers.Serializer):

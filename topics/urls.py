@@ -9,6 +9,9 @@ app_name = "topics"
 
 urlpatterns = [
     path("", views.topic_list, name="list"),
+    # Before <slug:slug>/, which would take it for a topic (Topic.clean refuses
+    # the slug).
+    path("trending/", views.trending, name="trending"),
     path("<slug:slug>/", follow_merges(views.topic_detail), name="detail"),
     path("<slug:slug>/feed/", follow_merges(views.TopicFeed()), name="feed"),
     path("<slug:slug>/follow/", views.follow, name="follow"),

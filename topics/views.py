@@ -54,13 +54,13 @@ from topics.limits import take
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
-from topics.momentum import FLOOR
 from topics.query import active_topics
 from topics.query import feed_papers
 from topics.query import get_active_topic
 from topics.query import merged_into
 from topics.query import related_topics
 from topics.query import topic_papers
+from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
 
@@ -130,6 +130,29 @@ def topic_list(request: HttpRequest) -> HttpResponse:
 
 
 @cache_for_visitors
+def trending(request: HttpRequest) -> HttpResponse:
+    """Every active topic by how its share of new papers changes."""
+    topics = topics_by_trend(request.user)
+    groups: dict[str | None, list[Topic]] = {"up": [], "flat": [], "down": [], None: []}
+    for topic in topics:
+        ranked = topic.figures and topic.figures.trend_score is not None
+        groups[topic.figures.direction if ranked else None].append(topic)
+    context = {
+        "groups": [
+            ("Rising", groups["up"]),
+            ("Steady", groups["flat"]),
+            ("Falling", groups["down"]),
+            ("Too little to rank", groups[None]),
+        ],
+    }
+    # Coverage is the corpus's: every topic's figures share it.
+    figures = next((t.figures for t in topics if t.figures), None)
+    if figures is not None:
+        context.update(as_of=figures.as_of, left_out=figures.left_out)
+    return render(request, "topics/trending.html", context)
+
+
+@cache_for_visitors
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_active_topic(slug, request.user)
     week, week_error = _week(request)
@@ -143,7 +166,6 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "week_error": week_error,
         "related": related_topics(topic),
         "momentum": with_figures([topic])[0].figures,
-        "floor": FLOOR,
     }
     return render(request, "topics/detail.html", context)
 

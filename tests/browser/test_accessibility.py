@@ -70,9 +70,8 @@ def reader(alice, corpus):
     return alice
 
 
-def serious_violations(page, exclude: list[str] = ()) -> list[str]:
-    context = {"exclude": [[selector] for selector in exclude]} if exclude else None
-    results = Axe().run(page, context=context)
+def serious_violations(page) -> list[str]:
+    results = Axe().run(page)
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at "
         + ", ".join(str(node["target"]) for node in v["nodes"])
@@ -108,11 +107,7 @@ def test_main_pages_have_no_serious_or_critical_axe_violations(
     )
     page.goto(address)
 
-    # FOR NOW: the momentum chart (`svg.chart`) has links inside role="img"
-    # (nested-interactive); the momentum helper's branch reworks the chart. Once
-    # both are merged, remove this exclusion.
-    exclude = ["svg.chart"] if address.startswith("/topics/rl-agents/") else []
-    assert serious_violations(page, exclude) == []
+    assert serious_violations(page) == []
     page.context.close()
 
 

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
-from django import template
+from datetime import date
 
+from django import template
+from django.utils.dateformat import format as format_date
+
+from topics import momentum as rules
 from topics.momentum import WINDOW_WEEKS
 from topics.momentum import Momentum
 
@@ -10,26 +14,30 @@ register = template.Library()
 WIDTH = 320
 HEIGHT = 80
 GAP = 3
+SPARK_HEIGHT = 20
 
 
 @register.inclusion_tag("topics/momentum_chart.html")
 def momentum_chart(momentum: Momentum, link: str = "") -> dict[str, object]:
-    """The weekly bar chart as inline SVG; the last four weeks stand out."""
+    """The weekly bar chart as inline SVG, with a table of the same weeks; the
+    last four weeks stand out, weeks not fully harvested are hatched."""
     weeks = momentum.weeks
-    peak = max((count for _, count in weeks), default=0) or 1
+    peak = max((week.papers for week in weeks), default=0) or 1
     bar = (WIDTH - GAP * (len(weeks) - 1)) / max(len(weeks), 1)
     bars = []
-    for index, (start, count) in enumerate(weeks):
-        height = round(HEIGHT * count / peak, 1)
+    for index, week in enumerate(weeks):
+        height = round(HEIGHT * week.papers / peak, 1)
+        x = round(index * (bar + GAP), 1)
         bars.append(
             {
-                "x": round(index * (bar + GAP), 1),
+                "x": x,
+                "x_end": round(x + bar, 1),
                 "y": round(HEIGHT - height, 1),
                 "width": round(bar, 1),
-                "height": max(height, 1 if count else 0),
-                "start": start,
-                "count": count,
+                "height": max(height, 1 if week.papers else 0),
+                "week": week,
                 "recent": index >= len(weeks) - WINDOW_WEEKS,
+                "in_window": index >= len(weeks) - 2 * WINDOW_WEEKS,
             }
         )
     return {
@@ -38,17 +46,57 @@ def momentum_chart(momentum: Momentum, link: str = "") -> dict[str, object]:
         "height": HEIGHT,
         "link": link,
         "as_of": momentum.as_of,
+        "partial": not all(week.complete for week in weeks),
     }
 
 
 @register.inclusion_tag("topics/sparkline.html")
 def sparkline(momentum: Momentum) -> dict[str, object]:
-    """A small line of the weekly counts, for topic lists."""
-    weekly = momentum.weekly
-    peak = max(weekly, default=0) or 1
-    step = 100 / max(len(weekly) - 1, 1)
-    points = " ".join(
-        f"{round(i * step, 1)},{round(20 - 18 * n / peak, 1)}"
-        for i, n in enumerate(weekly)
-    )
-    return {"points": points, "momentum": momentum}
+    """A small line of the weekly counts for topic lists: solid over fully
+    harvested weeks, dashed across the others."""
+    weeks = momentum.weeks
+    peak = max((week.papers for week in weeks), default=0) or 1
+    step = 100 / max(len(weeks) - 1, 1)
+    points = [
+        f"{round(i * step, 1)},{round(SPARK_HEIGHT - 18 * w.papers / peak, 1)}"
+        for i, w in enumerate(weeks)
+    ]
+    # Runs of consecutive complete weeks, each drawn as its own solid line.
+    runs: list[list[str]] = []
+    for i, week in enumerate(weeks):
+        if not week.complete:
+            continue
+        if runs and i > 0 and weeks[i - 1].complete:
+            runs[-1].append(points[i])
+        else:
+            runs.append([points[i]])
+    return {
+        "points": " ".join(points),
+        "partial": not all(week.complete for week in weeks),
+        "solid": [" ".join(run) for run in runs if len(run) > 1],
+        "momentum": momentum,
+    }
+
+
+@register.simple_tag
+def momentum_rules() -> dict[str, int]:
+    """The thresholds topics.momentum applies, for "How this is computed"."""
+    return {
+        "reference_percent": round(100 * rules.REFERENCE_FRACTION),
+        "week_percent": round(100 * rules.WEEK_FRACTION),
+        "day_percent": round(100 * rules.DAY_FRACTION),
+        "max_short_days": rules.MAX_SHORT_DAYS,
+        "min_weeks": rules.MIN_WEEKS,
+        "floor": rules.FLOOR,
+        "trending_min_papers": rules.TRENDING_MIN_PAPERS,
+        "trending_prior": rules.TRENDING_PRIOR,
+    }
+
+
+@register.filter
+def weeks_of(days: list[date]) -> str:
+    """The weeks starting on these days, as "the weeks of May 30 and Jun 6"."""
+    names = [format_date(day, "M j") for day in days]
+    if len(names) < 2:
+        return f"the week of {names[0]}" if names else ""
+    return f"the weeks of {', '.join(names[:-1])} and {names[-1]}"

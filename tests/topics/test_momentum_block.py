@@ -1,0 +1,146 @@
+"""The momentum block of a topic page: the sentence, its formula, the chart with
+its marks and its table; and the digest's momentum line."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import pytest
+from django.template.loader import render_to_string
+
+from papers.ingest.upsert import upsert_records
+from tests.topics.factories import announced_papers
+from tests.topics.factories import make_topic
+from topics.momentum import CHART_WEEKS
+from topics.momentum import refresh_momentum
+from topics.query import get_active_topic
+from topics.query import with_figures
+from topics.tagging import retag_all
+from topics.templatetags.momentum import weeks_of
+
+pytestmark = pytest.mark.django_db
+
+AS_OF = date(2026, 7, 24)
+MAY_30 = date(2026, 5, 30)  # the oldest week of the two windows
+URL = "/topics/agents/"
+MAX_PAGE_QUERIES = 10
+
+
+def load(corpus: list[int], agents: list[int]):
+    """All new papers and the topic's per week, for the last len(corpus) weeks."""
+    topic = make_topic("Agents", rule="ti:agent", slug="agents")
+    records = announced_papers(AS_OF, corpus, title="other", series=2)
+    records += announced_papers(AS_OF, agents, title="agent")
+    upsert_records(records)
+    retag_all()
+    refresh_momentum()
+    return with_figures([get_active_topic(topic.slug)])[0].figures
+
+
+@pytest.fixture
+def falling():
+    """The harvest's first week (May 30) a tenth of the rest; the topic's share
+    falls while its count rises."""
+    return load([20, *[200] * 3, *[300] * 4], [1, 20, 20, 20, 25, 25, 25, 25])
+
+
+def test_the_sentence_states_the_change_of_the_share_over_complete_weeks(
+    client, falling, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = client.get(URL).text
+
+    assert falling.recent > falling.previous
+    # 60 of 660 papers before, 100 of 1,300 in the last four weeks.
+    assert (falling.previous_share, falling.share) == pytest.approx((9.09, 7.69), 0.01)
+    assert (
+        "<strong>100 papers</strong> in the last four weeks, 7.69% of new papers, "
+        "down 15% on the 9.09% of the four weeks before."
+    ) in page
+    assert "Not fully harvested, so left out: the week of May 30." in page
+
+
+def test_the_formula_shows_the_real_numbers_on_hover_and_in_how_it_is_computed(
+    client, falling
+):
+    page = client.get(URL).text
+
+    formula = (
+        "Last four weeks (Jun 27 \N{EN DASH} Jul 24, 4 of 4 weeks fully "
+        "harvested): 100 ÷ 1,300 = 7.69%. Four weeks before (May 30 \N{EN DASH} "
+        "Jun 26, 3 of 4): 60 ÷ 660 = 9.09%. "
+        "Change = (7.69 \N{MINUS SIGN} 9.09) ÷ 9.09 = -15%."
+    )
+    assert re.search(r'class="momentum-line" title="[^"]*' + re.escape(formula), page)
+    details = page[page.index("How this is computed") :]
+    assert formula in details[: details.index("</details>")]
+
+
+def test_partial_weeks_are_hatched_with_a_title_and_a_legend(client, falling):
+    page = client.get(URL).text
+    chart = page[page.index('<svg class="chart"') : page.index("</svg>")]
+
+    partial = re.findall(r'<rect [^>]*class="partial"', chart)
+    assert len(partial) == CHART_WEEKS - 7  # the harvest's first and all before
+    assert (
+        "Week of May 30: 1 paper of 21 new; not fully harvested, left out of the "
+        "comparison</title>"
+    ) in chart
+    assert "Week of May 23: 0 papers of 0 new; not fully harvested</title>" in chart
+    assert "Week of Jun 6: 20 papers of 220 new</title>" in chart
+    assert "a week not fully harvested, left out of the comparison" in page
+
+
+def test_the_chart_is_a_figure_whose_table_carries_the_week_links(client, falling):
+    page = client.get(URL).text
+    block = page[page.index('<section class="momentum"') :]
+    block = block[: block.index("</section>")]
+
+    assert 'role="img"' not in block
+    assert '<svg class="chart"' in block
+    assert 'aria-hidden="true" focusable="false"' in block
+    bar_links = re.findall(r'<a href="[^"]*\?week=[^"]*" tabindex="-1">', block)
+    assert len(bar_links) == CHART_WEEKS
+    table = block[block.index("<table>") : block.index("</table>")]
+    week_links = re.findall(r'<a href="/topics/agents/\?week=([\d-]+)">', table)
+    assert len(week_links) == CHART_WEEKS
+    assert week_links[-8] == "2026-05-30"
+    assert "no, left out" in table
+
+
+def test_a_week_link_lists_that_weeks_papers(client, falling):
+    page = client.get(URL, {"week": "2026-05-30"})
+
+    assert page.context["page"].paginator.count == 1
+
+
+def test_without_two_complete_weeks_before_there_is_not_enough_history(client):
+    figures = load([20, 30, 40, 300, 300, 300, 300, 300], [2, 3, 4, *[30] * 5])
+
+    page = client.get(URL).text
+
+    assert figures.previous_window.weeks == 1
+    assert (
+        "<strong>120 papers</strong> in the last four weeks; not enough fully "
+        "harvested weeks yet to compare with the four weeks before."
+    ) in page
+    assert "each window needs 2 fully harvested weeks" in page
+
+
+def test_the_digest_line_is_the_same_sentence_as_text(falling):
+    line = render_to_string("emails/momentum_line.txt", {"momentum": falling})
+
+    assert line == (
+        "100 papers in the last four weeks, 7.69% of new papers, down 15% on the "
+        "9.09% of the four weeks before. Not fully harvested, so left out: the "
+        "week of May 30. As of Jul 24."
+    )
+
+
+def test_weeks_left_out_are_named_in_a_list():
+    days = [date(2026, 5, 23), date(2026, 5, 30), date(2026, 6, 6)]
+
+    assert weeks_of(days) == "the weeks of May 23, May 30 and Jun 6"
+    assert weeks_of(days[:1]) == "the week of May 23"
+    assert weeks_of([]) == ""
