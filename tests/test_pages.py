@@ -263,3 +263,11 @@ def test_every_page_answers_each_kind_of_visitor(
 
     signed_in = request.node.callspec.params["visitor"] != "anonymous"
     assert response.status_code == (200 if signed_in else visitor_status)
+
+
+def test_the_site_has_an_icon_even_where_the_layout_does_not_link_it(client, db):
+    response = client.get("/favicon.ico")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/static/favicon.svg"
+    assert client.get("/static/favicon.svg").status_code == 200
