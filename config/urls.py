@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from django.urls import include
 from django.urls import path
 from django.urls import re_path
+from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 from drf_spectacular.views import SpectacularSwaggerSplitView
@@ -37,8 +38,9 @@ urlpatterns = [
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
-    # Pages without the base layout (a digest in the browser) still get an icon.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"))),
+    # Pages without the base layout (a digest in the browser) still get an icon;
+    # lazy, as the collected file's hashed name is known only once serving.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"))),
     path("api/v1/", include("config.api_router")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view loads its start-up script from a URL, not inline, so the
