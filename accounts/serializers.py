@@ -7,16 +7,19 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from config.api_fields import StrictModelSerializer
 
 
-class ProfileSerializer(serializers.ModelSerializer):
+class ProfileSerializer(StrictModelSerializer):
+    """The caller's names; email, staff status and joining date are read-only."""
+
     class Meta:
         model = User
         fields = ["email", "first_name", "last_name", "is_staff", "date_joined"]
         read_only_fields = ["email", "is_staff", "date_joined"]
 
 
-class DigestPreferencesSerializer(serializers.ModelSerializer):
+class DigestPreferencesSerializer(StrictModelSerializer):
     """The digest settings; the same rules as the settings page's form
     (accounts.forms.DigestPreferencesForm)."""
 

@@ -4,9 +4,14 @@
                "fields": {"rule": [{"code": "invalid_rule", "message": "...",
                                     "position": 12}]}}}
 
-`fields` appears only on validation errors; nested fields are joined with dots
-("categories.0"). 404s, throttling, authentication, CSRF and server errors all
-come out in this shape, so clients handle one thing.
+`fields` appears on validation errors; nested fields are joined with dots
+("categories.0"). A request whose only fault is to name a row that does not
+exist (a topic, a paper, a category) is a 404 not_found, and one whose only
+fault is to take a name already taken a 409 conflict, both still with `fields`:
+the request was well formed, as the schema says, and a client can tell "fix
+your request" (400) from "that thing is not there" (404). 404s, throttling,
+authentication, CSRF and server errors all come out in this shape, so clients
+handle one thing.
 """
 
 from __future__ import annotations
@@ -22,12 +27,16 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework import serializers
+from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 logger = logging.getLogger(__name__)
 
 VALIDATION_MESSAGE = "The request is not valid; see fields."
+# Field error codes that are no fault of the request's form, and what they become.
+MISSING_CODES = {"does_not_exist"}
+CONFLICT_CODES = {"unique"}
 
 
 def error_body(
@@ -49,9 +58,8 @@ def positioned_error(message: str, *, code: str, position: int) -> Any:
 def exception_handler(exc: Exception, context: dict) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception, expected or not, in one shape."""
     if isinstance(exc, DjangoValidationError):
-        exc = exceptions.ValidationError(
-            exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
-        )
+        # With their codes ("unique" from full_clean is a conflict, see below).
+        exc = exceptions.ValidationError(get_error_detail(exc))
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):
@@ -70,12 +78,29 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     if wait := getattr(exc, "wait", None):
         headers["Retry-After"] = str(int(wait))
     set_rollback()
+    if isinstance(exc, exceptions.ValidationError):
+        return _validation_response(flatten(exc.detail))
     return Response(_body(exc), status=exc.status_code, headers=headers)
 
 
+def _validation_response(fields: dict[str, list[dict]]) -> Response:
+    codes = {entry["code"] for entries in fields.values() for entry in entries}
+    if codes and codes <= MISSING_CODES:
+        body = error_body(
+            "not_found",
+            "The request names something that does not exist; see fields.",
+            fields,
+        )
+        return Response(body, status=404)
+    if codes and codes <= MISSING_CODES | CONFLICT_CODES:
+        body = error_body(
+            "conflict", "The request takes a name already taken; see fields.", fields
+        )
+        return Response(body, status=409)
+    return Response(error_body("invalid", VALIDATION_MESSAGE, fields), status=400)
+
+
 def _body(exc: exceptions.APIException) -> dict[str, Any]:
-    if isinstance(exc, exceptions.ValidationError):
-        return error_body("invalid", VALIDATION_MESSAGE, flatten(exc.detail))
     detail = exc.detail
     message = str(detail) if not isinstance(detail, (dict, list)) else str(exc)
     code = getattr(detail, "code", None) or exc.default_code
@@ -152,14 +177,15 @@ class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(
         help_text="Machine-readable: invalid, parse_error, not_authenticated, "
         "authentication_failed, permission_denied, csrf_failed, not_found, "
-        "method_not_allowed, not_acceptable, unsupported_media_type, "
+        "method_not_allowed, not_acceptable, unsupported_media_type, conflict, "
         "token_exists, not_tagged, throttled, server_error."
     )
     message = serializers.CharField(help_text="For people; may change.")
     fields = serializers.DictField(
         child=ErrorEntrySerializer(many=True),
         required=False,
-        help_text="Validation errors per field (nested fields joined with dots).",
+        help_text="Errors per field (nested fields joined with dots): on 400s, "
+        "and on 404s and 409s for a field naming something missing or taken.",
     )
 
 

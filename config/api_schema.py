@@ -1,18 +1,24 @@
 """drf-spectacular's AutoSchema, plus the error responses every operation can give.
 
-Views declare their success responses; the errors follow from how the view is
-built (permissions, path parameters, request bodies, throttling), so they are
+Views declare their success responses, and the errors only they give (a 404 for
+a query parameter, a 409); the errors that follow from how the view is built
+(authentication, permissions, path parameters, request bodies, throttling) are
 added here once instead of on every view, always in the shared error shape.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.validators import ProhibitNullCharactersValidator
+from django.core.validators import RegexValidator
 from drf_spectacular import openapi
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.permissions import AllowAny
 
 from config.api_errors import ErrorSerializer
+from config.api_fields import NO_NUL_PATTERN
 from config.api_views import StrictPageNumberPagination
 
 ERRORS = {
@@ -26,6 +32,11 @@ ERRORS = {
     "415": "The body is not JSON.",
     "429": "Too many requests; the Retry-After header says when to try again.",
 }
+# Open to anyone, but a token that is not one is still refused.
+PUBLIC_401 = (
+    "An `Authorization` header with a token that is not one (code "
+    "authentication_failed); send none to read anonymously."
+)
 
 
 class AutoSchema(openapi.AutoSchema):
@@ -33,7 +44,10 @@ class AutoSchema(openapi.AutoSchema):
         responses = super()._get_response_bodies(direction)
         for code in self._error_codes():
             if code not in responses:
-                response = OpenApiResponse(ErrorSerializer, description=ERRORS[code])
+                description = ERRORS[code]
+                if code == "401" and self._is_public():
+                    description = PUBLIC_401
+                response = OpenApiResponse(ErrorSerializer, description=description)
                 responses[code] = self._get_response_for_code(
                     response, code, direction=direction
                 )
@@ -46,10 +60,18 @@ class AutoSchema(openapi.AutoSchema):
             auths.append({})
         return auths
 
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict:
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request":
+            for name, field in serializer.fields.items():
+                refuse_nul(schema["properties"].get(name), field)
+        return schema
+
     def _error_codes(self) -> list[str]:
-        codes = ["400", "406", "429"]
+        # Any operation refuses a bad token (401), even one open to anyone.
+        codes = ["400", "401", "406", "429"]
         if not self._is_public():
-            codes += ["401", "403"]
+            codes.append("403")
         paged = (
             getattr(self.view, "pagination_class", None) is StrictPageNumberPagination
         )
@@ -69,3 +91,20 @@ class AutoSchema(openapi.AutoSchema):
             )
             for permission in permissions
         )
+
+
+def refuse_nul(schema: Any, field: Any) -> None:
+    """DRF refuses NUL in every string it reads: say so where no pattern of the
+    field's own does (those refuse NUL too, see config.api_fields). Added after
+    drf-spectacular's own rules, which would make a blank-allowing field with a
+    pattern a oneOf that "" matches twice."""
+    if (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not {"format", "enum", "pattern"} & set(schema)
+        and any(
+            isinstance(v, ProhibitNullCharactersValidator) for v in field.validators
+        )
+        and not any(isinstance(v, RegexValidator) for v in field.validators)
+    ):
+        schema["pattern"] = NO_NUL_PATTERN

@@ -10,7 +10,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
+from config.api_fields import QueryInteger
+
 MAX_PAGE_SIZE = 100
+# Far past any list's last page; bounded so that the schema can say so.
+MAX_PAGE = 1_000_000
 
 
 class StrictQueryParams:
@@ -54,10 +58,8 @@ def query_names(serializer_class: type[serializers.Serializer]) -> frozenset[str
 
 
 class PageSerializer(serializers.Serializer):
-    page = serializers.IntegerField(required=False, min_value=1)
-    page_size = serializers.IntegerField(
-        required=False, min_value=1, max_value=MAX_PAGE_SIZE
-    )
+    page = QueryInteger(required=False, min_value=1, max_value=MAX_PAGE)
+    page_size = QueryInteger(required=False, min_value=1, max_value=MAX_PAGE_SIZE)
 
 
 class StrictPageNumberPagination(PageNumberPagination):
@@ -88,7 +90,7 @@ class StrictPageNumberPagination(PageNumberPagination):
                 "required": False,
                 "in": "query",
                 "description": "Page number, from 1; past the last page: 404.",
-                "schema": {"type": "integer", "minimum": 1},
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
             },
             {
                 "name": self.page_size_query_param,

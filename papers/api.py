@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins
 from rest_framework import serializers
@@ -26,6 +27,7 @@ from config.api_caching import CONDITIONAL_PARAMETERS
 from config.api_caching import NOT_MODIFIED
 from config.api_caching import VALIDATOR_HEADERS
 from config.api_caching import conditional_response
+from config.api_errors import ErrorSerializer
 from config.api_views import StrictPageNumberPagination
 from config.api_views import StrictQueryParams
 from config.api_views import query_names
@@ -43,6 +45,7 @@ from papers.pagination import PaperCursorPagination
 from papers.query import get_paper
 from papers.query import with_listing_data
 from papers.search import search_papers
+from papers.serializers import ARXIV_ID_PATH
 from papers.serializers import FeedSourceSerializer
 from papers.serializers import IngestRunSerializer
 from papers.serializers import PaperDetailSerializer
@@ -51,22 +54,29 @@ from papers.serializers import PaperSerializer
 from papers.serializers import SavedPaperSerializer
 from papers.serializers import SaveInputSerializer
 
-# New ids (2606.01234v2) and old ones (math/0601001v2, hep-th/9901001).
-ARXIV_ID_PATH = r"[A-Za-z][-A-Za-z.]*/\d{7}(?:v\d+)?|\d{4}\.\d{4,5}(?:v\d+)?"
 PAPER_ID_PARAMETER = OpenApiParameter(
     "arxiv_id",
     str,
     OpenApiParameter.PATH,
+    pattern=rf"^(?:{ARXIV_ID_PATH})$",
     description="An arXiv id with or without its version: 2606.01234, "
     "2606.01234v2, math/0601001.",
 )
 PAPER_LIST_PARAMETERS = [PaperFilterSerializer, CursorSerializer]
+PAPER_LIST_ERRORS = {
+    401: OpenApiResponse(
+        ErrorSerializer,
+        description="`saved` without signing in (code not_authenticated), or a "
+        "token that is not one (authentication_failed).",
+    ),
+}
 
 
 def paper_list_response(
-    request: Request, *, topic: str | None = None, check_topic: Any = None
+    request: Request, *, topic: str | None = None
 ) -> Response | HttpResponse:
-    """A page of papers for the request's filters (with `topic`: that topic's)."""
+    """A page of papers for the request's filters; with `topic` (a path's slug),
+    that topic's. A topic that is not active is a 404 either way."""
     filters = read_query(PaperFilterSerializer, request)
     pagination = PaperCursorPagination(request)
     saved = filters.get("saved")
@@ -76,8 +86,14 @@ def paper_list_response(
         filters["topic"] = topic
 
     def build() -> dict[str, Any]:
-        if check_topic is not None:
-            check_topic()
+        # Checked when the page is built: a cached page implies the topic was
+        # active, and deactivating one moves the content version on.
+        if filters.get("topic") and not is_active_topic(filters["topic"]):
+            if topic is not None:
+                raise Http404(f"No active topic {topic}.")
+            raise serializers.ValidationError(
+                {"topic": ["No active topic has this slug."]}, code="does_not_exist"
+            )
         papers = search_papers(filters.get("q", ""), **search_arguments(filters))
         if saved is not None:
             mine = {"saves__user": request.user}
@@ -91,6 +107,13 @@ def paper_list_response(
     return conditional_response(
         request, build, fingerprint=library_fingerprint(request), private=True
     )
+
+
+def is_active_topic(slug: str) -> bool:
+    # Topics come from the topics app, which builds on this one: reached
+    # through the relation, not imported.
+    topics = Paper._meta.get_field("topics").related_model.objects
+    return topics.filter(slug=slug, is_active=True).exists()
 
 
 def library_fingerprint(request: Request) -> str:
@@ -126,7 +149,16 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
             *CONDITIONAL_PARAMETERS,
             *VALIDATOR_HEADERS,
         ],
-        responses={200: PaperPageSerializer, 304: NOT_MODIFIED},
+        responses={
+            200: PaperPageSerializer,
+            304: NOT_MODIFIED,
+            **PAPER_LIST_ERRORS,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="`topic` is no active topic's slug (code not_found, "
+                "with the field), as topics/<slug>/ answers.",
+            ),
+        },
     )
     def list(self, request: Request) -> Response | HttpResponse:
         return paper_list_response(request)
@@ -186,7 +218,13 @@ class SavedViewSet(
         summary="Save a paper",
         description="Idempotent: saving a saved paper changes nothing.",
         request=SaveInputSerializer,
-        responses={201: SavedPaperSerializer},
+        responses={
+            201: SavedPaperSerializer,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="There is no such paper (code not_found, with the field).",
+            ),
+        },
     )
     def create(self, request: Request) -> Response:
         given = SaveInputSerializer(data=request.data)

@@ -11,37 +11,50 @@ from typing import Any
 
 from rest_framework import serializers
 
-from papers.forms import CATEGORY_CODE
+from config.api_fields import SLUG_PATTERN
+from config.api_fields import QueryBoolean
+from config.api_fields import QueryDate
+from config.api_fields import Text
 from papers.search import MAX_QUERY_LENGTH
+
+# papers.forms.CATEGORY_CODE, spelled for the schema too: both cases without a
+# flag (a pattern's flags are lost in the schema), \Z rather than $.
+CATEGORY_PATTERN = r"\A[A-Za-z-]+(\.[A-Za-z-]+)?\Z"
 
 
 class PaperFilterSerializer(serializers.Serializer):
-    q = serializers.CharField(
+    q = Text(
         required=False,
         allow_blank=True,
         max_length=MAX_QUERY_LENGTH,
         help_text='Text search over title, abstract and authors: words, "phrases", '
         "-excluded, or. Results stay newest first.",
     )
-    topic = serializers.SlugField(
-        required=False, max_length=120, help_text="A topic's slug."
+    topic = Text(
+        pattern=SLUG_PATTERN,
+        required=False,
+        max_length=120,
+        help_text="An active topic's slug; any other slug is a 404 (as at "
+        "topics/<slug>/).",
     )
-    category = serializers.RegexField(
-        CATEGORY_CODE,
+    category = Text(
+        pattern=CATEGORY_PATTERN,
         required=False,
         max_length=32,
         help_text="An arXiv category such as cs.LG (any of the paper's categories).",
     )
-    announced_from = serializers.DateField(
+    announced_from = QueryDate(
         required=False, help_text="First announced on or after this day (YYYY-MM-DD)."
     )
-    announced_to = serializers.DateField(
-        required=False, help_text="First announced on or before this day (YYYY-MM-DD)."
+    announced_to = QueryDate(
+        required=False,
+        help_text="First announced on or before this day (YYYY-MM-DD); before "
+        "announced_from is a 400.",
     )
-    saved = serializers.BooleanField(
+    saved = QueryBoolean(
         required=False,
         help_text="true: only papers the caller saved; false: only those they did "
-        "not. Needs authentication.",
+        "not. Needs authentication (401 without).",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -3,18 +3,20 @@
 Papers are ordered by (first_announced DESC NULLS FIRST, id DESC), PostgreSQL's
 order for the paper_announced_idx index, and a cursor is the last row's pair:
 the next page starts right after it, so pages are stable while papers arrive
-and a deep page costs what the first one does. DRF's CursorPagination keys on
+and a deep page costs what the first one does. It is written `<day>.<id>`, the
+day as its proleptic ordinal (0 for none), so that every string the schema's
+pattern admits is a position to start from and the schema can say exactly which
+cursors are refused. DRF's CursorPagination keys on
 one column and pages through ties by offset, which is slow with thousands of
 papers per announcement day and breaks on papers with no date.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import date
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db.models import F
 from django.db.models import Q
 from django.db.models import QuerySet
@@ -22,28 +24,32 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
+from config.api_fields import QueryInteger
+from config.api_fields import Text
 from config.api_views import MAX_PAGE_SIZE
 from config.api_views import query_names
 from config.api_views import read_query
 from papers.models import Paper
 
 ORDERING = (F("first_announced").desc(nulls_first=True), F("id").desc())
-NO_DATE = "-"
+# Six digits of day reach the year 2738, all valid dates (date.fromordinal).
+CURSOR = RegexValidator(
+    r"\A[0-9]{1,6}\.[0-9]{1,18}\Z",
+    message="Invalid cursor; use the next link as given.",
+    code="invalid_cursor",
+)
 
 
 def encode_cursor(paper: Paper) -> str:
-    day = paper.first_announced.isoformat() if paper.first_announced else NO_DATE
-    return base64.urlsafe_b64encode(f"{day}|{paper.pk}".encode()).decode()
+    day = paper.first_announced.toordinal() if paper.first_announced else 0
+    return f"{day}.{paper.pk}"
 
 
 def decode_cursor(cursor: str) -> tuple[date | None, int]:
-    """(first_announced, id) of the row a page starts after; ValueError if bad."""
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        day, pk = text.split("|")
-        return (None if day == NO_DATE else date.fromisoformat(day)), int(pk)
-    except (UnicodeError, binascii.Error, ValueError) as exc:
-        raise ValueError(cursor) from exc
+    """(first_announced, id) of the row a page starts after, from a cursor that
+    CURSOR accepts."""
+    day, pk = (int(part) for part in cursor.split("."))
+    return (date.fromordinal(day) if day else None), pk
 
 
 def after(papers: QuerySet[Paper], day: date | None, pk: int) -> QuerySet[Paper]:
@@ -57,12 +63,13 @@ def after(papers: QuerySet[Paper], day: date | None, pk: int) -> QuerySet[Paper]
 
 
 class CursorSerializer(serializers.Serializer):
-    cursor = serializers.CharField(
+    cursor = Text(
+        pattern=CURSOR,
         required=False,
-        max_length=100,
-        help_text="Opaque: the `next` link of the previous page carries it.",
+        help_text="Where the page starts: take it from the `next` link of the "
+        "previous page (any cursor of this form is a valid position).",
     )
-    page_size = serializers.IntegerField(
+    page_size = QueryInteger(
         required=False,
         min_value=1,
         max_value=MAX_PAGE_SIZE,
@@ -70,12 +77,7 @@ class CursorSerializer(serializers.Serializer):
     )
 
     def validate_cursor(self, value: str) -> tuple[date | None, int]:
-        try:
-            return decode_cursor(value)
-        except ValueError:
-            raise serializers.ValidationError(
-                "Invalid cursor; use the next link as given.", code="invalid_cursor"
-            ) from None
+        return decode_cursor(value)
 
 
 class PaperCursorPagination:

@@ -14,10 +14,16 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from config.api_fields import Text
 from papers.bibtex import bibtex_entry
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
+
+# New ids (2606.01234v2) and old ones (math/0601001v2, hep-th/9901001).
+ARXIV_ID_PATH = (
+    r"[A-Za-z][-A-Za-z.]*/[0-9]{7}(?:v[0-9]+)?|[0-9]{4}\.[0-9]{4,5}(?:v[0-9]+)?"
+)
 
 
 class LinksSerializer(serializers.Serializer):
@@ -174,8 +180,10 @@ class SavedPaperSerializer(serializers.Serializer):
 
 
 class SaveInputSerializer(serializers.Serializer):
-    paper = serializers.CharField(
-        max_length=60, help_text="An arXiv id, with or without its version."
+    paper = Text(
+        pattern=rf"\A(?:{ARXIV_ID_PATH})\Z",
+        max_length=60,
+        help_text="An arXiv id, with or without its version.",
     )
 
 

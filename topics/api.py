@@ -30,6 +30,7 @@ from config.api_errors import ErrorSerializer
 from config.api_views import StrictQueryParams
 from config.api_views import query_names
 from papers.api import PAPER_ID_PARAMETER
+from papers.api import PAPER_LIST_ERRORS
 from papers.api import PAPER_LIST_PARAMETERS
 from papers.api import paper_list_response
 from papers.filters import PaperFilterSerializer
@@ -62,8 +63,24 @@ from topics.serializers import TopicWriteSerializer
 
 SLUG_PATH = r"[-a-zA-Z0-9_]+"
 SLUG_PARAMETER = OpenApiParameter(
-    "slug", str, OpenApiParameter.PATH, description="The topic's slug."
+    "slug",
+    str,
+    OpenApiParameter.PATH,
+    pattern=rf"^{SLUG_PATH}$",
+    description="The topic's slug.",
 )
+WRITE_ERRORS = {
+    404: OpenApiResponse(
+        ErrorSerializer,
+        description="No such topic, or a category or related topic in the body "
+        "that does not exist (code not_found, with the field).",
+    ),
+    409: OpenApiResponse(
+        ErrorSerializer,
+        description="Another topic has this name or slug (code conflict, with "
+        "the field).",
+    ),
+}
 
 
 class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
@@ -117,17 +134,16 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         parameters=[
             SLUG_PARAMETER,
             *PAPER_LIST_PARAMETERS,
+            # The path names the topic.
+            OpenApiParameter("topic", exclude=True),
             *CONDITIONAL_PARAMETERS,
             *VALIDATOR_HEADERS,
         ],
-        responses={200: PaperPageSerializer, 304: NOT_MODIFIED},
+        responses={200: PaperPageSerializer, 304: NOT_MODIFIED, **PAPER_LIST_ERRORS},
     )
     @action(detail=True, methods=["get"])
     def papers(self, request: Request, slug: str) -> Response | HttpResponse:
-        # Checked when the page is built: a cached page implies the topic exists.
-        return paper_list_response(
-            request, topic=slug, check_topic=lambda: get_active_topic(slug)
-        )
+        return paper_list_response(request, topic=slug)
 
     @extend_schema(
         summary="Create a topic (staff)",
@@ -135,7 +151,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         "position of the problem. The new topic's papers are tagged in the "
         "background.",
         request=TopicWriteSerializer,
-        responses={201: TopicDetailSerializer},
+        responses={201: TopicDetailSerializer, **WRITE_ERRORS},
     )
     def create(self, request: Request) -> Response:
         return self._save(request, Topic(), status.HTTP_201_CREATED)
@@ -144,7 +160,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         summary="Replace a topic (staff)",
         parameters=[SLUG_PARAMETER],
         request=TopicWriteSerializer,
-        responses={200: TopicDetailSerializer},
+        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
     )
     def update(self, request: Request, slug: str) -> Response:
         return self._save(
@@ -157,7 +173,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         "topic's papers in the background, as in admin.",
         parameters=[SLUG_PARAMETER],
         request=TopicWriteSerializer,
-        responses={200: TopicDetailSerializer},
+        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
     )
     def partial_update(self, request: Request, slug: str) -> Response:
         topic = get_object_or_404(Topic, slug=slug)
@@ -222,7 +238,14 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         summary="Follow a topic",
         description="Idempotent: following a followed topic changes nothing.",
         request=FollowInputSerializer,
-        responses={201: FollowSerializer},
+        responses={
+            201: FollowSerializer,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="No active topic has this slug (code not_found, with "
+                "the field).",
+            ),
+        },
     )
     def create(self, request: Request) -> Response:
         given = FollowInputSerializer(data=request.data)
@@ -234,6 +257,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
 
     @extend_schema(
         summary="Mute or unmute a followed topic in digests",
+        description="Without `muted`, nothing changes.",
         parameters=[SLUG_PARAMETER],
         request=FollowMuteSerializer,
         responses={200: FollowSerializer},
@@ -242,8 +266,9 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         follow = get_object_or_404(self.get_queryset(), topic__slug=slug)
         given = FollowMuteSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        follow.muted = given.validated_data["muted"]
-        follow.save(update_fields=["muted"])
+        if "muted" in given.validated_data:
+            follow.muted = given.validated_data["muted"]
+            follow.save(update_fields=["muted"])
         return Response(FollowSerializer(follow).data)
 
     @extend_schema(

@@ -9,9 +9,17 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from config.api_errors import positioned_error
+from config.api_fields import Boolean
+from config.api_fields import NamedRow
+from config.api_fields import StrictModelSerializer
+from config.api_fields import Text
+from config.api_fields import named_rows
 from papers.models import Category
 from topics.models import Follow
 from topics.models import Topic
+from topics.rules import MAX_DEPTH
+from topics.rules import MAX_RULE_LENGTH
+from topics.rules import MAX_TERMS
 from topics.rules import RuleError
 from topics.rules import compile_rule
 
@@ -127,14 +135,23 @@ class TopicRefSerializer(serializers.ModelSerializer):
         fields = ["slug", "name"]
 
 
-class SlugReferenceField(serializers.SlugRelatedField):
-    """A row named by its slug or code. PostgreSQL refuses a NUL character in
-    text, so a name holding one is simply no such row (a 400, not a 500)."""
-
-    def to_internal_value(self, data: object) -> object:
-        if isinstance(data, str) and "\x00" in data:
-            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
-        return super().to_internal_value(data)
+# The rule's grammar is no regular language (parentheses nest), so the schema
+# names it as a format of its own and describes it; tests/api/schemathesis_hooks.py
+# tells schemathesis how to write one.
+@extend_schema_field(
+    {
+        "type": "string",
+        "format": "topic-rule",
+        "description": 'arXiv search syntax: words, "phrases" and (groups), '
+        "each optionally prefixed by a field (ti: abs: au: co: cat: all:), joined "
+        "by AND, OR, ANDNOT or side by side (AND); word* matches prefixes of three "
+        f"letters or more. At most {MAX_TERMS} terms, {MAX_DEPTH} levels of "
+        "parentheses. Lower-case and/or/not must be quoted. An invalid rule is a "
+        "400 with code invalid_rule and the 0-based position of the problem.",
+    }
+)
+class RuleField(Text):
+    pass
 
 
 class TopicDetailSerializer(TopicSerializer):
@@ -142,7 +159,9 @@ class TopicDetailSerializer(TopicSerializer):
     (topics.query.related_topics)."""
 
     glossary = serializers.SerializerMethodField()
-    categories = SlugReferenceField(slug_field="code", many=True, read_only=True)
+    categories = serializers.SlugRelatedField(
+        slug_field="code", many=True, read_only=True
+    )
     related = serializers.SerializerMethodField()
 
     class Meta:
@@ -176,20 +195,21 @@ class TopicDetailSerializer(TopicSerializer):
         return TopicRefSerializer(self.context["related"], many=True).data
 
 
-class TopicWriteSerializer(serializers.ModelSerializer):
+class TopicWriteSerializer(StrictModelSerializer):
     """Staff input for creating and changing a topic. The rule is checked as
-    admin checks it (Topic.clean compiles it), with the error's position."""
+    admin checks it (Topic.clean compiles it), with the error's position. A name
+    or slug another topic has is a 409, a category or related topic that does
+    not exist a 404 (both with the field)."""
 
-    categories = SlugReferenceField(
+    rule = RuleField(max_length=MAX_RULE_LENGTH)
+    categories = named_rows(
         slug_field="code",
-        many=True,
         required=False,
         queryset=Category.objects.all(),
         help_text="Only papers in these categories are tagged; empty means any.",
     )
-    related = SlugReferenceField(
+    related = named_rows(
         slug_field="slug",
-        many=True,
         required=False,
         queryset=Topic.objects.all(),
         help_text="Slugs of curated related topics.",
@@ -236,14 +256,15 @@ class FollowSerializer(serializers.ModelSerializer):
 
 
 class FollowMuteSerializer(serializers.Serializer):
-    muted = serializers.BooleanField(
-        help_text="True leaves the topic out of the caller's digests."
+    muted = Boolean(
+        required=False,
+        help_text="True leaves the topic out of the caller's digests.",
     )
 
 
 class FollowInputSerializer(serializers.Serializer):
-    topic = serializers.SlugRelatedField(
+    topic = NamedRow(
         slug_field="slug",
         queryset=Topic.objects.filter(is_active=True),
-        help_text="The slug of an active topic.",
+        help_text="The slug of an active topic (any other is a 404).",
     )

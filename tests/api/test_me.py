@@ -68,6 +68,48 @@ def test_digest_preferences_follow_the_forms_rules(as_alice, body, field):
     assert field in assert_error(response, 400, "invalid")["fields"]
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"hour": "7"}, "hour"),
+        ({"hour": 7.0}, "hour"),
+        ({"hour": True}, "hour"),
+        ({"weekday": "3"}, "weekday"),
+        ({"weekday": True}, "weekday"),
+        ({"frequency": ["daily"]}, "frequency"),
+        ({"time_zone": " UTC"}, "time_zone"),
+    ],
+)
+def test_digest_preferences_take_json_types_as_the_schema_says(
+    as_alice, alice, body, field
+):
+    response = as_alice.patch("/api/v1/me/digest/", body, format="json")
+    assert field in assert_error(response, 400, "invalid")["fields"]
+    assert not DigestPreferences.objects.filter(user=alice).exclude(hour=8).exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"first_name": 7}, "first_name"),
+        ({"last_name": False}, "last_name"),
+        ({"first_name": "x" * 150 + " "}, "first_name"),
+        ({"first_name": "Ada\x00"}, "first_name"),
+    ],
+)
+def test_profile_names_are_strings_as_sent(as_alice, body, field):
+    response = as_alice.patch("/api/v1/me/", body, format="json")
+    assert field in assert_error(response, 400, "invalid")["fields"]
+
+
+def test_profile_names_are_stored_without_surrounding_whitespace(as_alice, alice):
+    response = as_alice.patch("/api/v1/me/", {"first_name": " Ada  "}, format="json")
+
+    assert response.json()["first_name"] == "Ada"
+    alice.refresh_from_db()
+    assert alice.first_name == "Ada"
+
+
 def test_follow_list_and_unfollow(as_alice, as_bob, alice, corpus):
     response = as_alice.post(
         "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
@@ -105,14 +147,42 @@ def test_mute_a_followed_topic_in_digests(as_alice, alice, corpus):
     assert response.json()["muted"] is True
     assert Follow.objects.get(user=alice).muted
     assert as_alice.patch(url, {"muted": "loud"}, format="json").status_code == 400
-    assert as_alice.patch(url, {}, format="json").status_code == 400
+    assert as_alice.patch(url, {"muted": 0}, format="json").status_code == 400
     assert Follow.objects.get(user=alice).muted
 
 
-@pytest.mark.parametrize("body", [{}, {"topic": "nope"}, {"topic": 5}, {"topic": None}])
-def test_following_needs_an_existing_active_topic(as_alice, corpus, body):
+def test_patching_a_follow_without_muted_changes_nothing(as_alice, alice, corpus):
+    as_alice.post("/api/v1/me/follows/", {"topic": "robot-learning"}, format="json")
+
+    response = as_alice.patch("/api/v1/me/follows/robot-learning/", {}, format="json")
+
+    assert response.status_code == 200
+    assert response.json()["muted"] is False
+    assert not Follow.objects.get(user=alice).muted
+
+
+@pytest.mark.parametrize("body", [{}, {"topic": 5}, {"topic": None}, {"topic": [1]}])
+def test_following_needs_a_topic_slug(as_alice, corpus, body):
     response = as_alice.post("/api/v1/me/follows/", body, format="json")
     assert "topic" in assert_error(response, 400, "invalid")["fields"]
+
+
+@pytest.mark.parametrize("slug", ["nope", "robot-learning\x00"])
+def test_following_a_topic_that_does_not_exist_is_a_404(as_alice, corpus, slug):
+    response = as_alice.post("/api/v1/me/follows/", {"topic": slug}, format="json")
+    error = assert_error(response, 404, "not_found")
+    assert error["fields"]["topic"][0]["code"] == "does_not_exist"
+
+
+def test_following_an_inactive_topic_is_a_404(as_alice, corpus):
+    corpus["robots"].is_active = False
+    corpus["robots"].save()
+
+    response = as_alice.post(
+        "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
+    )
+
+    assert "topic" in assert_error(response, 404, "not_found")["fields"]
 
 
 def test_save_list_and_unsave(as_alice, as_bob, alice, corpus):
@@ -139,10 +209,19 @@ def test_save_list_and_unsave(as_alice, as_bob, alice, corpus):
     ) == ["2606.00100"]
 
 
-@pytest.mark.parametrize("paper", ["2606.99999", "garbage", "", None, 12])
-def test_saving_needs_an_existing_paper(as_alice, corpus, paper):
+@pytest.mark.parametrize(
+    "paper", ["garbage", "", None, 12, "2606.00100\n", "arXiv:2606.00100"]
+)
+def test_saving_needs_an_arxiv_id(as_alice, corpus, paper):
     response = as_alice.post("/api/v1/me/saved/", {"paper": paper}, format="json")
     assert "paper" in assert_error(response, 400, "invalid")["fields"]
+
+
+@pytest.mark.parametrize("paper", ["2606.99999", "2606.99999v2", "math/0601999"])
+def test_saving_a_paper_that_does_not_exist_is_a_404(as_alice, corpus, paper):
+    response = as_alice.post("/api/v1/me/saved/", {"paper": paper}, format="json")
+    error = assert_error(response, 404, "not_found")
+    assert error["fields"]["paper"][0]["code"] == "does_not_exist"
 
 
 def test_saved_pages_are_refused_past_the_end_and_over_the_maximum(as_alice, corpus):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from django.core.cache import cache
 
@@ -107,7 +109,6 @@ def test_papers_without_announcement_day_come_first_and_page_through(anonymous, 
     ("params", "expected"),
     [
         ({"topic": "robot-learning"}, ["2606.00100"]),
-        ({"topic": "no-such-topic"}, []),
         ({"category": "cs.AI", "topic": "robot-learning"}, ["2606.00100"]),
         ({"q": "robot"}, ["2606.00100"]),
         ({"q": "nothing-matches-this"}, []),
@@ -117,6 +118,38 @@ def test_papers_without_announcement_day_come_first_and_page_through(anonymous, 
 def test_filters(anonymous, corpus, params, expected):
     got = ids(anonymous.get(LIST, params))
     assert got == (newest_first() if expected is None else expected)
+
+
+@pytest.mark.parametrize("slug", ["no-such-topic", "robot-learning"])
+def test_a_topic_filter_naming_no_active_topic_is_a_404(anonymous, corpus, slug):
+    corpus["robots"].is_active = False
+    corpus["robots"].save()
+
+    error = assert_error(anonymous.get(LIST, {"topic": slug}), 404, "not_found")
+
+    assert error["fields"]["topic"][0]["code"] == "does_not_exist"
+    # As the topic's own endpoints answer.
+    assert_error(anonymous.get(f"/api/v1/topics/{slug}/"), 404, "not_found")
+    assert_error(anonymous.get(f"/api/v1/topics/{slug}/papers/"), 404, "not_found")
+
+
+def test_a_topic_deactivated_after_a_read_is_a_404_on_the_next(
+    anonymous, corpus, django_capture_on_commit_callbacks
+):
+    url = LIST + "?topic=robot-learning"
+    assert ids(anonymous.get(url)) == ["2606.00100"]
+
+    # The cached page goes stale with the content version, after commit.
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["robots"].is_active = False
+        corpus["robots"].save()
+
+    assert_error(anonymous.get(url), 404, "not_found")
+
+
+def test_category_filter_is_case_sensitive_as_arxiv_writes_it(anonymous, corpus):
+    assert "2606.00100" in ids(anonymous.get(LIST, {"category": "cs.LG"}))
+    assert ids(anonymous.get(LIST, {"category": "CS.lg"})) == []
 
 
 def test_category_filter_matches_any_category_of_a_paper(anonymous, corpus):
@@ -159,18 +192,30 @@ def test_saved_filter_needs_authentication(anonymous, corpus):
         ({"page_size": "101"}, "page_size"),
         ({"page_size": "1000000000000000000000"}, "page_size"),
         ({"page_size": "ten"}, "page_size"),
+        ({"page_size": "5.0"}, "page_size"),
+        ({"page_size": " 5"}, "page_size"),
         ({"cursor": "not-a-cursor"}, "cursor"),
-        ({"cursor": "MjAyNi0xMy0wMXwx"}, "cursor"),  # 2026-13-01|1
+        ({"cursor": "MjAyNi0xMy0wMXwx"}, "cursor"),  # the old, base64 form
+        ({"cursor": "739821.5\n"}, "cursor"),
+        ({"cursor": "1234567.5"}, "cursor"),
         ({"announced_from": "yesterday"}, "announced_from"),
+        ({"announced_from": "20260601"}, "announced_from"),
+        ({"announced_from": "2026-02-30"}, "announced_from"),
+        ({"announced_from": "2026-06-01 "}, "announced_from"),
         (
             {"announced_from": "2026-06-05", "announced_to": "2026-06-01"},
             "announced_to",
         ),
         ({"category": "cs.LG; drop table"}, "category"),
+        ({"category": "cs.LG\n"}, "category"),
         ({"topic": "not a slug"}, "topic"),
+        ({"topic": "robot-learning "}, "topic"),
         ({"q": "x" * 201}, "q"),
+        ({"q": "x" * 200 + " "}, "q"),
         ({"q": "nul\x00byte"}, "q"),
         ({"saved": "maybe"}, "saved"),
+        ({"saved": "1"}, "saved"),
+        ({"saved": "True"}, "saved"),
         ({"sort": "title"}, "sort"),
         ({"Topic": "agents"}, "Topic"),
     ],
@@ -179,6 +224,20 @@ def test_bad_parameters_are_refused_with_the_field(anonymous, corpus, params, fi
     error = assert_error(anonymous.get(LIST, params), 400, "invalid")
     assert field in error["fields"], error
     assert error["fields"][field][0]["message"]
+
+
+@pytest.mark.parametrize(
+    "day", ["0001-01-01", "2026-06-02", "2738-11-27", None], ids=str
+)
+def test_every_cursor_the_schema_allows_is_a_position(anonymous, corpus, day):
+    ordinal = date.fromisoformat(day).toordinal() if day else 0
+    for pk in (0, 999999999999999999):
+        response = anonymous.get(LIST, {"cursor": f"{ordinal:06d}.{pk}"})
+        assert response.status_code == 200, response.content
+
+
+def test_blank_text_search_lists_everything(anonymous, corpus):
+    assert ids(anonymous.get(LIST, {"q": "   "})) == newest_first()
 
 
 def test_unknown_parameter_has_its_own_code(anonymous, corpus):

@@ -161,31 +161,74 @@ def test_staff_can_reactivate_an_inactive_topic(as_staff, corpus):
     assert Topic.objects.get(slug="hidden").retag_requested_at is not None
 
 
+NEW = {"name": "New", "slug": "new", "rule": "ti:x"}
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"name": "RL for LLM Agents", "slug": "x", "rule": "ti:x"}, "name"),
-        ({"name": "New", "slug": "robot-learning", "rule": "ti:x"}, "slug"),
-        ({"name": "New", "slug": "not a slug", "rule": "ti:x"}, "slug"),
+        ({**NEW, "slug": "not a slug"}, "slug"),
+        ({**NEW, "slug": "new\n"}, "slug"),
         ({"name": "New", "slug": "new"}, "rule"),
-        (
-            {"name": "New", "slug": "new", "rule": "ti:x", "categories": ["zz.ZZ"]},
-            "categories",
-        ),
-        (
-            {"name": "New", "slug": "new", "rule": "ti:x", "categories": "cs.AI"},
-            "categories",
-        ),
-        (
-            {"name": "New", "slug": "new", "rule": "ti:x", "is_active": "perhaps"},
-            "is_active",
-        ),
-        ({"name": "x" * 121, "slug": "new", "rule": "ti:x"}, "name"),
+        ({**NEW, "rule": "   "}, "rule"),
+        ({**NEW, "categories": "cs.AI"}, "categories"),
+        ({**NEW, "categories": {"cs.AI": 1}}, "categories"),
+        ({**NEW, "categories": [7]}, "categories"),
+        ({**NEW, "is_active": "perhaps"}, "is_active"),
+        ({**NEW, "is_active": 1}, "is_active"),
+        ({**NEW, "name": 7}, "name"),
+        ({**NEW, "name": " \t"}, "name"),
+        ({**NEW, "name": "x" * 121}, "name"),
+        ({**NEW, "name": "x" * 120 + " "}, "name"),
     ],
 )
 def test_bad_topic_input_names_the_field(as_staff, corpus, body, field):
     error = assert_error(as_staff.post("/api/v1/topics/", body, format="json"), 400)
     assert field in error["fields"], error
+
+
+def test_topic_names_are_stored_without_surrounding_whitespace(as_staff, corpus):
+    response = as_staff.post(
+        "/api/v1/topics/", {**NEW, "name": "  New topic "}, format="json"
+    )
+
+    assert response.status_code == 201, response.content
+    assert Topic.objects.get(slug="new").name == "New topic"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**NEW, "name": "RL for LLM Agents"}, "name"),
+        ({**NEW, "slug": "robot-learning"}, "slug"),
+    ],
+)
+def test_a_name_or_slug_another_topic_has_is_a_conflict(as_staff, corpus, body, field):
+    error = assert_error(as_staff.post("/api/v1/topics/", body, format="json"), 409)
+    assert error["code"] == "conflict"
+    assert error["fields"][field][0]["code"] == "unique"
+    assert not Topic.objects.filter(name="New").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**NEW, "categories": ["zz.ZZ"]}, "categories"),
+        ({**NEW, "related": ["no-such-topic"]}, "related"),
+    ],
+)
+def test_naming_a_category_or_topic_that_does_not_exist_is_a_404(
+    as_staff, corpus, body, field
+):
+    error = assert_error(as_staff.post("/api/v1/topics/", body, format="json"), 404)
+    assert error["code"] == "not_found"
+    assert error["fields"][field][0]["code"] == "does_not_exist"
+
+
+def test_a_malformed_field_beside_a_missing_row_is_a_400(as_staff, corpus):
+    body = {**NEW, "categories": ["zz.ZZ"], "is_active": "perhaps"}
+    error = assert_error(as_staff.post("/api/v1/topics/", body, format="json"), 400)
+    assert set(error["fields"]) == {"categories", "is_active"}
 
 
 def test_retag_is_queued_for_staff(

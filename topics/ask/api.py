@@ -6,7 +6,7 @@ Counts against the same per-user-or-address budget as the pages
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import Throttled
@@ -16,8 +16,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import ErrorSerializer
+from config.api_fields import QueryDate
+from config.api_fields import Text
 from config.api_views import StrictQueryParams
+from papers.api import PAPER_ID_PARAMETER
 from papers.query import get_paper
+from topics.api import SLUG_PARAMETER
 from topics.ask.asking import answer_data
 from topics.ask.asking import ask
 from topics.ask.asking import source_data
@@ -30,7 +34,10 @@ from topics.query import get_active_topic
 
 
 class AskQuerySerializer(serializers.Serializer):
-    q = serializers.CharField(max_length=MAX_QUESTION, help_text="The question.")
+    q = Text(
+        max_length=MAX_QUESTION,
+        help_text="The question: some text besides whitespace.",
+    )
 
 
 class TopicAskQuerySerializer(AskQuerySerializer):
@@ -39,12 +46,17 @@ class TopicAskQuerySerializer(AskQuerySerializer):
         required=False,
         help_text="Only papers of the last N weeks of harvest.",
     )
-    since = serializers.DateField(required=False, help_text="First announced from.")
-    until = serializers.DateField(required=False, help_text="First announced until.")
+    since = QueryDate(required=False, help_text="First announced from (YYYY-MM-DD).")
+    until = QueryDate(
+        required=False,
+        help_text="First announced until (YYYY-MM-DD); before `since` is a 400.",
+    )
 
     def validate(self, data: dict) -> dict:
         if data.get("since") and data.get("until") and data["since"] > data["until"]:
-            raise serializers.ValidationError("since is after until.")
+            raise serializers.ValidationError(
+                {"until": ["Must not be before since."]}, code="invalid"
+            )
         return data
 
 
@@ -73,7 +85,21 @@ class AnswerSerializer(serializers.Serializer):
     sources = SourceSerializer(many=True, help_text="Everything retrieved.")
 
 
-ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+ERRORS = {
+    429: OpenApiResponse(
+        ErrorSerializer,
+        description="Over the question limit (MOMENTUM_ASK_RATE, pages and API "
+        "together) or the API's rate; Retry-After says when to ask again.",
+    ),
+}
+TOPIC_ERRORS = {
+    400: OpenApiResponse(
+        ErrorSerializer,
+        description="A parameter that is not valid, including `until` before "
+        "`since` (field until), or an unknown one.",
+    ),
+    404: OpenApiResponse(ErrorSerializer, description="No active topic has this slug."),
+}
 
 
 class AskView(StrictQueryParams, APIView):
@@ -104,11 +130,8 @@ class TopicAskView(AskView):
         description="Retrieves the topic's papers that best match the question "
         "(optionally of a window) and answers with sentences that each cite one of "
         "them. Counts against the per-user (or per-address) question limit.",
-        parameters=[
-            OpenApiParameter("slug", str, OpenApiParameter.PATH),
-            TopicAskQuerySerializer,
-        ],
-        responses={200: AnswerSerializer, **ERRORS},
+        parameters=[SLUG_PARAMETER, TopicAskQuerySerializer],
+        responses={200: AnswerSerializer, **ERRORS, **TOPIC_ERRORS},
     )
     def get(self, request: Request, slug: str) -> Response:
         topic = get_active_topic(slug)
@@ -122,10 +145,7 @@ class PaperAskView(AskView):
         summary="Ask about a paper (AskPDF)",
         description="Answers from the paper's metadata and abstract, and its full "
         "text where the site has its PDF; every sentence cites a source.",
-        parameters=[
-            OpenApiParameter("arxiv_id", str, OpenApiParameter.PATH),
-            AskQuerySerializer,
-        ],
+        parameters=[PAPER_ID_PARAMETER, AskQuerySerializer],
         responses={200: AnswerSerializer, **ERRORS},
     )
     def get(self, request: Request, arxiv_id: str) -> Response:

@@ -1,0 +1,184 @@
+"""Input fields that accept exactly what the OpenAPI schema says they accept.
+
+DRF's own fields are lenient where the schema is strict: CharField turns 7 into
+"7" and trims before it counts the length, BooleanField reads "yes" and 1,
+IntegerField reads "7" and 7.0, a list field reads a dict's keys, DateField
+reads 20260601. A client that follows the schema never notices, but the schema
+then lies about what is refused (tests/api/test_schema.py checks both ways).
+
+JSON bodies and query strings differ: in a body a number is a number, in a
+query string everything is text. So `Boolean`/`Integer` read JSON values and
+`QueryBoolean`/`QueryInteger` read the text of a query parameter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from datetime import date
+from typing import Any
+
+from django.core.validators import RegexValidator
+from django.db import models
+from rest_framework import serializers
+
+# Python's str.isspace() characters and the other C0 controls: a value made of
+# these alone is blank. Spelled out rather than \s, which Python, ECMAScript and
+# Rust (the schema's readers) each read differently.
+SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# No NUL (PostgreSQL cannot store it) and at least one other character.
+NOT_BLANK = RegexValidator(
+    rf"\A[^\x00]*[^{SPACE}][^\x00]*\Z",
+    message="This field may not be blank.",
+    code="blank",
+)
+NO_NUL_PATTERN = r"^[^\u0000]*$"
+SLUG_PATTERN = r"\A[-a-zA-Z0-9_]+\Z"
+
+
+class Text(serializers.CharField):
+    """A string, checked as sent (as the schema's lengths and pattern read it),
+    then stored without surrounding whitespace. A `pattern` (Python syntax, and
+    ending in \\Z: $ also matches before a final newline) is the schema's pattern
+    too, so it must refuse NUL and blanks itself."""
+
+    def __init__(
+        self, *, pattern: str | RegexValidator | None = None, **kwargs: Any
+    ) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+        # drf-spectacular writes the first RegexValidator as the schema's pattern.
+        if isinstance(pattern, str):
+            pattern = RegexValidator(pattern)
+        if pattern is not None:
+            self.validators.insert(0, pattern)
+        elif not self.allow_blank:
+            self.validators.insert(0, NOT_BLANK)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return data
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        value = super().run_validation(data)
+        return value.strip() if isinstance(value, str) else value
+
+
+class Slug(Text):
+    """Letters, digits, hyphens and underscores, as Django's slugs."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.pop("allow_unicode", None)  # ModelSerializer's, for DRF's SlugField
+        super().__init__(pattern=SLUG_PATTERN, **kwargs)
+
+
+class Boolean(serializers.BooleanField):
+    """JSON true or false, nothing else."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class QueryBoolean(serializers.BooleanField):
+    """The query-string form of a boolean: `true` or `false`."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if data not in ("true", "false"):
+            self.fail("invalid", input=data)
+        return data == "true"
+
+
+class Integer(serializers.IntegerField):
+    """A JSON integer: not a string of digits, a float or a boolean."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return data
+
+
+class QueryInteger(serializers.IntegerField):
+    """The query-string form of an integer: ASCII digits, optionally signed."""
+
+    DIGITS = re.compile(r"-?[0-9]{1,18}")
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, str) or not self.DIGITS.fullmatch(data):
+            self.fail("invalid")
+        return int(data)
+
+
+class QueryDate(serializers.DateField):
+    """A day as YYYY-MM-DD (the schema's `format: date`), nothing looser."""
+
+    DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+    def to_internal_value(self, value: Any) -> date:
+        day = None
+        if isinstance(value, str) and self.DAY.fullmatch(value):
+            with contextlib.suppress(ValueError):  # 2026-02-30
+                day = date.fromisoformat(value)
+        if day is None:
+            self.fail("invalid", format="YYYY-MM-DD")
+        return day
+
+
+class Choice(serializers.ChoiceField):
+    """One of the choices, of the choice's own type (3 is a weekday, "3" not)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        chosen = [v for v in self.choices if type(v) is type(data) and v == data]
+        if not chosen:
+            self.fail("invalid_choice", input=data)
+        return chosen[0]
+
+
+class NamedRow(serializers.SlugRelatedField):
+    """A row named by a string (its slug or code). A name holding NUL is no such
+    row: PostgreSQL refuses NUL in text, which would otherwise be a 500."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().to_internal_value(data)
+
+
+class NamedRows(serializers.ManyRelatedField):
+    """A JSON array of names; DRF's reads any iterable, a dict by its keys."""
+
+    def to_internal_value(self, data: Any) -> list[Any]:
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+
+def named_rows(**kwargs: Any) -> NamedRows:
+    """Many rows named by strings; takes NamedRow's arguments."""
+    list_kwargs = {
+        key: kwargs.pop(key)
+        for key in ("required", "help_text", "allow_empty")
+        if key in kwargs
+    }
+    return NamedRows(child_relation=NamedRow(**kwargs), **list_kwargs)
+
+
+class StrictModelSerializer(serializers.ModelSerializer):
+    """Builds the fields above for model fields (ModelSerializer builds DRF's)."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: Text,
+        models.TextField: Text,
+        models.SlugField: Slug,
+        models.BooleanField: Boolean,
+        models.IntegerField: Integer,
+        models.SmallIntegerField: Integer,
+        models.PositiveIntegerField: Integer,
+        models.PositiveSmallIntegerField: Integer,
+    }
+    serializer_choice_field = Choice

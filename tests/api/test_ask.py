@@ -1,0 +1,59 @@
+"""Ask's API parameters: what the schema allows is asked, what it forbids is a
+400 with the field (the answers themselves: tests/ask)."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.throttling import SimpleRateThrottle
+
+from tests.api.conftest import assert_error
+
+pytestmark = pytest.mark.django_db
+
+TOPIC_ASK = "/api/v1/topics/rl-for-llm-agents/ask/"
+
+
+@pytest.fixture(autouse=True)
+def _no_limits(monkeypatch, settings):
+    monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "anon", None)
+    settings.MOMENTUM_ASK_RATE = "1000/hour"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"q": "agent", "since": "2026-06-03", "until": "2026-06-01"}, "until"),
+        ({"q": "   "}, "q"),
+        ({"q": "\u3000\u00a0"}, "q"),
+        ({"q": "\t" + "a" * 500}, "q"),
+        ({"q": "agent\x00"}, "q"),
+        ({"q": "agent", "since": "20260601"}, "since"),
+        ({"q": "agent", "weeks": "5"}, "weeks"),
+    ],
+)
+def test_bad_topic_questions_are_refused_with_the_field(
+    anonymous, corpus, params, field
+):
+    error = assert_error(anonymous.get(TOPIC_ASK, params), 400, "invalid")
+    assert field in error["fields"], error
+
+
+def test_a_one_day_window_is_a_question_like_any_other(anonymous, corpus):
+    params = {"q": " agent ", "since": "2026-06-02", "until": "2026-06-02"}
+
+    response = anonymous.get(TOPIC_ASK, params)
+
+    assert response.status_code == 200, response.content
+    assert response.json()["question"] == "agent"
+
+
+def test_asking_about_an_inactive_topic_is_a_404(anonymous, corpus):
+    corpus["agents"].is_active = False
+    corpus["agents"].save()
+
+    assert_error(anonymous.get(TOPIC_ASK, {"q": "agent"}), 404, "not_found")
+
+
+def test_a_paper_question_needs_some_text(anonymous, corpus):
+    response = anonymous.get("/api/v1/papers/2606.00100/ask/", {"q": "\n"})
+    assert "q" in assert_error(response, 400, "invalid")["fields"]
