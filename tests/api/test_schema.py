@@ -58,6 +58,7 @@ examples = hypothesis_settings(
 )
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @examples
 def test_api_matches_its_schema_for_staff(case, staff):
@@ -68,6 +69,7 @@ def test_api_matches_its_schema_for_staff(case, staff):
     case.call_and_validate(headers={"Authorization": f"Token {STAFF_KEY}"})
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @examples
 def test_api_matches_its_schema_for_visitors(case):
