@@ -21,7 +21,8 @@ from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
 
-MAX_PAGE_QUERIES = 10
+# A page rendered anew (its rows too); served from the cache it costs 2 or 3.
+MAX_PAGE_QUERIES = 12
 
 
 @pytest.fixture
@@ -73,7 +74,7 @@ def test_home_shows_a_reader_the_feed_of_followed_topics(
 
     Follow.objects.create(user=reader, topic=corpus["robots"])
     # Two writes: what the feed showed (for "seen"), and forgetting the oldest.
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES + 1):
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES + 2):
         response = client.get("/")
 
     assert response.status_code == 200
@@ -231,6 +232,7 @@ def test_home_links_trending_topics_to_the_trending_page(client, corpus):
 def test_related_topics_are_curated_first_then_by_shared_papers(client, corpus):
     make_topic("Agents Again", rule="ti:agent", slug="agents-again")
     retag_all()
+    refresh_momentum()  # counts the papers topics share, as after every re-tag
 
     related = client.get("/topics/robot-learning/").context["related"]
 
