@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists
 from django.db.models import OuterRef
 from django.db.models import QuerySet
@@ -39,6 +40,7 @@ def saved_papers(user: User) -> QuerySet[Paper]:
     return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
 
 
+@transaction.atomic  # one transaction, not one per statement
 def record_shown(user: User, paper_ids: list[int]) -> None:
     """Remember that the reader's feed showed these papers (ids) now, and forget
     what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""

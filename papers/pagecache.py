@@ -14,8 +14,9 @@ paper (`paper:<arxiv id>`: its page and its rows) and the lists that span many:
 Whatever changes what pages show calls `content_changed(topics=..., papers=...,
 lists=...)` naming what it changed; once the transaction commits, those versions
 move on and nothing else. A paper's change also moves the topics it was in (at
-the call) and is in (at commit), search, the directory, and `latest` when it is
-among the newest papers. Called with nothing, it means everything changed.
+the call) and is in (at commit), and which papers they hold (`members:<slug>`,
+what a paper page's related papers read), search, the directory, and `latest`
+when it is among the newest papers. Called with nothing: everything changed.
 
 Pages. A page is cached under its address with the versions it was rendered
 from. A request reads the page and the versions it names in one cache round
@@ -95,6 +96,11 @@ def paper_key(arxiv_id: str) -> str:
     return f"paper:{arxiv_id}"
 
 
+def members_key(slug: str) -> str:
+    """Which papers a topic holds, without the rest of its page."""
+    return f"members:{slug}"
+
+
 # CHANGES
 # ------------------------------------------------------------------------------
 
@@ -117,7 +123,7 @@ def content_changed(
         scopes = {EVERYTHING}
     if paper_ids:
         # The topics they are in before the change: they may be leaving them.
-        scopes |= {topic_key(slug) for slug in _topic_slugs(paper_ids)}
+        scopes |= _topic_scopes(_topic_slugs(paper_ids))
     transaction.on_commit(lambda: _bump(scopes, paper_ids))
 
 
@@ -137,8 +143,7 @@ def _bump(scopes: set[str], paper_ids: list[int]) -> None:
 
 def _paper_scopes(paper_ids: list[int]) -> set[str]:
     """What changed papers move, as they are once the change is committed."""
-    scopes = {SEARCH, TOPICS}
-    scopes |= {topic_key(slug) for slug in _topic_slugs(paper_ids)}
+    scopes = {SEARCH, TOPICS} | _topic_scopes(_topic_slugs(paper_ids))
     for start in range(0, len(paper_ids), CHUNK):
         chunk = paper_ids[start : start + CHUNK]
         arxiv_ids = Paper.objects.filter(pk__in=chunk).values_list("arxiv_id")
@@ -147,6 +152,10 @@ def _paper_scopes(paper_ids: list[int]) -> set[str]:
     if set(newest.values_list("pk", flat=True)) & set(paper_ids):
         scopes.add(LATEST)
     return scopes
+
+
+def _topic_scopes(slugs: set[str]) -> set[str]:
+    return {topic_key(slug) for slug in slugs} | {members_key(slug) for slug in slugs}
 
 
 def _topic_slugs(paper_ids: list[int]) -> set[str]:

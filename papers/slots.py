@@ -158,7 +158,8 @@ def _owned(model, user: User, kind: str, key, keys: set[str]) -> QuerySet:
     rows = model.objects.filter(user=user).annotate(
         slot_kind=Value(kind, output_field=CharField()), slot_key=key
     )
-    return rows.filter(slot_key__in=sorted(keys)).values_list("slot_kind", "slot_key")
+    rows = rows.filter(slot_key__in=sorted(keys)).order_by()
+    return rows.values_list("slot_kind", "slot_key")
 
 
 # FILLERS

@@ -23,9 +23,9 @@ from papers.pagecache import SEARCH
 from papers.pagecache import Dependencies
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
+from papers.pagecache import members_key
 from papers.pagecache import paper_key
 from papers.pagecache import render_shared
-from papers.pagecache import topic_key
 from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
@@ -59,7 +59,7 @@ def _paper_page(
     tags = paper.paper_topics.filter(topic__is_active=True)
     tags = list(tags.select_related("topic").order_by("topic__name"))
     # Related papers are those of its topics: read after their versions.
-    deps.add(topic_key(tag.topic.slug) for tag in tags)
+    deps.add(members_key(tag.topic.slug) for tag in tags)
     context = {
         "paper": paper,
         "tags": tags,

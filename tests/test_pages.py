@@ -273,3 +273,37 @@ def test_the_site_has_an_icon_even_where_the_layout_does_not_link_it(client, db)
     assert response.status_code == 302
     assert response["Location"] == "/static/favicon.svg"
     assert client.get("/static/favicon.svg").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "/topics/",
+        "/topics/trending/",
+        "/topics/rl-for-llm-agents/",
+        "/papers/2606.00100/",
+        "/search/?q=agent",
+    ],
+)
+def test_a_cached_page_costs_a_reader_their_user_and_their_state(
+    visitor, request, corpus, address, django_assert_max_num_queries
+):
+    visitor.get(address)  # rendered and cached (for everyone)
+    visitor.get(address)  # the session is cached too
+
+    signed_in = request.node.callspec.params["visitor"] != "anonymous"
+    with django_assert_max_num_queries(2 if signed_in else 0):
+        assert visitor.get(address).status_code == 200
+
+
+def test_a_cached_feed_costs_a_reader_their_follows_state_and_what_it_showed(
+    alice, corpus, django_assert_max_num_queries
+):
+    Follow.objects.create(user=alice, topic=corpus["agents"])
+    client = Client()
+    client.force_login(alice)
+    client.get("/")
+
+    # User, follows, state; then recording what it showed, in one transaction.
+    with django_assert_max_num_queries(3 + 4):
+        assert "Agent 7" in client.get("/").text
