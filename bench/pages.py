@@ -18,14 +18,21 @@ Then serves the site with gunicorn (2 sync workers, bench.settings: production
 settings over plain HTTP, cache in Redis) and loads, for --seconds each after a
 short warm-up, with `wrk -t2 -c8`:
   - minimal: a view returning HttpResponse("ok") behind the same middleware;
-  - home:    the home page, anonymous;
-  - topic:   the page of the seed topic with the most papers, anonymous;
-and prints requests per second, each page's ratio to the minimal view (target:
->= 0.35; caching counts when it is invalidated correctly on every change), and
-the SQL queries each page runs on a cold and a warm cache. Last, it checks that
-the served pages are fresh after a change (a paper ingested through the pipeline
-shows on the home page, an edited topic description on the topic page) and undoes
-the change.
+  - home:    the home page (a signed-in reader's: their feed);
+  - topic:   the page of the seed topic with the most papers;
+  - paper:   the newest paper of that topic;
+  - search:  a search for "reinforcement learning";
+each for a visitor and for a signed-in reader who follows five topics and saved
+ten of the topic page's papers, and prints requests per second and each page's
+ratio to the minimal view (targets: visitors >= 0.5, signed-in home and topic
+>= 0.3; caching counts when it is invalidated correctly on every change), with
+the SQL queries each page runs on a cold and a warm cache. Then the topic page
+cold: the reader's median time to first byte right after a change to another
+topic (someone follows it: the page must stay warm) and to this topic (it must
+render anew, within 2x a warm page's time). Last, it checks that the served
+pages are fresh after a change (a paper ingested through the pipeline shows on
+the home page, an edited topic description on the topic page) and undoes the
+change.
 
 --profile DIR also records each page's load with py-spy (collapsed stacks of one
 gunicorn worker, DIR/<page>.txt); the profiler takes CPU, so the rates of that
@@ -65,7 +72,12 @@ CACHE_URL = os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/9")
 SEED_TOPICS = BASE_DIR / "data" / "demo" / "topics.json"
 # Bump when the fill below changes what it stores.
 FILL_VERSION = 1
-TARGET = 0.35
+TARGETS = {"visitor": 0.5, "reader": 0.3}
+# Signed-in pages with a target (the others are reported).
+READER_TARGETS = ("home", "topic")
+COLD_TARGET = 2.0
+COLD_SAMPLES = 30
+SEARCH = "/search/?q=reinforcement+learning"
 UPSERT_BATCH = 2000
 WORKERS = 2
 WRK_THREADS = 2
@@ -281,19 +293,24 @@ def largest_seed_topic() -> tuple[str, int]:
     return topic.slug, topic.n
 
 
-def query_counts(paths: dict[str, str]) -> dict[str, tuple[int, int, int, float]]:
-    """(queries on a cold cache, on a warm cache, bytes, cold ms) per page."""
+def query_counts(
+    paths: dict[str, str], reader: object = None
+) -> dict[str, tuple[int, int, int, float]]:
+    """(queries on a cold cache, on a warm cache, bytes, cold ms) per page, for a
+    visitor or, with `reader`, for that user signed in."""
     from django.core.cache import cache
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     client = Client()
-    cache.clear()
+    if reader is not None:
+        client.force_login(reader)
+    cache.clear()  # sessions stay in the database
     counts = {}
     for name, path in paths.items():
         client.get(path)  # templates compiled, connections open
-        cache.clear()
+        cache.clear()  # sessions stay in the database
         runs = []
         for _ in range(2):
             with CaptureQueriesContext(connection) as queries, Timer() as timer:
@@ -374,8 +391,10 @@ def worker_pids(master: int) -> list[int]:
     return [int(pid) for pid in children.split()]
 
 
-def wrk(url: str, seconds: float) -> dict[str, float]:
-    """Run wrk against url; requests/s, mean latency (ms) and failed responses."""
+def wrk(url: str, seconds: float, cookie: str = "") -> dict[str, float]:
+    """Run wrk against url (with this Cookie header); requests/s, mean latency
+    (ms) and failed responses."""
+    headers = ["-H", f"Cookie: {cookie}"] if cookie else []
     done = subprocess.run(
         [
             "wrk",
@@ -384,6 +403,7 @@ def wrk(url: str, seconds: float) -> dict[str, float]:
             f"-d{max(1, round(seconds))}s",
             "--timeout",
             "30s",
+            *headers,
             url,
         ],
         check=True,
@@ -408,9 +428,75 @@ def wrk(url: str, seconds: float) -> dict[str, float]:
     }
 
 
-def fetch(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=60) as response:
+def fetch(url: str, cookie: str = "") -> str:
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request, timeout=60) as response:
         return response.read().decode()
+
+
+def bench_reader(slug: str) -> tuple[object, str]:
+    """The signed-in reader (following five topics, this one first, and having
+    saved ten of its newest papers) and the Cookie header of their session."""
+    from django.contrib.auth import BACKEND_SESSION_KEY
+    from django.contrib.auth import HASH_SESSION_KEY
+    from django.contrib.auth import SESSION_KEY
+    from django.contrib.sessions.backends.cached_db import SessionStore
+    from django.middleware.csrf import _get_new_csrf_string
+
+    from accounts.models import User
+    from papers.library import set_saved
+    from topics.following import set_following
+    from topics.models import Topic
+    from topics.query import topic_papers
+
+    email = "bench-reader@momentum.localhost"
+    user = User.objects.filter(email=email).first() or User.objects.create_user(
+        email, "bench-reader-password"
+    )
+    topic = Topic.objects.get(slug=slug)
+    seeds = [entry["slug"] for entry in json.loads(SEED_TOPICS.read_text())]
+    others = Topic.objects.filter(slug__in=seeds, is_active=True).exclude(pk=topic.pk)
+    for followed in [topic, *others.order_by("slug")[:4]]:
+        set_following(user, followed, True)
+    for paper in topic_papers(topic)[:10]:
+        set_saved(user, paper, True)
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return user, f"sessionid={session.session_key}; csrftoken={_get_new_csrf_string()}"
+
+
+def cold_topic_page(base: str, path: str, slug: str, cookie: str) -> dict[str, float]:
+    """The reader's median time to the topic page's first byte (ms): warm, right
+    after someone follows another topic, and right after someone follows this."""
+    from accounts.models import User
+    from topics.following import set_following
+    from topics.models import Topic
+
+    email = "bench-other@momentum.localhost"
+    other_user = User.objects.filter(email=email).first() or User.objects.create_user(
+        email, "bench-other-password"
+    )
+    this = Topic.objects.get(slug=slug)
+    other = Topic.objects.filter(is_active=True).exclude(pk=this.pk).order_by("slug")[0]
+
+    def timed(change: object) -> float:
+        times = []
+        for n in range(COLD_SAMPLES):
+            if change is not None:
+                set_following(other_user, change, n % 2 == 0)
+            with Timer() as timer:
+                fetch(base + path, cookie)
+            times.append(timer.seconds * 1000)
+        return sorted(times)[len(times) // 2]
+
+    fetch(base + path, cookie)
+    result = {"warm": timed(None), "other": timed(other), "this": timed(this)}
+    set_following(other_user, this, False)
+    set_following(other_user, other, False)
+    return result
 
 
 def freshness(base: str, paths: dict[str, str], slug: str) -> dict[str, bool]:
@@ -469,11 +555,14 @@ def load(
     seconds: float,
     master: int,
     profile: Path | None,
+    cookie: str = "",
 ) -> dict[str, dict[str, float]]:
     results = {}
     warm_up = min(2.0, max(1.0, seconds / 4))
     for name, path in paths.items():
-        wrk(base + path, warm_up)
+        if name == "minimal" and cookie:
+            continue  # measured once, for both
+        wrk(base + path, warm_up, cookie)
         spy = None
         if profile is not None:
             spy = subprocess.Popen(
@@ -487,17 +576,14 @@ def load(
                     "-p",
                     str(worker_pids(master)[0]),
                     "-o",
-                    str(profile / f"{name}.txt"),
+                    str(profile / f"{name}{'-reader' if cookie else ''}.txt"),
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        results[name] = wrk(base + path, seconds)
+        results[name] = wrk(base + path, seconds, cookie)
         if spy is not None:
             spy.wait(timeout=seconds + 30)
-    # The machine's other load drifts: the minimal view runs first and last, and
-    # the pages are compared with the mean of the two.
-    average_baseline(results["minimal"], base + paths["minimal"], seconds)
     return results
 
 
@@ -528,28 +614,43 @@ def main() -> None:
 
     url = prepare_server_database(args.papers, args.topics, args.refill)
 
-    from papers.models import Paper
     from topics.models import Topic
+    from topics.query import topic_papers
 
     slug, tagged = largest_seed_topic()
+    newest = topic_papers(Topic.objects.get(slug=slug)).first()
     paths = {
         "minimal": "/bench/minimal/",
         "home": "/",
         "topic": f"/topics/{slug}/",
+        "paper": newest.get_absolute_url(),
+        "search": SEARCH,
     }
-    counts = query_counts(paths)
+    reader, cookie = bench_reader(slug)
+    counts = {"visitor": query_counts(paths), "reader": query_counts(paths, reader)}
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "gunicorn.log"
         with gunicorn(port, log, url) as server:
-            results = load(
-                f"http://127.0.0.1:{port}",
-                paths,
-                args.seconds,
-                server.pid,
-                args.profile,
-            )
-            fresh = freshness(f"http://127.0.0.1:{port}", paths, slug)
+            results = {
+                "visitor": load(base, paths, args.seconds, server.pid, args.profile),
+                "reader": load(
+                    base, paths, args.seconds, server.pid, args.profile, cookie
+                ),
+            }
+            # The machine's other load drifts: the minimal view runs first and
+            # last, and the pages are compared with the mean of the two.
+            minimal = results["visitor"]["minimal"]
+            average_baseline(minimal, base + paths["minimal"], args.seconds)
+            cold = cold_topic_page(base, paths["topic"], slug, cookie)
+            fresh = freshness(base, paths, slug)
+    report(args, paths, tagged, counts, results, cold, fresh)
+
+
+def report(args, paths, tagged, counts, results, cold, fresh) -> None:
+    from papers.models import Paper
+    from topics.models import Topic
 
     papers = Paper.objects.count()
     topics = Topic.objects.filter(is_active=True).count()
@@ -561,35 +662,47 @@ def main() -> None:
         f"gunicorn {WORKERS} sync workers, wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS}, "
         f"{args.seconds:g} s per page after a warm-up; cache {CACHE_URL}"
     )
-    print()
+    minimal = results["visitor"]["minimal"]
     print(
-        f"{'page':8} {'path':34} {'queries':>9} {'cold':>8} {'KiB':>6} {'req/s':>8} "
-        f"{'latency':>9} {'ratio':>6}  target"
+        f"minimal  {minimal['rps']:8,.1f} req/s (mean of a run before and after the "
+        f"pages, ± {minimal['spread']:,.1f})"
     )
-    minimal = results["minimal"]["rps"]
-    for name, path in paths.items():
-        cold, warm, size, cold_ms = counts[name]
-        result = results[name]
-        ratio = result["rps"] / minimal
-        target = "" if name == "minimal" else f">= {TARGET:.2f}"
-        verdict = "" if name == "minimal" else (" ok" if ratio >= TARGET else " MISS")
+    for audience, title in [("visitor", "visitors"), ("reader", "signed in")]:
+        print()
         print(
-            f"{name:8} {path[:34]:34} {f'{cold}/{warm}':>9} {cold_ms:6.0f}ms "
-            f"{size / 1024:6.1f} "
-            f"{result['rps']:8,.1f} {result['latency_ms']:7.1f}ms {ratio:6.2f}  "
-            f"{target}{verdict}"
+            f"{title:9} {'path':34} {'queries':>9} {'cold':>8} {'KiB':>6} "
+            f"{'req/s':>8} {'latency':>9} {'ratio':>6}  target"
         )
-        if name == "minimal":
+        for name, path in paths.items():
+            if name == "minimal":
+                continue
+            cold_count, warm, size, cold_ms = counts[audience][name]
+            result = results[audience][name]
+            ratio = result["rps"] / minimal["rps"]
+            target = TARGETS[audience]
+            if audience == "reader" and name not in READER_TARGETS:
+                target = None
+            verdict = "" if target is None else (" ok" if ratio >= target else " MISS")
+            wanted = "" if target is None else f">= {target:.2f}"
             print(
-                f"{'':8} mean of a run before and after the pages, "
-                f"± {result['spread']:,.1f} req/s"
+                f"{name:9} {path[:34]:34} {f'{cold_count}/{warm}':>9} "
+                f"{cold_ms:6.0f}ms {size / 1024:6.1f} {result['rps']:8,.1f} "
+                f"{result['latency_ms']:7.1f}ms {ratio:6.2f}  {wanted}{verdict}"
             )
-        if result["failed"]:
-            print(f"         {result['failed']:,.0f} failed responses or timeouts")
+            if result["failed"]:
+                print(f"          {result['failed']:,.0f} failed responses or timeouts")
     print()
     print(
         "queries: SQL queries per request on a cold / warm cache; cold: time to "
         "render on a cold cache (one request each, in this process)"
+    )
+    ratio = cold["this"] / cold["warm"]
+    verdict = "ok" if ratio <= COLD_TARGET else "MISS"
+    print(
+        f"topic page, signed in, median of {COLD_SAMPLES} requests: warm "
+        f"{cold['warm']:.1f} ms; after a change to another topic {cold['other']:.1f} "
+        f"ms ({cold['other'] / cold['warm']:.2f}x); after a change to this topic "
+        f"{cold['this']:.1f} ms ({ratio:.2f}x, target <= {COLD_TARGET:g}x {verdict})"
     )
     print(
         "fresh after a change: "

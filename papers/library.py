@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists
 from django.db.models import OuterRef
 from django.db.models import QuerySet
@@ -39,19 +40,13 @@ def saved_papers(user: User) -> QuerySet[Paper]:
     return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
 
 
-def with_seen_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:
-    """Annotate `seen`: whether the reader's feed showed the paper before."""
-    return papers.annotate(
-        seen=Exists(ShownPaper.objects.filter(user=user, paper=OuterRef("pk")))
-    )
-
-
-def record_shown(user: User, papers: list[Paper]) -> None:
-    """Remember that the reader's feed showed these papers now, and forget what it
-    last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
+@transaction.atomic  # one transaction, not one per statement
+def record_shown(user: User, paper_ids: list[int]) -> None:
+    """Remember that the reader's feed showed these papers (ids) now, and forget
+    what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
     now = timezone.now()
     ShownPaper.objects.bulk_create(
-        [ShownPaper(user=user, paper=paper, shown_at=now) for paper in papers],
+        [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in paper_ids],
         update_conflicts=True,
         unique_fields=["user", "paper"],
         update_fields=["shown_at"],

@@ -5,7 +5,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.urls import reverse
+
+from papers.routes import address
 
 
 class Category(models.Model):
@@ -101,7 +102,7 @@ class Paper(models.Model):
         return f"{self.arxiv_id}: {self.title[:60]}"
 
     def get_absolute_url(self) -> str:
-        return reverse("papers:detail", args=[self.arxiv_id])
+        return address("papers:detail", "arxiv_id", self.arxiv_id)
 
     @property
     def versioned_id(self) -> str:

@@ -1,32 +1,40 @@
 from __future__ import annotations
 
-from django.apps import apps
+from functools import partial
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Exists
-from django.db.models import OuterRef
-from django.db.models import QuerySet
+from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.shortcuts import render
+from django.utils.safestring import mark_safe
 
-from accounts.models import User
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
 from papers.forms import SearchForm
+from papers.ingest.records import ParseError
+from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
 from papers.library import set_saved
-from papers.library import with_saved_flag
-from papers.pagecache import cache_for_visitors
+from papers.pagecache import NAMES
+from papers.pagecache import SEARCH
+from papers.pagecache import Dependencies
+from papers.pagecache import Rendered
+from papers.pagecache import cached_page
+from papers.pagecache import members_key
+from papers.pagecache import paper_key
+from papers.pagecache import render_shared
 from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
-from papers.query import with_listing_data
+from papers.rows import paper_rows
+from papers.rows import render_rows
 from papers.search import arxiv_id_query
 from papers.search import highlight
 from papers.search import search_papers
+from papers.slots import page_response
 
 SEARCH_RESULTS_PER_PAGE = 25
 
@@ -34,31 +42,31 @@ SEARCH_RESULTS_PER_PAGE = 25
 PAPERS_PER_PAGE = 25
 
 
-@cache_for_visitors
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
-    paper = get_paper(arxiv_id, request.user)
+    try:
+        base_id, _ = split_arxiv_id(arxiv_id)
+    except ParseError as exc:
+        raise Http404(str(exc)) from exc
+    scopes = [paper_key(base_id), NAMES]
+    render = partial(_paper_page, request, arxiv_id)
+    return page_response(request, cached_page(request, scopes, render))
+
+
+def _paper_page(
+    request: HttpRequest, arxiv_id: str, deps: Dependencies
+) -> tuple[str, dict]:
+    paper = get_paper(arxiv_id)
     tags = paper.paper_topics.filter(topic__is_active=True)
-    if request.user.is_authenticated:
-        tags = _with_flagged(tags, request.user)
     tags = list(tags.select_related("topic").order_by("topic__name"))
+    # Related papers are those of its topics: read after their versions.
+    deps.add(members_key(tag.topic.slug) for tag in tags)
     context = {
         "paper": paper,
         "tags": tags,
         "related": related_papers(paper, [tag.topic_id for tag in tags]),
         "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
     }
-    return render(request, "papers/detail.html", context)
-
-
-def _with_flagged(tags: QuerySet, user: User) -> QuerySet:
-    """The paper's tags, each with `flagged`: whether the reader flagged it as
-    not relevant. In the same query, so the page costs nothing more."""
-    # Flags live in the topics app, which builds on this one: looked up by
-    # name, not imported.
-    flags = apps.get_model("topics", "RelevanceFlag").objects.filter(
-        user=user, topic=OuterRef("topic_id"), paper=OuterRef("paper_id")
-    )
-    return tags.annotate(flagged=Exists(flags))
+    return render_shared(request, "papers/detail.html", context), {}
 
 
 def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
@@ -76,11 +84,13 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 
 @login_required
 def saved(request: HttpRequest) -> HttpResponse:
-    papers = with_saved_flag(
-        with_listing_data(saved_papers(request.user)), request.user
-    )
+    """The reader's library; its rows are the shared ones (papers.rows)."""
+    papers = saved_papers(request.user).values_list("arxiv_id", "title")
     page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "papers/saved.html", {"page": page})
+    rows = paper_rows([arxiv_id for arxiv_id, _ in page.object_list])
+    context = {"page": page, "rows": zip(page.object_list, rows, strict=True)}
+    html = render_shared(request, "papers/saved.html", context)
+    return page_response(request, Rendered.of(html, {}, {}))
 
 
 @login_required
@@ -97,6 +107,13 @@ def saved_bibtex(request: HttpRequest) -> HttpResponse:
 
 
 def search(request: HttpRequest) -> HttpResponse:
+    render = partial(_search, request)
+    return page_response(request, cached_page(request, [SEARCH, NAMES], render))
+
+
+def _search(
+    request: HttpRequest, deps: Dependencies
+) -> tuple[str, dict] | HttpResponse:
     form = SearchForm(request.GET)
     context = {"form": form, "page": None, "missing_id": None}
     if form.is_valid() and form.has_criteria():
@@ -109,9 +126,10 @@ def search(request: HttpRequest) -> HttpResponse:
             context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
         else:
             papers = search_papers(text, **form.filters())
-            page = Paginator(
-                with_saved_flag(papers, request.user), SEARCH_RESULTS_PER_PAGE
-            ).get_page(request.GET.get("page"))
+            page = Paginator(papers, SEARCH_RESULTS_PER_PAGE).get_page(
+                request.GET.get("page")
+            )
             page.object_list = highlight(page.object_list, text)
             context["page"] = page
-    return render(request, "papers/search.html", context)
+            context["rows"] = [mark_safe(row) for row in render_rows(page.object_list)]
+    return render_shared(request, "papers/search.html", context), {}

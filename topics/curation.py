@@ -33,7 +33,7 @@ from topics.tagging import tag_papers
 @transaction.atomic
 def pin_paper(topic: Topic, paper: Paper) -> None:
     """Put the paper in the topic whatever the rule says; lifts an exclusion."""
-    content_changed()
+    content_changed(topics=[topic], papers=[paper.pk])
     TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
     PaperTopic.objects.update_or_create(
         topic=topic, paper=paper, defaults={"source": PaperTopic.Source.PIN}
@@ -44,7 +44,7 @@ def pin_paper(topic: Topic, paper: Paper) -> None:
 @transaction.atomic
 def unpin_paper(topic: Topic, paper: Paper) -> None:
     """Remove a pin; the rule decides again."""
-    content_changed()
+    content_changed(topics=[topic], papers=[paper.pk])
     PaperTopic.objects.filter(
         topic=topic, paper=paper, source=PaperTopic.Source.PIN
     ).delete()
@@ -57,7 +57,7 @@ def exclude_paper(
     topic: Topic, paper: Paper, *, reason: str = "", by: User | None = None
 ) -> None:
     """Keep the paper out of the topic whatever the rule says; removes a pin."""
-    content_changed()
+    content_changed(topics=[topic], papers=[paper.pk])
     PaperTopic.objects.filter(topic=topic, paper=paper).delete()
     TopicExclusion.objects.update_or_create(
         topic=topic, paper=paper, defaults={"reason": reason, "created_by": by}
@@ -67,7 +67,7 @@ def exclude_paper(
 
 @transaction.atomic
 def lift_exclusion(topic: Topic, paper: Paper) -> None:
-    content_changed()
+    content_changed(topics=[topic], papers=[paper.pk])
     TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
     tag_papers([paper.pk], TopicRules.load([topic]))
     request_training(topic)
@@ -122,7 +122,7 @@ def merge_topics(target: Topic, others: list[Topic]) -> MergeResult:
     target does not hold, related topics and the topics that link to them move
     over; their addresses redirect to it (TopicAlias). Then they are deleted and
     the target is re-tagged in the background."""
-    content_changed()
+    content_changed()  # names, addresses and papers move: every page
     others = [topic for topic in others if topic.pk != target.pk]
     result = MergeResult()
     for topic in others:

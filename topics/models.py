@@ -7,11 +7,13 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.urls import reverse
 
 from papers.models import Category
 from papers.models import Paper
+from papers.pagecache import NAMES
+from papers.pagecache import TOPICS
 from papers.pagecache import content_changed
+from papers.routes import address
 from topics.rules import RuleError
 from topics.rules import compile_rule
 
@@ -77,16 +79,25 @@ class Topic(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    # Pages for visitors are cached; a changed topic makes them stale.
+    # Cached pages show topics: a change moves this topic's pages and the
+    # directory's, and a new name, address or state every chip that shows it.
     def save(self, *args: Any, **kwargs: Any) -> None:
+        before = (
+            Topic.objects.filter(pk=self.pk).values("name", "slug", "is_active").first()
+            if self.pk
+            else None
+        )
         super().save(*args, **kwargs)
-        content_changed()
+        now = {"name": self.name, "slug": self.slug, "is_active": self.is_active}
+        lists = [TOPICS] if before == now else [TOPICS, NAMES]
+        slugs = {self.slug, before["slug"] if before else self.slug}
+        content_changed(topics=slugs, lists=lists)
 
     def get_absolute_url(self) -> str:
-        return reverse("topics:detail", args=[self.slug])
+        return address("topics:detail", "slug", self.slug)
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        content_changed()
+        content_changed(topics=[self.slug], lists=[TOPICS, NAMES])
         return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
@@ -243,6 +254,30 @@ class TopicMomentum(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {sum(self.weekly[-4:])} papers as of {self.as_of}"
+
+
+class TopicRelation(models.Model):
+    """How many papers two topics share, precomputed by topics.momentum's
+    refresh so that a topic page reads its related topics in one indexed query.
+    One row per ordered pair sharing at least one paper."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    other = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    shared = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "other"], name="topics_topicrelation_unique_pair"
+            ),
+        ]
+        indexes = [
+            # A topic page's related topics: the most shared first.
+            models.Index(fields=["topic", "-shared"], name="relation_shared_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id} ~ {self.other_id}: {self.shared}"
 
 
 class Question(models.Model):

@@ -40,7 +40,8 @@ nowhere. The others have no score and are not trending.
 
 Figures are computed for all topics with three queries (tags per day, papers
 per day, ingest runs) and stored in TopicMomentum, which pages read in O(1);
-`refresh_momentum()` runs after every ingest run and re-tag.
+`refresh_momentum()` runs after every ingest run and re-tag. It also stores how
+many papers each pair of topics shares (TopicRelation: related topics).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from typing import NamedTuple
 
 from django.db import transaction
 from django.db.models import Count
+from django.db.models import F
 from django.db.models import Max
 from django.db.models import Min
 from django.db.models import Q
@@ -65,10 +67,12 @@ from papers.ingest.schedule import listing_day
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
+from papers.pagecache import TRENDING
 from papers.pagecache import content_changed
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicMomentum
+from topics.models import TopicRelation
 
 WINDOW_WEEKS = 4
 CHART_WEEKS = 16
@@ -385,11 +389,16 @@ def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:
     }
 
 
+# What a page shows of a topic's stored momentum.
+FIGURES = ("as_of", "weekly", "corpus_weekly", "complete", "trend_score")
+
+
 @transaction.atomic
 def refresh_momentum() -> int:
-    """Recompute and store every topic's momentum; idempotent. Returns topics stored."""
+    """Recompute and store every topic's momentum and the papers each pair of
+    topics shares; idempotent. Moves on the pages of the topics whose figures or
+    relations changed (and trending, if any figures did). Returns topics stored."""
     figures = compute_all()
-    content_changed()
     now = timezone.now()
     rows = [
         TopicMomentum(
@@ -403,17 +412,60 @@ def refresh_momentum() -> int:
         )
         for topic_id, m in figures.items()
     ]
+    stored = {
+        row[0]: row[1:]
+        for row in TopicMomentum.objects.values_list("topic_id", *FIGURES)
+    }
+    moved = {
+        row.topic_id
+        for row in rows
+        if stored.get(row.topic_id) != tuple(getattr(row, name) for name in FIGURES)
+    }
     TopicMomentum.objects.bulk_create(
         rows,
         update_conflicts=True,
         unique_fields=["topic"],
-        update_fields=[
-            "as_of",
-            "weekly",
-            "corpus_weekly",
-            "complete",
-            "trend_score",
-            "computed_at",
-        ],
+        update_fields=[*FIGURES, "computed_at"],
     )
+    related = refresh_relations()
+    if moved or related:
+        slugs = Topic.objects.filter(pk__in=moved | related).values_list("slug")
+        content_changed(
+            topics=[slug for (slug,) in slugs], lists=[TRENDING] if moved else []
+        )
     return len(rows)
+
+
+def refresh_relations() -> set[int]:
+    """Store how many papers each pair of topics shares (TopicRelation), so
+    that pages never count them; returns the topics whose counts changed."""
+    pairs = (
+        PaperTopic.objects.annotate(other=F("paper__paper_topics__topic"))
+        .exclude(other=F("topic"))
+        .values_list("topic", "other")
+        .annotate(shared=Count("*"))
+        .order_by()
+    )
+    wanted = {(topic, other): shared for topic, other, shared in pairs}
+    stored = {
+        (topic, other): (pk, shared)
+        for pk, topic, other, shared in TopicRelation.objects.values_list(
+            "pk", "topic", "other", "shared"
+        )
+    }
+    gone = [pk for pair, (pk, _) in stored.items() if pair not in wanted]
+    changed = [
+        TopicRelation(topic_id=topic, other_id=other, shared=shared)
+        for (topic, other), shared in wanted.items()
+        if stored.get((topic, other), (None, None))[1] != shared
+    ]
+    TopicRelation.objects.filter(pk__in=gone).delete()
+    TopicRelation.objects.bulk_create(
+        changed,
+        update_conflicts=True,
+        unique_fields=["topic", "other"],
+        update_fields=["shared"],
+    )
+    removed = set(gone)
+    moved = {relation.topic_id for relation in changed}
+    return moved | {pair[0] for pair, (pk, _) in stored.items() if pk in removed}

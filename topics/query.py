@@ -18,11 +18,11 @@ from django.shortcuts import get_object_or_404
 
 from accounts.models import User
 from papers.models import Paper
-from papers.query import with_listing_data
 from topics.following import with_follow_flag
 from topics.following import with_follower_count
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.models import TopicRelation
 from topics.momentum import Momentum
 
 RELATED_SHOWN = 6
@@ -64,11 +64,10 @@ def trending_topics(limit: int = 10) -> list[Topic]:
     return [t for t in topics if t.figures.direction == "up"][:limit]
 
 
-def topics_by_trend(user: User) -> list[Topic]:
+def topics_by_trend() -> list[Topic]:
     """Every active topic, rising first, falling last, then those with too little
-    history or too few papers to rank (no trend_score), each with `figures` and,
-    for a signed-in user, `is_followed`."""
-    topics = with_follow_flag(active_topics(), user).order_by(
+    history or too few papers to rank (no trend_score), each with `figures`."""
+    topics = active_topics().order_by(
         F("momentum__trend_score").desc(nulls_last=True), "name"
     )
     return with_figures(topics)
@@ -91,45 +90,41 @@ def merged_into(slug: str) -> Topic | None:
 
 
 def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:
-    """The topic's papers, newest first, with everything a paper row shows;
-    with `week`, only those first announced in the seven days from it."""
+    """The topic's papers, newest first (rows come from papers.rows); with
+    `week`, only those first announced in the seven days from it."""
     papers = Paper.objects.filter(paper_topics__topic=topic)
     if week is not None:
         papers = papers.filter(
             first_announced__gte=week, first_announced__lt=week + timedelta(days=7)
         )
-    return with_listing_data(papers.order_by("-first_announced", "-id"))
+    return papers.order_by("-first_announced", "-id")
 
 
-def feed_papers(user: User) -> QuerySet[Paper]:
-    """New papers of the topics a user follows, newest first, each once."""
-    followed = PaperTopic.objects.filter(topic__follows__user=user).values("paper_id")
-    return with_listing_data(
-        Paper.objects.filter(pk__in=followed).order_by("-first_announced", "-id")
-    )
+def feed_papers(followed: Iterable[int]) -> QuerySet[Paper]:
+    """New papers of these topics (a reader's follows), newest first, each once."""
+    tagged = PaperTopic.objects.filter(topic__in=followed).values("paper_id")
+    return Paper.objects.filter(pk__in=tagged).order_by("-first_announced", "-id")
+
+
+def followed_topics(user: User) -> list[tuple[int, str]]:
+    """(id, slug) of the active topics the reader follows, by slug."""
+    follows = Topic.objects.filter(is_active=True, follows__user=user)
+    return list(follows.order_by("slug").values_list("pk", "slug"))
 
 
 def related_topics(topic: Topic, limit: int = RELATED_SHOWN) -> list[Topic]:
-    """Curated related topics first, then the active topics sharing the most papers.
-
-    One query: the shared-paper count is a filtered aggregate over the tags.
-    """
+    """Curated related topics first, then the active topics sharing the most
+    papers, as the momentum refresh counted them (TopicRelation); one query."""
     curated = Topic.related.through.objects.filter(
         from_topic=topic, to_topic=OuterRef("pk")
     )
+    shared = TopicRelation.objects.filter(topic=topic, other=OuterRef("pk"))
     return list(
         Topic.objects.filter(is_active=True)
         .exclude(pk=topic.pk)
         .annotate(
             curated=Exists(curated),
-            shared=Count(
-                "paper_topics",
-                filter=Q(
-                    paper_topics__paper__in=PaperTopic.objects.filter(
-                        topic=topic
-                    ).values("paper_id")
-                ),
-            ),
+            shared=Coalesce(Subquery(shared.values("shared")[:1]), 0),
         )
         .filter(Q(curated=True) | Q(shared__gt=0))
         .order_by("-curated", "-shared", "name")[:limit]

@@ -482,8 +482,11 @@ def _apply_chunk(
     ReviewItem.objects.bulk_create(new_items)
     ReviewItem.objects.bulk_update(changed_items, [*REVIEW_FIELDS, "updated_at"])
     ReviewItem.objects.filter(pk__in=resolved).delete()
-    if new_tags or dropped:
-        content_changed()
+    if new_tags or rescored or dropped:
+        gone = set(dropped)
+        touched = [tag.paper_id for tag in [*new_tags, *rescored]]
+        touched += [tag.paper_id for tag in tags.values() if tag.pk in gone]
+        content_changed(topics=[topic], papers=touched)
 
 
 def paper_texts(paper_ids: Sequence[int]) -> dict[int, str]:

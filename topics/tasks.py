@@ -10,8 +10,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from papers.pagecache import TOPICS
+from papers.pagecache import content_changed
 from topics import relevance
 from topics.curation import training_due_key
+from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.tagging import TagResult
@@ -34,6 +37,7 @@ def retag_topic(topic_id: int) -> None:
         logger.info("topic %s was deleted before its re-tag ran", topic_id)
         return
     started = timezone.now()
+    members = _members(topic_id)
 
     def progress(result: TagResult, total: int) -> None:
         Topic.objects.filter(pk=topic_id).update(
@@ -46,10 +50,19 @@ def retag_topic(topic_id: int) -> None:
         Q(retag_requested_at__isnull=True) | Q(retag_requested_at__lte=started),
         pk=topic_id,
     ).update(retagged_at=timezone.now())
+    # Its papers, before and after, show why they are in it (or no longer).
+    papers = members | _members(topic_id)
+    content_changed(topics=[topic], papers=sorted(papers), lists=[TOPICS])
     refresh_momentum()
     logger.info("re-tagged %s: %s", topic, result)
     # The rule's matches are the model's positives: a new rule, a new model.
     train_topic_model(topic_id)
+
+
+def _members(topic_id: int) -> set[int]:
+    return set(
+        PaperTopic.objects.filter(topic_id=topic_id).values_list("paper_id", flat=True)
+    )
 
 
 @shared_task(

@@ -26,13 +26,20 @@ from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.latex import latex_to_text
 from papers.library import record_shown
-from papers.library import with_saved_flag
-from papers.library import with_seen_flag
 from papers.models import Paper
-from papers.pagecache import cache_for_visitors
+from papers.pagecache import LATEST
+from papers.pagecache import NAMES
+from papers.pagecache import TOPICS
+from papers.pagecache import TRENDING
+from papers.pagecache import Dependencies
+from papers.pagecache import Rendered
+from papers.pagecache import cached_page
+from papers.pagecache import render_shared
+from papers.pagecache import topic_key
 from papers.query import get_paper
-from papers.query import last_harvest
 from papers.query import latest_papers
+from papers.rows import paper_rows
+from papers.slots import page_response
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.asking import ask
 from topics.ask.asking import recent_questions
@@ -48,7 +55,6 @@ from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
 from topics.following import set_following
-from topics.following import with_follow_flag
 from topics.limits import client_key
 from topics.limits import take
 from topics.models import Follow
@@ -56,6 +62,7 @@ from topics.models import PaperTopic
 from topics.models import Topic
 from topics.query import active_topics
 from topics.query import feed_papers
+from topics.query import followed_topics
 from topics.query import get_active_topic
 from topics.query import merged_into
 from topics.query import related_topics
@@ -88,51 +95,71 @@ def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapped
 
 
-@cache_for_visitors
 def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return _reader_feed(request, request.user)
-    context = {
-        "topics": trending_topics(limit=12),
-        "papers": latest_papers()[:PAPERS_PER_PAGE],
-        "last_harvest": last_harvest(),
-    }
-    return render(request, "topics/home.html", context)
+    page = cached_page(request, [LATEST, TRENDING, NAMES], lambda deps: _home(request))
+    return page_response(request, page)
+
+
+def _home(request: HttpRequest) -> tuple[str, dict]:
+    newest = latest_papers().values_list("arxiv_id", flat=True)[:PAPERS_PER_PAGE]
+    context = {"topics": trending_topics(limit=12), "rows": paper_rows(list(newest))}
+    return render_shared(request, "topics/home.html", context), {}
 
 
 def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
-    """New papers from the topics the user follows; those the feed showed them on
-    an earlier visit are marked seen."""
-    page = _page(
-        request, with_seen_flag(with_saved_flag(feed_papers(user), user), user)
+    """New papers from the topics the user follows, shared by every reader who
+    follows the same topics; those the feed showed this reader on an earlier
+    visit are marked seen."""
+    followed = followed_topics(user)
+    slugs = [slug for _, slug in followed]
+    page = cached_page(
+        request,
+        [NAMES, TRENDING, *map(topic_key, slugs)],
+        lambda deps: _feed(request, [pk for pk, _ in followed]),
+        variant="feed:" + " ".join(slugs),
     )
-    # Read (with their `seen` as it was) before this visit is recorded.
-    page.object_list = list(page.object_list)
-    record_shown(user, page.object_list)
-    followed = with_figures(
-        with_follow_flag(active_topics().filter(follows__user=user), user).order_by(
-            "name"
-        )
-    )
+    # Filled (with `seen` as it was) before this visit is recorded.
+    response = page_response(request, page)
+    if isinstance(page, Rendered):
+        record_shown(user, page.meta["papers"])
+    return response
+
+
+def _feed(request: HttpRequest, followed: list[int]) -> tuple[str, dict]:
+    page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
+    topics = active_topics().filter(pk__in=followed).order_by("name")
     context = {
         "page": page,
-        "followed": followed,
+        "rows": paper_rows([arxiv_id for _, arxiv_id in page.object_list]),
+        "followed": with_figures(topics) if followed else [],
         "suggested": [] if followed else trending_topics(limit=8),
-        "last_harvest": last_harvest(),
     }
-    return render(request, "topics/feed.html", context)
+    meta = {"seen": True, "papers": [pk for pk, _ in page.object_list]}
+    return render_shared(request, "topics/feed.html", context), meta
 
 
-@cache_for_visitors
 def topic_list(request: HttpRequest) -> HttpResponse:
-    topics = with_follow_flag(active_topics(), request.user).order_by("name")
-    return render(request, "topics/list.html", {"topics": with_figures(topics)})
+    def render(deps: Dependencies) -> tuple[str, dict]:
+        topics = with_figures(active_topics().order_by("name"))
+        return render_shared(request, "topics/list.html", {"topics": topics}), {}
+
+    return page_response(
+        request, cached_page(request, [TOPICS, TRENDING, NAMES], render)
+    )
 
 
-@cache_for_visitors
 def trending(request: HttpRequest) -> HttpResponse:
     """Every active topic by how its share of new papers changes."""
-    topics = topics_by_trend(request.user)
+    return page_response(
+        request,
+        cached_page(request, [TRENDING, NAMES], lambda deps: _trending(request)),
+    )
+
+
+def _trending(request: HttpRequest) -> tuple[str, dict]:
+    topics = topics_by_trend()
     groups: dict[str | None, list[Topic]] = {"up": [], "flat": [], "down": [], None: []}
     for topic in topics:
         ranked = topic.figures and topic.figures.trend_score is not None
@@ -149,25 +176,35 @@ def trending(request: HttpRequest) -> HttpResponse:
     figures = next((t.figures for t in topics if t.figures), None)
     if figures is not None:
         context.update(as_of=figures.as_of, left_out=figures.left_out)
-    return render(request, "topics/trending.html", context)
+    return render_shared(request, "topics/trending.html", context), {}
 
 
-@cache_for_visitors
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    topic = get_active_topic(slug, request.user)
     week, week_error = _week(request)
-    papers = with_saved_flag(
-        _with_model_score(topic_papers(topic, week), topic), request.user
+
+    def render(deps: Dependencies) -> tuple[str, dict]:
+        topic = get_active_topic(slug)
+        page = _page(
+            request, topic_papers(topic, week).values_list("arxiv_id", flat=True)
+        )
+        context = {
+            "topic": topic,
+            "page": page,
+            "rows": paper_rows(
+                list(page.object_list),
+                topic=topic,
+                prepare=lambda papers: _with_model_score(papers, topic),
+            ),
+            "week": week,
+            "week_error": week_error,
+            "related": related_topics(topic),
+            "momentum": with_figures([topic])[0].figures,
+        }
+        return render_shared(request, "topics/detail.html", context), {}
+
+    return page_response(
+        request, cached_page(request, [topic_key(slug), NAMES], render)
     )
-    context = {
-        "topic": topic,
-        "page": _page(request, papers),
-        "week": week,
-        "week_error": week_error,
-        "related": related_topics(topic),
-        "momentum": with_figures([topic])[0].figures,
-    }
-    return render(request, "topics/detail.html", context)
 
 
 def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
@@ -263,7 +300,7 @@ class TopicFeed(Feed):
         return paper.updated
 
 
-def _page(request: HttpRequest, papers: QuerySet[Paper]):
+def _page(request: HttpRequest, papers: QuerySet):
     return Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
 
 

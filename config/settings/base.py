@@ -175,9 +175,15 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 
-# CACHES
+# CACHES AND SESSIONS
 # ------------------------------------------------------------------------------
+# Pages (papers.pagecache) and sessions are read from the cache; with several web
+# processes CACHE_URL must name a shared one (Redis), or one process would not
+# see another's changes and logouts.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://momentum")}
+# Sessions in the database, read through the cache: no database round trip per
+# request while the cache holds them, and no failure while it is down.
+SESSION_ENGINE = "accounts.sessions"
 
 # EMAIL
 # ------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from papers.ingest.records import validation_error
 from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
+from papers.pagecache import HARVEST
 from papers.pagecache import content_changed
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ def ingest_entries(
                 matched = matching.result() if matching else None
             total.add(result)
             if result.changed_ids:
-                content_changed()
+                content_changed(papers=result.changed_ids)
                 if tagger:
                     tagger.store(result, matched)
             if progress:
@@ -164,7 +165,7 @@ def finish_run(run: IngestRun) -> None:
     run.message = run.message or describe(run)
     run.finished_at = timezone.now()
     run.save()
-    content_changed()  # pages say when the last harvest was
+    content_changed(lists=[HARVEST])  # pages say when the last harvest was
     logger.info("ingest %s: %s", run.source, run.message)
 
 

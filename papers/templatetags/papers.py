@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.html import format_html
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
+from papers import slots
 from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Paper
@@ -34,12 +38,23 @@ def affiliation_names(paper: Paper) -> list[str]:
     return list(names)
 
 
-@register.inclusion_tag("partials/name_list.html")
-def first_names(
-    names: list[object], shown: int = 3, label: str = "authors"
-) -> dict[str, object]:
+@register.simple_tag
+def first_names(names: list[object], shown: int = 3, label: str = "authors") -> str:
     """The first few names and how many more there are, e.g. "A, B, C +9"."""
-    return {"shown": names[:shown], "more": max(len(names) - shown, 0), "label": label}
+    # Built here, not by a template: every row shows a few such lists.
+    listed = format_html_join(", ", "<span>{}</span>", ((n,) for n in names[:shown]))
+    more = len(names) - shown
+    if more <= 0:
+        return listed
+    return format_html(
+        '{} <span class="more" title="{} more {}">+{}</span>', listed, more, label, more
+    )
+
+
+@register.simple_tag
+def slot(kind: str, *args: object) -> SafeString:
+    """Where a page rendered for everyone holds the reader's own (papers.slots)."""
+    return slots.slot(kind, *args)
 
 
 @register.filter
@@ -60,7 +75,10 @@ def why(tag: object) -> str:
 
 @register.inclusion_tag("partials/topic_chips.html")
 def topic_chips(
-    paper: Paper, current: object = None, shown: int | None = CHIPS_SHOWN
+    paper: Paper,
+    current: object = None,
+    url: str = "",
+    shown: int | None = CHIPS_SHOWN,
 ) -> dict[str, object]:
     """The paper's active topics as chips that say why on hover: the page's own
     topic first, then by name; the first `shown` (all with None) and the rest
@@ -70,4 +88,5 @@ def topic_chips(
     tags = sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)
     if shown is None:
         shown = len(tags)
-    return {"paper": paper, "tags": tags[:shown], "more": tags[shown:]}
+    url = url or paper.get_absolute_url()
+    return {"url": url, "tags": tags[:shown], "more": tags[shown:]}

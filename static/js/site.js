@@ -86,12 +86,7 @@
     row.setAttribute("aria-current", "true");
     if (focus) row.focus({ preventScroll: true });
     if (scroll) row.scrollIntoView({ block: "nearest" });
-    const panel = document.getElementById("paper-panel");
-    const source = row.querySelector("template.panel-source");
-    if (panel && source) {
-      panel.replaceChildren(source.content.cloneNode(true));
-      panel.hidden = false;
-    }
+    showInPanel(row);
     if (open && narrow.matches) openDrawer(row);
     remember(row);
   }
@@ -106,6 +101,20 @@
       history.replaceState({ ...history.state, paper: row.dataset.paper }, "");
     if (now) write();
     else rememberTimer = setTimeout(write, 300);
+  }
+
+  // The side panel shows the selected paper: its title and what its drawer
+  // holds (the row carries it once, for the drawer on phones and the panel).
+  function showInPanel(row) {
+    const panel = document.getElementById("paper-panel");
+    const source = row.querySelector(".panel-source");
+    if (!panel || !source) return;
+    const title = document.createElement("h2");
+    title.className = "panel-title";
+    title.textContent = row.querySelector(".paper-title a").textContent;
+    const details = Array.from(source.children, (child) => child.cloneNode(true));
+    panel.replaceChildren(details[0], title, ...details.slice(1));
+    panel.hidden = false;
   }
 
   function openDrawer(row) {

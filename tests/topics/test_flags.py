@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.core.cache import cache
 from django.test import Client
@@ -83,7 +86,10 @@ def review_item(topic, arxiv_id: str) -> ReviewItem:
 
 
 def messages_of(response) -> list[str]:
-    return [str(message) for message in response.context["messages"]]
+    """The messages the page shows (in its slot: papers.slots)."""
+    shown = re.search(r'<ul class="messages">(.*?)</ul>', response.text, re.S)
+    found = re.findall(r"<li[^>]*>(.*?)</li>", shown.group(1)) if shown else []
+    return [html.unescape(message) for message in found]
 
 
 def last_message(response) -> str:

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 
+from papers.pagecache import content_changed
 from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.preview import preview_rule
@@ -53,5 +54,6 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"no topic with slug {', '.join(sorted(missing))}")
         result = retag_topics(list(topics))
+        content_changed()  # the topics' papers and their rows, everywhere
         refresh_momentum()
         self.stdout.write(f"Re-tagged {len(topics)} topic(s): {result}")

@@ -1,0 +1,247 @@
+"""A reader's own state in a page rendered for everyone.
+
+A shared render (papers.pagecache) holds a slot, `<!--slot:KIND ARG...-->`, where
+each reader's page differs: the header's user menu, messages, each follow and
+save button, the "Not relevant?" flags, what the feed showed before ("seen") and
+the last harvest's age. `fill()` replaces each slot for the request: it asks
+which of the page's papers and topics the reader saved, follows, flagged or was
+shown, in one query, and writes each slot from its template (`partials/`),
+rendered once per process with stand-ins for the address, the `next` address
+and the CSRF token. No escaped text can make a slot: `<` is always `&lt;`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from urllib.parse import quote
+from urllib.parse import unquote
+
+from django.apps import apps
+from django.conf import settings
+from django.contrib import messages
+from django.db.models import CharField
+from django.db.models import F
+from django.db.models import QuerySet
+from django.db.models import Value
+from django.db.models.functions import Concat
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.middleware.csrf import get_token
+from django.template.loader import get_template
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString
+from django.utils.safestring import mark_safe
+
+from accounts.models import User
+from papers.models import SavedPaper
+from papers.models import ShownPaper
+from papers.pagecache import HARVEST_KEY
+from papers.pagecache import PAGE_TIMEOUT
+from papers.pagecache import Rendered
+from papers.pagecache import cached_value
+from papers.query import last_harvest
+from papers.routes import address
+
+# Stand-ins in a slot's template, replaced for each request.
+URL, NEXT, CSRF, NAME = "\x1aurl\x1a", "\x1anext\x1a", "\x1acsrf\x1a", "\x1aname\x1a"
+# Each button: its route, the route's argument, and its labels when on, off,
+# and off in a list (small).
+TOGGLES = {
+    "save": ("papers:save", "arxiv_id", "Saved", "Save", "Save"),
+    "follow": ("topics:follow", "slug", "Following", "Follow this topic", "Follow"),
+}
+# Slots whose state is the reader's, by the state they read.
+STATE_OF = {
+    "save": "save",
+    "follow": "follow",
+    "flag": "flag",
+    "seen": "seen",
+    "seen-class": "seen",
+}
+
+
+def slot(kind: str, *args: object) -> SafeString:
+    """The marker of a slot; its arguments quoted, so none holds a space or `>`."""
+    parts = [kind, *(quote(str(arg), safe="/") for arg in args)]
+    return mark_safe(f"<!--slot:{' '.join(parts)}-->")
+
+
+@dataclass
+class Reader:
+    """What the slots of one request are filled from."""
+
+    request: HttpRequest
+    state: dict[str, set[str]]
+    meta: dict
+
+    @cached_property
+    def user(self) -> User:
+        return self.request.user
+
+    @cached_property
+    def signed_in(self) -> bool:
+        return self.user.is_authenticated
+
+    @cached_property
+    def csrf(self) -> str:
+        return get_token(self.request)
+
+    @cached_property
+    def next(self) -> str:
+        return escape(self.request.get_full_path())
+
+
+def page_response(request: HttpRequest, page: Rendered | HttpResponse) -> HttpResponse:
+    """The response for a page from papers.pagecache.cached_page."""
+    if isinstance(page, HttpResponse):
+        return page
+    return HttpResponse(fill(request, page))
+
+
+def fill(request: HttpRequest, page: Rendered) -> str:
+    """The page for this request: every slot filled with the reader's own."""
+    wanted: dict[str, set[str]] = defaultdict(set)
+    slots = []
+    for start, end, spec in page.slots:
+        kind, *args = [unquote(part) for part in spec.split(" ")]
+        slots.append((start, end, kind, args))
+        if kind in STATE_OF:
+            key = args[:2] if kind == "flag" else args[:1]
+            wanted[STATE_OF[kind]].add(" ".join(key))
+    if not page.meta.get("seen"):
+        wanted.pop("seen", None)  # only the feed marks what it showed before
+    reader = Reader(request, {}, page.meta)
+    reader.state = reader_state(reader.user, wanted) if reader.signed_in else {}
+    out, position = [], 0
+    for start, end, kind, args in slots:
+        out.append(page.body[position:start])
+        out.append(FILLERS[kind](reader, *args))
+        position = end
+    out.append(page.body[position:])
+    return "".join(out)
+
+
+def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Of the keys wanted, those the reader saved (arXiv ids), follows (topic
+    slugs), flagged ("slug arxiv-id") and was shown by the feed: one query."""
+    # Follows and flags live in the topics app, which builds on this one:
+    # looked up by name, not imported.
+    follow = apps.get_model("topics", "Follow")
+    flag = apps.get_model("topics", "RelevanceFlag")
+    queries: list[QuerySet] = []
+    if keys := wanted.get("save"):
+        queries.append(_owned(SavedPaper, user, "save", F("paper__arxiv_id"), keys))
+    if keys := wanted.get("seen"):
+        queries.append(_owned(ShownPaper, user, "seen", F("paper__arxiv_id"), keys))
+    if keys := wanted.get("follow"):
+        queries.append(_owned(follow, user, "follow", F("topic__slug"), keys))
+    if keys := wanted.get("flag"):
+        key = Concat(
+            "topic__slug", Value(" "), "paper__arxiv_id", output_field=CharField()
+        )
+        queries.append(_owned(flag, user, "flag", key, keys))
+    state: dict[str, set[str]] = defaultdict(set)
+    if queries:
+        for kind, key in queries[0].union(*queries[1:], all=True):
+            state[kind].add(key)
+    return state
+
+
+def _owned(model, user: User, kind: str, key, keys: set[str]) -> QuerySet:
+    """(kind, key) of the reader's rows of `model` whose key is one of `keys`."""
+    rows = model.objects.filter(user=user).annotate(
+        slot_kind=Value(kind, output_field=CharField()), slot_key=key
+    )
+    rows = rows.filter(slot_key__in=sorted(keys)).order_by()
+    return rows.values_list("slot_kind", "slot_key")
+
+
+# FILLERS
+# ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _skeleton(template: str, **context: object) -> str:
+    """A slot's template rendered with stand-ins, once per process."""
+    return get_template(template).render(
+        {**context, "url": URL, "next": NEXT, "csrf_token": CSRF, "name": NAME}
+    )
+
+
+def skeleton(template: str, **context: object) -> str:
+    if settings.DEBUG:  # templates may change while the server runs
+        _skeleton.cache_clear()
+    return _skeleton(template, **context)
+
+
+def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
+    route, param, label_on, label_off, label_small = TOGGLES[kind]
+    on = reader.signed_in and key in reader.state.get(kind, ())
+    html = skeleton(
+        "partials/toggle.html",
+        signed_in=reader.signed_in,
+        on=on,
+        label_on=label_on,
+        label_off=label_small if size == "small" else label_off,
+        kind=kind,
+        small=size == "small",
+    )
+    html = html.replace(URL, escape(address(route, param, key)))
+    html = html.replace(NEXT, reader.next)
+    return html.replace(CSRF, reader.csrf) if reader.signed_in else html
+
+
+def _flag(reader: Reader, slug: str, arxiv_id: str, name: str) -> str:
+    if not reader.signed_in:
+        return ""
+    flagged = f"{slug} {arxiv_id}" in reader.state.get("flag", ())
+    html = skeleton("partials/flag.html", flagged=flagged)
+    url = reverse("topics:flag", args=[slug, arxiv_id])
+    html = html.replace(URL, escape(url)).replace(NAME, escape(name))
+    return html.replace(NEXT, reader.next).replace(CSRF, reader.csrf)
+
+
+def _menu(reader: Reader) -> str:
+    staff = reader.signed_in and reader.user.is_staff
+    html = skeleton("partials/user_menu.html", signed_in=reader.signed_in, staff=staff)
+    return html.replace(CSRF, reader.csrf) if reader.signed_in else html
+
+
+def _messages(reader: Reader) -> str:
+    found = list(messages.get_messages(reader.request))
+    if not found:
+        return ""
+    return render_to_string("partials/messages.html", {"messages": found})
+
+
+def _seen(reader: Reader, arxiv_id: str) -> str:
+    if arxiv_id not in reader.state.get("seen", ()):
+        return ""
+    return skeleton("partials/seen_mark.html")
+
+
+def _seen_class(reader: Reader, arxiv_id: str) -> str:
+    return " seen" if arxiv_id in reader.state.get("seen", ()) else ""
+
+
+def _harvest(reader: Reader) -> str:
+    finished = cached_value(HARVEST_KEY, last_harvest, PAGE_TIMEOUT)
+    return render_to_string("partials/last_harvest.html", {"last_harvest": finished})
+
+
+FILLERS: dict[str, Callable[..., str]] = {
+    "menu": _menu,
+    "messages": _messages,
+    "save": functools.partial(_toggle, kind="save"),
+    "follow": functools.partial(_toggle, kind="follow"),
+    "flag": _flag,
+    "seen": _seen,
+    "seen-class": _seen_class,
+    "harvest": _harvest,
+}

@@ -1,0 +1,276 @@
+"""Pages rendered once for everyone (papers.pagecache): each change moves on the
+versions of what it changed and nothing else, and a cache that fails is a miss."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.cache.backends.base import BaseCache
+from django.test import Client
+
+from papers.ingest.runs import ingest_entries
+from papers.ingest.upsert import upsert_records
+from papers.library import set_saved
+from papers.models import IngestRun
+from papers.models import Paper
+from papers.pagecache import content_changed
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.curation import pin_paper
+from topics.following import set_following
+from topics.momentum import refresh_momentum
+from topics.tagging import IngestTagger
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [
+    "/",
+    "/topics/agents/",
+    "/topics/robots/",
+    "/papers/2606.00001/",
+    "/papers/2606.00006/",
+]
+
+
+@pytest.fixture
+def corpus(db):
+    """Agents (papers 1-5, and 9 in both) and Robots (6-9)."""
+    agents = make_topic("Agents", rule="ti:agent", slug="agents")
+    robots = make_topic("Robots", rule="ti:robot", slug="robots")
+    records = [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(1, 6)]
+    records += [paper_record(f"2606.{n:05d}", title=f"Robot {n}") for n in range(6, 9)]
+    records.append(paper_record("2606.00009", title="An agent robot"))
+    tag_papers(upsert_records(records).changed_ids)
+    refresh_momentum()
+    return {"agents": agents, "robots": robots}
+
+
+def served_from_cache(client: Client, address: str, capture) -> bool:
+    """Whether a visitor's page came from the cache: then it costs no query."""
+    with capture() as queries:
+        assert client.get(address).status_code == 200
+    return len(queries) == 0
+
+
+@pytest.fixture
+def warm(client, corpus, django_assert_num_queries):
+    """The pages, cached; then a function saying which are still cached."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for address in PAGES:
+        client.get(address)
+
+    def still_cached() -> dict[str, bool]:
+        return {
+            address: served_from_cache(
+                client, address, lambda: CaptureQueriesContext(connection)
+            )
+            for address in PAGES
+        }
+
+    assert all(still_cached().values())
+    return still_cached
+
+
+def test_ingesting_a_paper_in_one_topic_leaves_the_other_topics_page_cached(
+    warm, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00100", title="A new agent")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+
+    assert warm() == {
+        "/": False,  # the newest papers
+        "/topics/agents/": False,
+        "/topics/robots/": True,
+        "/papers/2606.00001/": False,  # an Agents paper: related papers may change
+        "/papers/2606.00006/": True,  # a Robots paper
+    }
+
+
+def test_editing_a_topic_moves_only_its_pages(
+    warm, corpus, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["robots"].description = "Robots that learn."
+        corpus["robots"].save()
+
+    assert warm() == {
+        "/": True,
+        "/topics/agents/": True,
+        "/topics/robots/": False,
+        "/papers/2606.00001/": True,
+        "/papers/2606.00006/": True,
+    }
+
+
+def test_renaming_a_topic_moves_every_page_that_shows_its_name(
+    warm, corpus, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["robots"].name = "Robot Learning"
+        corpus["robots"].save()
+
+    assert not any(warm().values())
+
+
+def test_a_follow_moves_only_the_followed_topics_page(
+    warm, corpus, alice, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        set_following(alice, corpus["agents"], True)
+
+    assert warm() == {
+        "/": True,
+        "/topics/agents/": False,  # its follower count
+        "/topics/robots/": True,
+        "/papers/2606.00001/": True,
+        "/papers/2606.00006/": True,
+    }
+
+
+def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), True)
+
+    assert callbacks == []
+    assert all(warm().values())
+
+
+def test_a_pin_moves_the_topic_the_paper_and_the_topics_it_is_in(
+    warm, corpus, django_capture_on_commit_callbacks, monkeypatch
+):
+    # Only the newest paper counts as on the home page, so this one is not.
+    monkeypatch.setattr("papers.pagecache.LATEST_SHOWN", 1)
+    paper = Paper.objects.get(arxiv_id="2606.00006")  # a robot paper
+    with django_capture_on_commit_callbacks(execute=True):
+        pin_paper(corpus["agents"], paper)
+
+    assert warm() == {
+        "/": True,
+        "/topics/agents/": False,
+        "/topics/robots/": False,  # the row's chips now show Agents
+        "/papers/2606.00001/": False,  # its related papers are Agents'
+        "/papers/2606.00006/": False,  # the pinned paper itself
+    }
+    assert "2606.00006" in Client().get("/topics/agents/").text
+
+
+def test_a_refresh_that_changes_no_figures_moves_nothing(
+    warm, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        refresh_momentum()
+
+    assert callbacks == []
+    assert all(warm().values())
+
+
+def test_content_changed_with_nothing_named_moves_every_page(
+    warm, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        content_changed()
+
+    assert not any(warm().values())
+
+
+def test_a_cached_paper_page_follows_its_related_papers(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    assert "A newer agent" not in client.get("/papers/2606.00001/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00200", title="A newer agent")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+
+    # Related papers share its topics: the page depends on their versions.
+    assert "A newer agent" in client.get("/papers/2606.00001/").text
+
+
+# --- The cache is down --------------------------------------------------------
+
+
+class BrokenCache(BaseCache):
+    """A cache whose server cannot be reached."""
+
+    def __init__(self, location: str, params: dict) -> None:
+        super().__init__(params)
+
+    def _fail(self, *args: object, **kwargs: object) -> None:
+        raise ConnectionError("cache unreachable")
+
+    add = get = set = touch = delete = clear = has_key = _fail
+    get_many = set_many = delete_many = incr = _fail
+
+
+@pytest.fixture
+def broken_cache(settings):
+    settings.CACHES = {"default": {"BACKEND": f"{__name__}.BrokenCache"}}
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "/",
+        "/topics/",
+        "/topics/trending/",
+        "/topics/agents/",
+        "/papers/2606.00001/",
+        "/search/?q=agent",
+        "/saved/",
+    ],
+)
+@pytest.mark.parametrize("signed_in", [False, True])
+def test_pages_answer_while_the_cache_is_down(
+    corpus, alice, broken_cache, address, signed_in
+):
+    client = Client()
+    if signed_in:
+        set_following(alice, corpus["agents"], True)
+        set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), True)
+        client.force_login(alice)
+
+    response = client.get(address)
+
+    assert response.status_code == 200 if signed_in or address != "/saved/" else 302
+    if signed_in:
+        assert "Log out" in response.text
+        assert "<!--slot:" not in response.text
+
+
+def test_changes_commit_while_the_cache_is_down(
+    corpus, alice, broken_cache, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        set_following(alice, corpus["agents"], True)
+        records = [paper_record("2606.00100", title="A new agent")]
+        run = IngestRun.objects.create(source="t")
+        ingest_entries(run, records, tagger=IngestTagger())
+
+    assert Client().get("/topics/agents/").status_code == 200
+
+
+def test_a_reader_signs_in_and_out_while_the_cache_is_down(alice, broken_cache):
+    client = Client()
+    assert client.login(email="alice@example.com", password="correct horse battery")
+    assert "Log out" in client.get("/topics/").text
+
+    client.post("/accounts/logout/")
+
+    assert "Log in" in client.get("/topics/").text
+
+
+def test_no_slot_is_left_in_any_page(corpus, alice, staff):
+    reader = Client()
+    reader.force_login(alice)
+    for client in [Client(), reader]:
+        for address in [*PAGES, "/topics/", "/topics/trending/", "/search/?q=agent"]:
+            assert not re.search("<!--slot", client.get(address).text), address
