@@ -209,9 +209,15 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Longer than the longest task (an ingest backfill, 3 h), so Redis does not hand
-# a late-acked task that is still running to a second worker.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 60 * 60}
+# The longest task, an ingest backfill, is stopped after this many seconds.
+MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
+# Redis hands an unacknowledged (late-acked) task to another worker after this
+# long: past the longest task's hard limit, so a task still running is never
+# run twice. A worker killed mid-harvest does not wait for it: beat resumes the
+# source as soon as its lease expires (papers.ingest.harvest.take_due_sources).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60
+}
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick
     # only sends the ones that are due.

@@ -11,6 +11,7 @@ from django.utils import timezone
 from werkzeug import Response
 
 from papers.ingest.harvest import run_source
+from papers.ingest.harvest import take_due_sources
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -256,6 +257,42 @@ def test_an_expired_claim_is_taken_over(fake_arxiv):
 
     assert result.status == IngestRun.Status.SUCCEEDED
     assert feed.claimed_by == ""
+
+
+def test_beat_takes_due_sources_and_abandoned_ones_each_once():
+    now = timezone.now()
+    later = now + timedelta(days=1)
+    due = source("listing", category="cs.AI", next_run_at=now - timedelta(minutes=1))
+    abandoned = source(
+        "oai",
+        category="cs",
+        next_run_at=later,
+        claimed_by="dead-worker",
+        claimed_until=now - timedelta(seconds=1),
+    )
+    source(
+        "api_query",
+        query="ti:agent",
+        next_run_at=later,
+        claimed_by="live-worker",
+        claimed_until=now + timedelta(minutes=5),
+    )
+    FeedSource.objects.create(
+        name="not due", kind="listing", category="cs.CL", next_run_at=later
+    )
+    FeedSource.objects.create(
+        name="disabled",
+        kind="listing",
+        category="cs.LG",
+        next_run_at=now,
+        enabled=False,
+    )
+
+    assert sorted(take_due_sources(now)) == sorted([due.pk, abandoned.pk])
+    assert take_due_sources(now) == []  # a beat firing twice takes nothing more
+    abandoned.refresh_from_db()
+    assert (abandoned.claimed_by, abandoned.claimed_until) == ("", None)
+    assert abandoned.next_run_at == later
 
 
 class TestBadInput:
