@@ -364,7 +364,16 @@ MOMENTUM_ARXIV_MIN_INTERVAL = env.float("MOMENTUM_ARXIV_MIN_INTERVAL", 3.0)
 MOMENTUM_HTTP_CONNECT_TIMEOUT = env.float("MOMENTUM_HTTP_CONNECT_TIMEOUT", 10.0)
 MOMENTUM_HTTP_READ_TIMEOUT = env.float("MOMENTUM_HTTP_READ_TIMEOUT", 60.0)
 MOMENTUM_HTTP_MAX_ATTEMPTS = env.int("MOMENTUM_HTTP_MAX_ATTEMPTS", 5)
+# The largest document read whole: a fetched body, or an XML file (decompressed).
 MOMENTUM_HTTP_MAX_BYTES = env.int("MOMENTUM_HTTP_MAX_BYTES", 64 * 1024 * 1024)
+# Files on disk (manage.py ingest): a snapshot streams, so it may be large (all
+# of arXiv is about 5 GB), but a gzip file may not inflate past RATIO times its
+# size, and no line (one paper) may pass RECORD_BYTES.
+MOMENTUM_INGEST_MAX_BYTES = env.int("MOMENTUM_INGEST_MAX_BYTES", 16 * 1024**3)
+MOMENTUM_INGEST_MAX_RATIO = env.int("MOMENTUM_INGEST_MAX_RATIO", 100)
+MOMENTUM_INGEST_MAX_RECORD_BYTES = env.int(
+    "MOMENTUM_INGEST_MAX_RECORD_BYTES", 1024 * 1024
+)
 
 # LOGGING
 # ------------------------------------------------------------------------------

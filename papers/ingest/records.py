@@ -76,6 +76,12 @@ class Rejected:
     reason: str
 
 
+def size_text(size: int) -> str:
+    """A byte count as people read it: "64 MiB", or "1,500 bytes"."""
+    mib = 1 << 20
+    return f"{size // mib:,} MiB" if size % mib == 0 else f"{size:,} bytes"
+
+
 def split_arxiv_id(text: str) -> tuple[str, int | None]:
     """Return (id without version, version or None) from an id, URL or OAI id."""
     match = ARXIV_ID_RE.search(text.strip())
