@@ -164,8 +164,10 @@ def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
             return f"{name} is {length:,} characters long (limit {limit:,})"
     if len(record.authors) > MAX_AUTHORS:
         return f"{len(record.authors):,} authors (limit {MAX_AUTHORS:,})"
-    if record.published is None and record.updated is None and record.announced is None:
-        return "no date"
+    # The first version's date (or a listing's announcement day) gives the paper
+    # its place in feeds, digests and momentum; without it, it would vanish.
+    if record.published is None and record.announced is None:
+        return "no date of the first version (missing or unreadable)"
     for moment in (record.published, record.updated):
         if moment is not None and moment > now + FUTURE_SLACK:
             return f"date in the future: {moment.isoformat()}"

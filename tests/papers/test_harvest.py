@@ -372,12 +372,18 @@ class TestBadInput:
         assert Paper.objects.count() == result.new_count == len(entries) - 3
 
     def test_dates_in_the_future_or_missing(self, fake_arxiv):
-        """GIVEN a real API page with one entry dated 2999 and one with no dates
-        THEN both are rejected with the reason, the other eight stored."""
+        """GIVEN a real API page with one entry dated 2999, one with no dates and
+        one whose first version's date is unreadable (its update's date is fine)
+        THEN all three are rejected with the reason, the other seven stored."""
         page = TESTING_PAGES[0].read_text()
         head, *entries = page.split("<entry>")
         entries[0] = re.sub(r"<published>\d{4}", "<published>2999", entries[0])
         entries[1] = re.sub(r"<(published|updated)>[^<]*</\1>", "", entries[1])
+        entries[2] = re.sub(
+            r"<published>[^<]*</published>",
+            "<published>31/02/26</published>",
+            entries[2],
+        )
         body = head + "".join("<entry>" + entry for entry in entries)
         fake_arxiv.on("/api/query", api_pages({0: body.encode()}))
 
@@ -386,5 +392,7 @@ class TestBadInput:
         reasons = [error["message"] for error in result.errors]
         assert result.status == IngestRun.Status.PARTIAL
         assert any(reason.startswith("date in the future: 2999") for reason in reasons)
-        assert "no date" in reasons
-        assert Paper.objects.count() == 8
+        missing = "no date of the first version (missing or unreadable)"
+        assert reasons.count(missing) == 2
+        assert Paper.objects.count() == 7
+        assert not Paper.objects.filter(first_announced__isnull=True).exists()
