@@ -248,6 +248,8 @@ CELERY_TASK_ROUTES = {
 
 # REST FRAMEWORK
 # ------------------------------------------------------------------------------
+# The largest request body the API parses (its bodies are small JSON objects).
+MOMENTUM_API_MAX_BODY_BYTES = env.int("MOMENTUM_API_MAX_BODY_BYTES", 64 * 1024)
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing login a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -256,7 +258,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.api_parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
