@@ -73,11 +73,18 @@ def preview(request: HttpRequest) -> HttpResponse:
 @login_required
 def test_digest(request: HttpRequest) -> HttpResponse:
     try:
-        send_test_digest(user=request.user)
+        sent = send_test_digest(user=request.user)
     except TestDigestRefused as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "A test digest is on its way to your inbox.")
+        if sent:
+            messages.success(request, "A test digest is on its way to your inbox.")
+        else:
+            messages.warning(
+                request,
+                "Our mail queue is down for a moment: your test digest is saved and "
+                "goes out within the hour.",
+            )
     return redirect("accounts:settings")
 
 

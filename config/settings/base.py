@@ -178,6 +178,13 @@ WHITENOISE_AUTOREFRESH = True
 # CACHES
 # ------------------------------------------------------------------------------
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://momentum")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # A Redis that is down or slow must not take the site with it (config.cache):
+    # short timeouts, and failures answered as misses.
+    CACHES["default"]["BACKEND"] = "config.cache.ResilientRedisCache"
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        socket_connect_timeout=0.5, socket_timeout=0.5
+    )
 
 # EMAIL
 # ------------------------------------------------------------------------------
@@ -209,6 +216,15 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A request that sends a task gives up on a broker that is down within about a
+# second (core.queue then leaves the work to its sweep) instead of hanging.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 # The longest task, an ingest backfill, is stopped after this many seconds.
 MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
 # Redis hands an unacknowledged (late-acked) task to another worker after this
@@ -232,6 +248,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notifications.tasks.send_due_digests",
         "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
         "options": {"expires": 55 * 60},
+    },
+    # Re-tags asked for but lost (the broker down, a worker killed) go again.
+    "resend-lost-retags": {
+        "task": "topics.tasks.resend_lost_retags",
+        "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
+        "options": {"expires": 540},
     },
     # Retrains every active topic's relevance model; unchanged ones are skipped.
     "train-topic-models": {
