@@ -143,6 +143,13 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_EMAIL_VERIFICATION = env.str("MOMENTUM_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+# How many proxies (load balancer, CDN) stand before the web processes: the
+# visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
+# REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.
+MOMENTUM_TRUSTED_PROXIES = env.int("MOMENTUM_TRUSTED_PROXIES", 0)
+# django-ratelimit (topics.limits): while the cache is down, limits are open.
+RATELIMIT_FAIL_OPEN = True
 # Links in allauth's mails sent outside a request use the site's own scheme.
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = MOMENTUM_SITE_URL.split(":", 1)[0]
 
@@ -287,6 +294,8 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
     ],
+    # The API's throttles read the visitor's address as topics.limits does.
+    "NUM_PROXIES": MOMENTUM_TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("MOMENTUM_API_ANON_RATE", "60/minute"),
         "user": env.str("MOMENTUM_API_USER_RATE", "600/minute"),
