@@ -15,6 +15,8 @@ from datetime import datetime
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
+import ftfy
+
 # New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
 # cond-mat.str-el/0601001), each with an optional version suffix.
 ARXIV_ID_RE = re.compile(
@@ -92,8 +94,16 @@ def split_arxiv_id(text: str) -> tuple[str, int | None]:
 
 
 def clean_text(text: str | None) -> str:
-    """Collapse the line wraps and indentation arXiv puts in titles and abstracts."""
-    return " ".join((text or "").split())
+    """Collapse the line wraps and indentation arXiv puts in titles and abstracts,
+    and undo mojibake (repair_text)."""
+    return repair_text(" ".join((text or "").split()))
+
+
+def repair_text(text: str) -> str:
+    """Undo mojibake, UTF-8 read in a wrong encoding once or more ("ClÃ©ment"
+    for "Clément"), with ftfy: a source that declared the wrong encoding must not
+    leave it in the database. Correct text is left alone."""
+    return text if text.isascii() else ftfy.fix_encoding(text)
 
 
 def rfc2822_utc(text: str) -> datetime:
