@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import zoneinfo
+from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 from django.contrib.auth.models import BaseUserManager
@@ -82,6 +83,9 @@ class DigestPreferences(models.Model):
         max_length=64, choices=TIME_ZONE_CHOICES, default="UTC"
     )
     max_papers = models.PositiveSmallIntegerField(default=30)
+    # Unsubscribe links carry this; turning digests back on moves it on, so a
+    # link in a digest from before no longer turns them off.
+    link_generation = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         verbose_name_plural = "digest preferences"
@@ -97,3 +101,19 @@ class DigestPreferences(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.get_frequency_display()}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        stored = getattr(self, "_stored_frequency", None)
+        if stored == self.Frequency.OFF and self.frequency != self.Frequency.OFF:
+            self.link_generation += 1
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "link_generation"}
+        super().save(*args, **kwargs)
+        self._stored_frequency = self.frequency
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Any:
+        # The frequency as stored, so save() can tell digests turned back on.
+        preferences = super().from_db(db, field_names, values)
+        preferences._stored_frequency = preferences.frequency
+        return preferences

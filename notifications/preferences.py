@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import date
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from core.queue import send
 from notifications.delivery import request_test_digest
 from notifications.digest import preview_content
 from notifications.models import Digest
@@ -48,8 +48,9 @@ def set_muted(*, user: User, slug: str, muted: bool) -> Follow | None:
     return follow
 
 
-def send_test_digest(*, user: User) -> Digest:
-    """Open a test digest and send it after the commit; raises TestDigestRefused."""
+def send_test_digest(*, user: User) -> bool:
+    """Open a test digest and send it; raises TestDigestRefused. False when the
+    broker is down: the digest waits in the outbox for the next tick to send."""
     if not Follow.objects.filter(user=user, muted=False).exists():
         raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")
     if not user.emailaddress_set.filter(verified=True).exists():
@@ -62,10 +63,8 @@ def send_test_digest(*, user: User) -> Digest:
     latest = preview_content(user, at=timezone.now(), site_url="", fresh=True)
     if not latest.sections:
         raise TestDigestRefused(_why_empty(latest.since))
-    with transaction.atomic():
-        digest = request_test_digest(user=user)
-        transaction.on_commit(lambda: send_digest.delay(digest.pk))
-    return digest
+    digest = request_test_digest(user=user)
+    return send(send_digest, digest.pk)
 
 
 def _why_empty(since: date) -> str:

@@ -1,6 +1,14 @@
-"""Signed unsubscribe tokens: they name a user and work without logging in."""
+"""Signed unsubscribe tokens: they name a user and work without logging in.
+
+A token carries the user's link generation (DigestPreferences.link_generation),
+which moves on when digests are turned back on: a link from a digest sent before
+then no longer unsubscribes. Until then a link never expires, so a digest read
+months later still unsubscribes.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.core import signing
 
@@ -13,14 +21,28 @@ class BadToken(Exception):
     """The token was not made by this site (tampered, truncated, other key)."""
 
 
+@dataclass(frozen=True)
+class TokenClaim:
+    user_id: int
+    generation: int
+
+
 def unsubscribe_token(user: User) -> str:
-    # Never expires: a digest read months later must still unsubscribe.
-    return signing.Signer(salt=SALT).sign_object({"u": user.pk})
+    preferences = getattr(user, "digest", None)
+    generation = preferences.link_generation if preferences else 0
+    return signing.Signer(salt=SALT).sign_object({"u": user.pk, "g": generation})
 
 
-def read_token(token: str) -> int:
-    """The user id a token names; raises BadToken."""
+def read_token(token: str) -> TokenClaim:
+    """Whom a token names, and of which link generation; raises BadToken."""
     try:
-        return int(signing.Signer(salt=SALT).unsign_object(token)["u"])
+        claim = signing.Signer(salt=SALT).unsign_object(token)
+        return TokenClaim(int(claim["u"]), int(claim.get("g", 0)))
     except (signing.BadSignature, ValueError, KeyError, TypeError) as exc:
         raise BadToken(str(exc)) from exc
+
+
+def masked(email: str) -> str:
+    """An address shown on a page anyone with the link can open: "a•••@example.org"."""
+    local, at, domain = email.partition("@")
+    return f"{local[:1]}•••{at}{domain}" if at else "•••"

@@ -26,6 +26,7 @@ from notifications.preferences import send_test_digest
 from notifications.preferences import set_muted
 from notifications.preferences import unsubscribe as turn_off
 from notifications.tokens import BadToken
+from notifications.tokens import masked
 from notifications.tokens import read_token
 
 
@@ -72,11 +73,18 @@ def preview(request: HttpRequest) -> HttpResponse:
 @login_required
 def test_digest(request: HttpRequest) -> HttpResponse:
     try:
-        send_test_digest(user=request.user)
+        sent = send_test_digest(user=request.user)
     except TestDigestRefused as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "A test digest is on its way to your inbox.")
+        if sent:
+            messages.success(request, "A test digest is on its way to your inbox.")
+        else:
+            messages.warning(
+                request,
+                "Our mail queue is down for a moment: your test digest is saved and "
+                "goes out within the hour.",
+            )
     return redirect("accounts:settings")
 
 
@@ -100,13 +108,17 @@ def mute(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        user_id = read_token(token)
+        claim = read_token(token)
     except BadToken:
         return render(request, "notifications/unsubscribe_invalid.html", status=400)
-    user = User.objects.filter(pk=user_id).first()
+    user = User.objects.select_related("digest").filter(pk=claim.user_id).first()
     if user is None:
         return render(request, "notifications/unsubscribe_gone.html", status=404)
-    context = {"email": user.email, "token": token}
+    # Anyone holding the link sees this page: the address is only hinted at.
+    context = {"email": masked(user.email), "token": token}
+    preferences = getattr(user, "digest", None)
+    if preferences is not None and claim.generation < preferences.link_generation:
+        return render(request, "notifications/unsubscribe_stale.html", status=410)
     if request.method != "POST":
         return render(request, "notifications/unsubscribe.html", context)
     turn_off(user=user)

@@ -202,10 +202,17 @@ def test_unknown_or_malformed_paper_id_is_404(client, db, address):
     assert client.get(address).status_code == 404
 
 
-def test_healthz_reports_the_database(client, db):
+def test_healthz_reports_each_dependency(client, db):
     response = client.get("/healthz")
 
-    assert response.json() == {"status": "ok"}
+    assert response.status_code == 200
+    # Tests run on the real broker and a local-memory cache.
+    assert response.json() == {
+        "status": "ok",
+        "database": "ok",
+        "cache": "ok",
+        "broker": "ok",
+    }
 
 
 def test_topic_page_shows_momentum_with_its_formula_and_chart(client, corpus):

@@ -325,7 +325,9 @@ class FlagView(StrictQueryParams, APIView):
         if result == FlagResult.NOT_TAGGED:
             raise NotTagged
         if result == FlagResult.LIMITED:
-            raise Throttled(wait=retry_after(), detail="Too many new flags.")
+            raise Throttled(
+                wait=retry_after(request.user), detail="Too many new flags."
+            )
         # Zero only if a curator decided in between (deleting item and flags).
         flags = (
             ReviewItem.objects.filter(topic=topic, paper=paper)

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from core.queue import send_after_commit
 from papers.models import Paper
 from papers.pagecache import content_changed
 from topics.models import Follow
@@ -94,9 +95,8 @@ def request_training(topic: Topic) -> None:
     # whose training never ran (a rolled-back decision, a lost task).
     if not cache.add(training_due_key(topic.pk), 1, delay + 60):
         return
-    transaction.on_commit(
-        lambda: train_topic_model.apply_async((topic.pk,), countdown=delay)
-    )
+    # With the broker down, the nightly training (train_topic_models) picks it up.
+    send_after_commit(train_topic_model, topic.pk, countdown=delay)
 
 
 def training_due_key(topic_id: int) -> str:
@@ -112,7 +112,8 @@ def request_retag(topic: Topic) -> None:
         retag_requested_at=now, retag_done=0, retag_total=0
     )
     topic.retag_requested_at = now
-    transaction.on_commit(lambda: retag_topic.delay(topic.pk))
+    # With the broker down, resend_lost_retags sends it once the broker is back.
+    send_after_commit(retag_topic, topic.pk)
 
 
 @transaction.atomic

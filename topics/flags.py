@@ -19,8 +19,8 @@ from accounts.models import User
 from papers.models import Paper
 from topics.limits import Rate
 from topics.limits import parse_rate
-from topics.limits import seconds_left
 from topics.limits import take
+from topics.limits import wait
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
@@ -47,9 +47,9 @@ def flag_not_relevant(user: User, topic: Topic, paper: Paper) -> FlagResult:
     return _record(user, topic, paper)
 
 
-def retry_after() -> int:
+def retry_after(user: User) -> int:
     """Seconds until a reader who was refused may flag again."""
-    return seconds_left(flag_rate())
+    return wait(f"user:{user.pk}", flag_rate(), prefix="flag")
 
 
 def flag_rate() -> Rate:

@@ -1,20 +1,24 @@
-"""Fixed-window rate limits in Django's cache, for readers' actions on topics.
+"""Rate limits on readers' actions on topics, with django-ratelimit's counters in
+the shared cache (one atomic increment per use, every web process together).
 
-Questions (topics.ask) count per signed-in user, else per address
-(MOMENTUM_ASK_RATE, "60/hour"); pages, streams and the API draw on the same
-budget. Relevance flags (topics.flags) pass their own rate and key prefix. A fixed
-window is cheap, one atomic increment in Redis, and shared by every web process.
+Questions (topics.ask) count per signed-in user, else per visitor address
+(accounts.adapter.client_ip, which reads X-Forwarded-For behind
+MOMENTUM_TRUSTED_PROXIES proxies), at MOMENTUM_ASK_RATE ("60/hour"); pages,
+streams and the API draw on the same budget. Relevance flags (topics.flags) pass
+their own rate and prefix. While the cache is down, limits let everything
+through (RATELIMIT_FAIL_OPEN, config.cache).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+
+from accounts.adapter import client_ip
 
 PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 
@@ -43,29 +47,31 @@ def client_key(request: HttpRequest) -> str:
     """Whom a question counts against: the user, or the visitor's address."""
     if request.user.is_authenticated:
         return f"user:{request.user.pk}"
-    return f"addr:{request.META.get('REMOTE_ADDR', '')}"
+    return f"addr:{client_ip(request)}"
 
 
 def take(key: str, rate: Rate | None = None, *, prefix: str = "ask") -> int:
     """Count one use for `key` under `prefix` (by default a question at
     MOMENTUM_ASK_RATE): 0 if allowed, else seconds until allowed."""
+    return _usage(key, rate, prefix, count=True)
+
+
+def wait(key: str, rate: Rate | None = None, *, prefix: str = "ask") -> int:
+    """Seconds until `key` may act again under `prefix` (0: now); counts nothing."""
+    return _usage(key, rate, prefix, count=False)
+
+
+def _usage(key: str, rate: Rate | None, prefix: str, *, count: bool) -> int:
     rate = rate or parse_rate(settings.MOMENTUM_ASK_RATE)
-    now = int(time.time())
-    window = now // rate.seconds
-    cache_key = f"{prefix}:rate:{key}:{window}"
-    # add() then incr(): both atomic in Redis, so concurrent requests each count.
-    cache.add(cache_key, 0, rate.seconds + 60)
-    try:
-        used = cache.incr(cache_key)
-    except ValueError:  # expired between add and incr
-        cache.set(cache_key, 1, rate.seconds + 60)
-        used = 1
-    if used <= rate.count:
+    # The key is ours, so no request is needed: any method counts.
+    usage = get_usage(
+        None,
+        group=prefix,
+        key=lambda group, request: key,
+        rate=(rate.count, rate.seconds),
+        increment=count,
+    )
+    if usage is None:  # the cache is down: the limit is open
         return 0
-    return seconds_left(rate, now)
-
-
-def seconds_left(rate: Rate, now: int | None = None) -> int:
-    """Seconds until the current window ends and every budget is full again."""
-    now = int(time.time()) if now is None else now
-    return rate.seconds - now % rate.seconds
+    limited = usage["should_limit"] if count else usage["count"] >= rate.count
+    return max(usage["time_left"], 1) if limited else 0

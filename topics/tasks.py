@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F
 from django.db.models import Q
 from django.utils import timezone
 
@@ -22,13 +24,18 @@ from topics.tagging import retag_topics
 
 logger = logging.getLogger(__name__)
 
+RETAG_TIME_LIMIT = 60 * 60  # seconds; the hard limit is two minutes later
+# A re-tag requested longer ago than a task may live, and not done, was lost (a
+# broker down when it was asked for, a worker killed): it is sent again.
+RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + 5 * 60)
+
 
 @shared_task(
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    soft_time_limit=60 * 60,
-    time_limit=60 * 60 + 120,
+    soft_time_limit=RETAG_TIME_LIMIT,
+    time_limit=RETAG_TIME_LIMIT + 120,
 )
 def retag_topic(topic_id: int) -> None:
     """Re-tag every paper for one topic, recording progress on it; idempotent."""
@@ -96,3 +103,24 @@ def train_topic_models() -> None:
     """Nightly: queue a training for every active topic."""
     for topic_id in Topic.objects.filter(is_active=True).values_list("pk", flat=True):
         train_topic_model.delay(topic_id)
+
+
+@shared_task(ignore_result=True)
+def resend_lost_retags() -> int:
+    """Beat: send again each re-tag requested too long ago to be still running
+    and not done; its request moves to now with a conditional UPDATE, so each is
+    sent once however many beats fire."""
+    now = timezone.now()
+    lost = Topic.objects.filter(
+        retag_requested_at__lt=now - RETAG_LOST_AFTER, is_active=True
+    ).filter(Q(retagged_at__isnull=True) | Q(retagged_at__lt=F("retag_requested_at")))
+    sent = 0
+    for topic_id, requested in lost.values_list("pk", "retag_requested_at"):
+        taken = Topic.objects.filter(pk=topic_id, retag_requested_at=requested).update(
+            retag_requested_at=now
+        )
+        if taken:
+            logger.warning("re-tag of topic %s was lost; sending it again", topic_id)
+            retag_topic.delay(topic_id)
+            sent += 1
+    return sent

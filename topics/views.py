@@ -250,7 +250,7 @@ def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     elif result == FlagResult.NOT_TAGGED:
         messages.warning(request, "Only papers in the topic can be flagged.")
     else:
-        minutes = max(1, round(retry_after() / 60))
+        minutes = max(1, round(retry_after(request.user) / 60))
         unit = "minute" if minutes == 1 else "minutes"
         messages.warning(request, f"Too many flags; try again in {minutes} {unit}.")
     # A redirect (302) even when limited: the reader lands back on the paper,

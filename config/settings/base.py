@@ -143,6 +143,13 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_EMAIL_VERIFICATION = env.str("MOMENTUM_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+# How many proxies (load balancer, CDN) stand before the web processes: the
+# visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
+# REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.
+MOMENTUM_TRUSTED_PROXIES = env.int("MOMENTUM_TRUSTED_PROXIES", 0)
+# django-ratelimit (topics.limits): while the cache is down, limits are open.
+RATELIMIT_FAIL_OPEN = True
 # Links in allauth's mails sent outside a request use the site's own scheme.
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = MOMENTUM_SITE_URL.split(":", 1)[0]
 
@@ -181,6 +188,13 @@ WHITENOISE_AUTOREFRESH = True
 # processes CACHE_URL must name a shared one (Redis), or one process would not
 # see another's changes and logouts.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://momentum")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # A Redis that is down or slow must not take the site with it (config.cache):
+    # short timeouts, and failures answered as misses.
+    CACHES["default"]["BACKEND"] = "config.cache.ResilientRedisCache"
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        socket_connect_timeout=0.5, socket_timeout=0.5
+    )
 # Sessions in the database, read through the cache: no database round trip per
 # request while the cache holds them, and no failure while it is down.
 SESSION_ENGINE = "accounts.sessions"
@@ -215,9 +229,24 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Longer than the longest task (an ingest backfill, 3 h), so Redis does not hand
-# a late-acked task that is still running to a second worker.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 60 * 60}
+# A request that sends a task gives up on a broker that is down within about a
+# second (core.queue then leaves the work to its sweep) instead of hanging.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+# The longest task, an ingest backfill, is stopped after this many seconds.
+MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
+# Redis hands an unacknowledged (late-acked) task to another worker after this
+# long: past the longest task's hard limit, so a task still running is never
+# run twice. A worker killed mid-harvest does not wait for it: beat resumes the
+# source as soon as its lease expires (papers.ingest.harvest.take_due_sources).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60
+}
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick
     # only sends the ones that are due.
@@ -232,6 +261,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notifications.tasks.send_due_digests",
         "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
         "options": {"expires": 55 * 60},
+    },
+    # Re-tags asked for but lost (the broker down, a worker killed) go again.
+    "resend-lost-retags": {
+        "task": "topics.tasks.resend_lost_retags",
+        "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
+        "options": {"expires": 540},
     },
     # Retrains every active topic's relevance model; unchanged ones are skipped.
     "train-topic-models": {
@@ -248,6 +283,8 @@ CELERY_TASK_ROUTES = {
 
 # REST FRAMEWORK
 # ------------------------------------------------------------------------------
+# The largest request body the API parses (its bodies are small JSON objects).
+MOMENTUM_API_MAX_BODY_BYTES = env.int("MOMENTUM_API_MAX_BODY_BYTES", 64 * 1024)
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing login a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -256,13 +293,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.api_parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
     ],
+    # The API's throttles read the visitor's address as topics.limits does.
+    "NUM_PROXIES": MOMENTUM_TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("MOMENTUM_API_ANON_RATE", "60/minute"),
         "user": env.str("MOMENTUM_API_USER_RATE", "600/minute"),
@@ -364,7 +403,16 @@ MOMENTUM_ARXIV_MIN_INTERVAL = env.float("MOMENTUM_ARXIV_MIN_INTERVAL", 3.0)
 MOMENTUM_HTTP_CONNECT_TIMEOUT = env.float("MOMENTUM_HTTP_CONNECT_TIMEOUT", 10.0)
 MOMENTUM_HTTP_READ_TIMEOUT = env.float("MOMENTUM_HTTP_READ_TIMEOUT", 60.0)
 MOMENTUM_HTTP_MAX_ATTEMPTS = env.int("MOMENTUM_HTTP_MAX_ATTEMPTS", 5)
+# The largest document read whole: a fetched body, or an XML file (decompressed).
 MOMENTUM_HTTP_MAX_BYTES = env.int("MOMENTUM_HTTP_MAX_BYTES", 64 * 1024 * 1024)
+# Files on disk (manage.py ingest): a snapshot streams, so it may be large (all
+# of arXiv is about 5 GB), but a gzip file may not inflate past RATIO times its
+# size, and no line (one paper) may pass RECORD_BYTES.
+MOMENTUM_INGEST_MAX_BYTES = env.int("MOMENTUM_INGEST_MAX_BYTES", 16 * 1024**3)
+MOMENTUM_INGEST_MAX_RATIO = env.int("MOMENTUM_INGEST_MAX_RATIO", 100)
+MOMENTUM_INGEST_MAX_RECORD_BYTES = env.int(
+    "MOMENTUM_INGEST_MAX_RECORD_BYTES", 1024 * 1024
+)
 
 # LOGGING
 # ------------------------------------------------------------------------------

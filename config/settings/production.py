@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env
 from config.env import secret
+from config.env import strict_bool
 from config.settings.base import *  # noqa: F403
 from config.settings.base import STORAGES
 
@@ -28,8 +29,19 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = False
 WHITENOISE_AUTOREFRESH = False
 
+# Page versions, API ETags, rate limits, training debounce and stream tokens are
+# shared state: with several processes, a per-process cache would let them drift.
+if CACHES["default"]["BACKEND"] in {  # noqa: F405
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+}:
+    raise ImproperlyConfigured(
+        "CACHE_URL must name a shared cache in production (redis://host:6379/1): "
+        "pages, rate limits and one-time tokens are shared by every process"
+    )
+
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+SECURE_SSL_REDIRECT = strict_bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)

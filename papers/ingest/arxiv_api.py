@@ -33,6 +33,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
 from papers.ingest.records import clean_text
 from papers.ingest.records import is_withdrawn
+from papers.ingest.records import repair_text
 from papers.ingest.records import split_arxiv_id
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -186,11 +187,9 @@ def _authors(authors: list[Element]) -> list[AuthorRecord]:
         affiliations = []
         for child in author:
             if child.tag in _NAMES:
-                name = _undo_double_utf8(_element_text(child).strip())
+                name = _element_text(child).strip()
             elif child.tag == _AFFILIATION:
-                affiliations.append(
-                    clean_affiliation(_undo_double_utf8(child.text or ""))
-                )
+                affiliations.append(clean_affiliation(child.text or ""))
         name = clean_name(name)
         if name:
             found.append(AuthorRecord(name=name, affiliations=tuple(affiliations)))
@@ -212,7 +211,7 @@ def _text(element: Element | None, utf8: bool) -> str:
     if text.isascii():
         return text
     if utf8:
-        text = _undo_double_utf8(text)
+        text = repair_text(text)
     return text.translate(_CP1252)
 
 
@@ -224,18 +223,6 @@ def _is_utf8(data: bytes) -> bool:
     # The XML declaration names the encoding; without one, XML is UTF-8.
     declared = _ENCODING_RE.match(data[:200])
     return declared is None or declared.group(1).lower() in (b"utf-8", b"utf8")
-
-
-def _undo_double_utf8(text: str) -> str:
-    # Bodies saved from requests' `.text` hold UTF-8 decoded as Latin-1 and
-    # encoded again ("ClÃ©ment" for "Clément"). Correct text never survives the
-    # round trip, so it is left alone.
-    if text.isascii():
-        return text
-    try:
-        return text.encode("latin-1").decode("utf-8")
-    except UnicodeError:
-        return text
 
 
 def _utc(text: str) -> datetime | None:

@@ -17,6 +17,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latex2text import get_default_latex_context_db
 
 from papers.ingest.records import AuthorRecord
+from papers.ingest.records import repair_text
 
 MAX_NAME_LENGTH = 300
 MAX_AFFILIATION_LENGTH = 500
@@ -50,7 +51,7 @@ class _Draft:
 
 def clean_name(text: str) -> str:
     """Return a display name: LaTeX accents as Unicode, one space between words."""
-    name = " ".join(_delatex(text).split()).strip(" ,;")
+    name = " ".join(_delatex(repair_text(text)).split()).strip(" ,;")
     # "J.P.Hague" -> "J. P. Hague", as arXiv itself writes parsed forenames, so a
     # name reads the same from the raw string and from keyname/forenames sources.
     name = _GLUED_INITIAL_RE.sub(_space_initial, name)
@@ -59,7 +60,7 @@ def clean_name(text: str) -> str:
 
 def clean_affiliation(text: str) -> str:
     """Return an affiliation with LaTeX decoded and whitespace collapsed."""
-    affiliation = " ".join(_delatex(text).split()).strip(" ,;")
+    affiliation = " ".join(_delatex(repair_text(text)).split()).strip(" ,;")
     return affiliation[:MAX_AFFILIATION_LENGTH]
 
 

@@ -10,12 +10,16 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
+from django.conf import settings
+
 from papers.ingest.arxiv_api import parse_api_response
 from papers.ingest.listings import parse_listing
 from papers.ingest.oai import parse_oai_response
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
+from papers.ingest.records import size_text
+from papers.ingest.snapshot import Oversized
 from papers.ingest.snapshot import iter_snapshot
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -93,12 +97,19 @@ def expect_format(data: bytes, *expected: Format) -> Format:
 
 
 def read_bytes(data: bytes) -> tuple[Format, list[PaperRecord | Rejected]]:
-    """Parse a whole document held in memory (gzip is undone transparently)."""
+    """Parse a whole document held in memory (gzip is undone transparently, up to
+    the size a fetched document may have)."""
     if data.startswith(GZIP_MAGIC):
+        limit = settings.MOMENTUM_HTTP_MAX_BYTES
+        inflater = zlib.decompressobj(wbits=31)
         try:
-            data = gzip.decompress(data)
-        except _GZIP_ERRORS as exc:
+            data = inflater.decompress(data, limit + 1)
+        except zlib.error as exc:
             raise ParseError(f"broken gzip data: {exc}") from exc
+        if len(data) > limit:
+            raise ParseError(f"more than {size_text(limit)} once decompressed")
+        if not inflater.eof:
+            raise ParseError("broken gzip data: it ends before the stream does")
     fmt = sniff(data[:SNIFF_BYTES])
     if fmt is Format.SNAPSHOT_JSONL:
         return fmt, list(iter_snapshot(data.splitlines()))
@@ -115,11 +126,18 @@ def read_path(path: Path) -> tuple[Format, Iterator[PaperRecord | Rejected]]:
     fmt = sniff(head)
     if fmt is Format.SNAPSHOT_JSONL:
         return fmt, _stream_snapshot(path)
+    # An XML document is parsed whole: no larger than a fetched one may be.
+    limit = settings.MOMENTUM_HTTP_MAX_BYTES
     with _open(path) as stream:
         try:
-            data = stream.read()
+            data = stream.read(limit + 1)
         except _GZIP_ERRORS as exc:
             raise ParseError(f"broken gzip file {path.name}: {exc}") from exc
+    if len(data) > limit:
+        raise ParseError(
+            f"{path.name} is more than {size_text(limit)} (decompressed): an XML "
+            "document is read whole, and arXiv's are far smaller"
+        )
     return fmt, iter(_parse_xml_document(fmt, data))
 
 
@@ -153,10 +171,47 @@ def _open(path: Path) -> IO[bytes]:
 
 
 def _stream_snapshot(path: Path) -> Iterator[PaperRecord | Rejected]:
-    # Iterating the file object reads one line at a time, so memory stays flat
-    # however large the snapshot is.
+    # One line at a time, each at most MOMENTUM_INGEST_MAX_RECORD_BYTES, so
+    # memory stays flat however large the snapshot (or a line of it) is.
     with _open(path) as stream:
         try:
-            yield from iter_snapshot(stream)
+            yield from iter_snapshot(_bounded_lines(_Capped(stream, path)))
         except _GZIP_ERRORS as exc:
             raise ParseError(f"broken gzip file {path.name}: {exc}") from exc
+
+
+class _Capped:
+    """A file's decompressed bytes, refused past MOMENTUM_INGEST_MAX_BYTES or,
+    for a gzip file, past MOMENTUM_INGEST_MAX_RATIO times its size on disk (a
+    compression bomb: text compresses about 5 to 1, a bomb 1,000 to 1)."""
+
+    def __init__(self, stream: IO[bytes], path: Path) -> None:
+        self.stream, self.name, self.read_bytes = stream, path.name, 0
+        self.limit = settings.MOMENTUM_INGEST_MAX_BYTES
+        if isinstance(stream, gzip.GzipFile):
+            ratio_limit = settings.MOMENTUM_INGEST_MAX_RATIO * path.stat().st_size
+            self.limit = min(self.limit, max(ratio_limit, SNIFF_BYTES))
+
+    def readline(self, size: int) -> bytes:
+        line = self.stream.readline(size)
+        self.read_bytes += len(line)
+        if self.read_bytes > self.limit:
+            raise ParseError(
+                f"{self.name} is more than {size_text(self.limit)} once decompressed "
+                "(MOMENTUM_INGEST_MAX_BYTES, MOMENTUM_INGEST_MAX_RATIO)"
+            )
+        return line
+
+
+def _bounded_lines(stream: _Capped) -> Iterator[bytes | Oversized]:
+    """The stream's lines; one longer than MOMENTUM_INGEST_MAX_RECORD_BYTES is
+    read through in pieces and given as Oversized, never held whole."""
+    limit = settings.MOMENTUM_INGEST_MAX_RECORD_BYTES
+    while line := stream.readline(limit + 1):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while (rest := stream.readline(limit)) and not rest.endswith(b"\n"):
+            size += len(rest)
+        yield Oversized(size + len(rest), limit)

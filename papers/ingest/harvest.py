@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import date
+from datetime import datetime
 from datetime import timedelta
 
 from django.conf import settings
@@ -123,6 +124,40 @@ def _store_page(
         for name, value in page.checkpoint.items():
             setattr(source, name, value)
     return len(result.changed_ids)
+
+
+def take_due_sources(now: datetime) -> list[int]:
+    """The sources to run now, each taken once however many beats ask: the
+    enabled ones whose next run is due (moved on to the one after), and those
+    whose run a dead worker abandoned (its lease expired unreleased; freed, so
+    the new run resumes from the checkpoint and marks the old one abandoned).
+    Every take is a conditional UPDATE that only one caller can win."""
+    taken = []
+    due = FeedSource.objects.filter(
+        Q(next_run_at__isnull=True) | Q(next_run_at__lte=now), enabled=True
+    ).only("kind", "next_run_at")
+    for source in due:
+        moved = FeedSource.objects.filter(
+            pk=source.pk, next_run_at=source.next_run_at
+        ).update(next_run_at=next_run_after(source.kind, now))
+        if moved == 1:
+            taken.append(source.pk)
+    abandoned = (
+        FeedSource.objects.filter(enabled=True, claimed_until__lt=now)
+        .exclude(claimed_by="")
+        .exclude(pk__in=taken)
+        .only("claimed_by", "claimed_until")
+    )
+    for source in abandoned:
+        freed = FeedSource.objects.filter(
+            pk=source.pk,
+            claimed_by=source.claimed_by,
+            claimed_until=source.claimed_until,
+        ).update(claimed_by="", claimed_until=None)
+        if freed == 1:
+            logger.warning("resuming %s: its worker stopped mid-run", source)
+            taken.append(source.pk)
+    return taken
 
 
 def claim(source: FeedSource, owner: str) -> bool:

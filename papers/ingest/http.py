@@ -27,6 +27,7 @@ from django.conf import settings
 from papers.ingest.ratelimit import Keepalive
 from papers.ingest.ratelimit import Limiter
 from papers.ingest.ratelimit import get_limiter
+from papers.ingest.records import size_text
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,6 @@ logger = logging.getLogger(__name__)
 MAX_RETRY_AFTER = 120.0
 BACKOFF_BASE = 2.0
 BACKOFF_CAP = 60.0
-MIB = 1 << 20
 
 # Patched in tests so backoff does not really sleep; limiters sleep on their own.
 backoff_sleep: Callable[[float], None] = time.sleep
@@ -155,14 +155,14 @@ def _read_body(response: httpx.Response, url: str, keepalive: Keepalive) -> byte
     limit = settings.MOMENTUM_HTTP_MAX_BYTES
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise FetchError(f"{url}: response larger than {_size(limit)}")
+        raise FetchError(f"{url}: response larger than {size_text(limit)}")
     chunks = []
     size = 0
     # Counted after decompression, so a small gzip bomb is refused as well.
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > limit:
-            raise FetchError(f"{url}: response larger than {_size(limit)}")
+            raise FetchError(f"{url}: response larger than {size_text(limit)}")
         chunks.append(chunk)
         keepalive()
     return b"".join(chunks)
@@ -221,10 +221,6 @@ def _http_date(value: str) -> datetime | None:
     except (TypeError, ValueError):
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _size(limit: int) -> str:
-    return f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
 
 
 # CLIENT

@@ -15,6 +15,8 @@ from datetime import datetime
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
+import ftfy
+
 # New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
 # cond-mat.str-el/0601001), each with an optional version suffix.
 ARXIV_ID_RE = re.compile(
@@ -76,6 +78,12 @@ class Rejected:
     reason: str
 
 
+def size_text(size: int) -> str:
+    """A byte count as people read it: "64 MiB", or "1,500 bytes"."""
+    mib = 1 << 20
+    return f"{size // mib:,} MiB" if size % mib == 0 else f"{size:,} bytes"
+
+
 def split_arxiv_id(text: str) -> tuple[str, int | None]:
     """Return (id without version, version or None) from an id, URL or OAI id."""
     match = ARXIV_ID_RE.search(text.strip())
@@ -86,8 +94,16 @@ def split_arxiv_id(text: str) -> tuple[str, int | None]:
 
 
 def clean_text(text: str | None) -> str:
-    """Collapse the line wraps and indentation arXiv puts in titles and abstracts."""
-    return " ".join((text or "").split())
+    """Collapse the line wraps and indentation arXiv puts in titles and abstracts,
+    and undo mojibake (repair_text)."""
+    return repair_text(" ".join((text or "").split()))
+
+
+def repair_text(text: str) -> str:
+    """Undo mojibake, UTF-8 read in a wrong encoding once or more ("ClÃ©ment"
+    for "Clément"), with ftfy: a source that declared the wrong encoding must not
+    leave it in the database. Correct text is left alone."""
+    return text if text.isascii() else ftfy.fix_encoding(text)
 
 
 def rfc2822_utc(text: str) -> datetime:
@@ -158,8 +174,10 @@ def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
             return f"{name} is {length:,} characters long (limit {limit:,})"
     if len(record.authors) > MAX_AUTHORS:
         return f"{len(record.authors):,} authors (limit {MAX_AUTHORS:,})"
-    if record.published is None and record.updated is None and record.announced is None:
-        return "no date"
+    # The first version's date (or a listing's announcement day) gives the paper
+    # its place in feeds, digests and momentum; without it, it would vanish.
+    if record.published is None and record.announced is None:
+        return "no date of the first version (missing or unreadable)"
     for moment in (record.published, record.updated):
         if moment is not None and moment > now + FUTURE_SLACK:
             return f"date in the future: {moment.isoformat()}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from papers.ingest.authors import authors_from_parsed
@@ -23,8 +24,16 @@ from papers.ingest.records import rfc2822_utc
 from papers.ingest.records import split_arxiv_id
 
 
+@dataclass(frozen=True)
+class Oversized:
+    """A line too long to be a paper, read through without being kept."""
+
+    size: int
+    limit: int
+
+
 def iter_snapshot(
-    lines: Iterable[bytes | str], *, primary_first: bool | None = None
+    lines: Iterable[bytes | str | Oversized], *, primary_first: bool | None = None
 ) -> Iterator[PaperRecord | Rejected]:
     """Yield one record per snapshot line; a bad line yields Rejected, never raises.
 
@@ -33,6 +42,10 @@ def iter_snapshot(
     (the default) to decide per line, see `_primary_category`.
     """
     for number, line in enumerate(lines, 1):
+        if isinstance(line, Oversized):
+            reason = f"{line.size:,} bytes, more than a record may be ({line.limit:,})"
+            yield Rejected(entry=f"line {number}", reason=f"line {number}: {reason}")
+            continue
         if not line.strip():
             continue
         row = None

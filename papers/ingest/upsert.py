@@ -1,8 +1,9 @@
 """Bulk, idempotent upsert of parsed records into papers, keyed by arXiv id.
 
 A newer version replaces the row's content; an older or equal one changes
-nothing. The first-version facts (published, first announced) are never lost to a
-later source that does not know them.
+nothing, unless it is the stored text with its mojibake undone. The
+first-version facts (published, first announced) are never lost to a later
+source that does not know them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from papers.ingest.records import PaperRecord
+from papers.ingest.records import repair_text
 from papers.ingest.schedule import listing_day
 from papers.models import Affiliation
 from papers.models import Author
@@ -115,6 +117,40 @@ def upsert_records(records: Sequence[PaperRecord]) -> UpsertResult:
     raise AssertionError("unreachable")
 
 
+def _repairs(
+    pairs: list[tuple[PaperRecord, Paper]],
+) -> list[tuple[PaperRecord, Paper]]:
+    """The (record, paper) pairs whose record is the paper's stored text with its
+    mojibake undone (stored before ingest repaired text, from a source that
+    declared the wrong encoding): it replaces the text, though not newer."""
+    # Repaired text is not ASCII: only those records' stored text is read.
+    candidates = [
+        (record, paper)
+        for record, paper in pairs
+        if not (record.title.isascii() and record.abstract.isascii())
+    ]
+    if not candidates:
+        return []
+    stored = {
+        pk: (title, abstract)
+        for pk, title, abstract in Paper.objects.filter(
+            pk__in=[paper.pk for _, paper in candidates]
+        ).values_list("pk", "title", "abstract")
+    }
+    return [
+        (record, paper)
+        for record, paper in candidates
+        if _is_repair(stored[paper.pk], (record.title, record.abstract))
+    ]
+
+
+def _is_repair(stored: tuple[str, ...], incoming: tuple[str, ...]) -> bool:
+    differ = [
+        (old, new) for old, new in zip(stored, incoming, strict=True) if old != new
+    ]
+    return bool(differ) and all(repair_text(old) == new for old, new in differ)
+
+
 def _latest_per_id(records: Iterable[PaperRecord]) -> dict[str, PaperRecord]:
     latest: dict[str, PaperRecord] = {}
     for record in records:
@@ -140,6 +176,9 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
             to_update.append((record, paper))
         else:
             not_newer.append((record, paper))
+    repairs = _repairs(not_newer)
+    to_update += repairs
+    not_newer = [pair for pair in not_newer if pair not in repairs]
     cross_listed = _add_cross_listings(not_newer)
     result.unchanged = len(not_newer) - len(cross_listed)
     result.updated_ids = cross_listed

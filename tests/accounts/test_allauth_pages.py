@@ -210,3 +210,23 @@ def test_too_many_password_resets_get_our_429_page(client, verified_alice):
     assert response.status_code == 429
     assert LAYOUT_MARK in response.text
     assert "Too many attempts" in response.text
+
+
+def test_allauths_limits_count_the_address_the_proxy_saw(
+    client, verified_alice, settings
+):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+
+    def reset(forwarded: str) -> int:
+        return client.post(
+            "/accounts/password/reset/",
+            {"email": f"{forwarded}@example.org"},
+            REMOTE_ADDR="10.0.0.1",
+            HTTP_X_FORWARDED_FOR=f"{forwarded}, 198.51.100.7",
+        ).status_code
+
+    # 20 resets a minute per address: a made-up X-Forwarded-For does not reset it.
+    statuses = [reset(f"10.9.9.{n}") for n in range(21)]
+
+    assert statuses[:20] == [302] * 20
+    assert statuses[20] == 429

@@ -20,6 +20,30 @@ def test_malformed_json_is_a_parse_error(as_staff, corpus):
     assert_error(response, 400, "parse_error")
 
 
+@pytest.mark.parametrize("depth", [40, 20_000])
+def test_deeply_nested_json_is_a_parse_error_not_a_crash(as_staff, corpus, depth):
+    body = '{"rule": ' + "[" * depth + "]" * depth + "}"
+
+    response = as_staff.generic(
+        "PATCH", "/api/v1/topics/robot-learning/", body, content_type="application/json"
+    )
+
+    assert_error(response, 400, "parse_error")
+    assert "nested deeper than 32" in response.json()["error"]["message"]
+
+
+def test_a_body_over_the_limit_is_refused_unread(as_staff, corpus, settings):
+    settings.MOMENTUM_API_MAX_BODY_BYTES = 1024
+    body = '{"description": "' + "x" * 10 * 1024 * 1024 + '"}'
+
+    response = as_staff.generic(
+        "PATCH", "/api/v1/topics/robot-learning/", body, content_type="application/json"
+    )
+
+    assert_error(response, 400, "parse_error")
+    assert "larger than 1,024 bytes" in response.json()["error"]["message"]
+
+
 def test_form_bodies_are_unsupported(as_alice, corpus):
     response = as_alice.post("/api/v1/me/follows/", {"topic": "robot-learning"})
     assert_error(response, 415, "unsupported_media_type")

@@ -147,6 +147,38 @@ def test_rate_limit_is_per_user(client, agents, alice, bob, settings):
     assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 200
 
 
+@pytest.fixture
+def behind_a_proxy(settings):
+    """The site behind one proxy, which appends the address it saw."""
+    settings.MOMENTUM_TRUSTED_PROXIES = 1
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+
+
+def ask_from(client, forwarded: str) -> int:
+    return client.get(
+        "/topics/agents/ask/",
+        {"q": "tree"},
+        REMOTE_ADDR="10.0.0.1",  # the proxy
+        HTTP_X_FORWARDED_FOR=forwarded,
+    ).status_code
+
+
+@pytest.mark.usefixtures("behind_a_proxy")
+def test_visitors_behind_the_proxy_each_have_their_own_budget(client, agents):
+    assert ask_from(client, "198.51.100.7") == 200
+    assert ask_from(client, "203.0.113.9") == 200
+    assert ask_from(client, "198.51.100.7") == 429
+
+
+@pytest.mark.usefixtures("behind_a_proxy")
+def test_a_visitor_cannot_choose_their_address_with_their_own_header(client, agents):
+    # The proxy appends what it saw to what the visitor sent: the right-most
+    # entry counts, whatever is written before it.
+    assert ask_from(client, "1.1.1.1, 198.51.100.7") == 200
+    assert ask_from(client, "2.2.2.2, 198.51.100.7") == 429
+
+
 def test_pages_link_to_ask(client, paper):
     topic_page = client.get("/topics/agents/").content.decode()
     paper_page = client.get(f"/papers/{paper.arxiv_id}/").content.decode()

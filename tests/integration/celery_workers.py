@@ -60,10 +60,11 @@ def close_thread_connections(**kwargs: object) -> None:
         connections.close_all()
 
 
-def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
-    """A real worker process on the test database, configured like production."""
+def process_env(**env: str) -> dict[str, str]:
+    """The environment of a process of ours (a worker, a command) on the test
+    database and broker, configured like production."""
     database = connection.settings_dict
-    environment = {
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.base",
         "DATABASE_URL": (
@@ -73,6 +74,11 @@ def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         **env,
     }
+
+
+def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
+    """A real worker process on the test database, configured like production."""
+    environment = process_env(**env)
     return subprocess.Popen(
         [
             sys.executable,

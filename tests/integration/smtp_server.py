@@ -28,6 +28,9 @@ class Handler:
     # Hold the RCPT of recipient number `hold_at` (1-based) until `release` is
     # set, signalling `held`: a sender can be killed mid-message.
     hold_at: int | None = None
+    # Or take message number `accept_then_hold` (1-based) for delivery and hold
+    # the reply to it: a sender killed then never learns it was accepted.
+    accept_then_hold: int | None = None
     held: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -45,6 +48,10 @@ class Handler:
     async def handle_DATA(self, server, session, envelope):
         message = message_from_bytes(envelope.original_content, policy=policy.default)
         self.messages.append(message)  # type: ignore[arg-type]
+        if len(self.messages) == self.accept_then_hold:
+            self.held.set()
+            while not self.release.is_set():
+                await asyncio.sleep(0.05)
         return "250 Message accepted for delivery"
 
     def message_ids(self) -> Counter[str]:

@@ -276,6 +276,51 @@ def test_a_worker_killed_midway_through_a_batch_loses_and_duplicates_nothing(smt
     assert set(smtp.message_ids().values()) == {1}
 
 
+def test_a_message_accepted_but_not_recorded_goes_again_with_its_message_id(smtp):
+    """The one window where a digest can arrive twice: the server took the
+    message, and the worker died before it heard so (and recorded it). The copy
+    sent after the claim expires has the same Message-ID, so the receiving side
+    can tell it is the same message (README: Sending once)."""
+    topic = make_topic("Agents", rule="ti:agent", slug="agents")
+    users = [make_reader(f"r{n:02d}@example.com", [topic]) for n in range(4)]
+    publish([topic], START.date(), 2, "2603")
+    open_due_digests(at=START + timedelta(hours=9))
+    for digest_id in hand_out():
+        send_digest.delay(digest_id)
+    smtp.accept_then_hold = 2
+    worker_env = {
+        "EMAIL_URL": f"smtp://127.0.0.1:{smtp.port}",
+        "MOMENTUM_DIGEST_CLAIM_SECONDS": "2",
+    }
+
+    worker = worker_process("email", **worker_env)
+    try:
+        assert smtp.held.wait(60), "the worker never sent the second message"
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    smtp.release.set()
+    unsure = smtp.messages[1]["To"]
+
+    restarted = worker_process("email", **worker_env)
+    try:
+        time.sleep(2.5)  # the dead worker's claim expires
+        send_due_digests.delay()  # the next beat tick hands it out again
+        wait_for(lambda: Digest.objects.filter(status="sent").count() == 4, 60)
+    finally:
+        restarted.kill()
+        restarted.wait(timeout=10)
+
+    assert len(smtp.messages) == 5
+    assert {u.email: len(smtp.to(u.email)) for u in users} == {
+        u.email: 2 if u.email == unsure else 1 for u in users
+    }
+    first, again = smtp.to(unsure)
+    assert str(first["Message-ID"]).strip() == str(again["Message-ID"]).strip()
+
+
 def test_a_temporary_smtp_failure_is_retried_and_then_sent(smtp):
     topic = make_topic("Agents", rule="ti:agent", slug="agents")
     make_reader("alice@example.com", [topic])

@@ -153,13 +153,23 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert "Demo corpus already loaded." in again.stdout
 
 
-def test_production_profile_passes_the_deploy_check(tmp_path):
-    env = clean_env(
+SHARED_CACHE = "redis://127.0.0.1:6379/1"
+PRODUCTION_KEY = "x" * 20 + "-a-long-random-production-secret-" + "y" * 20
+
+
+def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return clean_env(
         tmp_path,
         DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECRET_KEY="x" * 20 + "-a-long-random-production-secret-" + "y" * 20,
+        DJANGO_SECRET_KEY=PRODUCTION_KEY,
         DJANGO_ALLOWED_HOSTS="momentum.example.org",
+        CACHE_URL=SHARED_CACHE,
+        **extra,
     )
+
+
+def test_production_profile_passes_the_deploy_check(tmp_path):
+    env = production_env(tmp_path)
 
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
 
@@ -179,12 +189,8 @@ def test_production_profile_refuses_to_start_without_a_secret_key(tmp_path):
 def test_secret_key_can_come_from_a_file(tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("k3y-from-a-docker-secret-file-" + "0123456789abcdef" * 3 + "\n")
-    env = clean_env(
-        tmp_path,
-        DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECRET_KEY_FILE=str(secret),
-        DJANGO_ALLOWED_HOSTS="momentum.example.org",
-    )
+    env = production_env(tmp_path, DJANGO_SECRET_KEY_FILE=str(secret))
+    del env["DJANGO_SECRET_KEY"]
 
     assert (
         manage("check", "--deploy", "--fail-level", "WARNING", env=env).returncode == 0
@@ -205,3 +211,22 @@ def test_a_malformed_site_url_fails_at_startup(tmp_path):
 
     assert result.returncode != 0
     assert "MOMENTUM_SITE_URL must be an address" in result.stderr
+
+
+def test_production_refuses_a_cache_each_process_would_keep_to_itself(tmp_path):
+    env = production_env(tmp_path)
+    del env["CACHE_URL"]
+
+    result = manage("check", env=env)
+
+    assert result.returncode != 0
+    assert "CACHE_URL must name a shared cache in production" in result.stderr
+
+
+def test_a_mistyped_production_switch_fails_at_startup(tmp_path):
+    env = production_env(tmp_path, DJANGO_SECURE_SSL_REDIRECT="flase")
+
+    result = manage("check", env=env)
+
+    assert result.returncode != 0
+    assert "DJANGO_SECURE_SSL_REDIRECT must be true or false" in result.stderr

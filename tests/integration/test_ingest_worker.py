@@ -93,9 +93,11 @@ def test_two_workers_running_one_source_at_once_store_it_once(fake_arxiv):
     assert second.unchanged_count == first.new_count + first.unchanged_count
 
 
-def test_a_worker_killed_midway_leaves_whole_pages_and_the_next_run_completes(
+def test_a_worker_killed_midway_leaves_whole_pages_and_beat_resumes_the_run(
     fake_arxiv, settings
 ):
+    """The source's next scheduled run is a day away; the next beat tick after
+    the dead worker's lease expires resumes it from the checkpoint anyway."""
     # Short leases and timeouts, so what a dead worker holds (its claim on the
     # source, the arXiv connection lock) is released within seconds.
     timeouts = {
@@ -109,6 +111,9 @@ def test_a_worker_killed_midway_leaves_whole_pages_and_the_next_run_completes(
     # The test server answers one request at a time: the stalled page 2 must end
     # (unanswered by then) before the next run can be served.
     fake_arxiv.on("/oai", xml(OAI_FIRST_PAGE), slow(xml(OAI_LAST_PAGE), 3))
+    # As beat would have sent it: its next run is moved a day on first.
+    FeedSource.objects.filter(pk=feed.pk).update(next_run_at=timezone.now())
+    enqueue_due_sources()
     worker = worker_process(
         "ingest",
         MOMENTUM_ARXIV_OAI_URL=settings.MOMENTUM_ARXIV_OAI_URL,
@@ -116,7 +121,6 @@ def test_a_worker_killed_midway_leaves_whole_pages_and_the_next_run_completes(
         **timeouts,
     )
     try:
-        ingest_source.delay(feed.pk)
         # Killed while waiting for page 2, after page 1 was stored.
         wait_for(lambda: len(fake_arxiv.requests) == 2, timeout=60)
         worker.send_signal(signal.SIGKILL)
@@ -129,9 +133,10 @@ def test_a_worker_killed_midway_leaves_whole_pages_and_the_next_run_completes(
     fake_arxiv.requests.clear()
     fake_arxiv.on("/oai", xml(OAI_LAST_PAGE))
 
+    assert feed.next_run_at > timezone.now()  # not due: beat must see the lease
     with worker_thread("ingest"):
         wait_for(lambda: _claim_expired(feed), timeout=10)
-        ingest_source.delay(feed.pk)
+        enqueue_due_sources.delay()  # the next beat tick
         wait_for(lambda: IngestRun.objects.filter(status="succeeded").exists(), 60)
 
     assert after_kill == 1000

@@ -11,6 +11,7 @@ from django.utils import timezone
 from werkzeug import Response
 
 from papers.ingest.harvest import run_source
+from papers.ingest.harvest import take_due_sources
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -258,6 +259,42 @@ def test_an_expired_claim_is_taken_over(fake_arxiv):
     assert feed.claimed_by == ""
 
 
+def test_beat_takes_due_sources_and_abandoned_ones_each_once():
+    now = timezone.now()
+    later = now + timedelta(days=1)
+    due = source("listing", category="cs.AI", next_run_at=now - timedelta(minutes=1))
+    abandoned = source(
+        "oai",
+        category="cs",
+        next_run_at=later,
+        claimed_by="dead-worker",
+        claimed_until=now - timedelta(seconds=1),
+    )
+    source(
+        "api_query",
+        query="ti:agent",
+        next_run_at=later,
+        claimed_by="live-worker",
+        claimed_until=now + timedelta(minutes=5),
+    )
+    FeedSource.objects.create(
+        name="not due", kind="listing", category="cs.CL", next_run_at=later
+    )
+    FeedSource.objects.create(
+        name="disabled",
+        kind="listing",
+        category="cs.LG",
+        next_run_at=now,
+        enabled=False,
+    )
+
+    assert sorted(take_due_sources(now)) == sorted([due.pk, abandoned.pk])
+    assert take_due_sources(now) == []  # a beat firing twice takes nothing more
+    abandoned.refresh_from_db()
+    assert (abandoned.claimed_by, abandoned.claimed_until) == ("", None)
+    assert abandoned.next_run_at == later
+
+
 class TestBadInput:
     """Each bad input ends in a failed or partial run with a clear reason."""
 
@@ -335,12 +372,18 @@ class TestBadInput:
         assert Paper.objects.count() == result.new_count == len(entries) - 3
 
     def test_dates_in_the_future_or_missing(self, fake_arxiv):
-        """GIVEN a real API page with one entry dated 2999 and one with no dates
-        THEN both are rejected with the reason, the other eight stored."""
+        """GIVEN a real API page with one entry dated 2999, one with no dates and
+        one whose first version's date is unreadable (its update's date is fine)
+        THEN all three are rejected with the reason, the other seven stored."""
         page = TESTING_PAGES[0].read_text()
         head, *entries = page.split("<entry>")
         entries[0] = re.sub(r"<published>\d{4}", "<published>2999", entries[0])
         entries[1] = re.sub(r"<(published|updated)>[^<]*</\1>", "", entries[1])
+        entries[2] = re.sub(
+            r"<published>[^<]*</published>",
+            "<published>31/02/26</published>",
+            entries[2],
+        )
         body = head + "".join("<entry>" + entry for entry in entries)
         fake_arxiv.on("/api/query", api_pages({0: body.encode()}))
 
@@ -349,5 +392,7 @@ class TestBadInput:
         reasons = [error["message"] for error in result.errors]
         assert result.status == IngestRun.Status.PARTIAL
         assert any(reason.startswith("date in the future: 2999") for reason in reasons)
-        assert "no date" in reasons
-        assert Paper.objects.count() == 8
+        missing = "no date of the first version (missing or unreadable)"
+        assert reasons.count(missing) == 2
+        assert Paper.objects.count() == 7
+        assert not Paper.objects.filter(first_announced__isnull=True).exists()

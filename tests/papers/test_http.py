@@ -21,6 +21,7 @@ from papers.ingest.http import retry_after_seconds
 from papers.ingest.ratelimit import LocalLimiter
 from papers.ingest.ratelimit import RedisLimiter
 from papers.ingest.ratelimit import get_limiter
+from papers.ingest.records import size_text
 
 # What export.arxiv.org/oai2 sent with its 503 (recorded 2025).
 ARXIV_RETRY_BODY = "<html><body>\n<h1>Retry after 10 seconds</h1>\n</body></html>\n"
@@ -249,14 +250,15 @@ def test_refuses_a_body_over_the_size_limit(httpserver, http_settings, declared)
 
     httpserver.expect_request("/dump").respond_with_handler(big)
 
-    with pytest.raises(FetchError, match="response larger than 1024 bytes"):
+    with pytest.raises(FetchError, match="response larger than 1,024 bytes"):
         fetch(httpserver.url_for("/dump"))
 
     assert len(httpserver.log) == 1
 
 
 def test_names_the_limit_in_mib():
-    assert http._size(64 * 1024 * 1024) == "64 MiB"
+    assert size_text(64 * 1024 * 1024) == "64 MiB"
+    assert size_text(1500) == "1,500 bytes"
 
 
 def test_reads_retry_after_as_an_http_date_on_the_servers_clock():

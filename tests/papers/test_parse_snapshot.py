@@ -147,3 +147,23 @@ def test_accepts_bytes_and_text_lines():
     (from_text,) = iter_snapshot([line()])
     assert from_bytes == from_text
     assert from_text.published == datetime(2026, 6, 8, 17, 59, 59, tzinfo=UTC)
+
+
+def test_text_read_in_a_wrong_encoding_is_repaired():
+    """A snapshot line whose UTF-8 was decoded as Windows-1252 twice on its way."""
+    line = json.dumps(
+        {
+            "id": "2607.00001",
+            "title": "Ã\x8e±-Divergence",
+            "abstract": "We study Ã\x83Â©tudes of \u03b1.",
+            "authors": "ClÃ©ment Lévy",
+            "categories": "cs.LG",
+            "versions": [{"version": "v1", "created": "Mon, 6 Jul 2026 10:00:00 GMT"}],
+        }
+    )
+
+    (record,) = iter_snapshot([line])
+
+    assert record.title == "\u03b1-Divergence"
+    assert record.abstract == "We study études of \u03b1."
+    assert record.authors[0].name == "Clément Lévy"

@@ -155,3 +155,31 @@ def test_search_vector_is_maintained_on_postgresql():
 
     Paper.objects.filter(arxiv_id="2606.00002").update(title="Rollouts in proteins")
     assert found.count() == 2
+
+
+def mojibake(text: str, times: int = 2) -> str:
+    """UTF-8 read as Windows-1252, `times` over: "\u03b1" twice is "ÃŽÂ±"."""
+    for _ in range(times):
+        text = text.encode("utf-8").decode("cp1252", errors="replace")
+    return text
+
+
+def test_a_correct_ingest_repairs_text_stored_with_mojibake():
+    title = "$\\alpha$-divergence for Schrödinger bridges: \u03b1 > 0"
+    garbled = mojibake(title)
+    assert garbled != title
+    upsert_records([paper_record("2607.00001", title=garbled)])
+
+    result = upsert_records([paper_record("2607.00001", title=title)])
+
+    assert len(result.updated_ids) == 1
+    assert Paper.objects.get().title == title
+
+
+def test_an_equal_version_with_other_text_still_changes_nothing():
+    upsert_records([paper_record("2607.00001", title="Réseaux \u03b1")])
+
+    result = upsert_records([paper_record("2607.00001", title="Réseaux \u03b2")])
+
+    assert (result.updated_ids, result.unchanged) == ([], 1)
+    assert Paper.objects.get().title == "Réseaux \u03b1"

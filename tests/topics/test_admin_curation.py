@@ -122,14 +122,16 @@ def test_saving_a_changed_rule_retags_in_the_background_after_commit(
     curator, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
     sent = []
-    monkeypatch.setattr("topics.tasks.retag_topic.delay", sent.append)
+    monkeypatch.setattr(
+        "topics.tasks.retag_topic.apply_async", lambda args, **_: sent.append(args)
+    )
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     with django_capture_on_commit_callbacks(execute=True):
         response = curator.post(url, change_form(topic, rule="ti:robot"))
 
     assert response.status_code == 302
-    assert sent == [topic.pk]
+    assert sent == [(topic.pk,)]
     topic.refresh_from_db()
     assert topic.rule == "ti:robot"
     assert topic.retag_pending
@@ -139,7 +141,9 @@ def test_saving_without_changing_the_rule_does_not_retag(
     curator, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
     sent = []
-    monkeypatch.setattr("topics.tasks.retag_topic.delay", sent.append)
+    monkeypatch.setattr(
+        "topics.tasks.retag_topic.apply_async", lambda args, **_: sent.append(args)
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         curator.post(

@@ -96,7 +96,7 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     exclude_paper(other, papers["2606.00001"], reason="a survey")
 
     with (
-        mock.patch("topics.tasks.retag_topic.delay") as retag,
+        mock.patch("topics.tasks.retag_topic.apply_async") as retag,
         django_capture_on_commit_callbacks(execute=True),
     ):
         merge_topics(target, [target, other])
@@ -109,7 +109,7 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     assert sources(target) == {"2606.00002": "pin"}
     assert target.exclusions.get().reason == "a survey"
     assert list(target.related.all()) == [neighbour]
-    retag.assert_called_once_with(target.pk)  # the re-tag, sent after commit
+    retag.assert_called_once_with((target.pk,))  # the re-tag, sent after commit
     target.refresh_from_db()
     assert target.retag_pending
 
@@ -131,7 +131,7 @@ def two_topics(db):
 
 
 def merge_and_retag(target: Topic, others: list[Topic]):
-    with mock.patch("topics.tasks.retag_topic.delay"):
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
         result = merge_topics(target, others)
     before = sources(target)
     target.refresh_from_db()

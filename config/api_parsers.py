@@ -1,0 +1,49 @@
+"""The API's JSON parser, bounded: a body is refused (400, the API's error shape)
+when it is larger than MOMENTUM_API_MAX_BODY_BYTES or nested deeper than
+MAX_DEPTH, before it can cost memory or recursion. Every body the API takes is a
+small flat object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+MAX_DEPTH = 32
+
+
+class BoundedJSONParser(JSONParser):
+    def parse(
+        self, stream: Any, media_type: str | None = None, parser_context: Any = None
+    ) -> Any:
+        limit = settings.MOMENTUM_API_MAX_BODY_BYTES
+        # At most one byte past the limit is read, whatever Content-Length says.
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise ParseError(f"The body is larger than {limit:,} bytes.")
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            data = json.loads(body.decode(encoding))
+        except RecursionError as exc:
+            raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.") from exc
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
+        if _depth(data) > MAX_DEPTH:
+            raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.")
+        return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in a parsed value (without recursing)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth) for child in children)
+    return deepest

@@ -1,0 +1,1 @@
+"""Pieces every app builds on, importing no app of the project."""

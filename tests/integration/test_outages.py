@@ -1,0 +1,226 @@
+"""The site under outages of its parts: the cache's Redis stopped mid-test (our
+own redis-server, never the shared one), and the broker unreachable. Pages, the
+API and sign-up keep answering; deferred work resumes when the part is back."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from allauth.account.models import EmailAddress
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+
+from config import cache as resilient
+from config.celery_app import app
+from notifications.delivery import hand_out
+from notifications.models import Digest
+from papers.models import FeedSource
+from tests.api.conftest import corpus  # noqa: F401 (a fixture)
+from tests.integration.redis_server import redis_server
+from tests.integration.smtp_server import free_port
+from tests.topics.test_admin_curation import change_form
+from topics.models import Follow
+from topics.models import Topic
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [
+    "/",
+    "/topics/",
+    "/topics/rl-for-llm-agents/",
+    "/papers/2606.00001/",
+    "/search/?q=agent",
+    "/topics/rl-for-llm-agents/feed/",
+    "/topics/rl-for-llm-agents/ask/?q=which+agents",
+    "/api/v1/papers/",
+    "/api/v1/topics/rl-for-llm-agents/papers/",
+    "/accounts/login/",
+]
+
+
+@pytest.fixture
+def cache_redis(settings):
+    """The cache on a redis-server of this test's own, as production has it."""
+    with redis_server() as server:
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "config.cache.ResilientRedisCache",
+                "LOCATION": server.url,
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+            }
+        }
+        resilient._Breaker.open_until = 0.0
+        yield server
+        resilient._Breaker.open_until = 0.0
+
+
+def statuses(client: Client) -> dict[str, int]:
+    return {path: client.get(path).status_code for path in PAGES}
+
+
+@pytest.mark.usefixtures("corpus")
+def test_with_the_cache_down_every_page_and_the_api_still_answer(cache_redis, alice):
+    reader = Client()
+    reader.force_login(alice)
+    Follow.objects.create(user=alice, topic=Topic.objects.get(slug="robot-learning"))
+    assert set(statuses(Client()).values()) == {200}
+
+    cache_redis.stop()
+
+    assert statuses(Client()) == dict.fromkeys(PAGES, 200)
+    signed_in = statuses(reader)
+    assert signed_in.pop("/accounts/login/") == 302  # already signed in
+    assert set(signed_in.values()) == {200}
+    follow = reader.post("/topics/rl-for-llm-agents/follow/", {"on": "1"})
+    save = reader.post("/papers/2606.00001/save/", {"on": "1"})
+    assert (follow.status_code, save.status_code) == (302, 302)
+    assert Follow.objects.filter(user=alice).count() == 2
+
+
+def test_with_the_cache_down_sign_up_still_sends_its_mail(cache_redis, db):
+    cache_redis.stop()
+
+    response = Client().post(
+        "/accounts/signup/",
+        {
+            "email": "new@example.org",
+            "password1": "correct horse battery",
+            "password2": "correct horse battery",
+        },
+    )
+
+    assert response.status_code == 302
+    assert EmailAddress.objects.filter(email="new@example.org").exists()
+    (message,) = mail.outbox
+    assert "new@example.org" in message.to
+
+
+def test_healthz_reports_the_cache_down_but_keeps_the_node_in(cache_redis, db):
+    client = Client()
+    assert client.get("/healthz").json()["cache"] == "ok"
+
+    cache_redis.stop()
+    down = client.get("/healthz")
+    cache_redis.start()
+    resilient._Breaker.open_until = 0.0
+    back = client.get("/healthz")
+
+    assert down.status_code == 200
+    assert down.json()["status"] == "degraded"
+    assert down.json()["cache"].startswith("down: ConnectionError")
+    assert down.json()["database"] == "ok"
+    assert back.json() == {
+        "status": "ok",
+        "database": "ok",
+        "cache": "ok",
+        "broker": "ok",
+    }
+
+
+@pytest.mark.usefixtures("corpus")
+def test_an_outage_costs_one_attempt_per_breaker_window_not_one_per_call(cache_redis):
+    cache_redis.stop()
+    started = time.monotonic()
+
+    for _ in range(20):
+        assert Client().get("/topics/").status_code == 200
+
+    # 20 pages of several cache calls each; with the breaker open they do not
+    # wait on connection timeouts (0.5 s each).
+    assert time.monotonic() - started < 10
+
+
+# --- The broker down --------------------------------------------------------------
+
+
+@pytest.fixture
+def broker_down():
+    """The Celery app pointed at a port where nothing listens."""
+    before = app.conf.broker_url, app.conf.broker_write_url
+    app.conf.broker_url = app.conf.broker_write_url = (
+        f"redis://127.0.0.1:{free_port()}/0"
+    )
+    _forget_connections()
+    yield
+    app.conf.broker_url, app.conf.broker_write_url = before
+    _forget_connections()
+
+
+def _forget_connections() -> None:
+    # Celery keeps a pool of broker connections and producers: the next send
+    # must connect to the broker now configured.
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def curator(staff) -> Client:
+    staff.is_superuser = True
+    staff.save()
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+def test_run_now_with_the_broker_down_says_so_and_beat_runs_it_later(
+    broker_down, curator
+):
+    source = FeedSource.objects.create(
+        name="cs.AI", kind="listing", category="cs.AI", next_run_at=None
+    )
+    FeedSource.objects.filter(pk=source.pk).update(
+        next_run_at=timezone.now() + timedelta(days=1)
+    )
+
+    response = curator.post(
+        "/admin/papers/feedsource/",
+        {"action": "run_now", "_selected_action": [source.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert "The task queue is unavailable: 1 source(s) will run" in response.text
+    source.refresh_from_db()
+    assert source.next_run_at <= timezone.now()
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_test_digest_with_the_broker_down_is_kept_and_sent_by_the_next_tick(
+    broker_down, alice, settings
+):
+    EmailAddress.objects.create(user=alice, email=alice.email, verified=True)
+    Follow.objects.create(user=alice, topic=Topic.objects.get(slug="robot-learning"))
+    client = Client()
+    client.force_login(alice)
+
+    response = client.post("/digest/test/", follow=True)
+
+    assert response.status_code == 200
+    assert "your test digest is saved and goes out within the hour" in response.text
+    digest = Digest.objects.get()
+    assert digest.status == Digest.Status.PENDING
+    later = timezone.now() + timedelta(
+        seconds=settings.MOMENTUM_DIGEST_CLAIM_SECONDS + 1
+    )
+    assert hand_out(now=later) == [digest.pk]
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_topic_saved_with_the_broker_down_is_retagged_once_it_is_back(
+    broker_down, curator
+):
+    topic = Topic.objects.get(slug="robot-learning")
+
+    response = curator.post(
+        f"/admin/topics/topic/{topic.pk}/change/",
+        change_form(topic, rule="ti:robot OR ti:arm"),
+    )
+
+    assert response.status_code == 302
+    topic.refresh_from_db()
+    assert topic.rule == "ti:robot OR ti:arm"
+    # Its request is recorded: resend_lost_retags sends it once the broker is back.
+    assert topic.retag_pending
