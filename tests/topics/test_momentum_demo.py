@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from django.contrib.auth.models import AnonymousUser
 from django.core.management import call_command
 from django.db import connection
 
@@ -79,7 +78,7 @@ def test_the_weeks_before_the_harvest_began_are_left_out_and_marked(demo, client
 
 
 def test_trending_does_not_read_up_for_every_topic(demo, client):
-    topics = topics_by_trend(AnonymousUser())
+    topics = topics_by_trend()
     directions = {t.figures.direction for t in topics}
 
     assert {"up", "down"} <= directions
