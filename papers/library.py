@@ -3,9 +3,11 @@ their feed has shown them ("seen")."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Exists
 from django.db.models import OuterRef
@@ -40,10 +42,24 @@ def saved_papers(user: User) -> QuerySet[Paper]:
     return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
 
 
-@transaction.atomic  # one transaction, not one per statement
+# A feed shown again within this long is not written again: "seen" is the same,
+# and a reader's repeated visits cost no database writes.
+SHOWN_RECORDED_SECONDS = 60 * 60
+
+
 def record_shown(user: User, paper_ids: list[int]) -> None:
     """Remember that the reader's feed showed these papers (ids) now, and forget
     what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
+    digest = hashlib.sha256(repr(sorted(paper_ids)).encode()).hexdigest()[:32]
+    key = f"seen:recorded:{user.pk}:{digest}"
+    if cache.get(key):
+        return
+    _write_shown(user, paper_ids)
+    cache.set(key, True, SHOWN_RECORDED_SECONDS)
+
+
+@transaction.atomic  # one transaction, not one per statement
+def _write_shown(user: User, paper_ids: list[int]) -> None:
     now = timezone.now()
     ShownPaper.objects.bulk_create(
         [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in paper_ids],

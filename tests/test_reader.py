@@ -304,6 +304,21 @@ def test_papers_of_a_page_not_yet_opened_are_not_seen(reader, alice, topic):
     assert all(seen_rows(reader.get("/")).values())
 
 
+def test_visiting_the_same_feed_again_writes_nothing(
+    reader, alice, topic, django_assert_max_num_queries
+):
+    Follow.objects.create(user=alice, topic=topic)
+    reader.get("/")
+    recorded = dict(ShownPaper.objects.values_list("paper_id", "shown_at"))
+
+    with django_assert_max_num_queries(3) as queries:
+        reader.get("/")
+
+    writes = ("INSERT", "UPDATE", "DELETE")
+    assert not [q for q in queries.captured_queries if q["sql"].startswith(writes)]
+    assert dict(ShownPaper.objects.values_list("paper_id", "shown_at")) == recorded
+
+
 def test_the_feed_forgets_what_it_showed_long_ago(reader, alice, topic, settings):
     Follow.objects.create(user=alice, topic=topic)
     reader.get("/")
