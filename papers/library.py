@@ -3,7 +3,9 @@ their feed has shown them ("seen")."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 from datetime import timedelta
 
 from django.conf import settings
@@ -18,6 +20,8 @@ from accounts.models import User
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+
+logger = logging.getLogger(__name__)
 
 
 def set_saved(user: User, paper: Paper, saved: bool) -> None:
@@ -52,10 +56,16 @@ def record_shown(user: User, paper_ids: list[int]) -> None:
     what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
     digest = hashlib.sha256(repr(sorted(paper_ids)).encode()).hexdigest()[:32]
     key = f"seen:recorded:{user.pk}:{digest}"
-    if cache.get(key):
-        return
+    try:
+        if cache.get(key):
+            return
+    except Exception:  # without the cache, every visit writes, as before
+        logger.warning(
+            "cache unavailable; recording what the feed showed", exc_info=True
+        )
     _write_shown(user, paper_ids)
-    cache.set(key, True, SHOWN_RECORDED_SECONDS)
+    with contextlib.suppress(Exception):
+        cache.set(key, True, SHOWN_RECORDED_SECONDS)
 
 
 @transaction.atomic  # one transaction, not one per statement

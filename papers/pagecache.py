@@ -96,6 +96,11 @@ def paper_key(arxiv_id: str) -> str:
     return f"paper:{arxiv_id}"
 
 
+def followers_key(slug: str) -> str:
+    """A topic's follower count, which only its own page shows."""
+    return f"followers:{slug}"
+
+
 def members_key(slug: str) -> str:
     """Which papers a topic holds, without the rest of its page."""
     return f"members:{slug}"
@@ -110,11 +115,14 @@ def content_changed(
     topics: Iterable[Any] = (),
     papers: Iterable[int] = (),
     lists: Iterable[str] = (),
+    followers: Iterable[Any] = (),
 ) -> None:
     """Move on, once the current transaction commits, the versions of these
-    topics (Topic or slug), papers (ids) and lists; with no argument, of
-    everything. Papers also move the topics they are in now and at commit."""
+    topics (Topic or slug), papers (ids), lists and topics' follower counts;
+    with no argument, of everything. Papers also move the topics they are in
+    now and at commit."""
     scopes = {topic_key(getattr(topic, "slug", topic)) for topic in topics}
+    scopes |= {followers_key(getattr(topic, "slug", topic)) for topic in followers}
     named = set(lists)
     assert named <= LISTS, f"unknown lists: {named - LISTS}"
     scopes |= named

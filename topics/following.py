@@ -17,14 +17,14 @@ from topics.models import Topic
 
 
 def set_following(user: User, topic: Topic, following: bool) -> None:
-    """Follow or unfollow; idempotent. A change moves the topic's cached pages
-    on (they show its follower count); the reader's own pages follow by key."""
+    """Follow or unfollow; idempotent. A change moves the topic's follower
+    count on (its page shows it); the reader's own pages follow by key."""
     if following:
         _, changed = Follow.objects.get_or_create(user=user, topic=topic)
     else:
         changed = Follow.objects.filter(user=user, topic=topic).delete()[0] > 0
     if changed:
-        content_changed(topics=[topic])
+        content_changed(followers=[topic])
 
 
 def with_follow_flag(topics: QuerySet[Topic], user: User) -> QuerySet[Topic]:

@@ -19,6 +19,8 @@ from django.shortcuts import redirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.safestring import SafeString
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
@@ -33,7 +35,9 @@ from papers.pagecache import TOPICS
 from papers.pagecache import TRENDING
 from papers.pagecache import Dependencies
 from papers.pagecache import Rendered
+from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
+from papers.pagecache import followers_key
 from papers.pagecache import render_shared
 from papers.pagecache import topic_key
 from papers.query import get_paper
@@ -197,14 +201,45 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
             ),
             "week": week,
             "week_error": week_error,
-            "related": related_topics(topic),
-            "momentum": with_figures([topic])[0].figures,
+            "blocks": _topic_blocks(request, topic),
         }
         return render_shared(request, "topics/detail.html", context), {}
 
-    return page_response(
-        request, cached_page(request, [topic_key(slug), NAMES], render)
+    scopes = [topic_key(slug), followers_key(slug), NAMES]
+    return page_response(request, cached_page(request, scopes, render))
+
+
+def _topic_blocks(request: HttpRequest, topic: Topic) -> dict[str, SafeString]:
+    """The topic page's momentum and related topics, cached apart from the page:
+    a follow or a new paper renders the page anew, not these. Momentum moves
+    with the momentum refresh (`trending`); related topics with the topic."""
+    momentum = f"topic-momentum:{topic.slug}"
+    related = f"topic-related:{topic.slug}"
+
+    def render(missing: list[str]) -> dict[str, str]:
+        html = {}
+        if momentum in missing:
+            figures = with_figures([topic])[0].figures
+            html[momentum] = render_shared(
+                request,
+                "topics/momentum_block.html",
+                {"topic": topic, "momentum": figures},
+            )
+        if related in missing:
+            html[related] = render_shared(
+                request,
+                "topics/related_block.html",
+                {"related": related_topics(topic)},
+            )
+        return html
+
+    found = cached_fragments(
+        {momentum: (TRENDING,), related: (topic_key(topic.slug), NAMES)}, render
     )
+    return {
+        "momentum": mark_safe(found[momentum]),
+        "related": mark_safe(found[related]),
+    }
 
 
 def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:

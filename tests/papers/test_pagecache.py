@@ -134,6 +134,26 @@ def test_a_follow_moves_only_the_followed_topics_page(
     }
 
 
+def test_a_follow_renders_the_topic_page_around_its_cached_blocks(
+    client, corpus, alice, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.get("/topics/agents/")
+    with django_capture_on_commit_callbacks(execute=True):
+        set_following(alice, corpus["agents"], True)
+
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/topics/agents/").text
+
+    assert "1 follower<" in page
+    assert "Momentum" in page
+    assert "Robots" in page  # related: they share a paper
+    assert "topics_topicrelation" not in " ".join(q["sql"] for q in queries)
+    assert len(queries) == 3  # the topic, its paper count, the ids of a page
+
+
 def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), True)
