@@ -67,6 +67,8 @@ TOPICS = "topics"
 NAMES = "names"
 SEARCH = "search"
 HARVEST = "harvest"
+# When the last harvest finished, cached apart (papers.slots fills it in).
+HARVEST_KEY = "pages:last-harvest"
 # Moved by content_changed() with no arguments; every page depends on it.
 EVERYTHING = "all"
 LISTS = frozenset({LATEST, TRENDING, TOPICS, NAMES, SEARCH, HARVEST, EVERYTHING})
@@ -250,6 +252,8 @@ class Rendered:
     deps: dict[str, int | None] = field(default_factory=dict)
     # What the page's view needs on a hit, e.g. the ids of the papers it lists.
     meta: dict[str, Any] = field(default_factory=dict)
+    # Small values its slots read, fetched with the page (not stored with it).
+    prefetched: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -279,19 +283,22 @@ def cached_page(
     scopes = [EVERYTHING, *scopes]
     address = f"{variant}|{request.get_full_path()}"
     key = "pages:page:" + hashlib.sha256(address.encode()).hexdigest()
-    found = _get_many([key, *(_version_key(scope) for scope in scopes)])
+    found = _get_many([key, HARVEST_KEY, *(_version_key(s) for s in scopes)])
+    prefetched = {HARVEST_KEY: found[HARVEST_KEY]} if HARVEST_KEY in found else {}
     versions = _versions(scopes, found)
     entry = found.get(key)
     if entry is not None and _current(entry[0], versions):
-        return Rendered.unpacked(entry)
-    deps = Dependencies(versions)
-    rendered = render(deps)
-    if isinstance(rendered, HttpResponse):
-        return rendered
-    body, meta = rendered
-    page = Rendered.of(body, deps.versions, meta)
-    if deps.known:
-        _set_many({key: page.packed()}, PAGE_TIMEOUT)
+        page = Rendered.unpacked(entry)
+    else:
+        deps = Dependencies(versions)
+        rendered = render(deps)
+        if isinstance(rendered, HttpResponse):
+            return rendered
+        body, meta = rendered
+        page = Rendered.of(body, deps.versions, meta)
+        if deps.known:
+            _set_many({key: page.packed()}, PAGE_TIMEOUT)
+    page.prefetched = prefetched
     return page
 
 
@@ -354,8 +361,6 @@ def cached_fragments(
 
 # THE LAST HARVEST
 # ------------------------------------------------------------------------------
-
-HARVEST_KEY = "pages:last-harvest"
 
 
 def cached_value(key: str, compute: Callable[[], Any], timeout: int) -> Any:

@@ -79,6 +79,7 @@ class Reader:
     request: HttpRequest
     state: dict[str, set[str]]
     meta: dict
+    prefetched: dict
 
     @cached_property
     def user(self) -> User:
@@ -116,7 +117,7 @@ def fill(request: HttpRequest, page: Rendered) -> str:
             wanted[STATE_OF[kind]].add(" ".join(key))
     if not page.meta.get("seen"):
         wanted.pop("seen", None)  # only the feed marks what it showed before
-    reader = Reader(request, {}, page.meta)
+    reader = Reader(request, {}, page.meta, page.prefetched)
     reader.state = reader_state(reader.user, wanted) if reader.signed_in else {}
     out, position = [], 0
     for start, end, kind, args in slots:
@@ -231,7 +232,10 @@ def _seen_class(reader: Reader, arxiv_id: str) -> str:
 
 
 def _harvest(reader: Reader) -> str:
-    finished = cached_value(HARVEST_KEY, last_harvest, PAGE_TIMEOUT)
+    if HARVEST_KEY in reader.prefetched:  # read with the page
+        (finished,) = reader.prefetched[HARVEST_KEY]
+    else:
+        finished = cached_value(HARVEST_KEY, last_harvest, PAGE_TIMEOUT)
     return render_to_string("partials/last_harvest.html", {"last_harvest": finished})
 
 

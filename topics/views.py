@@ -38,6 +38,7 @@ from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
 from papers.pagecache import followers_key
+from papers.pagecache import members_key
 from papers.pagecache import render_shared
 from papers.pagecache import topic_key
 from papers.query import get_paper
@@ -188,8 +189,11 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
     def render(deps: Dependencies) -> tuple[str, dict]:
         topic = get_active_topic(slug)
+        papers = topic_papers(topic, week)
         page = _page(
-            request, topic_papers(topic, week).values_list("arxiv_id", flat=True)
+            request,
+            papers.values_list("arxiv_id", flat=True),
+            count=_paper_count(topic, week, papers),
         )
         context = {
             "topic": topic,
@@ -207,6 +211,15 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
     scopes = [topic_key(slug), followers_key(slug), NAMES]
     return page_response(request, cached_page(request, scopes, render))
+
+
+def _paper_count(topic: Topic, week: date | None, papers: QuerySet[Paper]) -> int:
+    """How many papers the topic (that week) holds, counted once per change of
+    its papers: a follow renders its page anew without counting them again."""
+    key = f"topic-count:{topic.slug}:{week or ''}"
+    scopes = (topic_key(topic.slug), members_key(topic.slug))
+    found = cached_fragments({key: scopes}, lambda missing: {key: str(papers.count())})
+    return int(found[key])
 
 
 def _topic_blocks(request: HttpRequest, topic: Topic) -> dict[str, SafeString]:
@@ -335,8 +348,11 @@ class TopicFeed(Feed):
         return paper.updated
 
 
-def _page(request: HttpRequest, papers: QuerySet):
-    return Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
+def _page(request: HttpRequest, papers: QuerySet, count: int | None = None):
+    paginator = Paginator(papers, PAPERS_PER_PAGE)
+    if count is not None:
+        paginator.count = count  # known: not counted again
+    return paginator.get_page(request.GET.get("page"))
 
 
 def _week(request: HttpRequest) -> tuple[date | None, str]:

@@ -151,7 +151,23 @@ def test_a_follow_renders_the_topic_page_around_its_cached_blocks(
     assert "Momentum" in page
     assert "Robots" in page  # related: they share a paper
     assert "topics_topicrelation" not in " ".join(q["sql"] for q in queries)
-    assert len(queries) == 3  # the topic, its paper count, the ids of a page
+    assert len(queries) == 2  # the topic, the ids of a page
+
+
+def test_the_topic_pages_paper_count_follows_its_papers(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    assert '<span class="count">6</span>' in client.get("/topics/agents/").text
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00100", title="A new agent")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+
+    assert '<span class="count">7</span>' in client.get("/topics/agents/").text
+    # Each week's count is its own: none in the week before the papers'.
+    week = client.get("/topics/agents/?week=2026-05-25").text
+    assert '<span class="count">0</span>' in week
 
 
 def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):

@@ -148,3 +148,15 @@ def test_a_message_shows_once_and_only_to_its_reader(topic, alice, bob):
     assert "a curator will review" in page
     assert "a curator will review" not in signed_in(bob).get(response["Location"]).text
     assert "a curator will review" not in alice_client.get(response["Location"]).text
+
+
+def test_the_last_harvest_is_read_with_the_page_not_after_it(
+    client, topic, monkeypatch
+):
+    assert "No harvest from arXiv yet." in client.get("/").text  # stores it
+
+    def separately(*args, **kwargs):
+        raise AssertionError("the last harvest was read in a round trip of its own")
+
+    monkeypatch.setattr("papers.slots.cached_value", separately)
+    assert "No harvest from arXiv yet." in client.get("/").text
