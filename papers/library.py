@@ -20,6 +20,7 @@ from accounts.models import User
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+from papers.pagecache import reader_changed
 
 logger = logging.getLogger(__name__)
 
@@ -27,9 +28,11 @@ logger = logging.getLogger(__name__)
 def set_saved(user: User, paper: Paper, saved: bool) -> None:
     """Save or unsave; idempotent, so a repeated click or request changes nothing."""
     if saved:
-        SavedPaper.objects.get_or_create(user=user, paper=paper)
+        _, changed = SavedPaper.objects.get_or_create(user=user, paper=paper)
     else:
-        SavedPaper.objects.filter(user=user, paper=paper).delete()
+        changed = SavedPaper.objects.filter(user=user, paper=paper).delete()[0] > 0
+    if changed:
+        reader_changed([user.pk])
 
 
 def with_saved_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:
@@ -70,6 +73,7 @@ def record_shown(user: User, paper_ids: list[int]) -> None:
 
 @transaction.atomic  # one transaction, not one per statement
 def _write_shown(user: User, paper_ids: list[int]) -> None:
+    reader_changed([user.pk])
     now = timezone.now()
     ShownPaper.objects.bulk_create(
         [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in paper_ids],

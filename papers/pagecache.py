@@ -103,6 +103,11 @@ def followers_key(slug: str) -> str:
     return f"followers:{slug}"
 
 
+def reader_key(user_id: int) -> str:
+    """One reader's own state, which slots show (papers.slots)."""
+    return f"reader:{user_id}"
+
+
 def members_key(slug: str) -> str:
     """Which papers a topic holds, without the rest of its page."""
     return f"members:{slug}"
@@ -137,12 +142,27 @@ def content_changed(
     transaction.on_commit(lambda: _bump(scopes, paper_ids))
 
 
+def reader_changed(user_ids: Iterable[int]) -> None:
+    """Move on these readers' own state (what they saved, follow, flagged, were
+    shown: papers.slots), nothing shared: now, so that the reader's next request
+    in this transaction sees it, and again once it commits, so that what another
+    request read before the commit is not kept."""
+    scopes = {reader_key(pk) for pk in user_ids}
+    if scopes:
+        _set_versions(scopes)
+        transaction.on_commit(lambda: _set_versions(scopes))
+
+
 def _bump(scopes: set[str], paper_ids: list[int]) -> None:
     if paper_ids:
         scopes = scopes | _paper_scopes(paper_ids)
+    _set_versions(scopes, also={VERSION_KEY})
+
+
+def _set_versions(scopes: set[str], also: set[str] = frozenset()) -> None:
     now = time.time_ns()
     values = {_version_key(scope): now for scope in scopes}
-    values[VERSION_KEY] = now
+    values.update(dict.fromkeys(also, now))
     try:
         cache.set_many(values, None)
         if HARVEST in scopes:
@@ -254,6 +274,8 @@ class Rendered:
     meta: dict[str, Any] = field(default_factory=dict)
     # Small values its slots read, fetched with the page (not stored with it).
     prefetched: dict[str, Any] = field(default_factory=dict)
+    # The reader's state for its slots, when signed in (not stored with it).
+    reader_state: ReaderState | None = None
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -283,9 +305,20 @@ def cached_page(
     scopes = [EVERYTHING, *scopes]
     address = f"{variant}|{request.get_full_path()}"
     key = "pages:page:" + hashlib.sha256(address.encode()).hexdigest()
-    found = _get_many([key, HARVEST_KEY, *(_version_key(s) for s in scopes)])
-    prefetched = {HARVEST_KEY: found[HARVEST_KEY]} if HARVEST_KEY in found else {}
+    reader = request.user.pk if request.user.is_authenticated else None
+    # Read with the page: what its slots need (papers.slots).
+    small = [HARVEST_KEY]
+    if reader is not None:
+        scopes.append(reader_key(reader))
+        small.append(ReaderState.key_for(key, reader))
+    found = _get_many([key, *small, *(_version_key(s) for s in scopes)])
+    prefetched = {name: found[name] for name in small if name in found}
     versions = _versions(scopes, found)
+    state = None
+    if reader is not None:
+        # The reader's own version is not the page's: a save renders nothing.
+        own = (versions.pop(reader_key(reader)), versions[EVERYTHING])
+        state = ReaderState(ReaderState.key_for(key, reader), own, prefetched)
     entry = found.get(key)
     if entry is not None and _current(entry[0], versions):
         page = Rendered.unpacked(entry)
@@ -299,7 +332,33 @@ def cached_page(
         if deps.known:
             _set_many({key: page.packed()}, PAGE_TIMEOUT)
     page.prefetched = prefetched
+    page.reader_state = state
     return page
+
+
+@dataclass
+class ReaderState:
+    """One reader's state for the slots of one page (papers.slots), cached
+    under the reader's version: read with the page, queried only after the
+    reader changed something (reader_changed) or the page lists other papers."""
+
+    key: str
+    version: tuple[int | None, int | None]
+    prefetched: dict[str, Any]
+
+    @staticmethod
+    def key_for(page_key: str, user_id: int) -> str:
+        return f"{page_key}:reader:{user_id}"
+
+    def get(self, wanted: object) -> Any:
+        entry = self.prefetched.get(self.key)
+        if entry is not None and entry[0] == (self.version, wanted):
+            return entry[1]
+        return None
+
+    def put(self, wanted: object, state: Any) -> None:
+        if None not in self.version:
+            _set_many({self.key: ((self.version, wanted), state)}, PAGE_TIMEOUT)
 
 
 def _current(stored: dict[str, int | None], versions: dict[str, int | None]) -> bool:

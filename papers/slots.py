@@ -13,6 +13,7 @@ and the CSRF token. No escaped text can make a slot: `<` is always `&lt;`.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import HARVEST_KEY
 from papers.pagecache import PAGE_TIMEOUT
+from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
 from papers.pagecache import cached_value
 from papers.query import last_harvest
@@ -118,7 +120,8 @@ def fill(request: HttpRequest, page: Rendered) -> str:
     if not page.meta.get("seen"):
         wanted.pop("seen", None)  # only the feed marks what it showed before
     reader = Reader(request, {}, page.meta, page.prefetched)
-    reader.state = reader_state(reader.user, wanted) if reader.signed_in else {}
+    if reader.signed_in:
+        reader.state = _cached_state(reader.user, wanted, page.reader_state)
     out, position = [], 0
     for start, end, kind, args in slots:
         out.append(page.body[position:start])
@@ -126,6 +129,20 @@ def fill(request: HttpRequest, page: Rendered) -> str:
         position = end
     out.append(page.body[position:])
     return "".join(out)
+
+
+def _cached_state(
+    user: User, wanted: dict[str, set[str]], cached: ReaderState | None
+) -> dict[str, set[str]]:
+    """reader_state(), from the cache while the reader changed nothing."""
+    asked = sorted((kind, sorted(keys)) for kind, keys in wanted.items())
+    digest = hashlib.sha256(repr(asked).encode()).hexdigest()[:32]
+    state = cached.get(digest) if cached else None
+    if state is None:
+        state = reader_state(user, wanted)
+        if cached:
+            cached.put(digest, state)
+    return state
 
 
 def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -151,7 +168,7 @@ def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]
     if queries:
         for kind, key in queries[0].union(*queries[1:], all=True):
             state[kind].add(key)
-    return state
+    return dict(state)
 
 
 def _owned(model, user: User, kind: str, key, keys: set[str]) -> QuerySet:

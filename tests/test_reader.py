@@ -25,6 +25,7 @@ from papers.models import ShownPaper
 from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.following import set_following
 from topics.models import Follow
 from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
@@ -403,8 +404,13 @@ def test_a_visitors_cached_topic_page_counts_followers_as_they_come_and_go(
     assert "0 followers" in client.get("/topics/rl-agents/").text
 
 
-def test_readers_pages_are_never_cached(reader, alice, topic):
+def test_a_readers_own_state_is_cached_until_they_change_it(
+    reader, alice, topic, django_assert_num_queries
+):
     reader.get("/topics/rl-agents/")
-    Follow.objects.create(user=alice, topic=topic)  # no version change
+    with django_assert_num_queries(1):  # who the reader is; the rest is cached
+        assert 'aria-pressed="true"' not in reader.get("/topics/rl-agents/").text
+
+    set_following(alice, topic, True)
 
     assert 'aria-pressed="true"' in reader.get("/topics/rl-agents/").text

@@ -18,6 +18,7 @@ from accounts.models import User
 from core.queue import send_after_commit
 from papers.models import Paper
 from papers.pagecache import content_changed
+from papers.pagecache import reader_changed
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag
@@ -78,7 +79,9 @@ def _decided(topic: Topic, paper: Paper) -> None:
     """A decision resolves the paper's review item and readers' flags, and is
     training data for the topic's next model."""
     ReviewItem.objects.filter(topic=topic, paper=paper).delete()
-    RelevanceFlag.objects.filter(topic=topic, paper=paper).delete()
+    flags = RelevanceFlag.objects.filter(topic=topic, paper=paper)
+    reader_changed(flags.values_list("user_id", flat=True))
+    flags.delete()
     request_training(topic)
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
+from papers.pagecache import reader_changed
 from topics.limits import Rate
 from topics.limits import parse_rate
 from topics.limits import take
@@ -71,6 +72,7 @@ def _record(user: User, topic: Topic, paper: Paper) -> FlagResult:
     )
     if not created:
         return FlagResult.ALREADY
+    reader_changed([user.pk])
     item, _ = ReviewItem.objects.get_or_create(
         topic=topic, paper=paper, defaults=_review_fields(tag)
     )

@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce
 
 from accounts.models import User
 from papers.pagecache import content_changed
+from papers.pagecache import reader_changed
 from topics.models import Follow
 from topics.models import Topic
 
@@ -25,6 +26,7 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
         changed = Follow.objects.filter(user=user, topic=topic).delete()[0] > 0
     if changed:
         content_changed(followers=[topic])
+        reader_changed([user.pk])
 
 
 def with_follow_flag(topics: QuerySet[Topic], user: User) -> QuerySet[Topic]:

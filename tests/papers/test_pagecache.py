@@ -171,10 +171,10 @@ def test_the_topic_pages_paper_count_follows_its_papers(
 
 
 def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+    with django_capture_on_commit_callbacks(execute=True):
         set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), True)
 
-    assert callbacks == []
+    # Only the reader's own state moves (papers.slots).
     assert all(warm().values())
 
 

@@ -126,7 +126,19 @@ def test_flagging_leaves_cached_pages_alone(
         result = flag_not_relevant(alice, topic, paper("2606.00001"))
 
     assert result == FlagResult.FLAGGED
-    assert callbacks == []  # no content_changed(), no retagging
+    # Only the reader's own state moves: no content_changed(), no retagging.
+    assert [callback.__qualname__ for callback in callbacks] == [
+        "reader_changed.<locals>.<lambda>"
+    ]
+
+
+def test_a_curators_decision_clears_the_readers_flag_on_their_page(topic, reader):
+    reader.post(flag_url("2606.00001"))
+    assert "You flagged this" in reader.get("/papers/2606.00001/").text
+
+    pin_paper(topic, paper("2606.00001"))  # decided: the flag is resolved
+
+    assert "You flagged this" not in reader.get("/papers/2606.00001/").text
 
 
 def test_flagging_twice_is_already_flagged_and_counts_once(topic, reader):

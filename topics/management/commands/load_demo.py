@@ -24,7 +24,7 @@ from papers.models import Paper
 from topics import relevance
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
-from topics.models import Follow
+from topics.following import set_following
 from topics.models import Topic
 from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
@@ -140,7 +140,7 @@ class Command(BaseCommand):
         admin = self.ensure_user(*DEMO_ADMIN, is_staff=True, is_superuser=True)
         reader = self.ensure_user(*DEMO_READER)
         for topic in Topic.objects.filter(slug__in=DEMO_FOLLOWS):
-            Follow.objects.get_or_create(user=reader, topic=topic)
+            set_following(reader, topic, True)
         # The reader has been around since the corpus began, so the digests of
         # its weeks are theirs to get (`manage.py digests run --at ...`).
         User.objects.filter(pk=reader.pk, date_joined__gt=DEMO_JOINED).update(
