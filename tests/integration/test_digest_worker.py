@@ -280,7 +280,7 @@ def test_a_message_accepted_but_not_recorded_goes_again_with_its_message_id(smtp
     """The one window where a digest can arrive twice: the server took the
     message, and the worker died before it heard so (and recorded it). The copy
     sent after the claim expires has the same Message-ID, so the receiving side
-    can tell it is the same message (README: Sending once)."""
+    can tell it is the same message (docs/digests.md: Sending once)."""
     topic = make_topic("Agents", rule="ti:agent", slug="agents")
     users = [make_reader(f"r{n:02d}@example.com", [topic]) for n in range(4)]
     publish([topic], START.date(), 2, "2603")

@@ -310,3 +310,12 @@ def test_no_slot_is_left_in_any_page(corpus, alice, staff):
     for client in [Client(), reader]:
         for address in [*PAGES, "/topics/", "/topics/trending/", "/search/?q=agent"]:
             assert not re.search("<!--slot", client.get(address).text), address
+
+
+def test_a_migration_renders_every_page_anew(warm, django_capture_on_commit_callbacks):
+    from django.core.management.sql import emit_post_migrate_signal
+
+    with django_capture_on_commit_callbacks(execute=True):
+        emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
+
+    assert not any(warm().values())
