@@ -40,6 +40,7 @@ quick: $(VENV)/.dev-installed lint
 lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
 
 ## services: start PostgreSQL and Redis if they are not running
 services:

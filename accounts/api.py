@@ -20,8 +20,8 @@ from accounts.serializers import DigestPreferencesSerializer
 from accounts.serializers import ProfileSerializer
 from accounts.serializers import TokenKeySerializer
 from accounts.serializers import TokenStateSerializer
-from config.api_errors import ErrorSerializer
-from config.api_views import StrictQueryParams
+from core.api.errors import ErrorSerializer
+from core.api.views import StrictQueryParams
 
 
 class TokenExists(exceptions.APIException):

@@ -7,7 +7,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import DigestPreferences
 from accounts.models import User
-from config.api_fields import StrictModelSerializer
+from core.api.fields import StrictModelSerializer
 
 
 class ProfileSerializer(StrictModelSerializer):

@@ -10,8 +10,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from config.api_errors import not_found as api_not_found
 from config.health import healthz
+from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
 from papers import views as paper_views
 from topics import views as topic_views

@@ -23,15 +23,15 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api_caching import CONDITIONAL_PARAMETERS
-from config.api_caching import NOT_MODIFIED
-from config.api_caching import VALIDATOR_HEADERS
-from config.api_caching import conditional_response
-from config.api_errors import ErrorSerializer
-from config.api_views import StrictPageNumberPagination
-from config.api_views import StrictQueryParams
-from config.api_views import query_names
-from config.api_views import read_query
+from core.api.caching import CONDITIONAL_PARAMETERS
+from core.api.caching import NOT_MODIFIED
+from core.api.caching import VALIDATOR_HEADERS
+from core.api.caching import conditional_response
+from core.api.errors import ErrorSerializer
+from core.api.views import StrictPageNumberPagination
+from core.api.views import StrictQueryParams
+from core.api.views import query_names
+from core.api.views import read_query
 from papers.filters import PaperFilterSerializer
 from papers.filters import search_arguments
 from papers.library import saved_papers

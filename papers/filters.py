@@ -11,10 +11,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from config.api_fields import SLUG_PATTERN
-from config.api_fields import QueryBoolean
-from config.api_fields import QueryDate
-from config.api_fields import Text
+from core.api.fields import SLUG_PATTERN
+from core.api.fields import QueryBoolean
+from core.api.fields import QueryDate
+from core.api.fields import Text
 from papers.search import MAX_QUERY_LENGTH
 
 # papers.forms.CATEGORY_CODE, spelled for the schema too: both cases without a

@@ -55,12 +55,11 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.loader import get_template
 
+from core.api.caching import VERSION_KEY
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
 
-# The API's ETags (config.api_caching) follow every change, as before.
-VERSION_KEY = "pages:version"
 LATEST = "latest"
 TRENDING = "trending"
 TOPICS = "topics"

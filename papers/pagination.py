@@ -24,11 +24,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
-from config.api_fields import QueryInteger
-from config.api_fields import Text
-from config.api_views import MAX_PAGE_SIZE
-from config.api_views import query_names
-from config.api_views import read_query
+from core.api.fields import QueryInteger
+from core.api.fields import Text
+from core.api.views import MAX_PAGE_SIZE
+from core.api.views import query_names
+from core.api.views import read_query
 from papers.models import Paper
 
 ORDERING = (F("first_announced").desc(nulls_first=True), F("id").desc())

@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from config.api_fields import Text
+from core.api.fields import Text
 from papers.bibtex import bibtex_entry
 from papers.models import FeedSource
 from papers.models import IngestRun

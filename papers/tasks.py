@@ -12,9 +12,8 @@ from django.utils import timezone
 
 from papers.ingest.harvest import run_source
 from papers.ingest.harvest import take_due_sources
+from papers.ingest.runs import ingest_tagger
 from papers.models import FeedSource
-from topics.momentum import refresh_momentum
-from topics.tagging import IngestTagger
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +43,13 @@ def ingest_source(
     if source is None:
         logger.warning("feed source %s no longer exists", source_id)
         return
+    tagger = ingest_tagger()
     run = run_source(
         source,
         owner=f"{socket.gethostname()}:{ingest_source.request.id}",
-        tagger=IngestTagger(),
+        tagger=tagger,
         since=date.fromisoformat(since) if since else None,
         until=date.fromisoformat(until) if until else None,
     )
     if run is not None and (run.new_count or run.updated_count):
-        refresh_momentum()
+        tagger.after_runs()

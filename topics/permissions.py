@@ -10,7 +10,7 @@ from rest_framework.request import Request
 
 
 class IsStaffOrReadOnly(BasePermission):
-    # Read by config.api_schema: safe methods need no authentication.
+    # Read by core.api.schema: safe methods need no authentication.
     public_read = True
 
     def has_permission(self, request: Request, view: Any) -> bool:

@@ -8,12 +8,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from config.api_errors import positioned_error
-from config.api_fields import Boolean
-from config.api_fields import NamedRow
-from config.api_fields import StrictModelSerializer
-from config.api_fields import Text
-from config.api_fields import named_rows
+from core.api.errors import positioned_error
+from core.api.fields import Boolean
+from core.api.fields import NamedRow
+from core.api.fields import StrictModelSerializer
+from core.api.fields import Text
+from core.api.fields import named_rows
 from papers.models import Category
 from topics.models import Follow
 from topics.models import Topic

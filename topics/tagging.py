@@ -27,6 +27,7 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.momentum import refresh_momentum
 from topics.relevance import active_scorers
 from topics.relevance import apply_models
 from topics.rules import Document
@@ -154,6 +155,10 @@ class IngestTagger:
         if self.scorers:
             apply_models(self.scorers, result.changed_ids)
         return tags
+
+    def after_runs(self) -> None:
+        """Runs stored new or changed papers: the topics' figures follow."""
+        refresh_momentum()
 
 
 def retag_topics(

@@ -238,6 +238,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
+# What tags the papers every ingest stores (papers.ingest.runs.Tagger): named
+# here, so that papers does not import topics, the app above it.
+MOMENTUM_INGEST_TAGGER = "topics.tagging.IngestTagger"
 # The longest task, an ingest backfill, is stopped after this many seconds.
 MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
 # Redis hands an unacknowledged (late-acked) task to another worker after this
@@ -293,9 +296,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.api_parsers.BoundedJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
-    "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.BoundedJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",

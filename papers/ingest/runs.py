@@ -19,8 +19,10 @@ from typing import Any
 from typing import Protocol
 from typing import TypeVar
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from papers.ingest.formats import check_path
 from papers.ingest.formats import read_path
@@ -52,6 +54,15 @@ class Tagger(Protocol):
     def match(self, records: Sequence[PaperRecord]) -> Any: ...
 
     def store(self, result: UpsertResult, matched: Any) -> object: ...
+
+    def after_runs(self) -> None:
+        """Once runs stored new or changed papers: what counts them all (momentum)."""
+
+
+def ingest_tagger() -> Tagger:
+    """The tagging step every ingest runs (MOMENTUM_INGEST_TAGGER, topics' tagger):
+    named in the settings, so that papers, below topics, does not import it."""
+    return import_string(settings.MOMENTUM_INGEST_TAGGER)()
 
 
 ProgressCallback = Callable[[IngestRun], object]

@@ -15,10 +15,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api_errors import ErrorSerializer
-from config.api_fields import QueryDate
-from config.api_fields import Text
-from config.api_views import StrictQueryParams
+from core.api.errors import ErrorSerializer
+from core.api.fields import QueryDate
+from core.api.fields import Text
+from core.api.views import StrictQueryParams
 from papers.api import PAPER_ID_PARAMETER
 from papers.query import get_paper
 from topics.api import SLUG_PARAMETER
@@ -155,7 +155,7 @@ class PaperAskView(AskView):
 
 
 def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict:
-    # Not config.api_views.read_query: that one skips validation when no known
+    # Not core.api.views.read_query: that one skips validation when no known
     # parameter is given, and here `q` is required.
     serializer = serializer_class(data=request.query_params.dict())
     serializer.is_valid(raise_exception=True)

@@ -12,11 +12,11 @@ from django.core.management.base import CommandParser
 from papers.ingest.formats import UnrecognisedFormat
 from papers.ingest.harvest import Page
 from papers.ingest.harvest import run_source
+from papers.ingest.runs import Tagger
 from papers.ingest.runs import ingest_path
+from papers.ingest.runs import ingest_tagger
 from papers.models import FeedSource
 from papers.models import IngestRun
-from topics.momentum import refresh_momentum
-from topics.tagging import IngestTagger
 
 FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
 
@@ -66,15 +66,19 @@ class Command(BaseCommand):
         for name in names:
             runs.append(self.run_source(name, options["since"], options["until"]))
         if any(run.new_count or run.updated_count for run in runs):
-            refresh_momentum()
+            self.tagger().after_runs()
         failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
         if failed:
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
         if unread:
             raise CommandError(f"{unread} file(s) given are not arXiv metadata")
 
+    def tagger(self) -> Tagger:
+        # Each run tags with the rules and models as they are when it begins.
+        return ingest_tagger()
+
     def ingest_file(self, path: Path) -> IngestRun:
-        run = ingest_path(path, tagger=IngestTagger(), progress=self.show_progress)
+        run = ingest_path(path, tagger=self.tagger(), progress=self.show_progress)
         self.report(run)
         return run
 
@@ -90,7 +94,7 @@ class Command(BaseCommand):
         run = run_source(
             source,
             owner=f"{socket.gethostname()}:{os.getpid()}:manage.py",
-            tagger=IngestTagger(),
+            tagger=self.tagger(),
             since=since,
             until=until,
             progress=self.show_page,

@@ -17,9 +17,9 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.permissions import AllowAny
 
-from config.api_errors import ErrorSerializer
-from config.api_fields import NO_NUL_PATTERN
-from config.api_views import StrictPageNumberPagination
+from core.api.errors import ErrorSerializer
+from core.api.fields import NO_NUL_PATTERN
+from core.api.views import StrictPageNumberPagination
 
 ERRORS = {
     "400": "Bad input: invalid parameters or body, an unknown query parameter, "
@@ -95,7 +95,7 @@ class AutoSchema(openapi.AutoSchema):
 
 def refuse_nul(schema: Any, field: Any) -> None:
     """DRF refuses NUL in every string it reads: say so where no pattern of the
-    field's own does (those refuse NUL too, see config.api_fields). Added after
+    field's own does (those refuse NUL too, see core.api.fields). Added after
     drf-spectacular's own rules, which would make a blank-allowing field with a
     pattern a oneOf that "" matches twice."""
     if (

@@ -1,7 +1,8 @@
 """Conditional GETs (ETag / Last-Modified) and cached bodies for the API's reads.
 
 A response is identified by a *version* of the data it shows plus its full
-address. Papers and topics read the pages' content version (papers.pagecache),
+address. Papers and topics read the content version (VERSION_KEY, moved by
+papers.pagecache.content_changed),
 which every change to papers, tags, topics and momentum moves on after commit;
 parts that change without it (follower counts, a user's saved papers) add a
 fingerprint of their rows. So a client's If-None-Match is answered with no SQL
@@ -29,8 +30,8 @@ from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
-from papers.pagecache import VERSION_KEY
-
+# The content version: a timestamp that every content change moves on.
+VERSION_KEY = "pages:version"
 # Bodies are keyed by version, so they never go stale; this only bounds memory.
 BODY_TIMEOUT = 10 * 60
 SEEN_TIMEOUT = 7 * 24 * 60 * 60

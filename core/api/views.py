@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
-from config.api_fields import QueryInteger
+from core.api.fields import QueryInteger
 
 MAX_PAGE_SIZE = 100
 # Far past any list's last page; bounded so that the schema can say so.
