@@ -51,6 +51,7 @@ from topics.ask.asking import topic_scope
 from topics.ask.forms import AskForm
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
+from topics.ask.retrieval import term_weights
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
@@ -404,7 +405,10 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponse:
         if request.user.is_authenticated:
             record_question(request.user, scope, question)
     events = stream_events(
-        question, retrieve(scope, question), ChatCompletionsAnswerer.from_settings()
+        question,
+        retrieve(scope, question),
+        ChatCompletionsAnswerer.from_settings(),
+        term_weights(scope, question),
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"

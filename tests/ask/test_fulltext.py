@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from topics.ask.answerers import ExtractiveAnswerer
+from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.fulltext import FullTextError
 from topics.ask.fulltext import extract_pages
 from topics.ask.fulltext import passages
@@ -82,7 +82,9 @@ def test_askpdf_answers_from_the_full_text_when_the_pdf_is_there(
     assert sources[1].label == "Page 2"
     assert sources[1].url == f"{paper.pdf_url}#page=2"
     assert answer.claims[0].text == PAGES[1].split(". ", 1)[1]
-    assert answer.claims[0].citations == (2,)
+    # Numbered in reading order: the passage quoted first is [1].
+    assert answer.claims[0].citations == (1,)
+    assert answer.by_number[1].label == "Page 2"
 
 
 def test_askpdf_uses_abstract_and_metadata_without_a_pdf(paper, settings, tmp_path):

@@ -79,9 +79,16 @@ class AnswerSerializer(serializers.Serializer):
     answerer = serializers.ChoiceField(choices=["extractive", "chat"])
     notice = serializers.CharField(help_text="Why the offline answer was given.")
     text = serializers.CharField(help_text="The answer with [n] citations.")
+    lead = serializers.CharField(
+        help_text="The offline answer's opening: \"Three lines of work: A [1], B [2] "
+        'and C [3]."; "" when fewer than two are named.'
+    )
     claims = ClaimSerializer(many=True)
     dropped = serializers.IntegerField(help_text="Model sentences removed as uncited.")
     cited = SourceSerializer(many=True)
+    also_relevant = SourceSerializer(
+        many=True, help_text="Retrieved papers the answer does not cite."
+    )
     sources = SourceSerializer(many=True, help_text="Everything retrieved.")
 
 

@@ -53,6 +53,17 @@ def question_terms(text: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
+def question_sequence(text: str) -> list[str | None]:
+    """The question's words in order, hyphenated ones by part, lower-cased, with
+    None where a stop word stands (so side-by-side content words can be told)."""
+    sequence: list[str | None] = []
+    for match in WORD.finditer(text):
+        for part in match.group(0).lower().split("-"):
+            short = len(part) < 2 and not part.isdigit()
+            sequence.append(None if part in STOP_WORDS or short else part)
+    return sequence
+
+
 def stem(word: str) -> str:
     """A crude English stem, enough to match "rollouts" with "rollout"."""
     word = word.lower()
@@ -80,6 +91,22 @@ def stems(text: str) -> set[str]:
         if "-" in word:
             found.update(stem(part) for part in word.split("-"))
     return found
+
+
+def token_stems(text: str) -> list[str]:
+    """The stems of the text's words in order, hyphenated words by part."""
+    return [
+        stem(part)
+        for match in WORD.finditer(text)
+        for part in match.group(0).lower().split("-")
+    ]
+
+
+def join_names(names: list[str]) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    if len(names) < 2:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def split_sentences(text: str) -> list[str]:
