@@ -28,6 +28,15 @@ STOP_WORDS = frozenset(
     something tell explain describe find found there's what's does do how's
     better best good improve improves improving improved change changed""".split()
 )
+# Words a question is phrased with that a quoted sentence need not contain:
+# rare in abstracts (so retrieval's rarity weights would favour them) yet they
+# say nothing about the subject. The answerer ignores them; retrieval keeps
+# them, where they cost nothing measurable (bench/ask).
+QUESTION_WORDS = frozenset(
+    """get gets getting instead one actually really know known help helps
+    appear appeared appears month months week weeks year years right several
+    lately latest kind kinds happen happens exist exists""".split()
+)
 # A citation group as models write them: [1], [1, 2], [1][3] (see split_sentences).
 CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
@@ -60,14 +69,18 @@ def question_sequence(text: str) -> list[str | None]:
     for match in WORD.finditer(text):
         for part in match.group(0).lower().split("-"):
             short = len(part) < 2 and not part.isdigit()
-            sequence.append(None if part in STOP_WORDS or short else part)
+            ignored = part in STOP_WORDS or part in QUESTION_WORDS or short
+            sequence.append(None if ignored else part)
     return sequence
 
 
 def stem(word: str) -> str:
     """A crude English stem, enough to match "rollouts" with "rollout"."""
     word = word.lower()
+    if word.endswith("ly") and len(word) >= 6:
+        word = word[:-2]  # "safely" -> "safe", but "apply" and "only" stay
     for suffix, replacement in (
+        ("ation", "at"),  # "violation" with "violating"
         ("ies", "y"),
         ("sses", "ss"),
         ("ing", ""),
