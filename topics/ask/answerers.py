@@ -90,15 +90,26 @@ class Answer:
         return [source for source in self.sources if source.number not in cited]
 
     @property
+    def lead_prefix(self) -> str:
+        """'Three lines of work:' for three approaches."""
+        count = len(self.approaches)
+        word = COUNT_WORDS[count - 2] if 2 <= count <= len(COUNT_WORDS) + 1 else ""
+        return f"{word or 'Several'} lines of work:"
+
+    @property
     def lead(self) -> str:
         """'Three lines of work: TRACE [1], ECHO [2] and PBSD [3].', or "" when
         the answer does not name two approaches or more."""
         if len(self.approaches) < 2:
             return ""
-        count = len(self.approaches)
-        word = COUNT_WORDS[count - 2] if count <= len(COUNT_WORDS) + 1 else "Several"
         named = [f"{a.name} {_cites(a.citations)}" for a in self.approaches]
-        return f"{word} lines of work: {join_names(named)}."
+        return f"{self.lead_prefix} {join_names(named)}."
+
+    def approaches_with_sources(self) -> list[tuple[Approach, list[Source]]]:
+        return [
+            (approach, [self.by_number[n] for n in approach.citations])
+            for approach in self.approaches
+        ]
 
     @property
     def text(self) -> str:
