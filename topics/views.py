@@ -49,6 +49,7 @@ from topics.ask.asking import stream_events
 from topics.ask.asking import stream_token
 from topics.ask.asking import topic_scope
 from topics.ask.forms import AskForm
+from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
 from topics.ask.retrieval import term_weights
@@ -374,6 +375,8 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
             sources, answer = ask(scope, question, request.user, answer=not streaming)
             context.update(question=question, scope=scope, sources=sources)
             context["answer"] = answer
+            if scope.paper is not None:
+                context["fulltext"] = fulltext_state(scope.paper)
             if streaming:
                 params = request.GET.copy()
                 params.pop("stream", None)

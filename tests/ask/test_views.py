@@ -3,14 +3,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from topics.models import Question
-
-
-@pytest.fixture
-def api():
-    return APIClient()
 
 
 def test_visitor_asks_a_topic_and_gets_a_cited_offline_answer(client, agents):

@@ -22,6 +22,7 @@ from topics.ask.answerers import ProviderError
 from topics.ask.citations import ClaimStream
 from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.extractive import in_reading_order
+from topics.ask.fulltext import request_fulltext
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import retrieve
@@ -159,6 +160,8 @@ def ask(
     numbered as the answer cites them."""
     if user is not None and user.is_authenticated:
         record_question(user, scope, question)
+    if scope.paper is not None:
+        request_fulltext(scope.paper)  # answers from the abstract until it is in
     sources = retrieve(scope, question)
     if not answer:
         return sources, None
