@@ -153,3 +153,17 @@ def test_one_paper_gets_no_lead_and_may_give_two_sentences_per_source():
     assert answer.lead == ""
     assert answer.claims
     assert all(c.citations == (1,) for c in answer.claims)
+
+
+def test_a_sentence_with_one_common_word_of_a_long_question_is_not_an_answer():
+    question = "Which reward shaping methods help long-horizon web agents?"
+    off_topic = source(
+        1,
+        "Overlays",
+        "Digital Adoption Platforms are embedded overlays that guide agents "
+        "through enterprise software.",
+    )
+
+    answer = ExtractiveAnswerer().answer(question, [off_topic])
+
+    assert answer.claims == []

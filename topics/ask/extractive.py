@@ -72,6 +72,11 @@ DEFINING = re.compile(
     r"\b(?:we|this (?:paper|work|study)|[A-Z][\w-]*)\s+(?:\w+\s+){0,2}?"
     r"(?:propose|introduce|present|develop)[sd]?\b"
 )
+# A claim's first sentence must hold this share of the question's term weight:
+# one common word of a long question ("agents") does not make a paper answer
+# it. (Its supporting sentences, such as the one defining its approach, need
+# only share a term.)
+MIN_COVERAGE = 0.15
 # A claim far weaker than the best one is noise, not an answer.
 MIN_SHARE_OF_BEST = 0.2
 # More sentences of a claim's paper, if they score this share of its first;
@@ -94,6 +99,7 @@ class Candidate:
     text: str
     score: float
     content: frozenset[str]  # its content stems, for near-duplicate checks
+    coverage: float  # the share of the question's term weight it holds
 
 
 class ExtractiveAnswerer:
@@ -164,11 +170,16 @@ class ExtractiveAnswerer:
             relevance = _relevance(tokens, weighted, bigrams) / total
             if relevance <= 0:
                 continue
+            covered = sum(weighted[t] for t in set(tokens) & weighted.keys())
             prior = _rank_prior(source.number) * _position_prior(
                 position, counts[source.number], text
             )
             content = frozenset(t for t in tokens if t not in STOP_WORDS)
-            found.append(Candidate(source, position, text, relevance * prior, content))
+            found.append(
+                Candidate(
+                    source, position, text, relevance * prior, content, covered / total
+                )
+            )
         found.sort(key=lambda c: (-c.score, c.source.number, c.position))
         return found
 
@@ -268,7 +279,13 @@ def _choose(candidates: list[Candidate], one_paper: bool) -> list[list[Candidate
     if not candidates:
         return []
     top = candidates[0].score
-    candidates = [c for c in candidates if c.score >= MIN_SHARE_OF_BEST * top]
+    candidates = [
+        c
+        for c in candidates
+        if c.score >= MIN_SHARE_OF_BEST * top and c.coverage >= MIN_COVERAGE
+    ]
+    if not candidates:
+        return []
     groups: list[list[Candidate]] = []
     taken: dict[int, int] = {}  # per paper (or, on one paper, per source)
     limit = PER_SOURCE_ONE_PAPER if one_paper else 1
