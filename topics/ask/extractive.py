@@ -77,6 +77,9 @@ DEFINING = re.compile(
 # it. (Its supporting sentences, such as the one defining its approach, need
 # only share a term.)
 MIN_COVERAGE = 0.15
+# ... and one of the rarer half of the question's terms: a sentence holding only
+# the common ones ("agents", "RL") says where the question is, not what it asks.
+FOCUS_SHARE = 0.5
 # A claim far weaker than the best one is noise, not an answer.
 MIN_SHARE_OF_BEST = 0.2
 # More sentences of a claim's paper, if they score this share of its first;
@@ -100,6 +103,7 @@ class Candidate:
     score: float
     content: frozenset[str]  # its content stems, for near-duplicate checks
     coverage: float  # the share of the question's term weight it holds
+    on_focus: bool  # holds one of the question's rarest terms (_focus)
 
 
 class ExtractiveAnswerer:
@@ -165,6 +169,7 @@ class ExtractiveAnswerer:
         if not total:
             return []
         counts = _sentence_counts(sentences)
+        focus = _focus(weighted)
         found = []
         for source, position, text, tokens in sentences:
             relevance = _relevance(tokens, weighted, bigrams) / total
@@ -177,7 +182,13 @@ class ExtractiveAnswerer:
             content = frozenset(t for t in tokens if t not in STOP_WORDS)
             found.append(
                 Candidate(
-                    source, position, text, relevance * prior, content, covered / total
+                    source,
+                    position,
+                    text,
+                    relevance * prior,
+                    content,
+                    covered / total,
+                    bool(focus & set(tokens)),
                 )
             )
         found.sort(key=lambda c: (-c.score, c.source.number, c.position))
@@ -207,6 +218,13 @@ def quotable_sentences(source: Source) -> list[str]:
 
 def _normalized(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _focus(weights: dict[str, float]) -> set[str]:
+    """The question's rarer terms (FOCUS_SHARE of them, at least one): what it
+    asks about, where the commoner ones ("agents", "RL") say where."""
+    ranked = sorted(weights, key=lambda t: -weights[t])
+    return set(ranked[: max(1, math.ceil(len(ranked) * FOCUS_SHARE))])
 
 
 def _bigrams(sequence: list[str | None]) -> set[tuple[str, str]]:
@@ -279,10 +297,14 @@ def _choose(candidates: list[Candidate], one_paper: bool) -> list[list[Candidate
     if not candidates:
         return []
     top = candidates[0].score
+    matching = candidates
+    # One paper's own sentences all answer about it: no focus needed there.
     candidates = [
         c
         for c in candidates
-        if c.score >= MIN_SHARE_OF_BEST * top and c.coverage >= MIN_COVERAGE
+        if c.score >= MIN_SHARE_OF_BEST * top
+        and c.coverage >= MIN_COVERAGE
+        and (c.on_focus or one_paper)
     ]
     if not candidates:
         return []
@@ -305,7 +327,7 @@ def _choose(candidates: list[Candidate], one_paper: bool) -> list[list[Candidate
             continue
         groups.append([best])
         taken[key(best)] = taken.get(key(best), 0) + 1
-    _give_best_paper_a_voice(candidates, groups)
+    _give_best_paper_a_voice(matching, groups)
     return sorted(groups, key=lambda group: -sum(c.score for c in group))
 
 

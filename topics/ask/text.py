@@ -91,8 +91,15 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
-            return word[: -len(suffix)] + replacement
+            root = word[: -len(suffix)] + replacement
+            if suffix in ("ing", "ed") and _doubled(root):
+                return root[:-1]  # "planned" and "planning" with "plan"
+            return root
     return word
+
+
+def _doubled(root: str) -> bool:
+    return len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "aeioulsz"
 
 
 def stems(text: str) -> set[str]:
