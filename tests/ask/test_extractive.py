@@ -145,6 +145,8 @@ def test_approach_names_come_from_the_title_or_the_abstract():
     assert approach_name(dre) == "DRE"
     plain = source(7, "Safe Exploration via Policy Priors", "We explore safely.")
     assert approach_name(plain) == "Safe Exploration via Policy Priors"
+    long = source(8, "When Web Agents Finish but Still Fail in the Wild", "Agents.")
+    assert approach_name(long) == "When Web Agents Finish but Still Fail…"
 
 
 def test_one_paper_gets_no_lead_and_may_give_two_sentences_per_source():

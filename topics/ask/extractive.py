@@ -88,7 +88,8 @@ SECOND_SHARE = 0.2
 FIRST_CLAIM_MORE = 2
 # AskPDF's first source starts with metadata lines: short, yet quotable.
 METADATA_PREFIXES = ("Authors:", "First announced:", "Primary category:", "Journal")
-NAME_MAX_WORDS = 6
+# A colon's head up to this long names the paper; longer titles are cut.
+NAME_MAX_WORDS = 7
 ACRONYM = re.compile(
     r"\b(?:propose|proposes|introduce|introduces|present|presents|call)\b"
     r"[^.()]{0,120}?\(\s*([A-Z][A-Za-z0-9$^{}\\-]{1,15})\s*\)"
@@ -426,8 +427,13 @@ def approach_name(source: Source) -> str:
     match = ACRONYM.search(" ".join(source.paper.abstract.split()))
     if match:
         return match.group(1)
-    words = title.split()
-    return title if len(words) <= NAME_MAX_WORDS else " ".join(words[:5]) + "…"
+    words = (head if colon else title).split()
+    if len(words) <= NAME_MAX_WORDS:
+        return " ".join(words)
+    shortened = words[:NAME_MAX_WORDS]
+    while shortened[-1].lower() in STOP_WORDS:  # not "The Dark Room in the…"
+        shortened.pop()
+    return " ".join(shortened) + "…"
 
 
 def in_reading_order(answer: Answer) -> Answer:
