@@ -209,11 +209,14 @@ class Graded:
         return sum(bool(wanted & set(token_stems(c.text))) for c in self.answer.claims)
 
     def title_claims(self) -> int:
-        """Claims that are (part of) a retrieved paper's title."""
+        """Sentences of the claims that are (part of) a retrieved paper's title."""
+        from topics.ask.text import split_sentences
+
         titles = [_folded(s.paper.title) for s in self.answer.sources]
         return sum(
-            any(_folded(c.text).rstrip(".") in t for t in titles)
-            for c in self.answer.claims
+            any(_folded(sentence).rstrip(".") in t for t in titles)
+            for claim in self.answer.claims
+            for sentence in split_sentences(claim.text)
         )
 
 
