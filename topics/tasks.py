@@ -15,6 +15,7 @@ from django.utils import timezone
 from papers.pagecache import TOPICS
 from papers.pagecache import content_changed
 from topics import relevance
+from topics.ask.fulltext import download_pdf
 from topics.curation import training_due_key
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -24,6 +25,7 @@ from topics.tagging import retag_topics
 
 logger = logging.getLogger(__name__)
 
+PDF_TIME_LIMIT = 5 * 60  # retries with backoff included
 RETAG_TIME_LIMIT = 60 * 60  # seconds; the hard limit is two minutes later
 # A re-tag requested longer ago than a task may live, and not done, was lost (a
 # broker down when it was asked for, a worker killed): it is sent again.
@@ -124,3 +126,10 @@ def resend_lost_retags() -> int:
             retag_topic.delay(topic_id)
             sent += 1
     return sent
+
+
+@shared_task(ignore_result=True, soft_time_limit=PDF_TIME_LIMIT)
+def fetch_paper_pdf(arxiv_id: str) -> None:
+    """AskPDF's full text: the paper's PDF, fetched politely into
+    MOMENTUM_ASK_PDF_DIR (topics.ask.fulltext)."""
+    download_pdf(arxiv_id)

@@ -54,8 +54,10 @@ from topics.ask.asking import stream_events
 from topics.ask.asking import stream_token
 from topics.ask.asking import topic_scope
 from topics.ask.forms import AskForm
+from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
+from topics.ask.retrieval import term_weights
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
@@ -424,6 +426,8 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
             sources, answer = ask(scope, question, request.user, answer=not streaming)
             context.update(question=question, scope=scope, sources=sources)
             context["answer"] = answer
+            if scope.paper is not None:
+                context["fulltext"] = fulltext_state(scope.paper)
             if streaming:
                 params = request.GET.copy()
                 params.pop("stream", None)
@@ -455,7 +459,10 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponse:
         if request.user.is_authenticated:
             record_question(request.user, scope, question)
     events = stream_events(
-        question, retrieve(scope, question), ChatCompletionsAnswerer.from_settings()
+        question,
+        retrieve(scope, question),
+        ChatCompletionsAnswerer.from_settings(),
+        term_weights(scope, question),
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"

@@ -279,6 +279,8 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 CELERY_TASK_ROUTES = {
+    # AskPDF's fetch of a paper's PDF waits on the arXiv limiter, as ingest does.
+    "topics.tasks.fetch_paper_pdf": {"queue": "ingest"},
     "papers.tasks.*": {"queue": "ingest"},
     "topics.tasks.*": {"queue": "tagging"},
     "notifications.tasks.*": {"queue": "email"},
@@ -365,8 +367,14 @@ MOMENTUM_ASK_RATE = env.str("MOMENTUM_ASK_RATE", "60/hour")
 # Papers retrieved as the context of an answer.
 MOMENTUM_ASK_SOURCES = env.int("MOMENTUM_ASK_SOURCES", 8)
 # A folder of paper PDFs (<arXiv id>.pdf, "/" as "_"): AskPDF reads their full
-# text when present, else the abstract and metadata.
+# text when present, else the abstract and metadata, and when it is set, a
+# paper's PDF missing from it is fetched (a task on the ingest queue, through
+# the polite arXiv client) from MOMENTUM_ASK_PDF_URL ({id}: the versioned id).
 MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
+MOMENTUM_ASK_PDF_URL = env.str("MOMENTUM_ASK_PDF_URL", "https://arxiv.org/pdf/{id}")
+# A PDF larger is neither fetched nor read; pages past the cap are not read.
+MOMENTUM_ASK_PDF_MAX_BYTES = env.int("MOMENTUM_ASK_PDF_MAX_BYTES", 30 * 1024 * 1024)
+MOMENTUM_ASK_PDF_MAX_PAGES = env.int("MOMENTUM_ASK_PDF_MAX_PAGES", 80)
 
 # TOPIC RELEVANCE MODELS (topics.relevance)
 # ------------------------------------------------------------------------------

@@ -74,8 +74,10 @@ def fetch(
     etag: str = "",
     last_modified: str = "",
     limiter: Limiter | None = None,
+    max_bytes: int | None = None,
 ) -> Response:
-    """GET `url` through the arXiv limiter, retrying transient failures."""
+    """GET `url` through the arXiv limiter, retrying transient failures; a body
+    over `max_bytes` (default MOMENTUM_HTTP_MAX_BYTES) fails at once."""
     limiter = limiter or get_limiter()
     full_url = str(httpx.URL(url).copy_merge_params(params)) if params else url
     headers = _conditional_headers(etag, last_modified)
@@ -83,7 +85,7 @@ def fetch(
     for attempt in range(1, max_attempts + 1):
         try:
             with limiter.slot() as keepalive:
-                outcome = _attempt(full_url, headers, attempt, keepalive)
+                outcome = _attempt(full_url, headers, attempt, keepalive, max_bytes)
         except redis.RedisError as exc:
             raise FetchError(f"{full_url}: rate limiter failed: {exc}") from exc
         if isinstance(outcome, Response):
@@ -128,12 +130,16 @@ def _fill_validators(response: Response, etag: str, last_modified: str) -> Respo
 
 
 def _attempt(
-    url: str, headers: dict[str, str], attempt: int, keepalive: Keepalive
+    url: str,
+    headers: dict[str, str],
+    attempt: int,
+    keepalive: Keepalive,
+    max_bytes: int | None = None,
 ) -> Response | _Transient:
     started = time.monotonic()
     try:
         with get_client().stream("GET", url, headers=headers) as response:
-            body = _read_body(response, url, keepalive)
+            body = _read_body(response, url, keepalive, max_bytes)
     except httpx.TimeoutException:
         return _Transient("timed out")
     except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
@@ -151,8 +157,13 @@ def _attempt(
     return _outcome(url, response, body, attempt)
 
 
-def _read_body(response: httpx.Response, url: str, keepalive: Keepalive) -> bytes:
-    limit = settings.MOMENTUM_HTTP_MAX_BYTES
+def _read_body(
+    response: httpx.Response,
+    url: str,
+    keepalive: Keepalive,
+    max_bytes: int | None = None,
+) -> bytes:
+    limit = max_bytes or settings.MOMENTUM_HTTP_MAX_BYTES
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise FetchError(f"{url}: response larger than {size_text(limit)}")

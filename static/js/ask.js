@@ -78,6 +78,7 @@
     } else if (name === "fallback") {
       var box = body.querySelector("[data-fallback]");
       body.querySelector("[data-notice]").textContent = data.notice;
+      box.querySelector("[data-fallback-lead]").textContent = data.lead;
       var claims = box.querySelector("[data-fallback-claims]");
       data.claims.forEach(function (claim) { appendClaim(claims, claim, sources); });
       box.hidden = false;

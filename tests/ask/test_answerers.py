@@ -7,12 +7,12 @@ import pytest
 from tests.ask.conftest import INJECTION
 from topics.ask.answerers import SYSTEM_PROMPT
 from topics.ask.answerers import ChatCompletionsAnswerer
-from topics.ask.answerers import ExtractiveAnswerer
 from topics.ask.answerers import ProviderError
 from topics.ask.asking import answer_question
 from topics.ask.asking import stream_events
 from topics.ask.citations import ClaimStream
 from topics.ask.citations import check_citations
+from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
 

@@ -2,50 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from topics.ask.answerers import ExtractiveAnswerer
+from tests.ask.pdfs import PAGES
+from tests.ask.pdfs import tiny_pdf
+from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.fulltext import FullTextError
 from topics.ask.fulltext import extract_pages
 from topics.ask.fulltext import passages
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
-
-
-def tiny_pdf(pages: list[str]) -> bytes:
-    """A minimal valid PDF, one line of Helvetica text per page."""
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
-    kids = []
-    for text in pages:
-        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        page_number = len(objects) + 1
-        kids.append(f"{page_number} 0 R")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Contents {page_number + 1} 0 R /Resources << /Font << /F1 "
-            f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
-        )
-        objects.append(
-            f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream"
-        )
-    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n"
-        f"startxref\n{xref}\n%%EOF\n"
-    ).encode()
-    return bytes(out)
-
-
-PAGES = [
-    "Introduction. We study language agents that plan with tree search.",
-    "Results. The ablation shows the value head halves the rollout budget.",
-]
 
 
 def test_extracts_the_text_of_each_page():
@@ -82,7 +46,9 @@ def test_askpdf_answers_from_the_full_text_when_the_pdf_is_there(
     assert sources[1].label == "Page 2"
     assert sources[1].url == f"{paper.pdf_url}#page=2"
     assert answer.claims[0].text == PAGES[1].split(". ", 1)[1]
-    assert answer.claims[0].citations == (2,)
+    # Numbered in reading order: the passage quoted first is [1].
+    assert answer.claims[0].citations == (1,)
+    assert answer.by_number[1].label == "Page 2"
 
 
 def test_askpdf_uses_abstract_and_metadata_without_a_pdf(paper, settings, tmp_path):

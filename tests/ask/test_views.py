@@ -3,14 +3,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from topics.models import Question
-
-
-@pytest.fixture
-def api():
-    return APIClient()
 
 
 def test_visitor_asks_a_topic_and_gets_a_cited_offline_answer(client, agents):
@@ -285,6 +279,23 @@ def test_api_answers_a_topic_question(api, agents):
     assert body["sources"][0]["arxiv_id"] == "2606.00001"
     assert body["sources"][0]["url"] == "/papers/2606.00001/"
     assert "2606.00005" not in {s["arxiv_id"] for s in body["sources"]}
+
+
+def test_api_and_page_give_the_lead_and_the_papers_also_relevant(api, client, agents):
+    question = {"q": "Which agents plan rollouts with tree search or call tools?"}
+
+    body = api.get("/api/v1/topics/agents/ask/", question).json()
+    html = client.get("/topics/agents/ask/", question).content.decode()
+
+    cited = [s["number"] for s in body["cited"]]
+    also = [s["number"] for s in body["also_relevant"]]
+    assert cited == list(range(1, len(cited) + 1))  # reading order
+    assert also == list(range(len(cited) + 1, len(body["sources"]) + 1))
+    assert body["lead"].startswith(("Two lines of work:", "Three lines of work:"))
+    assert body["text"].startswith(body["lead"])
+    assert "lines of work:" in html
+    assert also  # the email agent matches "agents" only: retrieved, not quoted
+    assert "Also relevant" in html
 
 
 def test_api_answers_a_paper_question(api, paper):

@@ -1,8 +1,8 @@
 """Answerers: turn a question and its retrieved sources into a cited answer.
 
 Two implementations of one interface (`Answerer.answer`):
-- ExtractiveAnswerer, the default: offline, it quotes the sources' sentences that
-  best match the question, each followed by its citation;
+- ExtractiveAnswerer (topics.ask.extractive), the default: offline, it quotes
+  the sources' sentences that best answer the question, grouped by approach;
 - ChatCompletionsAnswerer: any OpenAI-compatible chat-completions endpoint
   (MOMENTUM_ASK_API_BASE, _MODEL, _API_KEY). The sources go to the model as JSON
   data in the user message, never into the system prompt; what comes back is
@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import time
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -32,15 +31,11 @@ from topics.ask.citations import Claim
 from topics.ask.citations import ClaimStream
 from topics.ask.citations import check_citations
 from topics.ask.retrieval import Source
-from topics.ask.text import question_terms
-from topics.ask.text import split_sentences
-from topics.ask.text import stem
-from topics.ask.text import stems
+from topics.ask.text import join_names
 
 logger = logging.getLogger(__name__)
 
-EXTRACTIVE_SENTENCES = 4
-PER_SOURCE = 2
+COUNT_WORDS = ["Two", "Three", "Four", "Five", "Six"]
 MAX_ANSWER_CHARS = 8000
 MAX_SOURCE_CHARS = 2500
 
@@ -59,6 +54,14 @@ does not support.
 4. Answer in at most 6 sentences of plain text, without headings or lists."""
 
 
+@dataclass(frozen=True)
+class Approach:
+    """A line of work the lead sentence names, with the sources of its claim."""
+
+    name: str
+    citations: tuple[int, ...]
+
+
 @dataclass
 class Answer:
     """A checked answer: claims citing sources, and every source retrieved."""
@@ -68,6 +71,7 @@ class Answer:
     answerer: str
     notice: str = ""  # shown above the answer: why it is the offline one
     dropped: int = 0  # the model's sentences removed for citing nothing valid
+    approaches: list[Approach] = field(default_factory=list)  # for the lead
     by_number: dict[int, Source] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -80,17 +84,47 @@ class Answer:
         return [self.by_number[n] for n in numbers if n in self.by_number]
 
     @property
+    def also_relevant(self) -> list[Source]:
+        """The sources retrieved but not cited, in their order."""
+        cited = {n for claim in self.claims for n in claim.citations}
+        return [source for source in self.sources if source.number not in cited]
+
+    @property
+    def lead_prefix(self) -> str:
+        """'Three lines of work:' for three approaches."""
+        count = len(self.approaches)
+        word = COUNT_WORDS[count - 2] if 2 <= count <= len(COUNT_WORDS) + 1 else ""
+        return f"{word or 'Several'} lines of work:"
+
+    @property
+    def lead(self) -> str:
+        """'Three lines of work: TRACE [1], ECHO [2] and PBSD [3].', or "" when
+        the answer does not name two approaches or more."""
+        if len(self.approaches) < 2:
+            return ""
+        named = [f"{a.name} {_cites(a.citations)}" for a in self.approaches]
+        return f"{self.lead_prefix} {join_names(named)}."
+
+    def approaches_with_sources(self) -> list[tuple[Approach, list[Source]]]:
+        return [
+            (approach, [self.by_number[n] for n in approach.citations])
+            for approach in self.approaches
+        ]
+
+    @property
     def text(self) -> str:
-        return " ".join(
-            f"{claim.text} {''.join(f'[{n}]' for n in claim.citations)}"
-            for claim in self.claims
-        )
+        claims = [f"{claim.text} {_cites(claim.citations)}" for claim in self.claims]
+        return " ".join([self.lead, *claims] if self.lead else claims)
 
     def claims_with_sources(self) -> list[tuple[Claim, list[Source]]]:
         return [
             (claim, [self.by_number[n] for n in claim.citations])
             for claim in self.claims
         ]
+
+
+def _cites(numbers: Sequence[int]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
 
 
 class Answerer(Protocol):
@@ -101,47 +135,6 @@ class Answerer(Protocol):
 
 class ProviderError(Exception):
     """The chat-completions provider failed; the message says how, for people."""
-
-
-class ExtractiveAnswerer:
-    """The sources' sentences sharing the most (and rarest) words with the question."""
-
-    name = "extractive"
-
-    def answer(self, question: str, sources: Sequence[Source]) -> Answer:
-        wanted = {stem(term) for term in question_terms(question)}
-        candidates = [
-            (source, position, sentence, stems(sentence))
-            for source in sources
-            for position, sentence in enumerate(split_sentences(source.text))
-        ]
-        weights = _rarity(wanted, [found for *_, found in candidates])
-        scored = []
-        for source, position, sentence, found in candidates:
-            score = sum(weights[s] for s in wanted & found)
-            if score > 0:
-                # Ties go to the better-ranked source, then the earlier sentence.
-                scored.append((-score, source.number, position, sentence, source))
-        scored.sort(key=lambda row: row[:3])
-        claims: list[Claim] = []
-        per_source: dict[int, int] = {}
-        for *_, sentence, source in scored:
-            if per_source.get(source.number, 0) >= PER_SOURCE:
-                continue
-            per_source[source.number] = per_source.get(source.number, 0) + 1
-            claims.append(Claim(text=sentence, citations=(source.number,)))
-            if len(claims) == EXTRACTIVE_SENTENCES:
-                break
-        return Answer(claims=claims, sources=list(sources), answerer=self.name)
-
-
-def _rarity(wanted: set[str], sentences: list[set[str]]) -> dict[str, float]:
-    """Inverse sentence frequency of each wanted stem among the candidates."""
-    total = len(sentences) or 1
-    return {
-        s: math.log(1 + total / (1 + sum(s in found for found in sentences)))
-        for s in wanted
-    }
 
 
 class ChatCompletionsAnswerer:

@@ -27,6 +27,7 @@ from topics.ask.asking import ask
 from topics.ask.asking import source_data
 from topics.ask.asking import topic_scope
 from topics.ask.forms import MAX_QUESTION
+from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.limits import client_key
 from topics.limits import take
@@ -79,10 +80,23 @@ class AnswerSerializer(serializers.Serializer):
     answerer = serializers.ChoiceField(choices=["extractive", "chat"])
     notice = serializers.CharField(help_text="Why the offline answer was given.")
     text = serializers.CharField(help_text="The answer with [n] citations.")
+    lead = serializers.CharField(
+        help_text="The offline answer's opening: \"Three lines of work: A [1], B [2] "
+        'and C [3]."; "" when fewer than two are named.'
+    )
     claims = ClaimSerializer(many=True)
     dropped = serializers.IntegerField(help_text="Model sentences removed as uncited.")
     cited = SourceSerializer(many=True)
+    also_relevant = SourceSerializer(
+        many=True, help_text="Retrieved papers the answer does not cite."
+    )
     sources = SourceSerializer(many=True, help_text="Everything retrieved.")
+    full_text = serializers.ChoiceField(
+        choices=["", "ready", "coming", "unavailable", "off"],
+        help_text='For a paper: "ready" (the answer reads its PDF), "coming" (being '
+        'fetched; the answer is from the abstract), "unavailable" or "off"; "" for '
+        "a topic.",
+    )
 
 
 ERRORS = {
@@ -118,6 +132,7 @@ class AskView(StrictQueryParams, APIView):
             "question": question,
             **answer_data(answer),
             "sources": [source_data(source) for source in sources],
+            "full_text": fulltext_state(scope.paper) if scope.paper else "",
         }
         return Response(AnswerSerializer(data).data)
 

@@ -18,12 +18,15 @@ from django.core.cache import cache
 from accounts.models import User
 from topics.ask.answerers import Answer
 from topics.ask.answerers import ChatCompletionsAnswerer
-from topics.ask.answerers import ExtractiveAnswerer
 from topics.ask.answerers import ProviderError
 from topics.ask.citations import ClaimStream
+from topics.ask.extractive import ExtractiveAnswerer
+from topics.ask.extractive import in_reading_order
+from topics.ask.fulltext import request_fulltext
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import retrieve
+from topics.ask.retrieval import term_weights
 from topics.models import Question
 from topics.models import Topic
 from topics.momentum import latest_announcement_day
@@ -54,9 +57,11 @@ def answer_question(
     question: str,
     sources: list[Source],
     provider: ChatCompletionsAnswerer | None = None,
+    weights: dict[str, float] | None = None,
 ) -> Answer:
-    """The provider's checked answer, or the offline one with a notice saying why."""
-    offline = ExtractiveAnswerer()
+    """The provider's checked answer, or the offline one with a notice saying why;
+    either way numbered in reading order. `weights`: term_weights of the scope."""
+    offline = ExtractiveAnswerer(weights)
     if provider is None or not sources:
         return offline.answer(question, sources)
     try:
@@ -68,7 +73,7 @@ def answer_question(
             offline.answer(question, sources),
             "its answer cited none of the retrieved papers",
         )
-    return answer
+    return in_reading_order(answer)
 
 
 def _fallback(answer: Answer, reason: str) -> Answer:
@@ -81,10 +86,14 @@ def _fallback(answer: Answer, reason: str) -> Answer:
 
 
 def stream_events(
-    question: str, sources: list[Source], provider: ChatCompletionsAnswerer | None
+    question: str,
+    sources: list[Source],
+    provider: ChatCompletionsAnswerer | None,
+    weights: dict[str, float] | None = None,
 ) -> Iterator[str]:
     """Server-sent events: each checked `claim` as it completes, then `done`;
-    on provider failure, `fallback` with the offline answer, then `done`."""
+    on provider failure, `fallback` with the offline answer, then `done`. The
+    numbers stay the retrieval's: the page already lists the sources by them."""
     checker = ClaimStream(source.number for source in sources)
     claims = []
     try:
@@ -96,7 +105,10 @@ def stream_events(
         if not claims:
             raise ProviderError("its answer cited none of the retrieved papers")
     except ProviderError as exc:
-        offline = _fallback(ExtractiveAnswerer().answer(question, sources), str(exc))
+        offline = _fallback(
+            ExtractiveAnswerer(weights, reading_order=False).answer(question, sources),
+            str(exc),
+        )
         yield _event("fallback", answer_data(offline))
         claims = offline.claims
     answer = Answer(
@@ -115,12 +127,14 @@ def answer_data(answer: Answer) -> dict:
         "answerer": answer.answerer,
         "notice": answer.notice,
         "text": answer.text,
+        "lead": answer.lead,
         "claims": [
             {"text": claim.text, "citations": list(claim.citations)}
             for claim in answer.claims
         ],
         "dropped": answer.dropped,
         "cited": [source_data(source) for source in answer.cited],
+        "also_relevant": [source_data(source) for source in answer.also_relevant],
     }
 
 
@@ -142,15 +156,22 @@ def ask(
     scope: Scope, question: str, user: User | None, *, answer: bool = True
 ) -> tuple[list[Source], Answer | None]:
     """Retrieve for the question, answer it unless `answer` is False (the answer
-    then streams), and record it for a signed-in user."""
+    then streams), and record it for a signed-in user. The sources come back
+    numbered as the answer cites them."""
     if user is not None and user.is_authenticated:
         record_question(user, scope, question)
+    if scope.paper is not None:
+        request_fulltext(scope.paper)  # answers from the abstract until it is in
     sources = retrieve(scope, question)
     if not answer:
         return sources, None
-    return sources, answer_question(
-        question, sources, ChatCompletionsAnswerer.from_settings()
+    checked = answer_question(
+        question,
+        sources,
+        ChatCompletionsAnswerer.from_settings(),
+        term_weights(scope, question),
     )
+    return checked.sources, checked
 
 
 def record_question(user: User, scope: Scope, text: str) -> Question:

@@ -33,6 +33,7 @@ from django.db.models import Value
 from papers.models import Paper
 from topics.ask.fulltext import Passage
 from topics.ask.fulltext import paper_passages
+from topics.ask.text import question_sequence
 from topics.ask.text import question_terms
 from topics.ask.text import stem
 from topics.ask.text import stems
@@ -90,6 +91,47 @@ def retrieve(scope: Scope, question: str, limit: int | None = None) -> list[Sour
         Source(number=n, paper=paper, text=paper_text(paper))
         for n, paper in enumerate(papers, 1)
     ]
+
+
+def term_weights(scope: Scope, question: str) -> dict[str, float] | None:
+    """{stem: log(1 + N / df)} of the question's content words in the topic's
+    collection, for the extractive answerer; None for one paper (its own
+    sentences are the collection)."""
+    if scope.topic is None:
+        return None
+    words = list(dict.fromkeys(w for w in question_sequence(question) if w))
+    if not words:
+        return {}
+    papers = scoped_papers(scope)
+    if connection.vendor == "postgresql":
+        queries = {w: SearchQuery(w, search_type="plain", config=CONFIG) for w in words}
+        rarity = _rarity(papers, queries)
+    else:
+        rarity = _counted_rarity(papers, words)
+    weights: dict[str, float] = {}
+    for word, weight in rarity.items():
+        weights[stem(word)] = max(weight, weights.get(stem(word), 0.0))
+    return weights
+
+
+def _counted_rarity(papers: QuerySet[Paper], words: list[str]) -> dict[str, float]:
+    """The SQLite fallback of _rarity: papers containing each word's stem."""
+    counts = papers.aggregate(
+        total=Count("pk"),
+        **{
+            f"t{i}": Count(
+                "pk",
+                filter=Q(title__icontains=stem(w)) | Q(abstract__icontains=stem(w)),
+            )
+            for i, w in enumerate(words)
+        },
+    )
+    total = counts["total"]
+    return {
+        word: math.log(1 + total / counts[f"t{i}"])
+        for i, word in enumerate(words)
+        if counts[f"t{i}"]
+    }
 
 
 def scoped_papers(scope: Scope) -> QuerySet[Paper]:

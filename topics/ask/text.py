@@ -28,6 +28,15 @@ STOP_WORDS = frozenset(
     something tell explain describe find found there's what's does do how's
     better best good improve improves improving improved change changed""".split()
 )
+# Words a question is phrased with that a quoted sentence need not contain:
+# rare in abstracts (so retrieval's rarity weights would favour them) yet they
+# say nothing about the subject. The answerer ignores them; retrieval keeps
+# them, where they cost nothing measurable (bench/ask).
+QUESTION_WORDS = frozenset(
+    """get gets getting instead one actually really know known help helps
+    appear appeared appears month months week weeks year years right several
+    lately latest kind kinds happen happens exist exists""".split()
+)
 # A citation group as models write them: [1], [1, 2], [1][3] (see split_sentences).
 CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
@@ -53,10 +62,25 @@ def question_terms(text: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
+def question_sequence(text: str) -> list[str | None]:
+    """The question's words in order, hyphenated ones by part, lower-cased, with
+    None where a stop word stands (so side-by-side content words can be told)."""
+    sequence: list[str | None] = []
+    for match in WORD.finditer(text):
+        for part in match.group(0).lower().split("-"):
+            short = len(part) < 2 and not part.isdigit()
+            ignored = part in STOP_WORDS or part in QUESTION_WORDS or short
+            sequence.append(None if ignored else part)
+    return sequence
+
+
 def stem(word: str) -> str:
     """A crude English stem, enough to match "rollouts" with "rollout"."""
     word = word.lower()
+    if word.endswith("ly") and len(word) >= 6:
+        word = word[:-2]  # "safely" -> "safe", but "apply" and "only" stay
     for suffix, replacement in (
+        ("ation", "at"),  # "violation" with "violating"
         ("ies", "y"),
         ("sses", "ss"),
         ("ing", ""),
@@ -67,8 +91,15 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
-            return word[: -len(suffix)] + replacement
+            root = word[: -len(suffix)] + replacement
+            if suffix in ("ing", "ed") and _doubled(root):
+                return root[:-1]  # "planned" and "planning" with "plan"
+            return root
     return word
+
+
+def _doubled(root: str) -> bool:
+    return len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "aeioulsz"
 
 
 def stems(text: str) -> set[str]:
@@ -80,6 +111,22 @@ def stems(text: str) -> set[str]:
         if "-" in word:
             found.update(stem(part) for part in word.split("-"))
     return found
+
+
+def token_stems(text: str) -> list[str]:
+    """The stems of the text's words in order, hyphenated words by part."""
+    return [
+        stem(part)
+        for match in WORD.finditer(text)
+        for part in match.group(0).lower().split("-")
+    ]
+
+
+def join_names(names: list[str]) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    if len(names) < 2:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def split_sentences(text: str) -> list[str]:

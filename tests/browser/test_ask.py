@@ -1,0 +1,132 @@
+"""Ask about this topic in Chromium: the offline answer's lead, claims and
+citations, and a model's answer streamed into the page, each citation linking
+to the paper it names."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
+
+import pytest
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from tests.ask.conftest import ChatServer
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = "How do agents assign credit across turns?"
+PAPERS = {
+    "2607.13988": (
+        "TRACE: Turn-level Reward Assignment via Credit Estimation",
+        "Outcome rewards are sparse for long agent trajectories. We propose "
+        "TRACE, which assigns credit to each turn of an agent from changes in "
+        "value. TRACE raises BrowseComp-Plus accuracy from 7.2 to 35.6.",
+    ),
+    "2606.29745": (
+        "ECHO: Epistemic Credit for Language Agents",
+        "Agents must decide what to seek. We introduce ECHO, which assigns "
+        "turn-level credit to agents with posterior-sensitive rewards.",
+    ),
+    "2606.11111": (
+        "Agents for spreadsheets",
+        "Agents edit spreadsheets. Digital Adoption Platforms are embedded "
+        "overlays for enterprise software used by agents.",
+    ),
+}
+
+
+@pytest.fixture
+def topic(transactional_db):
+    topic = make_topic("Credit assignment", rule="abs:agents", slug="credit")
+    records = [
+        paper_record(
+            arxiv_id,
+            title=title,
+            abstract=abstract,
+            published=datetime(2026, 7, day, 15, 0, tzinfo=UTC),
+        )
+        for day, (arxiv_id, (title, abstract)) in enumerate(PAPERS.items(), 10)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    return topic
+
+
+def ask(page) -> None:
+    page.goto("/topics/credit/ask/")
+    page.fill("form[data-ask-form] input[name=q]", QUESTION)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def cited_papers(links) -> dict[str, str]:
+    """{"[n]": the arXiv id its link opens}."""
+    return {
+        link.text_content(): link.get_attribute("href").strip("/").split("/")[-1]
+        for link in links
+    }
+
+
+def test_the_offline_answer_leads_with_the_approaches_and_cites_the_right_papers(
+    page, live_server, topic
+):
+    ask(page)
+
+    lead = page.locator("[data-lead]")
+    expect(lead).to_contain_text("Two lines of work:")
+    claims = page.locator("ul.claims li")
+    expect(claims).to_have_count(2)
+    texts = claims.all_text_contents()
+    assert any("We propose TRACE" in text for text in texts)
+    assert not any("Digital Adoption Platforms" in text for text in texts)
+    assert not any("Turn-level Reward Assignment" in text for text in texts)
+    # Citations read [1], [2] in order, and each opens the paper it quotes.
+    links = page.locator("ul.claims a.cite")
+    numbers = links.all_text_contents()
+    assert numbers == sorted(numbers)
+    assert numbers[0] == "[1]"
+    by_number = cited_papers(links.all())
+    for item in claims.all():
+        number = item.locator("a.cite").first.text_content()
+        quoted = item.locator(".claim").text_content()
+        assert quoted in PAPERS[by_number[number]][1]
+    also = page.locator("[data-also-relevant] a")
+    expect(also).to_have_text([PAPERS["2606.11111"][0]])
+
+
+def test_a_model_answer_streams_in_with_citations_to_the_retrieved_papers(
+    page, live_server, topic, httpserver, settings
+):
+    chat = ChatServer(httpserver)
+    settings.MOMENTUM_ASK_API_BASE = chat.base_url
+    settings.MOMENTUM_ASK_MODEL = "local-test-model"
+    settings.MOMENTUM_ASK_TIMEOUT = 5.0
+    ask(page)
+    retrieved = {
+        item.get_attribute("value"): item.locator("a").get_attribute("href")
+        for item in page.locator("ol.retrieved > li").all()
+    }
+    trace = next(n for n, href in retrieved.items() if "2607.13988" in href)
+    echo = next(n for n, href in retrieved.items() if "2606.29745" in href)
+    chat.answer = (
+        f"TRACE assigns credit to each turn from changes in value [{trace}]. "
+        f"ECHO uses posterior-sensitive rewards [{echo}]. The moon is cheese [9]."
+    )
+    # The page asked before the answer was set: ask again, now streaming it.
+    ask(page)
+
+    claims = page.locator("[data-claims] .claim")
+    expect(claims).to_have_count(2)
+    expect(claims.first).to_have_text(
+        "TRACE assigns credit to each turn from changes in value."
+    )
+    links = page.locator("[data-claims] a.cite")
+    assert cited_papers(links.all()) == {
+        f"[{trace}]": "2607.13988",
+        f"[{echo}]": "2606.29745",
+    }
+    expect(page.locator("[data-cited-list] a")).to_have_count(2)
+    assert "moon" not in page.locator("[data-claims]").text_content()
