@@ -8,7 +8,7 @@ PORT ?= 8000
 # The demo serves the site's own error pages; `make run DEBUG=true` for Django's.
 DEBUG ?= false
 
-.PHONY: run test quick setup lint services browser demo worker beat clean
+.PHONY: run test test-fast setup lint services browser demo worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,8 @@ test: $(VENV)/.dev-installed services browser lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 
-## quick: the inner loop: lint and the suite without slow, browser and worker tests
-quick: $(VENV)/.dev-installed lint
+## test-fast: the inner loop: lint and the suite without slow, browser and worker tests
+test-fast: $(VENV)/.dev-installed lint
 	$(PY) -m pytest -q -m "not slow" --ignore=tests/browser --ignore=tests/integration
 
 lint: $(VENV)/.dev-installed
