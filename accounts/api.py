@@ -46,8 +46,7 @@ class DigestPreferencesView(StrictQueryParams, generics.RetrieveUpdateAPIView):
 
     def get_object(self) -> DigestPreferences:
         # As the settings page: every user has preferences once they look.
-        preferences, _ = DigestPreferences.objects.get_or_create(user=self.request.user)
-        return preferences
+        return DigestPreferences.objects.stored_for(self.request.user)
 
 
 class TokenView(StrictQueryParams, APIView):

@@ -54,6 +54,22 @@ class User(AbstractUser):
 TIME_ZONE_CHOICES = [(name, name) for name in sorted(zoneinfo.available_timezones())]
 
 
+class DigestPreferencesManager(models.Manager["DigestPreferences"]):
+    def for_user(self, user: User) -> DigestPreferences:
+        """The user's preferences: those stored, or (unsaved) the defaults for a
+        user who never set any, so that reading them never writes."""
+        try:
+            return user.digest
+        except self.model.DoesNotExist:
+            return self.model(user=user)
+
+    def stored_for(self, user: User) -> DigestPreferences:
+        """The user's preferences row, created with the defaults if missing: for
+        the writers (the settings form, the API, unsubscribe)."""
+        preferences, _ = self.get_or_create(user=user)
+        return preferences
+
+
 class DigestPreferences(models.Model):
     """How and when one user wants the digest of their followed topics."""
 
@@ -86,6 +102,8 @@ class DigestPreferences(models.Model):
     # Unsubscribe links carry this; turning digests back on moves it on, so a
     # link in a digest from before no longer turns them off.
     link_generation = models.PositiveIntegerField(default=0, editable=False)
+
+    objects = DigestPreferencesManager()
 
     class Meta:
         verbose_name_plural = "digest preferences"

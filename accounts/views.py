@@ -23,7 +23,7 @@ NEW_KEY_SESSION_KEY = "accounts_new_api_key"
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    preferences, _ = DigestPreferences.objects.get_or_create(user=request.user)
+    preferences = DigestPreferences.objects.stored_for(request.user)
     form = DigestPreferencesForm(request.POST or None, instance=preferences)
     if request.method == "POST" and form.is_valid():
         form.save()

@@ -35,6 +35,7 @@ from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.utils import timezone
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.digest import Content
 from notifications.digest import Plan
@@ -136,7 +137,7 @@ def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[i
 
 def request_test_digest(*, user: User) -> Digest:
     """Open a test digest for `user` (sent at once, papers not marked as sent)."""
-    schedule = Schedule.of(getattr(user, "digest", None))
+    schedule = Schedule.of(DigestPreferences.objects.for_user(user))
     now = timezone.now()
     day, _ = schedule.current_period(now)
     return Digest.objects.create(
@@ -221,9 +222,9 @@ def _skip_reason(digest: Digest, address: str | None) -> str:
         return "The account is inactive."
     if address is None:
         return "No verified email address."
-    preferences = getattr(user, "digest", None)
+    preferences = DigestPreferences.objects.for_user(user)
     scheduled = digest.kind == Digest.Kind.SCHEDULED
-    if scheduled and preferences is not None and preferences.frequency == OFF:
+    if scheduled and preferences.frequency == OFF:
         return "Unsubscribed before it was sent."
     return ""
 

@@ -51,7 +51,6 @@ SUMMARY_CHARS = 200
 # A user who has not had a digest for a long time gets the last four weeks, not
 # everything since their last one.
 MAX_LOOKBACK = timedelta(days=28)
-DEFAULT_MAX_PAPERS: int = DigestPreferences._meta.get_field("max_papers").default
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -82,12 +81,12 @@ class Plan:
 
 def request_for(user: User, period_start: date, **fields: Any) -> PlanRequest:
     """The plan request for `user`'s digest of the period starting `period_start`."""
-    preferences = getattr(user, "digest", None)
+    preferences = DigestPreferences.objects.for_user(user)
     return PlanRequest(
         user_id=user.pk,
         period_start=period_start,
         step=Schedule.of(preferences).step,
-        max_papers=preferences.max_papers if preferences else DEFAULT_MAX_PAPERS,
+        max_papers=preferences.max_papers,
         **fields,
     )
 
@@ -97,7 +96,7 @@ def preview_content(
 ) -> Content:
     """The digest `user` would get if it were built at `at` (fresh: the digest of
     the latest week harvested, as a test digest holds); reads only."""
-    day, _ = Schedule.of(getattr(user, "digest", None)).current_period(at)
+    day, _ = Schedule.of(DigestPreferences.objects.for_user(user)).current_period(at)
     plan = plan_digests([request_for(user, day, fresh=fresh)])[user.pk]
     return shape_digests([plan], site_url)[0]
 

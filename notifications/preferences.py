@@ -27,7 +27,7 @@ class TestDigestRefused(Exception):
 
 def unsubscribe(*, user: User) -> bool:
     """Turn the user's digest off at once; False if it was off already."""
-    preferences, _ = DigestPreferences.objects.get_or_create(user=user)
+    preferences = DigestPreferences.objects.stored_for(user)
     if preferences.frequency == DigestPreferences.Frequency.OFF:
         return False
     # An update, not save(): the one field changes even if the row is edited
@@ -36,16 +36,6 @@ def unsubscribe(*, user: User) -> bool:
         frequency=DigestPreferences.Frequency.OFF
     )
     return True
-
-
-def set_muted(*, user: User, slug: str, muted: bool) -> Follow | None:
-    """Mute or unmute a followed topic in digests; None if the user does not
-    follow it. Idempotent."""
-    follow = Follow.objects.filter(user=user, topic__slug=slug).first()
-    if follow is not None and follow.muted != muted:
-        Follow.objects.filter(pk=follow.pk).update(muted=muted)
-        follow.muted = muted
-    return follow
 
 
 def send_test_digest(*, user: User) -> bool:

@@ -38,9 +38,7 @@ class Schedule:
     time_zone: str = "UTC"
 
     @classmethod
-    def of(cls, preferences: DigestPreferences | None) -> Schedule:
-        if preferences is None:
-            return cls()
+    def of(cls, preferences: DigestPreferences) -> Schedule:
         return cls(
             preferences.frequency,
             preferences.weekday,

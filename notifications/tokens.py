@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.core import signing
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 
 SALT = "notifications.unsubscribe"
@@ -28,8 +29,7 @@ class TokenClaim:
 
 
 def unsubscribe_token(user: User) -> str:
-    preferences = getattr(user, "digest", None)
-    generation = preferences.link_generation if preferences else 0
+    generation = DigestPreferences.objects.for_user(user).link_generation
     return signing.Signer(salt=SALT).sign_object({"u": user.pk, "g": generation})
 
 

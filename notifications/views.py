@@ -23,11 +23,12 @@ from notifications.mailer import site_url
 from notifications.models import Digest
 from notifications.preferences import TestDigestRefused
 from notifications.preferences import send_test_digest
-from notifications.preferences import set_muted
 from notifications.preferences import unsubscribe as turn_off
 from notifications.tokens import BadToken
 from notifications.tokens import masked
 from notifications.tokens import read_token
+from topics.following import set_muted
+from topics.models import Follow
 
 
 # The email's HTML carries inline styles (mail clients need them): allowed on
@@ -92,9 +93,10 @@ def test_digest(request: HttpRequest) -> HttpResponse:
 @login_required
 def mute(request: HttpRequest, slug: str) -> HttpResponse:
     muted = request.POST.get("muted") == "1"
-    follow = set_muted(user=request.user, slug=slug, muted=muted)
+    follow = Follow.objects.filter(user=request.user, topic__slug=slug).first()
     if follow is None:
         raise Http404("You do not follow that topic")
+    set_muted(follow, muted)
     state = "muted in" if muted else "back in"
     messages.success(request, f"{follow.topic.name} is {state} your digest.")
     return redirect("accounts:settings")

@@ -44,6 +44,7 @@ from topics.flags import flag_not_relevant
 from topics.flags import retry_after
 from topics.following import follows_fingerprint
 from topics.following import set_following
+from topics.following import set_muted
 from topics.following import with_follower_count
 from topics.models import Follow
 from topics.models import ReviewItem
@@ -267,8 +268,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         given = FollowMuteSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         if "muted" in given.validated_data:
-            follow.muted = given.validated_data["muted"]
-            follow.save(update_fields=["muted"])
+            set_muted(follow, given.validated_data["muted"])
         return Response(FollowSerializer(follow).data)
 
     @extend_schema(

@@ -56,3 +56,12 @@ def follows_fingerprint() -> str:
     deleted, and ids only grow), for caches of follower counts."""
     follows = Follow.objects.aggregate(count=Count("id"), last=Max("id"))
     return f"{follows['count']}:{follows['last']}"
+
+
+def set_muted(follow: Follow, muted: bool) -> Follow:
+    """Mute or unmute a followed topic in digests (the site's settings and the
+    API both); idempotent. An update, not save(): only this field changes."""
+    if follow.muted != muted:
+        Follow.objects.filter(pk=follow.pk).update(muted=muted)
+        follow.muted = muted
+    return follow

@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
+from accounts.models import DigestPreferences
 from notifications.models import Digest
 from notifications.schedule import OFF
 from notifications.schedule import Schedule
@@ -19,7 +20,7 @@ register = template.Library()
 @register.inclusion_tag("notifications/settings_panel.html", takes_context=True)
 def digest_settings(context: template.Context) -> dict[str, Any]:
     user = context["user"]
-    preferences = getattr(user, "digest", None)
+    preferences = DigestPreferences.objects.for_user(user)
     schedule = Schedule.of(preferences)
     return {
         "csrf_token": context.get("csrf_token"),

@@ -6,6 +6,7 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 
+from accounts.models import DigestPreferences
 from notifications.schedule import Schedule
 
 
@@ -57,4 +58,4 @@ def test_an_hour_skipped_by_daylight_saving_sends_an_hour_later():
 
 
 def test_defaults_are_weekly_monday_eight_utc():
-    assert Schedule.of(None) == Schedule("weekly", 0, 8, "UTC")
+    assert Schedule.of(DigestPreferences()) == Schedule("weekly", 0, 8, "UTC")
