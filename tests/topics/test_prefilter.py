@@ -1,0 +1,180 @@
+"""The database prefilter of rule previews and re-tags: the same papers as matching
+every paper, on PostgreSQL (tsvector, GIN) and on SQLite (FTS5)."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from papers.ingest.runs import ingest_path
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from topics.models import RuleDocument
+from topics.prefilter import refresh_rule_documents
+from topics.prefilter import stale_papers
+from topics.preview import iter_documents
+from topics.preview import matching_papers
+from topics.rules import compile_rule
+from topics.rules import parse_rule
+from topics.rules.terms import AllOf
+from topics.rules.terms import AnyOf
+from topics.rules.terms import InCategory
+from topics.rules.terms import Word
+from topics.rules.terms import rule_condition
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+DEMO_CORPUS = BASE_DIR / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
+SEED_TOPICS = BASE_DIR / "data" / "demo" / "topics.json"
+POSTGRESQL = connection.vendor == "postgresql"
+CORPUS_SIZE = 2000
+
+# Rules whose conditions are easy to get wrong, beside the seed topics'.
+TRICKY_RULES = [
+    "cat:cs.LG ANDNOT agent",  # the excluded side never makes a match
+    "agent ANDNOT ti:agent",
+    "cat:cs.RO",  # categories only: answered by the category rows
+    "cat:cs.*",
+    "cat:math",
+    "cat:cs.RO OR ti:robot*",  # a category beside words
+    "(cat:cs.CV AND video) OR (cat:eess.IV AND image*)",
+    "ti:diffusion OR ti:transformer OR ti:graph OR abs:benchmark",
+    '"large language model" OR "reinforcement learning"',
+    'abs:"chain of thought" AND ti:reason*',
+    "agent*",  # a prefix in every field, author names included
+    "ti:reinforc* AND abs:polic*",
+    "au:wang",
+    "au:zha*",
+    'au:"yang liu"',
+    "co:pages",
+    "multi-agent",  # hyphenated: apart, joined up and with the hyphen
+    "multiagent",
+    "policies",  # plural folding
+    "gaussian*",
+    "LLMs AND ti:survey",
+    "graph ANDNOT (neural OR cat:cs.LG)",
+]
+
+
+def seed_rules() -> dict[str, tuple[str, list[str]]]:
+    entries = json.loads(SEED_TOPICS.read_text())
+    return {e["slug"]: (e["rule"], e.get("categories", [])) for e in entries}
+
+
+@pytest.fixture
+def corpus(db, tmp_path) -> None:
+    """The first papers of the shipped corpus, ingested for real."""
+    path = tmp_path / "head.jsonl"
+    with gzip.open(DEMO_CORPUS, "rt") as lines:
+        path.write_text("".join(itertools.islice(lines, CORPUS_SIZE)))
+    ingest_path(path)
+
+
+def full_scan(rules: dict[str, tuple[str, list[str]]]) -> dict[str, set[int]]:
+    """Each rule's matches among every stored paper: each document built once."""
+    compiled = {name: compile_rule(rule) for name, (rule, _) in rules.items()}
+    found: dict[str, set[int]] = {name: set() for name in rules}
+    for pk, doc, categories in iter_documents(Paper.objects.all()):
+        for name, rule in compiled.items():
+            scope = set(rules[name][1])
+            if (not scope or scope & categories) and rule.match(doc) is not None:
+                found[name].add(pk)
+    return found
+
+
+def test_the_prefilter_finds_what_matching_every_paper_finds(corpus):
+    rules = seed_rules() | {rule: (rule, []) for rule in TRICKY_RULES}
+    expected = full_scan(rules)
+
+    found = {}
+    checked = {}
+    for name, (rule, scope) in rules.items():
+        found[name], checked[name] = matching_papers(compile_rule(rule), scope)
+
+    assert found == expected
+    # Not a full scan in disguise: most rules leave few papers to check.
+    assert sum(1 for name in rules if checked[name] < CORPUS_SIZE / 4) > 40
+    assert all(len(expected[name]) <= checked[name] for name in rules)
+    assert sum(1 for papers in expected.values() if papers) > 50
+
+
+def test_without_the_prefilter_every_paper_is_matched(corpus):
+    rule = compile_rule(seed_rules()["world-models"][0])
+
+    prefiltered, checked = matching_papers(rule)
+    scanned, every = matching_papers(rule, prefilter=False)
+
+    assert prefiltered == scanned
+    assert every == CORPUS_SIZE > checked
+
+
+@pytest.mark.django_db
+def test_terms_follow_new_and_changed_papers():
+    upsert_records([paper_record("2606.00081", title="Quantum walks", abstract="")])
+    walks = compile_rule("ti:quantum")
+    assert len(matching_papers(walks)[0]) == 1
+
+    upsert_records(
+        [paper_record("2606.00081", 2, title="Classical walks", abstract="")]
+    )
+    upsert_records([paper_record("2606.00082", title="Quantum dots", abstract="")])
+
+    assert matching_papers(walks)[0] == {Paper.objects.get(arxiv_id="2606.00082").pk}
+    assert len(matching_papers(compile_rule("ti:classical"))[0]) == 1
+    assert stale_papers() == {}
+    assert refresh_rule_documents() == 0
+    Paper.objects.filter(arxiv_id="2606.00082").delete()
+    assert RuleDocument.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_categories_are_read_from_the_paper_as_it_is_now():
+    """Categories added to a paper after its terms were stored (a cross-list
+    adds some, admin may too) count: they are not part of the stored terms."""
+    upsert_records([paper_record("2606.00091", categories=("cs.LG",))])
+    robots = compile_rule("cat:cs.RO AND agent*")
+    assert matching_papers(robots)[0] == set()
+
+    paper = Paper.objects.get()
+    paper.categories.create(code="cs.RO")
+
+    assert matching_papers(robots)[0] == {paper.pk}
+
+
+def test_conditions_keep_and_or_and_drop_the_excluded_side():
+    condition = rule_condition(parse_rule('(ti:agent* OR cat:cs.MA) ANDNOT "tool use"'))
+
+    assert condition == AnyOf((Word("agent", prefix=True), InCategory("cs.ma", False)))
+    assert rule_condition(parse_rule('abs:"policy gradient" au:smith')) == AllOf(
+        (Word("policy"), Word("gradient"), Word("au:smith"))
+    )
+    assert rule_condition(parse_rule("cat:cs.*")) == InCategory("cs", True)
+
+
+@pytest.mark.skipif(not POSTGRESQL, reason="runs on SQLite already")
+@pytest.mark.slow
+def test_this_module_passes_on_sqlite(tmp_path):
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "MOMENTUM_VAR_DIR": str(tmp_path),
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", __file__],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
