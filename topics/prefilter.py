@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Exists
 from django.db.models import OuterRef
 from django.db.models import Q
+from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
 from papers.models import Category
@@ -38,18 +39,17 @@ CHUNK_SIZE = 1000
 FTS_TABLE = "topics_ruledocument_fts"  # SQLite (topics/migrations/0008)
 
 
-def stale_papers() -> dict[int, datetime]:
-    """The papers whose stored terms are missing or out of date, with their
-    modified_at (what the terms derived now will be stored against)."""
+def stale_papers(papers: QuerySet[Paper] | None = None) -> dict[int, datetime]:
+    """The papers (of `papers`, default all) whose stored terms are missing or out
+    of date, with their modified_at (what terms derived now are stored against)."""
     current = RuleDocument.objects.filter(
         paper=OuterRef("pk"),
         source_modified=OuterRef("modified_at"),
         version=TERMS_VERSION,
     )
+    papers = Paper.objects.all() if papers is None else papers
     return dict(
-        Paper.objects.filter(~Exists(current))
-        .order_by()
-        .values_list("pk", "modified_at")
+        papers.filter(~Exists(current)).order_by().values_list("pk", "modified_at")
     )
 
 

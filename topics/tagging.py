@@ -27,14 +27,22 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.prefilter import candidate_filter
+from topics.prefilter import in_categories
+from topics.prefilter import refresh_rule_documents
+from topics.prefilter import stale_papers
+from topics.prefilter import store_terms
 from topics.relevance import active_scorers
 from topics.relevance import apply_models
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet
 from topics.rules import compile_rule
+from topics.rules.terms import document_terms
 
 CHUNK_SIZE = 1000
+# Re-tags of up to this many topics look only at their rules' candidates.
+PREFILTERED_TOPICS = 3
 
 
 @dataclass
@@ -104,6 +112,14 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
     return result
 
 
+@dataclass
+class RecordMatches:
+    """What IngestTagger.match found: each record's tags and index terms."""
+
+    tags: dict[PaperRecord, dict[int, tuple[str, ...]]]
+    terms: dict[PaperRecord, frozenset[str]]
+
+
 class IngestTagger:
     """Tags the papers ingest stores, against the active topics' rules and models
     as they were when the run began (papers.ingest.runs.Tagger)."""
@@ -112,12 +128,10 @@ class IngestTagger:
         self.rules = rules or active_topic_rules()
         self.scorers = active_scorers()
 
-    def match(
-        self, records: Sequence[PaperRecord]
-    ) -> dict[PaperRecord, dict[int, tuple[str, ...]]]:
-        """Each record's matches, from the record alone (no database: this runs
-        in a thread beside the upsert)."""
-        matched = {}
+    def match(self, records: Sequence[PaperRecord]) -> RecordMatches:
+        """Each record's matches and index terms, from the record alone (no
+        database: this runs in a thread beside the upsert)."""
+        matched = RecordMatches({}, {})
         for record in records:
             categories = frozenset(record.categories)
             doc = Document.from_fields(
@@ -127,23 +141,25 @@ class IngestTagger:
                 categories=sorted(categories),
                 comment=record.comment,
             )
-            matched[record] = self.rules.match(doc, categories)
+            matched.tags[record] = self.rules.match(doc, categories)
+            matched.terms[record] = document_terms(doc)
         return matched
 
-    def store(
-        self,
-        result: UpsertResult,
-        matched: dict[PaperRecord, dict[int, tuple[str, ...]]],
-    ) -> TagResult:
+    def store(self, result: UpsertResult, matched: RecordMatches) -> TagResult:
         tags = TagResult()
         topic_ids = list(self.rules.scopes)
         written = [pk for pk in result.changed_ids if pk in result.written]
+        stale = stale_papers(Paper.objects.filter(pk__in=written))
+        store_terms(
+            (pk, modified, matched.terms[result.written[pk]])
+            for pk, modified in stale.items()
+        )
         for start in range(0, len(written), CHUNK_SIZE):
             chunk = written[start : start + CHUNK_SIZE]
             wanted = {
                 (topic_id, pk): terms
                 for pk in chunk
-                for topic_id, terms in matched[result.written[pk]].items()
+                for topic_id, terms in matched.tags[result.written[pk]].items()
             }
             _store(chunk, topic_ids, wanted, tags)
             tags.papers += len(chunk)
@@ -160,25 +176,71 @@ def retag_topics(
     topics: Iterable[Topic],
     progress: Callable[[TagResult, int], None] | None = None,
 ) -> TagResult:
-    """Re-evaluate every paper against these topics' rules and store the tags.
+    """Re-evaluate the papers against these topics' rules and store the tags.
 
-    progress, if given, is called after each chunk with the result so far and
-    the number of papers to check.
+    A few topics look only at the papers they could match or hold now (see
+    _papers_to_retag); otherwise every paper is looked at. progress, if given, is
+    called after each chunk with the result so far and the number of papers to
+    check.
     """
     topics = list(topics)
     rules = TopicRules.load(topics)
     # A topic whose rule no longer compiles keeps no rule tags.
     topic_ids = [topic.pk for topic in topics]
-    total = Paper.objects.count()
     result = TagResult()
+    paper_ids = _papers_to_retag(topics)
+    if paper_ids is not None:
+        for start in range(0, len(paper_ids), CHUNK_SIZE):
+            chunk = paper_ids[start : start + CHUNK_SIZE]
+            papers = Paper.objects.filter(pk__in=chunk).order_by("pk")
+            _tag_chunk(papers, topic_ids, rules, result)
+            if progress is not None:
+                progress(result, len(paper_ids))
+        return result
+    total = Paper.objects.count()
     last_id = 0
     while True:
-        papers = Paper.objects.filter(pk__gt=last_id).order_by("pk")[:CHUNK_SIZE]
-        last_id = _tag_chunk(papers, topic_ids, rules, result)
-        if last_id is None:
+        chunk = Paper.objects.filter(pk__gt=last_id).order_by("pk")[:CHUNK_SIZE]
+        ids = list(chunk.values_list("pk", flat=True))
+        if not ids:
             return result
+        _tag_chunk(Paper.objects.filter(_among("pk", ids)), topic_ids, rules, result)
+        last_id = ids[-1]
         if progress is not None:
             progress(result, max(total, result.papers))
+
+
+def _papers_to_retag(topics: list[Topic]) -> list[int] | None:
+    """The papers a re-tag of a few topics must look at, found in the database:
+    those their rules could match, and those holding their rule tags or vetoes
+    now (which may have to go). None when every paper must be looked at: many
+    topics (their candidates are most papers, and each document serves them all)
+    or a rule without a condition to find its candidates by."""
+    if len(topics) > PREFILTERED_TOPICS:
+        return None
+    found = Q(pk__in=[])
+    for topic in topics:
+        try:
+            condition = candidate_filter(compile_rule(topic.rule))
+        except RuleError:
+            continue  # it matches nothing: only its tags are looked at
+        if condition is None:
+            return None
+        scope = [category.code for category in topic.categories.all()]
+        found |= condition & in_categories(scope) if scope else condition
+    refresh_rule_documents()
+    ids = set(Paper.objects.filter(found).values_list("pk", flat=True))
+    ids.update(
+        PaperTopic.objects.filter(
+            topic__in=topics, source=PaperTopic.Source.RULE
+        ).values_list("paper_id", flat=True)
+    )
+    ids.update(
+        ReviewItem.objects.filter(topic__in=topics, vetoed=True).values_list(
+            "paper_id", flat=True
+        )
+    )
+    return sorted(ids)
 
 
 def retag_all() -> TagResult:
@@ -190,20 +252,26 @@ def retag_all() -> TagResult:
 
 def _tag_chunk(
     papers: QuerySet[Paper], topic_ids: list[int], rules: TopicRules, result: TagResult
-) -> int | None:
+) -> None:
     paper_ids = []
     wanted: dict[tuple[int, int], tuple[str, ...]] = {}
+    # The documents are built here anyway: those papers' index terms that are
+    # out of date are derived from them, not again by the next preview.
+    stale = stale_papers(papers)
+    index_terms = []
     # Each document is dropped once matched: a chunk's documents held together
     # are thousands of containers the garbage collector would scan again and again.
     for pk, doc, categories in iter_paper_documents(papers):
         paper_ids.append(pk)
         for topic_id, terms in rules.match(doc, categories).items():
             wanted[(topic_id, pk)] = terms
+        if pk in stale:
+            index_terms.append((pk, stale[pk], document_terms(doc)))
     if not paper_ids:
-        return None
+        return
+    store_terms(index_terms)
     _store(paper_ids, topic_ids, wanted, result)
     result.papers += len(paper_ids)
-    return paper_ids[-1]
 
 
 def paper_documents(

@@ -18,6 +18,7 @@ from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
 from topics.models import RuleDocument
 from topics.prefilter import refresh_rule_documents
 from topics.prefilter import stale_papers
@@ -30,6 +31,7 @@ from topics.rules.terms import AnyOf
 from topics.rules.terms import InCategory
 from topics.rules.terms import Word
 from topics.rules.terms import rule_condition
+from topics.tagging import retag_topics
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 DEMO_CORPUS = BASE_DIR / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
@@ -114,6 +116,29 @@ def test_without_the_prefilter_every_paper_is_matched(corpus):
 
     assert prefiltered == scanned
     assert every == CORPUS_SIZE > checked
+
+
+def test_a_topic_is_retagged_from_its_candidates_and_loses_what_it_no_longer_matches(
+    corpus,
+):
+    rules = seed_rules()
+    expected = full_scan({name: rules[name] for name in ("world-models", "tool-use")})
+    topic = make_topic(rule=rules["world-models"][0])
+
+    first = retag_topics([topic])
+    tagged_first = set(topic.paper_topics.values_list("paper_id", flat=True))
+    topic.rule = rules["tool-use"][0]
+    topic.save()
+    second = retag_topics([topic])
+
+    assert tagged_first == expected["world-models"]
+    assert (
+        set(topic.paper_topics.values_list("paper_id", flat=True))
+        == (expected["tool-use"])
+    )
+    assert second.removed == len(expected["world-models"] - expected["tool-use"])
+    assert first.papers < CORPUS_SIZE / 4
+    assert second.papers < CORPUS_SIZE / 4
 
 
 @pytest.mark.django_db
