@@ -7,6 +7,8 @@ same papers and topics changes nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -15,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count
+from django.db.models import Max
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -187,6 +191,8 @@ def retag_topics(
     rules = TopicRules.load(topics)
     # A topic whose rule no longer compiles keeps no rule tags.
     topic_ids = [topic.pk for topic in topics]
+    # Taken first: papers that arrive meanwhile make it stale, as they should.
+    corpus = corpus_fingerprint()
     result = TagResult()
     paper_ids = _papers_to_retag(topics)
     if paper_ids is not None:
@@ -196,14 +202,28 @@ def retag_topics(
             _tag_chunk(papers, topic_ids, rules, result)
             if progress is not None:
                 progress(result, len(paper_ids))
-        return result
+    else:
+        _tag_every_paper(topic_ids, rules, result, progress)
+    for topic in topics:
+        Topic.objects.filter(pk=topic.pk).update(
+            tagged_fingerprint=tagging_fingerprint(topic, corpus)
+        )
+    return result
+
+
+def _tag_every_paper(
+    topic_ids: list[int],
+    rules: TopicRules,
+    result: TagResult,
+    progress: Callable[[TagResult, int], None] | None,
+) -> None:
     total = Paper.objects.count()
     last_id = 0
     while True:
         chunk = Paper.objects.filter(pk__gt=last_id).order_by("pk")[:CHUNK_SIZE]
         ids = list(chunk.values_list("pk", flat=True))
         if not ids:
-            return result
+            return
         _tag_chunk(Paper.objects.filter(_among("pk", ids)), topic_ids, rules, result)
         last_id = ids[-1]
         if progress is not None:
@@ -241,6 +261,32 @@ def _papers_to_retag(topics: list[Topic]) -> list[int] | None:
         )
     )
     return sorted(ids)
+
+
+def corpus_fingerprint() -> str:
+    """What changes whenever papers are added, changed, cross-listed or deleted."""
+    stats = Paper.objects.aggregate(papers=Count("pk"), latest=Max("modified_at"))
+    return f"{stats['papers']} {stats['latest']}"
+
+
+def tagging_fingerprint(topic: Topic, corpus: str) -> str:
+    """A digest of what a topic's rule tags depend on: its rule and categories,
+    and the corpus (corpus_fingerprint)."""
+    codes = sorted(category.code for category in topic.categories.all())
+    text = json.dumps([topic.rule, codes, corpus])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def retag_changed_topics() -> tuple[list[Topic], TagResult]:
+    """Re-tag the active topics whose rule, categories or corpus changed since
+    their last re-tag (retag_topics records it); return them and the result."""
+    corpus = corpus_fingerprint()
+    changed = [
+        topic
+        for topic in Topic.objects.filter(is_active=True).prefetch_related("categories")
+        if topic.tagged_fingerprint != tagging_fingerprint(topic, corpus)
+    ]
+    return changed, retag_topics(changed) if changed else TagResult()
 
 
 def retag_all() -> TagResult:
