@@ -178,8 +178,12 @@ def test_conditions_keep_and_or_and_drop_the_excluded_side():
     condition = rule_condition(parse_rule('(ti:agent* OR cat:cs.MA) ANDNOT "tool use"'))
 
     assert condition == AnyOf((Word("agent", prefix=True), InCategory("cs.ma", False)))
-    assert rule_condition(parse_rule('abs:"policy gradient" au:smith')) == AllOf(
-        (Word("policy"), Word("gradient"), Word("au:smith"))
+    # A phrase's pair implies its words: only the pair is looked up.
+    assert rule_condition(parse_rule('abs:"policy gradients" au:smith')) == AllOf(
+        (Word("policy_gradient"), Word("au:smith"))
+    )
+    assert rule_condition(parse_rule('"tool use"')) == AnyOf(
+        (Word("au:tool_use"), Word("tool_use"))
     )
     assert rule_condition(parse_rule("cat:cs.*")) == InCategory("cs", True)
 

@@ -5,8 +5,8 @@ condition (words, prefixes, AND, OR) as one @@ match. SQLite: terms is text, and
 an FTS5 table (its own copy of the terms, like papers' search tables in
 papers/migrations/0005) kept by triggers answers it with MATCH. Its "ascii"
 tokenizer keeps every term one token as written: terms are lower case already,
-hold letters and digits only besides the ":" of ti: and au:, and non-ASCII
-letters must not be folded again.
+hold letters and digits only besides the ":" of ti: and au: and the "_" of
+word pairs, and non-ASCII letters must not be folded again.
 """
 
 import django.db.models.deletion
@@ -24,7 +24,7 @@ POSTGRESQL_DROP = ["DROP INDEX IF EXISTS ruledocument_terms_gin"]
 
 SQLITE = [
     f"""CREATE VIRTUAL TABLE {FTS} USING fts5(
-        terms, tokenize = "ascii tokenchars ':'"
+        terms, tokenize = "ascii tokenchars ':_'"
     )""",
     f"""CREATE TRIGGER topics_ruledocument_fts_insert
     AFTER INSERT ON topics_ruledocument BEGIN

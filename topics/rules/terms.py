@@ -2,15 +2,17 @@
 
 A paper's terms are the words a rule can look for (``document_terms``): every word
 form of its title, abstract and comment, its title words again as ``ti:word`` and
-its authors' words as ``au:word``. Categories are left to the paper's category
-rows, which stay current however they are edited.
+its authors' words as ``au:word``, and each two adjacent words likewise (as
+``first_second``). Categories are left to the paper's category rows, which stay
+current however they are edited.
 
 ``rule_condition`` turns a rule into a boolean tree over those terms and the
-paper's categories that every paper the rule matches satisfies: a word or
-phrase needs each of its words, a ``word*`` a term starting with it, AND and OR
-keep their meaning, and ANDNOT keeps its left side only (the excluded side never
-makes a match). Phrases need their words but not their order, so the tree is a
-necessary condition, not the rule: the matcher decides on the papers it admits.
+paper's categories that every paper the rule matches satisfies: a word needs
+itself, a phrase its pairs of adjacent words, a ``word*`` a term starting with
+it; AND and OR keep their meaning, and ANDNOT keeps its left side only (the
+excluded side never makes a match). A phrase's pairs need not follow one
+another, so the tree is a necessary condition, not the rule: the matcher
+decides on the papers it admits.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from topics.rules.text import split_words
 
 # Bump when document_terms or the normalisation behind it changes: stored terms
 # of an older version are derived again.
-TERMS_VERSION = 1
+TERMS_VERSION = 2
+PAIR_SEPARATOR = "_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +74,8 @@ def document_terms(doc: Document) -> frozenset[str]:
     # and the categories; surface forms are added for ``word*``, which searches
     # them too.
     keys = frozenset(key for key in doc.keys if not key.startswith(CATEGORY_KEY))
-    return keys.union(doc.title.forms, doc.abstract.forms, doc.comment.forms)
+    pairs = (pair.replace(" ", PAIR_SEPARATOR) for pair in doc.pairs)
+    return keys.union(doc.title.forms, doc.abstract.forms, doc.comment.forms, pairs)
 
 
 def rule_condition(node: Node) -> Condition | None:
@@ -101,14 +105,38 @@ def _term_condition(term: Term) -> Condition | None:
         if term.field == "au":
             return author
         return AnyOf((text, author)) if term.field == "all" else text
-    # Each requirement lists the keys of which a matching paper holds one; word
-    # pairs are not stored, and the words they pair are required anyway.
+    # Each requirement lists the keys of which a matching paper holds one. A
+    # phrase's pairs imply its words, whose postings (often long: "with RL")
+    # the database need not read then.
+    found = term_requirements(term)
+    pairs = [keys for keys in found if all(map(is_pair, keys))]
+    words = [
+        keys
+        for keys in found
+        if keys not in pairs and not any(_implies(other, keys) for other in pairs)
+    ]
     needed = tuple(
-        _joined(AnyOf, tuple(Word(key) for key in sorted(keys)))
-        for keys in term_requirements(term)
-        if not any(map(is_pair, keys))
+        _joined(AnyOf, tuple(Word(_term_of(key)) for key in sorted(keys)))
+        for keys in pairs + words
     )
     return _joined(AllOf, needed) if needed else None
+
+
+def _term_of(key: str) -> str:
+    """The stored term of an index key: pairs are written "first_second" (no
+    word holds "_"), so that every term is one token to a full-text index."""
+    return key.replace(" ", PAIR_SEPARATOR)
+
+
+def _implies(pairs: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether a paper holding one of the pairs holds one of the words: each
+    pair ("ti:a b") holds its two words in its namespace ("ti:a", "ti:b")."""
+    for pair in pairs:
+        namespace, _, text = pair.rpartition(":")
+        prefix = namespace + ":" if namespace else ""
+        if not any(prefix + word in words for word in text.split(" ")):
+            return False
+    return True
 
 
 def _joined(kind: type[AllOf] | type[AnyOf], items: tuple[Condition, ...]) -> Condition:
