@@ -66,8 +66,6 @@ def database_url(papers: int) -> str:
 
 
 def fill(papers: int) -> None:
-    from django.db import connection
-
     from papers.ingest.records import Rejected
     from papers.ingest.snapshot import iter_snapshot
     from papers.ingest.upsert import upsert_records
@@ -83,6 +81,14 @@ def fill(papers: int) -> None:
     with Timer() as timer:
         derived = refresh_rule_documents()
     print(f"  terms  {derived:9,}  in {timer.seconds:6.1f} s (once, as ingest does)")
+    vacuum_analyze()
+
+
+def vacuum_analyze() -> None:
+    """Statistics for the planner, and the GIN index's pending entries merged
+    (PostgreSQL merges them as they accumulate; a bulk fill leaves many)."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 
@@ -107,6 +113,7 @@ def prepare_database(papers: int, refill: bool) -> None:
         with Timer() as timer:
             derived = refresh_rule_documents()
         print(f"  terms  {derived:9,}  derived again in {timer.seconds:6.1f} s")
+        vacuum_analyze()
         return
     print(f"database: filling {name}")
     setup_django(fresh_database=True, url=url)

@@ -183,7 +183,11 @@ def test_conditions_keep_and_or_and_drop_the_excluded_side():
         (Word("policy_gradient"), Word("au:smith"))
     )
     assert rule_condition(parse_rule('"tool use"')) == AnyOf(
-        (Word("au:tool_use"), Word("tool_use"))
+        (Word("tool_use"), Word("au:tool_use"))
+    )
+    # A hyphenated word: its parts side by side, or joined up.
+    assert rule_condition(parse_rule('abs:"text-to-3D"')) == AnyOf(
+        (AllOf((Word("text_to"), Word("to_3d"))), Word("textto3d"))
     )
     assert rule_condition(parse_rule("cat:cs.*")) == InCategory("cs", True)
 

@@ -18,12 +18,15 @@ decides on the papers it admits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from topics.rules.document import AUTHOR_KEY
 from topics.rules.document import CATEGORY_KEY
+from topics.rules.document import TITLE_KEY
 from topics.rules.document import Document
-from topics.rules.keys import is_pair
-from topics.rules.keys import term_requirements
+from topics.rules.patterns import Pattern
+from topics.rules.patterns import build_pattern
+from topics.rules.patterns import is_plain
 from topics.rules.syntax import And
 from topics.rules.syntax import AndNot
 from topics.rules.syntax import Node
@@ -105,38 +108,49 @@ def _term_condition(term: Term) -> Condition | None:
         if term.field == "au":
             return author
         return AnyOf((text, author)) if term.field == "all" else text
-    # Each requirement lists the keys of which a matching paper holds one. A
-    # phrase's pairs imply its words, whose postings (often long: "with RL")
-    # the database need not read then.
-    found = term_requirements(term)
-    pairs = [keys for keys in found if all(map(is_pair, keys))]
-    words = [
-        keys
-        for keys in found
-        if keys not in pairs and not any(_implies(other, keys) for other in pairs)
-    ]
-    needed = tuple(
-        _joined(AnyOf, tuple(Word(_term_of(key)) for key in sorted(keys)))
-        for keys in pairs + words
-    )
-    return _joined(AllOf, needed) if needed else None
+    words = split_words(term.value)
+    text_namespace = {"ti": TITLE_KEY, "abs": "", "co": "", "all": ""}
+    conditions = []
+    if term.field in text_namespace:
+        pattern = build_pattern(words, fold=True)
+        conditions.append(_pattern_condition(pattern, text_namespace[term.field]))
+    if term.field in ("au", "all"):
+        # Author names are matched as spelled, not plural-folded.
+        pattern = build_pattern(words, fold=False)
+        conditions.append(_pattern_condition(pattern, AUTHOR_KEY))
+    return _joined(AnyOf, tuple(conditions))
 
 
-def _term_of(key: str) -> str:
-    """The stored term of an index key: pairs are written "first_second" (no
-    word holds "_"), so that every term is one token to a full-text index."""
-    return key.replace(" ", PAIR_SEPARATOR)
+def _pattern_condition(pattern: Pattern, namespace: str) -> Condition:
+    """What a field's terms (in namespace) hold where the pattern occurs: each
+    slot filled one of its ways (a word, or the adjacent pairs of its parts:
+    "multi-turn" is "multi_turn" or "multiturn"), and two plain words side by
+    side as their pair, which holds both words."""
+    needed: list[Condition] = []
+    paired: set[int] = set()
+    for number, (first, second) in enumerate(pairwise(pattern)):
+        if is_plain(first) and is_plain(second):
+            needed.append(Word(namespace + _pair(first[0][0], second[0][0])))
+            paired.update((number, number + 1))
+    for number, slot in enumerate(pattern):
+        if number in paired:
+            continue
+        options = tuple(
+            _joined(
+                AllOf,
+                tuple(Word(namespace + _pair(a, b)) for a, b in pairwise(option))
+                or (Word(namespace + option[0]),),
+            )
+            for option in slot
+        )
+        needed.append(_joined(AnyOf, options))
+    return _joined(AllOf, tuple(needed))
 
 
-def _implies(pairs: frozenset[str], words: frozenset[str]) -> bool:
-    """Whether a paper holding one of the pairs holds one of the words: each
-    pair ("ti:a b") holds its two words in its namespace ("ti:a", "ti:b")."""
-    for pair in pairs:
-        namespace, _, text = pair.rpartition(":")
-        prefix = namespace + ":" if namespace else ""
-        if not any(prefix + word in words for word in text.split(" ")):
-            return False
-    return True
+def _pair(first: str, second: str) -> str:
+    """The stored term of two adjacent words: no word holds PAIR_SEPARATOR, so
+    every term is one token to a full-text index."""
+    return first + PAIR_SEPARATOR + second
 
 
 def _joined(kind: type[AllOf] | type[AnyOf], items: tuple[Condition, ...]) -> Condition:
