@@ -16,9 +16,7 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
-from topics.prefilter import candidate_filter
-from topics.prefilter import in_categories
-from topics.prefilter import refresh_rule_documents
+from topics.prefilter import candidate_ids
 from topics.rules import CompiledRule
 from topics.rules import Document
 from topics.rules import RuleError
@@ -125,17 +123,11 @@ def matching_papers(
     finds by the rule's condition, or every paper when it has none (or without
     `prefilter`, which the benchmark and tests compare against)."""
     scope = frozenset(scope)
-    condition = candidate_filter(rule) if prefilter else None
-    if condition is None:
+    candidates = candidate_ids(rule, scope) if prefilter else None
+    if candidates is None:
         documents = iter_documents(Paper.objects.all())
     else:
-        refresh_rule_documents()
-        papers = Paper.objects.filter(condition)
-        if scope:
-            papers = papers.filter(in_categories(scope))
-        documents = documents_of(
-            list(papers.order_by("pk").values_list("pk", flat=True))
-        )
+        documents = documents_of(sorted(candidates))
     matched: set[int] = set()
     checked = 0
     for paper_id, doc, paper_categories in documents:

@@ -31,9 +31,7 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
-from topics.prefilter import candidate_filter
-from topics.prefilter import in_categories
-from topics.prefilter import refresh_rule_documents
+from topics.prefilter import candidate_ids
 from topics.prefilter import stale_papers
 from topics.prefilter import store_terms
 from topics.relevance import active_scorers
@@ -238,18 +236,17 @@ def _papers_to_retag(topics: list[Topic]) -> list[int] | None:
     or a rule without a condition to find its candidates by."""
     if len(topics) > PREFILTERED_TOPICS:
         return None
-    found = Q(pk__in=[])
+    ids: set[int] = set()
     for topic in topics:
         try:
-            condition = candidate_filter(compile_rule(topic.rule))
+            rule = compile_rule(topic.rule)
         except RuleError:
             continue  # it matches nothing: only its tags are looked at
-        if condition is None:
-            return None
         scope = [category.code for category in topic.categories.all()]
-        found |= condition & in_categories(scope) if scope else condition
-    refresh_rule_documents()
-    ids = set(Paper.objects.filter(found).values_list("pk", flat=True))
+        candidates = candidate_ids(rule, scope)
+        if candidates is None:
+            return None
+        ids |= candidates
     ids.update(
         PaperTopic.objects.filter(
             topic__in=topics, source=PaperTopic.Source.RULE
