@@ -28,11 +28,14 @@ from topics.rules import CompiledRule
 from topics.rules import Document
 from topics.rules.terms import TERMS_VERSION
 from topics.rules.terms import AllOf
+from topics.rules.terms import AnyOf
 from topics.rules.terms import Condition
 from topics.rules.terms import InCategory
+from topics.rules.terms import Not
 from topics.rules.terms import Word
 from topics.rules.terms import document_terms
 from topics.rules.terms import rule_condition
+from topics.rules.terms import sure_condition
 
 CHUNK_SIZE = 1000
 FTS_TABLE = "topics_ruledocument_fts"  # SQLite (topics/migrations/0008)
@@ -143,6 +146,13 @@ def candidate_ids(rule: CompiledRule, scope: Collection[str] = ()) -> set[int] |
     return ids
 
 
+def sure_ids(rule: CompiledRule, candidates: set[int]) -> set[int]:
+    """Return those of the rule's candidates that it surely matches: their terms
+    and categories decide it (topics.rules.terms.sure_condition)."""
+    condition = sure_condition(rule.node)
+    return _ids(condition) & candidates if condition is not None else set()
+
+
 def ids_in_categories(categories: QuerySet[Category]) -> set[int]:
     """The ids of the papers in one of these categories."""
     through = Paper.categories.through
@@ -160,20 +170,25 @@ def _ids(condition: Condition) -> set[int]:
         return _text_match(condition)
     if isinstance(condition, InCategory):
         return _in_category(condition)
-    words = tuple(item for item in condition.items if _is_text(item))
-    parts = [_ids(item) for item in condition.items if not _is_text(item)]
+    items = [item for item in condition.items if not isinstance(item, Not)]
+    words = tuple(item for item in items if _is_text(item))
+    parts = [_ids(item) for item in items if not _is_text(item)]
     kind = type(condition)
     if words:
         parts.append(_text_match(words[0] if len(words) == 1 else kind(words)))
-    if kind is AllOf:
-        return set.intersection(*parts)
-    return set.union(*parts)
+    if kind is AnyOf:
+        return set.union(*parts)
+    ids = set.intersection(*parts)
+    for item in condition.items:
+        if isinstance(item, Not) and ids:
+            ids -= _ids(item.item)
+    return ids
 
 
 def _is_text(condition: Condition) -> bool:
     if isinstance(condition, Word):
         return True
-    if isinstance(condition, InCategory):
+    if isinstance(condition, InCategory | Not):
         return False
     return all(map(_is_text, condition.items))
 

@@ -17,6 +17,7 @@ from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.prefilter import candidate_ids
+from topics.prefilter import sure_ids
 from topics.rules import CompiledRule
 from topics.rules import Document
 from topics.rules import RuleError
@@ -119,16 +120,19 @@ def matching_papers(
     rule: CompiledRule, scope: Collection[str] = (), *, prefilter: bool = True
 ) -> tuple[set[int], int]:
     """The ids of the papers the rule matches (in `scope`'s categories, if any),
-    and how many papers were matched to find them: the candidates the database
-    finds by the rule's condition, or every paper when it has none (or without
-    `prefilter`, which the benchmark and tests compare against)."""
+    and how many papers were matched to find them: of the candidates the
+    database finds by the rule's condition, those it does not surely match; or
+    every paper when the rule has no condition (or without `prefilter`, which
+    the benchmark and tests compare against)."""
     scope = frozenset(scope)
     candidates = candidate_ids(rule, scope) if prefilter else None
+    matched: set[int] = set()
     if candidates is None:
         documents = iter_documents(Paper.objects.all())
     else:
-        documents = documents_of(sorted(candidates))
-    matched: set[int] = set()
+        # A preview needs ids only: no document for a paper its terms decide.
+        matched = sure_ids(rule, candidates)
+        documents = documents_of(sorted(candidates - matched))
     checked = 0
     for paper_id, doc, paper_categories in documents:
         checked += 1

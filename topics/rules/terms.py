@@ -24,6 +24,8 @@ from topics.rules.document import AUTHOR_KEY
 from topics.rules.document import CATEGORY_KEY
 from topics.rules.document import TITLE_KEY
 from topics.rules.document import Document
+from topics.rules.keys import exact_keys
+from topics.rules.matching import FIELD_ATTRS
 from topics.rules.patterns import Pattern
 from topics.rules.patterns import build_pattern
 from topics.rules.patterns import is_plain
@@ -33,6 +35,7 @@ from topics.rules.syntax import Node
 from topics.rules.syntax import Term
 from topics.rules.syntax import category_of
 from topics.rules.syntax import wildcard_prefix
+from topics.rules.text import fold_plural
 from topics.rules.text import split_words
 
 # Bump when document_terms or the normalisation behind it changes: stored terms
@@ -64,11 +67,18 @@ class AllOf:
 
 
 @dataclass(frozen=True, slots=True)
+class Not:
+    """The item does not hold (only inside AllOf, beside what does)."""
+
+    item: Condition
+
+
+@dataclass(frozen=True, slots=True)
 class AnyOf:
     items: tuple[Condition, ...]
 
 
-Condition = Word | InCategory | AllOf | AnyOf
+Condition = Word | InCategory | AllOf | AnyOf | Not
 
 
 def document_terms(doc: Document) -> frozenset[str]:
@@ -96,6 +106,58 @@ def rule_condition(node: Node) -> Condition | None:
     if any(condition is None for condition in conditions):
         return None
     return _joined(AnyOf, tuple(conditions))
+
+
+def sure_condition(node: Node) -> Condition | None:
+    """Return a condition under which the rule surely matches, or None when the
+    terms alone never decide it (phrases of three words, ``abs:``, ...).
+
+    Terms decided by index keys alone (the rule's own exact_keys: one or two
+    plain words in ti:, au: or all:), categories and ``word*`` in all: or au:
+    are their own sure conditions; AND needs every operand's, OR takes those it
+    has, and ANDNOT its left side's where the right side's necessary condition
+    fails. A paper that holds it needs no matching (its count and ids are
+    right), only the others the necessary condition admits.
+    """
+    if isinstance(node, Term):
+        return _sure_term(node)
+    if isinstance(node, AndNot):
+        left, right = sure_condition(node.left), rule_condition(node.right)
+        if left is None or right is None:
+            return None
+        return _joined(AllOf, (left, Not(right)))
+    conditions = [sure_condition(operand) for operand in node.operands]
+    if isinstance(node, And):
+        if any(condition is None for condition in conditions):
+            return None
+        return _joined(AllOf, tuple(conditions))
+    known = tuple(condition for condition in conditions if condition is not None)
+    return _joined(AnyOf, known) if known else None
+
+
+def _sure_term(term: Term) -> Condition | None:
+    if term.field == "cat" or (term.wildcard and term.field in ("all", "au")):
+        # Stored terms hold every word form of every field (authors' as au:),
+        # as Document.has_prefix searches them.
+        return _term_condition(term)
+    if term.wildcard:
+        return None
+    words = split_words(term.value)
+    attrs = FIELD_ATTRS[term.field]
+    checks = tuple(
+        (attr, build_pattern(words, fold=attr != "authors")) for attr in attrs
+    )
+    exact = exact_keys(term.field, checks)
+    if exact is None:
+        return None
+    # Plain terms also hold the fields' word forms as written ("children"
+    # beside the folded "child"), which a folded rule word can equal only when
+    # folding it again changes it ("childrens" folds to "children"): such a
+    # word is not decided by the terms.
+    if any(fold_plural(key) != key for key in exact.keys if ":" not in key):
+        return None
+    keys = sorted(exact.keys | exact.pairs)
+    return _joined(AnyOf, tuple(Word(key.replace(" ", PAIR_SEPARATOR)) for key in keys))
 
 
 def _term_condition(term: Term) -> Condition | None:
