@@ -13,8 +13,9 @@ title) through the real bulk upsert, then derives every paper's index terms once
 and reused while its signature matches; --refill forces a new fill.
 
 Then previews each of the 34 seed rules (with its categories) as admin does,
-topics.preview.preview_rule: the database's prefilter finds the candidates and
-the matcher checks them. For the first --full-scan rules it also times the old
+topics.preview.preview_rule: the database's prefilter finds the candidates, those
+their index terms surely decide are counted as they are, and the matcher checks
+the rest ("checked"). For the first --full-scan rules it also times the old
 way, matching every paper (topics.preview.matching_papers without prefilter),
 checks that both find the same papers, and prints the ratio. CPU is this
 process's time.process_time() (the database server's own CPU shows in the wall
