@@ -70,6 +70,9 @@ class Topic(models.Model):
     retag_done = models.PositiveIntegerField(default=0)
     retag_total = models.PositiveIntegerField(default=0)
     retagged_at = models.DateTimeField(null=True, blank=True)
+    # What the last full re-tag saw (topics.tagging.tagging_fingerprint): the demo
+    # loader re-tags only topics whose rule, categories or corpus changed since.
+    tagged_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -397,3 +400,29 @@ class RelevanceFlag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} flagged {self.paper.arxiv_id} in {self.topic}"
+
+
+class RuleTermsField(models.TextField):
+    """A paper's index terms: a tsvector on PostgreSQL (GIN-indexed, migration
+    0008), text with the terms separated by spaces elsewhere (an FTS5 table kept
+    by triggers serves it on SQLite). Written by topics.prefilter only."""
+
+    def db_type(self, connection: Any) -> str:
+        return "tsvector" if connection.vendor == "postgresql" else "text"
+
+
+class RuleDocument(models.Model):
+    """The index terms of one paper (topics.rules.terms), derived once from its
+    text so that a rule's candidates are found in the database."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    terms = RuleTermsField()
+    # The paper's modified_at and the terms' version they were derived at: a
+    # mismatch means derive again.
+    source_modified = models.DateTimeField()
+    version = models.PositiveSmallIntegerField()
+
+    def __str__(self) -> str:
+        return f"terms of paper {self.paper_id}"

@@ -7,6 +7,8 @@ same papers and topics changes nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -15,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count
+from django.db.models import Max
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -28,14 +32,20 @@ from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.momentum import refresh_momentum
+from topics.prefilter import candidate_ids
+from topics.prefilter import stale_papers
+from topics.prefilter import store_terms
 from topics.relevance import active_scorers
 from topics.relevance import apply_models
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet
 from topics.rules import compile_rule
+from topics.rules.terms import document_terms
 
 CHUNK_SIZE = 1000
+# Re-tags of up to this many topics look only at their rules' candidates.
+PREFILTERED_TOPICS = 3
 
 
 @dataclass
@@ -105,6 +115,14 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
     return result
 
 
+@dataclass
+class RecordMatches:
+    """What IngestTagger.match found: each record's tags and index terms."""
+
+    tags: dict[PaperRecord, dict[int, tuple[str, ...]]]
+    terms: dict[PaperRecord, frozenset[str]]
+
+
 class IngestTagger:
     """Tags the papers ingest stores, against the active topics' rules and models
     as they were when the run began (papers.ingest.runs.Tagger)."""
@@ -113,12 +131,10 @@ class IngestTagger:
         self.rules = rules or active_topic_rules()
         self.scorers = active_scorers()
 
-    def match(
-        self, records: Sequence[PaperRecord]
-    ) -> dict[PaperRecord, dict[int, tuple[str, ...]]]:
-        """Each record's matches, from the record alone (no database: this runs
-        in a thread beside the upsert)."""
-        matched = {}
+    def match(self, records: Sequence[PaperRecord]) -> RecordMatches:
+        """Each record's matches and index terms, from the record alone (no
+        database: this runs in a thread beside the upsert)."""
+        matched = RecordMatches({}, {})
         for record in records:
             categories = frozenset(record.categories)
             doc = Document.from_fields(
@@ -128,23 +144,25 @@ class IngestTagger:
                 categories=sorted(categories),
                 comment=record.comment,
             )
-            matched[record] = self.rules.match(doc, categories)
+            matched.tags[record] = self.rules.match(doc, categories)
+            matched.terms[record] = document_terms(doc)
         return matched
 
-    def store(
-        self,
-        result: UpsertResult,
-        matched: dict[PaperRecord, dict[int, tuple[str, ...]]],
-    ) -> TagResult:
+    def store(self, result: UpsertResult, matched: RecordMatches) -> TagResult:
         tags = TagResult()
         topic_ids = list(self.rules.scopes)
         written = [pk for pk in result.changed_ids if pk in result.written]
+        stale = stale_papers(Paper.objects.filter(pk__in=written))
+        store_terms(
+            (pk, modified, matched.terms[result.written[pk]])
+            for pk, modified in stale.items()
+        )
         for start in range(0, len(written), CHUNK_SIZE):
             chunk = written[start : start + CHUNK_SIZE]
             wanted = {
                 (topic_id, pk): terms
                 for pk in chunk
-                for topic_id, terms in matched[result.written[pk]].items()
+                for topic_id, terms in matched.tags[result.written[pk]].items()
             }
             _store(chunk, topic_ids, wanted, tags)
             tags.papers += len(chunk)
@@ -165,25 +183,112 @@ def retag_topics(
     topics: Iterable[Topic],
     progress: Callable[[TagResult, int], None] | None = None,
 ) -> TagResult:
-    """Re-evaluate every paper against these topics' rules and store the tags.
+    """Re-evaluate the papers against these topics' rules and store the tags.
 
-    progress, if given, is called after each chunk with the result so far and
-    the number of papers to check.
+    A few topics look only at the papers they could match or hold now (see
+    _papers_to_retag); otherwise every paper is looked at. progress, if given, is
+    called after each chunk with the result so far and the number of papers to
+    check.
     """
     topics = list(topics)
     rules = TopicRules.load(topics)
     # A topic whose rule no longer compiles keeps no rule tags.
     topic_ids = [topic.pk for topic in topics]
-    total = Paper.objects.count()
+    # Taken first: papers that arrive meanwhile make it stale, as they should.
+    corpus = corpus_fingerprint()
     result = TagResult()
+    paper_ids = _papers_to_retag(topics)
+    if paper_ids is not None:
+        for start in range(0, len(paper_ids), CHUNK_SIZE):
+            chunk = paper_ids[start : start + CHUNK_SIZE]
+            papers = Paper.objects.filter(pk__in=chunk).order_by("pk")
+            _tag_chunk(papers, topic_ids, rules, result)
+            if progress is not None:
+                progress(result, len(paper_ids))
+    else:
+        _tag_every_paper(topic_ids, rules, result, progress)
+    for topic in topics:
+        Topic.objects.filter(pk=topic.pk).update(
+            tagged_fingerprint=tagging_fingerprint(topic, corpus)
+        )
+    return result
+
+
+def _tag_every_paper(
+    topic_ids: list[int],
+    rules: TopicRules,
+    result: TagResult,
+    progress: Callable[[TagResult, int], None] | None,
+) -> None:
+    total = Paper.objects.count()
     last_id = 0
     while True:
-        papers = Paper.objects.filter(pk__gt=last_id).order_by("pk")[:CHUNK_SIZE]
-        last_id = _tag_chunk(papers, topic_ids, rules, result)
-        if last_id is None:
-            return result
+        chunk = Paper.objects.filter(pk__gt=last_id).order_by("pk")[:CHUNK_SIZE]
+        ids = list(chunk.values_list("pk", flat=True))
+        if not ids:
+            return
+        _tag_chunk(Paper.objects.filter(_among("pk", ids)), topic_ids, rules, result)
+        last_id = ids[-1]
         if progress is not None:
             progress(result, max(total, result.papers))
+
+
+def _papers_to_retag(topics: list[Topic]) -> list[int] | None:
+    """The papers a re-tag of a few topics must look at, found in the database:
+    those their rules could match, and those holding their rule tags or vetoes
+    now (which may have to go). None when every paper must be looked at: many
+    topics (their candidates are most papers, and each document serves them all)
+    or a rule without a condition to find its candidates by."""
+    if len(topics) > PREFILTERED_TOPICS:
+        return None
+    ids: set[int] = set()
+    for topic in topics:
+        try:
+            rule = compile_rule(topic.rule)
+        except RuleError:
+            continue  # it matches nothing: only its tags are looked at
+        scope = [category.code for category in topic.categories.all()]
+        candidates = candidate_ids(rule, scope)
+        if candidates is None:
+            return None
+        ids |= candidates
+    ids.update(
+        PaperTopic.objects.filter(
+            topic__in=topics, source=PaperTopic.Source.RULE
+        ).values_list("paper_id", flat=True)
+    )
+    ids.update(
+        ReviewItem.objects.filter(topic__in=topics, vetoed=True).values_list(
+            "paper_id", flat=True
+        )
+    )
+    return sorted(ids)
+
+
+def corpus_fingerprint() -> str:
+    """What changes whenever papers are added, changed, cross-listed or deleted."""
+    stats = Paper.objects.aggregate(papers=Count("pk"), latest=Max("modified_at"))
+    return f"{stats['papers']} {stats['latest']}"
+
+
+def tagging_fingerprint(topic: Topic, corpus: str) -> str:
+    """A digest of what a topic's rule tags depend on: its rule and categories,
+    and the corpus (corpus_fingerprint)."""
+    codes = sorted(category.code for category in topic.categories.all())
+    text = json.dumps([topic.rule, codes, corpus])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def retag_changed_topics() -> tuple[list[Topic], TagResult]:
+    """Re-tag the active topics whose rule, categories or corpus changed since
+    their last re-tag (retag_topics records it); return them and the result."""
+    corpus = corpus_fingerprint()
+    changed = [
+        topic
+        for topic in Topic.objects.filter(is_active=True).prefetch_related("categories")
+        if topic.tagged_fingerprint != tagging_fingerprint(topic, corpus)
+    ]
+    return changed, retag_topics(changed) if changed else TagResult()
 
 
 def retag_all() -> TagResult:
@@ -195,20 +300,26 @@ def retag_all() -> TagResult:
 
 def _tag_chunk(
     papers: QuerySet[Paper], topic_ids: list[int], rules: TopicRules, result: TagResult
-) -> int | None:
+) -> None:
     paper_ids = []
     wanted: dict[tuple[int, int], tuple[str, ...]] = {}
+    # The documents are built here anyway: those papers' index terms that are
+    # out of date are derived from them, not again by the next preview.
+    stale = stale_papers(papers)
+    index_terms = []
     # Each document is dropped once matched: a chunk's documents held together
     # are thousands of containers the garbage collector would scan again and again.
     for pk, doc, categories in iter_paper_documents(papers):
         paper_ids.append(pk)
         for topic_id, terms in rules.match(doc, categories).items():
             wanted[(topic_id, pk)] = terms
+        if pk in stale:
+            index_terms.append((pk, stale[pk], document_terms(doc)))
     if not paper_ids:
-        return None
+        return
+    store_terms(index_terms)
     _store(paper_ids, topic_ids, wanted, result)
     result.papers += len(paper_ids)
-    return paper_ids[-1]
 
 
 def paper_documents(

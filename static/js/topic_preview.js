@@ -34,7 +34,8 @@
       return;
     }
     panel.appendChild(element("p",
-      "Matches " + data.count + " of " + data.scanned + " papers (" + data.seconds + " s).",
+      "Matches " + data.count + " of " + data.scanned + " papers (" + data.checked +
+        " checked, " + data.seconds + " s).",
       "preview-count"));
     panel.appendChild(paperList("Latest matches", data.latest, data.count));
     if (data.added_count || data.removed_count) {
@@ -58,6 +59,14 @@
     rule.parentNode.appendChild(panel);
     var timer = null;
     var sequence = 0;
+    // The request in flight, aborted as soon as the curator types again: the
+    // server stops sending an answer nobody will read.
+    var inFlight = null;
+
+    function cancel() {
+      if (inFlight) inFlight.abort();
+      inFlight = null;
+    }
 
     function refresh() {
       var params = new URLSearchParams({ rule: rule.value });
@@ -66,17 +75,36 @@
           params.append("categories", option.textContent.trim());
         });
       }
+      cancel();
+      var controller = new AbortController();
+      inFlight = controller;
+      // Only the latest request may render: an answer that arrives after a
+      // newer request began is dropped even if it could not be aborted.
       var mine = ++sequence;
       panel.classList.add("loading");
-      fetch(previewUrl() + "?" + params.toString(), { credentials: "same-origin" })
+      fetch(previewUrl() + "?" + params.toString(), {
+        credentials: "same-origin",
+        signal: controller.signal
+      })
         .then(function (response) { return response.json(); })
         .then(function (data) { if (mine === sequence) render(panel, data); })
-        .catch(function () { panel.textContent = "Preview unavailable."; })
-        .finally(function () { if (mine === sequence) panel.classList.remove("loading"); });
+        .catch(function (error) {
+          if (error.name !== "AbortError" && mine === sequence) {
+            panel.textContent = "Preview unavailable.";
+          }
+        })
+        .finally(function () {
+          if (mine === sequence) {
+            panel.classList.remove("loading");
+            inFlight = null;
+          }
+        });
     }
 
     function later() {
       clearTimeout(timer);
+      cancel();
+      sequence++;  // whatever was asked before this keystroke is stale now
       timer = setTimeout(refresh, 600);
     }
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
@@ -202,3 +204,88 @@ def test_changelist_shows_counts_momentum_and_retag_state(curator, topic, alice)
     assert ">2<" in row  # papers
     assert ">1<" in row  # followers
     assert PaperTopic.objects.filter(topic=topic).count() == 2
+
+
+def many_decisions(topic: Topic, pins: int, exclusions: int) -> None:
+    upsert_records(
+        [
+            paper_record(f"2606.{n:05d}", title=f"Pinned agent paper number {n}")
+            for n in range(100, 100 + pins + exclusions)
+        ]
+    )
+    papers = list(Paper.objects.filter(arxiv_id__gte="2606.00100").order_by("pk"))
+    PaperTopic.objects.bulk_create(
+        PaperTopic(topic=topic, paper=paper, source=PaperTopic.Source.PIN)
+        for paper in papers[:pins]
+    )
+    TopicExclusion.objects.bulk_create(
+        TopicExclusion(topic=topic, paper=paper, reason="off topic")
+        for paper in papers[pins:]
+    )
+
+
+def test_the_change_page_stays_small_with_hundreds_of_pins(
+    curator, topic, django_assert_max_num_queries
+):
+    many_decisions(topic, pins=600, exclusions=150)
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    # The raw-id widget of each row shown looks its paper up: 2 x 20 of them.
+    with django_assert_max_num_queries(60):
+        response = curator.get(url)
+
+    assert response.status_code == 200
+    assert len(response.content) < 200_000
+    page = response.content.decode()
+    assert "600 pinned papers" in page
+    assert "150 excluded papers" in page
+    assert page.count('name="paper_topics-') < 25 * 5
+    # The full lists, filtered by topic, page and search.
+    pins = curator.get(
+        reverse("admin:topics_papertopic_changelist"),
+        {"topic__id__exact": topic.pk, "source__exact": "pin", "q": "number 123"},
+    )
+    assert [str(pt.paper.arxiv_id) for pt in pins.context["cl"].result_list] == [
+        "2606.00123"
+    ]
+    listed = curator.get(
+        reverse("admin:topics_papertopic_changelist"),
+        {"topic__id__exact": topic.pk, "source__exact": "pin"},
+    )
+    assert len(listed.context["cl"].result_list) == 100
+
+
+def test_the_query_count_of_the_change_page_does_not_grow_with_pins(
+    curator, topic, django_assert_num_queries
+):
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    many_decisions(topic, pins=30, exclusions=30)
+    curator.get(url)
+    with CaptureQueriesContext(connection) as few:
+        curator.get(url)
+    upsert_records(
+        [paper_record(f"2607.{n:05d}", title="Another paper") for n in range(300)]
+    )
+    for paper in Paper.objects.filter(arxiv_id__startswith="2607."):
+        PaperTopic.objects.create(topic=topic, paper=paper, source="pin")
+
+    with django_assert_num_queries(len(few)):
+        curator.get(url)
+
+
+def test_selected_pins_and_exclusions_are_lifted_through_curation(curator, topic):
+    many_decisions(topic, pins=2, exclusions=2)
+    pins = PaperTopic.objects.filter(topic=topic, source="pin")
+    exclusions = TopicExclusion.objects.filter(topic=topic)
+
+    curator.post(
+        reverse("admin:topics_papertopic_changelist"),
+        {"action": "unpin", "_selected_action": [pins[0].pk]},
+    )
+    curator.post(
+        reverse("admin:topics_topicexclusion_changelist"),
+        {"action": "lift", "_selected_action": [exclusions[0].pk]},
+    )
+
+    assert pins.count() == 1
+    assert exclusions.count() == 1

@@ -40,6 +40,9 @@ from topics.preview import preview_rule
 from topics.relevance import model_summary
 from topics.tasks import train_topic_model
 
+# A topic's change page lists its latest pins and exclusions, up to this many of
+# each (a topic may have hundreds); the paged, searchable lists hold them all.
+INLINE_ROWS = 20
 # Saving these re-applies the topic's model in its new mode.
 MODEL_FIELDS = {"membership", "model_confidence"}
 MEMBERSHIP_SHORT = {
@@ -67,7 +70,10 @@ class PinInline(admin.TabularInline):
     model = PaperTopic
     form = CuratorDecisionForm
     verbose_name = "pinned paper"
-    verbose_name_plural = "pinned papers (always in the topic, whatever the rule)"
+    verbose_name_plural = (
+        f"pinned papers (always in the topic, whatever the rule): the "
+        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
+    )
     fields = ["paper", "created_at"]
     readonly_fields = ["created_at"]
     raw_id_fields = ["paper"]
@@ -80,7 +86,10 @@ class PinInline(admin.TabularInline):
 class ExclusionInline(admin.TabularInline):
     model = TopicExclusion
     form = CuratorDecisionForm
-    verbose_name_plural = "excluded papers (never in the topic, whatever the rule)"
+    verbose_name_plural = (
+        f"excluded papers (never in the topic, whatever the rule): the "
+        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
+    )
     fields = ["paper", "reason", "created_by", "created_at"]
     readonly_fields = ["created_by", "created_at"]
     raw_id_fields = ["paper"]
@@ -114,6 +123,7 @@ class TopicAdmin(admin.ModelAdmin):
         "retag_status",
         "relevance_model",
         "review_queue",
+        "decisions",
         "created_at",
         "updated_at",
     ]
@@ -136,6 +146,7 @@ class TopicAdmin(admin.ModelAdmin):
                 "pins and exclusions; the membership mode says what it may do.",
             },
         ),
+        ("Curators' decisions", {"fields": ["decisions"]}),
         ("Related topics", {"fields": ["related"]}),
         ("History", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
@@ -228,6 +239,43 @@ class TopicAdmin(admin.ModelAdmin):
             count,
             pluralize(count),
         )
+
+    @admin.display(description="pins and exclusions")
+    def decisions(self, topic: Topic) -> str:
+        """Counts, each linked to its paged, searchable list for this topic."""
+        if topic.pk is None:
+            return "—"
+        pins = topic.paper_topics.filter(source=PaperTopic.Source.PIN).count()
+        exclusions = topic.exclusions.count()
+        pins_url = reverse("admin:topics_papertopic_changelist")
+        exclusions_url = reverse("admin:topics_topicexclusion_changelist")
+        return format_html(
+            '<a href="{}?{}">{} pinned paper{}</a>, '
+            '<a href="{}?{}">{} excluded paper{}</a> (search, page, unpin or lift)',
+            pins_url,
+            urlencode({"topic__id__exact": topic.pk, "source__exact": "pin"}),
+            pins,
+            pluralize(pins),
+            exclusions_url,
+            urlencode({"topic__id__exact": topic.pk}),
+            exclusions,
+            pluralize(exclusions),
+        )
+
+    def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
+        """Pins and exclusions inline: the topic's latest only, however many."""
+        kwargs = super().get_formset_kwargs(request, obj, inline, prefix)
+        if obj is not None and obj.pk and inline.model in (PaperTopic, TopicExclusion):
+            queryset = kwargs["queryset"]
+            latest = (
+                queryset.filter(topic=obj)
+                .order_by("-created_at", "-pk")
+                .values("pk")[:INLINE_ROWS]
+            )
+            kwargs["queryset"] = queryset.filter(pk__in=latest).select_related(
+                "paper", "topic"
+            )
+        return kwargs
 
     @admin.display(description="re-tag")
     def retag_status(self, topic: Topic) -> str:
@@ -368,6 +416,18 @@ class PaperTopicAdmin(admin.ModelAdmin):
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     raw_id_fields = ["paper"]
     show_full_result_count = False
+    actions = ["unpin"]
+
+    @admin.action(description="Unpin the selected pinned papers (the rule decides)")
+    def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
+        pins = list(
+            queryset.filter(source=PaperTopic.Source.PIN).select_related(
+                "topic", "paper"
+            )
+        )
+        for pin in pins:
+            unpin_paper(pin.topic, pin.paper)
+        self.message_user(request, f"Unpinned {len(pins)} paper(s).")
 
 
 @admin.register(TopicExclusion)
@@ -377,6 +437,15 @@ class TopicExclusionAdmin(admin.ModelAdmin):
     list_select_related = ["paper", "topic", "created_by"]
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     raw_id_fields = ["paper", "created_by"]
+    show_full_result_count = False
+    actions = ["lift"]
+
+    @admin.action(description="Lift the selected exclusions (the rule decides)")
+    def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
+        exclusions = list(queryset.select_related("topic", "paper"))
+        for exclusion in exclusions:
+            lift_exclusion(exclusion.topic, exclusion.paper)
+        self.message_user(request, f"Lifted {len(exclusions)} exclusion(s).")
 
 
 @admin.register(Follow)

@@ -24,7 +24,7 @@ from topics.rules.text import split_words
 
 Hits = tuple[int, ...]
 
-_FIELD_ATTRS = {
+FIELD_ATTRS = {
     "ti": ("title",),
     "abs": ("abstract",),
     "co": ("comment",),
@@ -262,7 +262,7 @@ def _matcher(term: Term) -> _Matcher:
     if term.field == "cat":
         name, archive = category_of(term)
         return _CategoryMatcher(name, archive=archive)
-    attrs = _FIELD_ATTRS[term.field]
+    attrs = FIELD_ATTRS[term.field]
     words = split_words(term.value)
     if term.wildcard:
         return _PrefixMatcher(wildcard_prefix(words), attrs)

@@ -30,7 +30,7 @@ from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
 from topics.seed import load_topics
-from topics.tagging import retag_all
+from topics.tagging import retag_changed_topics
 
 DEMO_CORPUS = (
     Path(settings.BASE_DIR) / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
@@ -83,8 +83,13 @@ class Command(BaseCommand):
         self.load_corpus()
         topics = load_topics()
         self.stdout.write(f"Seed topics: {len(topics)}")
-        result = retag_all()
-        self.stdout.write(f"Tagging: {result}")
+        # Only topics whose rule, categories or corpus changed since their last
+        # re-tag: a second run tags nothing.
+        retagged, result = retag_changed_topics()
+        if retagged:
+            self.stdout.write(f"Tagging {len(retagged)} topic(s): {result}")
+        else:
+            self.stdout.write("Tagging: every topic is up to date.")
         self.load_decisions()
         refresh_momentum()
         for source in DEFAULT_SOURCES:

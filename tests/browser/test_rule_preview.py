@@ -1,0 +1,54 @@
+"""The live rule preview in admin: a preview superseded by more typing is aborted,
+and only the latest rule's answer is shown."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def topic(transactional_db):
+    upsert_records(
+        [
+            paper_record("2606.00001", title="An agent"),
+            paper_record("2606.00002", title="A robot"),
+            paper_record("2606.00003", title="An agent and a robot"),
+            paper_record("2606.00004", title="Another robot"),
+        ]
+    )
+    return make_topic(rule="ti:agent")
+
+
+def test_typing_aborts_the_preview_in_flight(page, sign_in, staff, topic):
+    staff.is_superuser = True
+    staff.save()
+    sign_in(page, staff)
+    held = []
+    failed = []
+
+    def hold_the_first(route) -> None:
+        if not held:
+            held.append(route)  # never answered: only the page can end it
+            return
+        route.continue_()
+
+    page.route("**/preview/?*", hold_the_first)
+    page.on("requestfailed", lambda request: failed.append(request))
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+    page.wait_for_function("document.querySelector('.rule-preview.loading')")
+    page.fill("#id_rule", "ti:robot")
+
+    expect(page.locator(".rule-preview")).to_contain_text("Matches 3 of 4 papers")
+    [aborted] = failed
+    assert parse_qs(urlparse(aborted.url).query)["rule"] == ["ti:agent"]
+    assert held[0].request.url == aborted.url

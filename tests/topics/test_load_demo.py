@@ -1,0 +1,83 @@
+"""load_demo again: nothing changed, nothing is tagged or trained again."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import json
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+
+from topics import relevance
+from topics import tagging
+from topics.management.commands import load_demo
+from topics.models import PaperTopic
+from topics.models import Topic
+from topics.seed import SEED_TOPICS
+from topics.seed import load_topics
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(settings, tmp_path, monkeypatch):
+    """load_demo on the first 1,000 papers of the shipped corpus, with the seed
+    topics of a copy of topics.json that the test may edit."""
+    settings.DEBUG = True
+    corpus = tmp_path / "head.jsonl.gz"
+    with gzip.open(load_demo.DEMO_CORPUS, "rt") as lines:
+        head = "".join(itertools.islice(lines, 1000))
+    with gzip.open(corpus, "wt") as out:
+        out.write(head)
+    seed = tmp_path / "topics.json"
+    seed.write_text(SEED_TOPICS.read_text())
+    labeled = tmp_path / "labeled"
+    labeled.mkdir()
+    (labeled / "agents.json").write_text(
+        json.dumps({"topic": "rl-for-llm-agents", "papers": []})
+    )
+    monkeypatch.setattr(load_demo, "DEMO_CORPUS", corpus)
+    monkeypatch.setattr(load_demo, "LABELED_SETS", labeled)
+    monkeypatch.setattr(load_demo, "load_topics", lambda: load_topics(seed))
+    call_command("load_demo", stdout=io.StringIO())
+    return seed
+
+
+def run_again() -> tuple[mock.MagicMock, mock.MagicMock]:
+    with (
+        mock.patch.object(tagging, "retag_topics", wraps=tagging.retag_topics) as retag,
+        mock.patch.object(relevance, "train", wraps=relevance.train) as train,
+    ):
+        call_command("load_demo", stdout=io.StringIO())
+    return retag, train
+
+
+def test_a_second_run_tags_and_trains_nothing(demo):
+    tags = set(PaperTopic.objects.values_list("topic_id", "paper_id", "source"))
+    assert tags
+
+    retag, train = run_again()
+
+    retag.assert_not_called()
+    train.assert_not_called()
+    assert set(PaperTopic.objects.values_list("topic_id", "paper_id", "source")) == (
+        tags
+    )
+
+
+def test_a_changed_seed_rule_retags_only_its_topic(demo):
+    entries = json.loads(demo.read_text())
+    entries[0]["rule"] = "ti:agent*"
+    demo.write_text(json.dumps(entries))
+
+    retag, _ = run_again()
+
+    [(topics,), _] = retag.call_args
+    assert [topic.slug for topic in topics] == [entries[0]["slug"]]
+    topic = Topic.objects.get(slug=entries[0]["slug"])
+    titles = topic.papers.values_list("title", flat=True)
+    assert titles
+    assert all("agent" in title.lower() for title in titles)

@@ -1,0 +1,255 @@
+"""The database prefilter of rule previews and re-tags: the same papers as matching
+every paper, on PostgreSQL (tsvector, GIN) and on SQLite (FTS5)."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from papers.ingest.runs import ingest_path
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import RuleDocument
+from topics.prefilter import refresh_rule_documents
+from topics.prefilter import stale_papers
+from topics.preview import iter_documents
+from topics.preview import matching_papers
+from topics.rules import compile_rule
+from topics.rules import parse_rule
+from topics.rules.terms import AllOf
+from topics.rules.terms import AnyOf
+from topics.rules.terms import InCategory
+from topics.rules.terms import Not
+from topics.rules.terms import Word
+from topics.rules.terms import rule_condition
+from topics.rules.terms import sure_condition
+from topics.tagging import retag_topics
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+DEMO_CORPUS = BASE_DIR / "data" / "demo" / "arxiv-2026-06-07.snapshot.jsonl.gz"
+SEED_TOPICS = BASE_DIR / "data" / "demo" / "topics.json"
+POSTGRESQL = connection.vendor == "postgresql"
+CORPUS_SIZE = 2000
+
+# Rules whose conditions are easy to get wrong, beside the seed topics'.
+TRICKY_RULES = [
+    "cat:cs.LG ANDNOT agent",  # the excluded side never makes a match
+    "agent ANDNOT ti:agent",
+    "cat:cs.RO",  # categories only: answered by the category rows
+    "cat:cs.*",
+    "cat:math",
+    "cat:cs.RO OR ti:robot*",  # a category beside words
+    "(cat:cs.CV AND video) OR (cat:eess.IV AND image*)",
+    "ti:diffusion OR ti:transformer OR ti:graph OR abs:benchmark",
+    '"large language model" OR "reinforcement learning"',
+    'abs:"chain of thought" AND ti:reason*',
+    "agent*",  # a prefix in every field, author names included
+    "ti:reinforc* AND abs:polic*",
+    "au:wang",
+    "au:zha*",
+    'au:"yang liu"',
+    "co:pages",
+    "multi-agent",  # hyphenated: apart, joined up and with the hyphen
+    "multiagent",
+    "policies",  # plural folding
+    "gaussian*",
+    "LLMs AND ti:survey",
+    "graph ANDNOT (neural OR cat:cs.LG)",
+]
+
+
+def seed_rules() -> dict[str, tuple[str, list[str]]]:
+    entries = json.loads(SEED_TOPICS.read_text())
+    return {e["slug"]: (e["rule"], e.get("categories", [])) for e in entries}
+
+
+@pytest.fixture
+def corpus(db, tmp_path) -> None:
+    """The first papers of the shipped corpus, ingested for real."""
+    path = tmp_path / "head.jsonl"
+    with gzip.open(DEMO_CORPUS, "rt") as lines:
+        path.write_text("".join(itertools.islice(lines, CORPUS_SIZE)))
+    ingest_path(path)
+
+
+def full_scan(rules: dict[str, tuple[str, list[str]]]) -> dict[str, set[int]]:
+    """Each rule's matches among every stored paper: each document built once."""
+    compiled = {name: compile_rule(rule) for name, (rule, _) in rules.items()}
+    found: dict[str, set[int]] = {name: set() for name in rules}
+    for pk, doc, categories in iter_documents(Paper.objects.all()):
+        for name, rule in compiled.items():
+            scope = set(rules[name][1])
+            if (not scope or scope & categories) and rule.match(doc) is not None:
+                found[name].add(pk)
+    return found
+
+
+def test_the_prefilter_finds_what_matching_every_paper_finds(corpus):
+    rules = seed_rules() | {rule: (rule, []) for rule in TRICKY_RULES}
+    expected = full_scan(rules)
+
+    found = {}
+    checked = {}
+    for name, (rule, scope) in rules.items():
+        found[name], checked[name] = matching_papers(compile_rule(rule), scope)
+
+    assert found == expected
+    # Not a full scan in disguise: most rules leave few papers to check.
+    assert sum(1 for name in rules if checked[name] < CORPUS_SIZE / 4) > 40
+    assert sum(1 for papers in expected.values() if papers) > 50
+
+
+def test_without_the_prefilter_every_paper_is_matched(corpus):
+    rule = compile_rule(seed_rules()["world-models"][0])
+
+    prefiltered, checked = matching_papers(rule)
+    scanned, every = matching_papers(rule, prefilter=False)
+
+    assert prefiltered == scanned
+    assert every == CORPUS_SIZE > checked
+
+
+def test_a_topic_is_retagged_from_its_candidates_and_loses_what_it_no_longer_matches(
+    corpus,
+):
+    rules = seed_rules()
+    expected = full_scan({name: rules[name] for name in ("world-models", "tool-use")})
+    topic = make_topic(rule=rules["world-models"][0])
+
+    first = retag_topics([topic])
+    tagged_first = set(topic.paper_topics.values_list("paper_id", flat=True))
+    topic.rule = rules["tool-use"][0]
+    topic.save()
+    second = retag_topics([topic])
+
+    assert tagged_first == expected["world-models"]
+    assert (
+        set(topic.paper_topics.values_list("paper_id", flat=True))
+        == (expected["tool-use"])
+    )
+    assert second.removed == len(expected["world-models"] - expected["tool-use"])
+    assert first.papers < CORPUS_SIZE / 4
+    assert second.papers < CORPUS_SIZE / 4
+
+
+@pytest.mark.django_db
+def test_terms_follow_new_and_changed_papers():
+    upsert_records([paper_record("2606.00081", title="Quantum walks", abstract="")])
+    walks = compile_rule("ti:quantum")
+    assert len(matching_papers(walks)[0]) == 1
+
+    upsert_records(
+        [paper_record("2606.00081", 2, title="Classical walks", abstract="")]
+    )
+    upsert_records([paper_record("2606.00082", title="Quantum dots", abstract="")])
+
+    assert matching_papers(walks)[0] == {Paper.objects.get(arxiv_id="2606.00082").pk}
+    assert len(matching_papers(compile_rule("ti:classical"))[0]) == 1
+    assert stale_papers() == {}
+    assert refresh_rule_documents() == 0
+    Paper.objects.filter(arxiv_id="2606.00082").delete()
+    assert RuleDocument.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_categories_are_read_from_the_paper_as_it_is_now():
+    """Categories added to a paper after its terms were stored (a cross-list
+    adds some, admin may too) count: they are not part of the stored terms."""
+    upsert_records([paper_record("2606.00091", categories=("cs.LG",))])
+    robots = compile_rule("cat:cs.RO AND agent*")
+    assert matching_papers(robots)[0] == set()
+
+    paper = Paper.objects.get()
+    paper.categories.create(code="cs.RO")
+
+    assert matching_papers(robots)[0] == {paper.pk}
+
+
+def test_conditions_keep_and_or_and_drop_the_excluded_side():
+    condition = rule_condition(parse_rule('(ti:agent* OR cat:cs.MA) ANDNOT "tool use"'))
+
+    assert condition == AnyOf((Word("agent", prefix=True), InCategory("cs.ma", False)))
+    # A phrase's pair implies its words: only the pair is looked up.
+    assert rule_condition(parse_rule('abs:"policy gradients" au:smith')) == AllOf(
+        (Word("policy_gradient"), Word("au:smith"))
+    )
+    assert rule_condition(parse_rule('"tool use"')) == AnyOf(
+        (Word("tool_use"), Word("au:tool_use"))
+    )
+    # A hyphenated word: its parts side by side, or joined up.
+    assert rule_condition(parse_rule('abs:"text-to-3D"')) == AnyOf(
+        (AllOf((Word("text_to"), Word("to_3d"))), Word("textto3d"))
+    )
+    assert rule_condition(parse_rule("cat:cs.*")) == InCategory("cs", True)
+
+
+def test_sure_conditions_are_what_index_keys_alone_decide():
+    sure = {
+        rule: sure_condition(parse_rule(rule))
+        for rule in (
+            'ti:agent OR "tool use"',
+            "cat:cs.RO ANDNOT ti:robot*",
+            'abs:agent OR ti:"large language model"',
+            "agent ti:reason*",
+        )
+    }
+
+    assert sure == {
+        'ti:agent OR "tool use"': AnyOf(
+            (Word("ti:agent"), Word("au:tool_use"), Word("tool_use"))
+        ),
+        "cat:cs.RO ANDNOT ti:robot*": AllOf(
+            (InCategory("cs.ro", False), Not(Word("robot", prefix=True)))
+        ),
+        # abs: has no keys of its own; three words need their order.
+        'abs:agent OR ti:"large language model"': None,
+        "agent ti:reason*": None,
+    }
+
+
+def test_papers_their_terms_decide_are_not_matched_one_by_one(corpus):
+    matched, checked = matching_papers(compile_rule("cat:cs.RO OR agent* OR ti:robot"))
+
+    assert len(matched) > 50
+    assert checked == 0
+
+
+def test_a_word_whose_folded_form_folds_again_is_not_decided_by_terms(db):
+    """A paper's terms hold "children" as written (its folded word is "child");
+    the rule word "childrens" folds to "children", which must not find it."""
+    upsert_records([paper_record("2606.00071", title="Children learn", abstract="")])
+
+    assert sure_condition(parse_rule("childrens")) is None
+    assert matching_papers(compile_rule("childrens")) == (set(), 1)
+    assert len(matching_papers(compile_rule("ti:child"))[0]) == 1
+
+
+@pytest.mark.skipif(not POSTGRESQL, reason="runs on SQLite already")
+@pytest.mark.slow
+def test_this_module_passes_on_sqlite(tmp_path):
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "MOMENTUM_VAR_DIR": str(tmp_path),
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", __file__],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
