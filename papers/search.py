@@ -5,6 +5,11 @@ The text follows websearch syntax: words, "quoted phrases", -excluded terms and
 `or` between alternatives. Each term matches stemmed in titles and abstracts and
 unstemmed in author names, so "Levine" finds Levine but not Levin.
 
+A search ranks a bounded set: the CANDIDATES newest matches, read from the
+full-text index (GIN on PostgreSQL, FTS5 on SQLite) in announcement order with a
+LIMIT, so its cost does not grow with how many papers a common word matches. The
+API lists matches newest first and never ranks them (`matching_papers`).
+
 Paper text is untrusted, so highlights are built from plain text: the database
 marks what matched with private-use sentinel characters, Python reads which words
 were marked and marks them, whole, in the text shown (its LaTeX rendered); the
@@ -20,6 +25,7 @@ from datetime import date
 from functools import reduce
 from operator import and_
 from operator import or_
+from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
@@ -42,6 +48,8 @@ from papers.models import Paper
 from papers.query import with_listing_data
 
 MAX_QUERY_LENGTH = 200
+# How many of the newest matches a search ranks and pages through.
+CANDIDATES = 1000
 CONFIG = "english"
 # Unicode private-use characters: they never come out of the database unless asked.
 START = "\ue000"
@@ -103,7 +111,7 @@ class Matches(Func):
     output_field = BooleanField()
 
 
-def search_papers(
+def matching_papers(
     text: str,
     *,
     topic: str | None = None,
@@ -111,11 +119,8 @@ def search_papers(
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Paper]:
-    """Papers matching the text and filters, best first; newest first with no text.
-
-    With positive terms each paper carries `title_marked` and `abstract_marked`
-    (sentinel-marked); pass the papers shown to `highlight` before display.
-    """
+    """Papers matching the text and filters, in no particular order and unranked
+    (the API lists them newest first); all papers with no text and no filter."""
     papers = Paper.objects.all()
     if topic:
         papers = papers.filter(paper_topics__topic__slug=topic)
@@ -126,13 +131,57 @@ def search_papers(
     if date_to:
         papers = papers.filter(first_announced__lte=date_to)
     if not text.strip():
-        return with_listing_data(papers.order_by("-first_announced", "-id"))
+        return papers
     alternatives = parse_query(text)
     if not alternatives:
         return papers.none()
     if connection.vendor == "postgresql":
-        return with_listing_data(_full_text(papers, alternatives))
-    return with_listing_data(_fts5(papers, alternatives))
+        return papers.filter(Matches(F("search_vector"), _tsquery(alternatives)))
+    return papers.filter(
+        reduce(or_, (reduce(and_, map(_fts5_term, terms)) for terms in alternatives))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """The newest CANDIDATES matches, best first: a sequence Paginator can page.
+
+    `capped` says more papers matched than were ranked ("1,000+ papers").
+    """
+
+    ids: list[int]
+    capped: bool
+    ranked: QuerySet[Paper]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, window: slice) -> list[Paper]:
+        return list(self.ranked[window]) if self.ids else []
+
+
+def search_papers(text: str, **filters: Any) -> SearchResults:
+    """The newest CANDIDATES papers matching the text and filters (those of
+    `matching_papers`), best first; newest first with no text.
+
+    Ranking every match costs what the matches number (tens of thousands for a
+    common word): only a bounded set of the newest, taken from the full-text
+    index, is ranked. With positive terms each paper carries `title_marked` and
+    `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`.
+    """
+    newest = matching_papers(text, **filters).order_by("-first_announced", "-id")
+    ids = list(newest.values_list("pk", flat=True)[: CANDIDATES + 1])
+    candidates = Paper.objects.filter(pk__in=ids[:CANDIDATES])
+    alternatives = parse_query(text) if text.strip() else []
+    if not alternatives:
+        ranked = candidates.order_by("-first_announced", "-id")
+    elif connection.vendor == "postgresql":
+        ranked = _full_text(candidates, alternatives)
+    else:
+        ranked = _fts5(candidates, alternatives)
+    return SearchResults(
+        ids[:CANDIDATES], len(ids) > CANDIDATES, with_listing_data(ranked)
+    )
 
 
 def parse_query(text: str) -> list[list[Term]]:
@@ -163,10 +212,9 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
 def _full_text(
     papers: QuerySet[Paper], alternatives: list[list[Term]]
 ) -> QuerySet[Paper]:
+    """The candidates (matches all) ranked, with their marks."""
     query = _tsquery(alternatives)
-    papers = papers.filter(Matches(F("search_vector"), query)).annotate(
-        rank=SearchRank(F("search_vector"), query)
-    )
+    papers = papers.annotate(rank=SearchRank(F("search_vector"), query))
     positive = _positive(alternatives)
     if positive:
         # Marks every stemmed form that matched. PostgreSQL defers costly output
@@ -198,9 +246,7 @@ def _headline(field: str, query: SearchQuery) -> SearchHeadline:
 
 
 def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:
-    papers = papers.filter(
-        reduce(or_, (reduce(and_, map(_fts5_term, terms)) for terms in alternatives))
-    )
+    """The candidates (matches all) ranked, with their marks."""
     if any(all(term.excluded for term in terms) for terms in alternatives):
         # Some papers match by what they lack: nothing to rank or mark them by.
         return papers.order_by("-first_announced", "-id")

@@ -125,11 +125,12 @@ def _search(
                 return redirect(paper)
             context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
         else:
-            papers = search_papers(text, **form.filters())
-            page = Paginator(papers, SEARCH_RESULTS_PER_PAGE).get_page(
+            results = search_papers(text, **form.filters())
+            page = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(
                 request.GET.get("page")
             )
             page.object_list = highlight(page.object_list, text)
             context["page"] = page
+            context["capped"] = results.capped
             context["rows"] = [mark_safe(row) for row in render_rows(page.object_list)]
     return render_shared(request, "papers/search.html", context), {}
