@@ -45,7 +45,6 @@ from django.utils.safestring import mark_safe
 from papers.ingest.records import ARXIV_ID_RE
 from papers.latex import latex_to_text
 from papers.models import Paper
-from papers.query import with_listing_data
 
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
@@ -167,7 +166,8 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     Ranking every match costs what the matches number (tens of thousands for a
     common word): only a bounded set of the newest, taken from the full-text
     index, is ranked. With positive terms each paper carries `title_marked` and
-    `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`.
+    `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`,
+    then to papers.rows.search_rows.
     """
     newest = matching_papers(text, **filters).order_by("-first_announced", "-id")
     ids = list(newest.values_list("pk", flat=True)[: CANDIDATES + 1])
@@ -179,9 +179,9 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
         ranked = _full_text(candidates, alternatives)
     else:
         ranked = _fts5(candidates, alternatives)
-    return SearchResults(
-        ids[:CANDIDATES], len(ids) > CANDIDATES, with_listing_data(ranked)
-    )
+    # What highlighting needs; the rows shown come from papers.rows.search_rows.
+    ranked = ranked.only("arxiv_id", "title", "abstract", "first_announced")
+    return SearchResults(ids[:CANDIDATES], len(ids) > CANDIDATES, ranked)
 
 
 def parse_query(text: str) -> list[list[Term]]:

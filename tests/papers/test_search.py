@@ -455,6 +455,48 @@ def test_hostile_text_is_escaped_around_the_marks(client, db):
     assert "a&lt;b &lt;b&gt;<mark>agents</mark>&lt;/b&gt;" in page
 
 
+@pytest.mark.django_db
+def test_a_shared_row_takes_each_querys_highlights(
+    client, db, django_assert_max_num_queries
+):
+    add_papers(
+        paper_record(
+            "2606.00670",
+            title="Planning agents",
+            abstract="Agents plan with robots.",
+        )
+    )
+    client.get("/search/", {"q": "agents"})
+
+    # The row is in the cache now: another query only fills in its marks (the
+    # topic choices, the candidates, their ranking).
+    with django_assert_max_num_queries(3):
+        other = client.get("/search/", {"q": "robots"}).text
+
+    assert "Planning agents</a>" in other
+    assert "plan with <mark>robots</mark>." in other
+    assert "<mark>agents</mark>" not in other.lower()
+
+
+@pytest.mark.django_db
+def test_text_that_spells_a_rows_hole_is_shown_as_text(client, db):
+    add_papers(
+        paper_record(
+            "2606.00671",
+            title="Agents <!--search:title--> and <!--search:snippet-->",
+            abstract="Agents <!--search:snippet--> everywhere.",
+            authors=("Ada <!--search:snippet-->",),
+        )
+    )
+
+    page = client.get("/search/", {"q": "agents"}).text
+
+    assert "<!--search:" not in page
+    assert "<mark>Agents</mark> &lt;!--search:title--&gt; and" in page
+    assert "Ada &lt;!--search:snippet--&gt;" in page
+    assert page.count('<p class="snippet">') == 1
+
+
 # A bounded candidate set: the newest matches, ranked
 
 
