@@ -7,8 +7,9 @@ unstemmed in author names, so "Levine" finds Levine but not Levin.
 
 A search ranks a bounded set: the CANDIDATES newest matches, read from the
 full-text index (GIN on PostgreSQL, FTS5 on SQLite) in announcement order with a
-LIMIT, so its cost does not grow with how many papers a common word matches. The
-API lists matches newest first and never ranks them (`matching_papers`).
+LIMIT, in windows of the newest days first (`newest_match_ids`), so its cost does
+not grow with how many papers a common word matches. The API lists matches newest
+first and never ranks them (`matching_papers`).
 
 Paper text is untrusted, so highlights are built from plain text: the database
 marks what matched with private-use sentinel characters, Python reads which words
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from datetime import timedelta
 from functools import reduce
 from operator import and_
 from operator import or_
@@ -31,10 +33,13 @@ from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
 from django.contrib.postgres.search import SearchQueryField
 from django.contrib.postgres.search import SearchRank
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import BooleanField
 from django.db.models import F
 from django.db.models import Func
+from django.db.models import Max
+from django.db.models import Min
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -49,6 +54,14 @@ from papers.models import Paper
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
 CANDIDATES = 1000
+# Where it looks for them first: days back from the newest paper, each window
+# eight times the last (newest_match_ids); few, as each is a query.
+WINDOW_DAYS = (7, 56, 448)
+# Papers without a day first on both databases (PostgreSQL's default for DESC,
+# and the order of the paper_announced_idx index).
+NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
+SPAN_KEY = "search:span"
+SPAN_SECONDS = 300
 CONFIG = "english"
 # Unicode private-use characters: they never come out of the database unless asked.
 START = "\ue000"
@@ -169,12 +182,11 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`,
     then to papers.rows.search_rows.
     """
-    newest = matching_papers(text, **filters).order_by("-first_announced", "-id")
-    ids = list(newest.values_list("pk", flat=True)[: CANDIDATES + 1])
+    ids = newest_match_ids(matching_papers(text, **filters), CANDIDATES + 1)
     candidates = Paper.objects.filter(pk__in=ids[:CANDIDATES])
     alternatives = parse_query(text) if text.strip() else []
     if not alternatives:
-        ranked = candidates.order_by("-first_announced", "-id")
+        ranked = candidates.order_by(*NEWEST_FIRST)
     elif connection.vendor == "postgresql":
         ranked = _full_text(candidates, alternatives)
     else:
@@ -182,6 +194,44 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     # What highlighting needs; the rows shown come from papers.rows.search_rows.
     ranked = ranked.only("arxiv_id", "title", "abstract", "first_announced")
     return SearchResults(ids[:CANDIDATES], len(ids) > CANDIDATES, ranked)
+
+
+def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
+    """The ids of the `limit` newest of these papers (newest first).
+
+    Finding the newest of a word's matches reads every match (PostgreSQL sorts
+    what the full-text index gives), so the search looks in windows of the
+    newest days first (WINDOW_DAYS), where the full-text index and the date's
+    are combined: once a window holds `limit` matches, no older paper can be
+    among the newest. A common word stops in the first windows, at the cost of
+    the papers they hold however old the corpus reaches; a rare one goes through
+    them all, each cheap.
+    """
+    ordered = matches.order_by(*NEWEST_FIRST).values_list("pk", flat=True)
+    span = corpus_span()
+    for days in WINDOW_DAYS if span["newest"] else ():
+        start = span["newest"] - timedelta(days=days)
+        if start < span["oldest"]:
+            break  # the window holds every paper
+        # Papers without a day come first in this order: in every window.
+        recent = Q(first_announced__gt=start) | Q(first_announced__isnull=True)
+        ids = list(ordered.filter(recent)[:limit])
+        if len(ids) == limit:
+            return ids
+    return list(ordered[:limit])
+
+
+def corpus_span() -> dict[str, date | None]:
+    """The corpus's first and last announcement day, kept in the cache a while:
+    windows from a stale span still find the newest matches, since the last
+    query of newest_match_ids has no window."""
+    return cache.get_or_set(
+        SPAN_KEY,
+        lambda: Paper.objects.aggregate(
+            newest=Max("first_announced"), oldest=Min("first_announced")
+        ),
+        SPAN_SECONDS,
+    )
 
 
 def parse_query(text: str) -> list[list[Term]]:
@@ -249,7 +299,7 @@ def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[P
     """The candidates (matches all) ranked, with their marks."""
     if any(all(term.excluded for term in terms) for terms in alternatives):
         # Some papers match by what they lack: nothing to rank or mark them by.
-        return papers.order_by("-first_announced", "-id")
+        return papers.order_by(*NEWEST_FIRST)
     # Every paper found matches one of the positive terms in papers_paper_fts
     # (an unstemmed author match is a stemmed one too), so joining it loses none.
     # FTS5's bm25() and highlight() need that join: extra() is the ORM's only way.

@@ -32,7 +32,8 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
 
-MAX_PAGE_QUERIES = 10
+# A search page rendered anew (README), its windows included.
+MAX_PAGE_QUERIES = 13
 BASE_DIR = Path(__file__).resolve().parents[2]
 POSTGRESQL = connection.vendor == "postgresql"
 postgresql_only = pytest.mark.skipif(not POSTGRESQL, reason="PostgreSQL only")
@@ -564,6 +565,40 @@ def test_the_candidates_are_ranked_best_first(client, db, monkeypatch):
     # Both newer papers are candidates; the title match ranks above the newer
     # abstract-only match.
     assert shown_ids(response)[:2] == ["2605.00011", "2605.00010"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("ages", "wanted"),
+    [
+        # The newest week holds enough: older matches are never read.
+        ([0, 1, 2, 3, 40, 400], [0, 1, 2]),
+        # It does not: the windows widen until one does, or all papers are in.
+        ([0, 40, 41, 42, 400], [0, 40, 41]),
+        ([0, 400, 401, 900], [0, 400, 401]),
+        ([0, 1, 500, 501, 900], [0, 1, 500]),
+        # A paper without a day comes first, as in the unwindowed order.
+        ([None, 0, 1, 2, 3, 400], [None, 0, 1]),
+    ],
+)
+def test_the_newest_matches_are_found_window_by_window(
+    client, db, monkeypatch, ages, wanted
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 3)
+    newest = date(2026, 7, 24)
+    arxiv_ids = dated_papers(len(ages))
+    for arxiv_id, age in zip(arxiv_ids, ages, strict=True):
+        day = None if age is None else newest - timedelta(days=age)
+        announce(arxiv_id, day)
+    # An old paper that does not match: the corpus spans years.
+    add_papers(paper_record("2001.00001", title="Old", abstract="Unrelated."))
+    announce("2001.00001", date(2020, 1, 1))
+    by_age = dict(zip(ages, arxiv_ids, strict=True))
+
+    response = client.get("/search/", {"q": "agent"})
+
+    assert sorted(shown_ids(response)) == sorted(by_age[age] for age in wanted)
+    assert "3+ papers" in response.text
 
 
 @pytest.mark.django_db
