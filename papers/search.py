@@ -33,7 +33,6 @@ from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
 from django.contrib.postgres.search import SearchQueryField
 from django.contrib.postgres.search import SearchRank
-from django.core.cache import cache
 from django.db import connection
 from django.db.models import BooleanField
 from django.db.models import F
@@ -50,6 +49,7 @@ from django.utils.safestring import mark_safe
 from papers.ingest.records import ARXIV_ID_RE
 from papers.latex import latex_to_text
 from papers.models import Paper
+from papers.pagecache import cached_value
 
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
@@ -225,7 +225,7 @@ def corpus_span() -> dict[str, date | None]:
     """The corpus's first and last announcement day, kept in the cache a while:
     windows from a stale span still find the newest matches, since the last
     query of newest_match_ids has no window."""
-    return cache.get_or_set(
+    return cached_value(
         SPAN_KEY,
         lambda: Paper.objects.aggregate(
             newest=Max("first_announced"), oldest=Min("first_announced")
