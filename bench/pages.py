@@ -237,20 +237,25 @@ def fill(papers: int, topics: int) -> None:
     print(f"  momentum, VACUUM ANALYZE   in {timer.seconds:6.1f} s")
 
 
+def open_kept_database(url: str) -> None:
+    """Set Django up on a filled database, kept from an earlier run."""
+    setup_django(fresh_database=False, url=url)
+    # Migrations added since the fill apply to the kept data, as in production.
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"],
+        cwd=BASE_DIR,
+        check=True,
+        env=os.environ,
+    )
+
+
 def prepare_database(url: str, papers: int, topics: int, refill: bool) -> None:
     """Reuse the filled database when its signature matches, else fill it anew."""
     wanted = signature(papers, topics)
     name = url.rsplit("/", 1)[1]
     if not refill and stored_signature(url) == wanted:
         print(f"database: reusing {name} ({wanted})")
-        setup_django(fresh_database=False, url=url)
-        # Migrations added since the fill apply to the kept data, as in production.
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "-v0"],
-            cwd=BASE_DIR,
-            check=True,
-            env=os.environ,
-        )
+        open_kept_database(url)
         return
     print(f"database: filling {name}")
     setup_django(fresh_database=True, url=url)

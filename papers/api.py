@@ -44,7 +44,7 @@ from papers.pagination import CursorSerializer
 from papers.pagination import PaperCursorPagination
 from papers.query import get_paper
 from papers.query import with_listing_data
-from papers.search import search_papers
+from papers.search import matching_papers
 from papers.serializers import ARXIV_ID_PATH
 from papers.serializers import FeedSourceSerializer
 from papers.serializers import IngestRunSerializer
@@ -94,11 +94,14 @@ def paper_list_response(
             raise serializers.ValidationError(
                 {"topic": ["No active topic has this slug."]}, code="does_not_exist"
             )
-        papers = search_papers(filters.get("q", ""), **search_arguments(filters))
+        # Matches newest first, cursor paged: nothing is ranked or counted.
+        papers = matching_papers(filters.get("q", ""), **search_arguments(filters))
         if saved is not None:
             mine = {"saves__user": request.user}
             papers = papers.filter(**mine) if saved else papers.exclude(**mine)
-        rows, next_url = pagination.page(papers.prefetch_related("categories"))
+        rows, next_url = pagination.page(
+            with_listing_data(papers).prefetch_related("categories")
+        )
         data = PaperSerializer(rows, many=True, context={"request": request}).data
         return pagination.wrap(data, next_url)
 

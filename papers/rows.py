@@ -20,6 +20,10 @@ from papers.pagecache import paper_key
 from papers.query import with_listing_data
 
 ROW = "partials/paper_row.html"
+# Where a search row takes its query's highlighted title and snippet: comments,
+# which escaped paper text can never contain.
+TITLE_HOLE = mark_safe("<!--search:title-->")
+SNIPPET_HOLE = mark_safe("<!--search:snippet-->")
 Prepare = Callable[[QuerySet[Paper]], QuerySet[Paper]]
 
 
@@ -31,27 +35,64 @@ def paper_rows(
 ) -> list[SafeString]:
     """The rows of these papers, in order; on a topic's page (`topic`), its chip
     first and what `prepare` annotates (the model's score)."""
-    slug = getattr(topic, "slug", "")
+
+    def render(papers: list[Paper]) -> list[str]:
+        return render_rows(papers, topic=topic)
+
+    return _cached_rows(arxiv_ids, getattr(topic, "slug", ""), render, prepare)
+
+
+def search_rows(papers: Sequence[Paper]) -> list[SafeString]:
+    """The rows of search results (papers.search.highlight gave each its
+    `highlighted_title` and `snippet`): each paper's shared search row, with
+    those two filled in for this query."""
+
+    def render(found: list[Paper]) -> list[str]:
+        for paper in found:
+            paper.highlighted_title = TITLE_HOLE  # type: ignore[attr-defined]
+            paper.snippet = SNIPPET_HOLE  # type: ignore[attr-defined]
+        return render_rows(found)
+
+    rows = _cached_rows([paper.arxiv_id for paper in papers], "search", render)
+    # Escaped paper text cannot spell a hole: the first of each is the one.
+    return [
+        mark_safe(
+            row.replace(TITLE_HOLE, paper.highlighted_title, 1).replace(  # type: ignore[attr-defined]
+                SNIPPET_HOLE,
+                paper.snippet,
+                1,  # type: ignore[attr-defined]
+            )
+        )
+        for paper, row in zip(papers, rows, strict=True)
+    ]
+
+
+def _cached_rows(
+    arxiv_ids: Sequence[str],
+    variant: str,
+    render_papers: Callable[[list[Paper]], list[str]],
+    prepare: Prepare | None = None,
+) -> list[str]:
     items = {
-        f"row:{slug}:{arxiv_id}": (paper_key(arxiv_id), NAMES) for arxiv_id in arxiv_ids
+        f"row:{variant}:{arxiv_id}": (paper_key(arxiv_id), NAMES)
+        for arxiv_id in arxiv_ids
     }
 
     def render(missing: list[str]) -> dict[str, str]:
         wanted = [item.split(":", 2)[2] for item in missing]
         papers = with_listing_data(Paper.objects.filter(arxiv_id__in=wanted))
         papers = list(prepare(papers) if prepare is not None else papers)
-        rendered = render_rows(papers, topic=topic)
         return {
-            f"row:{slug}:{paper.arxiv_id}": html
-            for paper, html in zip(papers, rendered, strict=True)
+            f"row:{variant}:{paper.arxiv_id}": html
+            for paper, html in zip(papers, render_papers(papers), strict=True)
         }
 
     found = cached_fragments(items, render)
-    return [mark_safe(found[f"row:{slug}:{arxiv_id}"]) for arxiv_id in arxiv_ids]
+    return [mark_safe(found[f"row:{variant}:{arxiv_id}"]) for arxiv_id in arxiv_ids]
 
 
 def render_rows(papers: Iterable[Paper], *, topic: object | None = None) -> list[str]:
-    """Rows rendered now (search results, with their highlights)."""
+    """Rows rendered now."""
     template = get_template(ROW)
     return [
         template.render({"paper": paper, "current_topic": topic}) for paper in papers

@@ -5,6 +5,12 @@ The text follows websearch syntax: words, "quoted phrases", -excluded terms and
 `or` between alternatives. Each term matches stemmed in titles and abstracts and
 unstemmed in author names, so "Levine" finds Levine but not Levin.
 
+A search ranks a bounded set: the CANDIDATES newest matches, read from the
+full-text index (GIN on PostgreSQL, FTS5 on SQLite) in announcement order with a
+LIMIT, in windows of the newest days first (`newest_match_ids`), so its cost does
+not grow with how many papers a common word matches. The API lists matches newest
+first and never ranks them (`matching_papers`).
+
 Paper text is untrusted, so highlights are built from plain text: the database
 marks what matched with private-use sentinel characters, Python reads which words
 were marked and marks them, whole, in the text shown (its LaTeX rendered); the
@@ -17,9 +23,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from datetime import timedelta
 from functools import reduce
 from operator import and_
 from operator import or_
+from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
@@ -29,6 +37,8 @@ from django.db import connection
 from django.db.models import BooleanField
 from django.db.models import F
 from django.db.models import Func
+from django.db.models import Max
+from django.db.models import Min
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -39,9 +49,19 @@ from django.utils.safestring import mark_safe
 from papers.ingest.records import ARXIV_ID_RE
 from papers.latex import latex_to_text
 from papers.models import Paper
-from papers.query import with_listing_data
+from papers.pagecache import cached_value
 
 MAX_QUERY_LENGTH = 200
+# How many of the newest matches a search ranks and pages through.
+CANDIDATES = 1000
+# Where it looks for them first: days back from the newest paper, each window
+# eight times the last (newest_match_ids); few, as each is a query.
+WINDOW_DAYS = (7, 56, 448)
+# Papers without a day first on both databases (PostgreSQL's default for DESC,
+# and the order of the paper_announced_idx index).
+NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
+SPAN_KEY = "search:span"
+SPAN_SECONDS = 300
 CONFIG = "english"
 # Unicode private-use characters: they never come out of the database unless asked.
 START = "\ue000"
@@ -103,7 +123,7 @@ class Matches(Func):
     output_field = BooleanField()
 
 
-def search_papers(
+def matching_papers(
     text: str,
     *,
     topic: str | None = None,
@@ -111,11 +131,8 @@ def search_papers(
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Paper]:
-    """Papers matching the text and filters, best first; newest first with no text.
-
-    With positive terms each paper carries `title_marked` and `abstract_marked`
-    (sentinel-marked); pass the papers shown to `highlight` before display.
-    """
+    """Papers matching the text and filters, in no particular order and unranked
+    (the API lists them newest first); all papers with no text and no filter."""
     papers = Paper.objects.all()
     if topic:
         papers = papers.filter(paper_topics__topic__slug=topic)
@@ -126,13 +143,95 @@ def search_papers(
     if date_to:
         papers = papers.filter(first_announced__lte=date_to)
     if not text.strip():
-        return with_listing_data(papers.order_by("-first_announced", "-id"))
+        return papers
     alternatives = parse_query(text)
     if not alternatives:
         return papers.none()
     if connection.vendor == "postgresql":
-        return with_listing_data(_full_text(papers, alternatives))
-    return with_listing_data(_fts5(papers, alternatives))
+        return papers.filter(Matches(F("search_vector"), _tsquery(alternatives)))
+    return papers.filter(
+        reduce(or_, (reduce(and_, map(_fts5_term, terms)) for terms in alternatives))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """The newest CANDIDATES matches, best first: a sequence Paginator can page.
+
+    `capped` says more papers matched than were ranked ("1,000+ papers").
+    """
+
+    ids: list[int]
+    capped: bool
+    ranked: QuerySet[Paper]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, window: slice) -> list[Paper]:
+        return list(self.ranked[window]) if self.ids else []
+
+
+def search_papers(text: str, **filters: Any) -> SearchResults:
+    """The newest CANDIDATES papers matching the text and filters (those of
+    `matching_papers`), best first; newest first with no text.
+
+    Ranking every match costs what the matches number (tens of thousands for a
+    common word): only a bounded set of the newest, taken from the full-text
+    index, is ranked. With positive terms each paper carries `title_marked` and
+    `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`,
+    then to papers.rows.search_rows.
+    """
+    ids = newest_match_ids(matching_papers(text, **filters), CANDIDATES + 1)
+    candidates = Paper.objects.filter(pk__in=ids[:CANDIDATES])
+    alternatives = parse_query(text) if text.strip() else []
+    if not alternatives:
+        ranked = candidates.order_by(*NEWEST_FIRST)
+    elif connection.vendor == "postgresql":
+        ranked = _full_text(candidates, alternatives)
+    else:
+        ranked = _fts5(candidates, alternatives)
+    # What highlighting needs; the rows shown come from papers.rows.search_rows.
+    ranked = ranked.only("arxiv_id", "title", "abstract", "first_announced")
+    return SearchResults(ids[:CANDIDATES], len(ids) > CANDIDATES, ranked)
+
+
+def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
+    """The ids of the `limit` newest of these papers (newest first).
+
+    Finding the newest of a word's matches reads every match (PostgreSQL sorts
+    what the full-text index gives), so the search looks in windows of the
+    newest days first (WINDOW_DAYS), where the full-text index and the date's
+    are combined: once a window holds `limit` matches, no older paper can be
+    among the newest. A common word stops in the first windows, at the cost of
+    the papers they hold however old the corpus reaches; a rare one goes through
+    them all, each cheap.
+    """
+    ordered = matches.order_by(*NEWEST_FIRST).values_list("pk", flat=True)
+    span = corpus_span()
+    for days in WINDOW_DAYS if span["newest"] else ():
+        start = span["newest"] - timedelta(days=days)
+        if start < span["oldest"]:
+            break  # the window holds every paper
+        # Papers without a day come first in this order: in every window.
+        recent = Q(first_announced__gt=start) | Q(first_announced__isnull=True)
+        ids = list(ordered.filter(recent)[:limit])
+        if len(ids) == limit:
+            return ids
+    return list(ordered[:limit])
+
+
+def corpus_span() -> dict[str, date | None]:
+    """The corpus's first and last announcement day, kept in the cache a while:
+    windows from a stale span still find the newest matches, since the last
+    query of newest_match_ids has no window."""
+    return cached_value(
+        SPAN_KEY,
+        lambda: Paper.objects.aggregate(
+            newest=Max("first_announced"), oldest=Min("first_announced")
+        ),
+        SPAN_SECONDS,
+    )
 
 
 def parse_query(text: str) -> list[list[Term]]:
@@ -163,10 +262,9 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
 def _full_text(
     papers: QuerySet[Paper], alternatives: list[list[Term]]
 ) -> QuerySet[Paper]:
+    """The candidates (matches all) ranked, with their marks."""
     query = _tsquery(alternatives)
-    papers = papers.filter(Matches(F("search_vector"), query)).annotate(
-        rank=SearchRank(F("search_vector"), query)
-    )
+    papers = papers.annotate(rank=SearchRank(F("search_vector"), query))
     positive = _positive(alternatives)
     if positive:
         # Marks every stemmed form that matched. PostgreSQL defers costly output
@@ -198,12 +296,10 @@ def _headline(field: str, query: SearchQuery) -> SearchHeadline:
 
 
 def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:
-    papers = papers.filter(
-        reduce(or_, (reduce(and_, map(_fts5_term, terms)) for terms in alternatives))
-    )
+    """The candidates (matches all) ranked, with their marks."""
     if any(all(term.excluded for term in terms) for terms in alternatives):
         # Some papers match by what they lack: nothing to rank or mark them by.
-        return papers.order_by("-first_announced", "-id")
+        return papers.order_by(*NEWEST_FIRST)
     # Every paper found matches one of the positive terms in papers_paper_fts
     # (an unstemmed author match is a stemmed one too), so joining it loses none.
     # FTS5's bm25() and highlight() need that join: extra() is the ORM's only way.

@@ -8,7 +8,6 @@ from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.utils.safestring import mark_safe
 
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
@@ -30,7 +29,7 @@ from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
 from papers.rows import paper_rows
-from papers.rows import render_rows
+from papers.rows import search_rows
 from papers.search import arxiv_id_query
 from papers.search import highlight
 from papers.search import search_papers
@@ -125,11 +124,17 @@ def _search(
                 return redirect(paper)
             context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
         else:
-            papers = search_papers(text, **form.filters())
-            page = Paginator(papers, SEARCH_RESULTS_PER_PAGE).get_page(
+            results = search_papers(text, **form.filters())
+            page = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(
                 request.GET.get("page")
             )
             page.object_list = highlight(page.object_list, text)
             context["page"] = page
-            context["rows"] = [mark_safe(row) for row in render_rows(page.object_list)]
+            context["capped"] = results.capped
+            shown = page.object_list
+            context["rows"] = (
+                search_rows(shown)
+                if text.strip()
+                else paper_rows([paper.arxiv_id for paper in shown])
+            )
     return render_shared(request, "papers/search.html", context), {}

@@ -240,6 +240,32 @@ def test_blank_text_search_lists_everything(anonymous, corpus):
     assert ids(anonymous.get(LIST, {"q": "   "})) == newest_first()
 
 
+@pytest.mark.parametrize("size", [1, 3, 100])
+def test_a_text_search_lists_matches_newest_first_in_cursor_pages(
+    anonymous, corpus, size
+):
+    found = walk(anonymous, f"{LIST}?q=agents+-robot&page_size={size}")
+
+    # Every paper's abstract is about agents; one title names a robot.
+    assert found == [i for i in newest_first() if i != "2606.00100"]
+
+
+def test_a_text_search_page_neither_ranks_nor_counts(
+    anonymous, corpus, django_assert_max_num_queries
+):
+    cache.clear()
+    with django_assert_max_num_queries(6) as queries:
+        response = anonymous.get(LIST, {"q": "agent", "page_size": 2})
+
+    assert len(ids(response)) == 2
+    sql = " ".join(query["sql"] for query in queries.captured_queries).lower()
+    assert "count(" not in sql
+    assert "ts_rank" not in sql
+    assert "bm25" not in sql
+    # One page and one more row, to know whether there is a next page.
+    assert "limit 3" in sql
+
+
 def test_unknown_parameter_has_its_own_code(anonymous, corpus):
     error = assert_error(anonymous.get(LIST, {"sort": "title"}), 400, "invalid")
     assert error["fields"]["sort"] == [

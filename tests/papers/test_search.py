@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from datetime import date
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
 
-MAX_PAGE_QUERIES = 10
+# A search page rendered anew (README), its windows included.
+MAX_PAGE_QUERIES = 13
 BASE_DIR = Path(__file__).resolve().parents[2]
 POSTGRESQL = connection.vendor == "postgresql"
 postgresql_only = pytest.mark.skipif(not POSTGRESQL, reason="PostgreSQL only")
@@ -452,6 +454,196 @@ def test_hostile_text_is_escaped_around_the_marks(client, db):
     assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in page
     assert "<b>" not in page
     assert "a&lt;b &lt;b&gt;<mark>agents</mark>&lt;/b&gt;" in page
+
+
+@pytest.mark.django_db
+def test_a_shared_row_takes_each_querys_highlights(
+    client, db, django_assert_max_num_queries
+):
+    add_papers(
+        paper_record(
+            "2606.00670",
+            title="Planning agents",
+            abstract="Agents plan with robots.",
+        )
+    )
+    client.get("/search/", {"q": "agents"})
+
+    # The row is in the cache now: another query only fills in its marks (the
+    # topic choices, the candidates, their ranking).
+    with django_assert_max_num_queries(3):
+        other = client.get("/search/", {"q": "robots"}).text
+
+    assert "Planning agents</a>" in other
+    assert "plan with <mark>robots</mark>." in other
+    assert "<mark>agents</mark>" not in other.lower()
+
+
+@pytest.mark.django_db
+def test_text_that_spells_a_rows_hole_is_shown_as_text(client, db):
+    add_papers(
+        paper_record(
+            "2606.00671",
+            title="Agents <!--search:title--> and <!--search:snippet-->",
+            abstract="Agents <!--search:snippet--> everywhere.",
+            authors=("Ada <!--search:snippet-->",),
+        )
+    )
+
+    page = client.get("/search/", {"q": "agents"}).text
+
+    assert "<!--search:" not in page
+    assert "<mark>Agents</mark> &lt;!--search:title--&gt; and" in page
+    assert "Ada &lt;!--search:snippet--&gt;" in page
+    assert page.count('<p class="snippet">') == 1
+
+
+# A bounded candidate set: the newest matches, ranked
+
+
+def dated_papers(count: int, *, title: str = "Agent number {n}") -> list[str]:
+    """`count` matching papers, announced a day apart, newest last; their ids."""
+    arxiv_ids = [f"2605.{n:05d}" for n in range(1, count + 1)]
+    add_papers(
+        *(
+            paper_record(arxiv_id, title=title.format(n=n))
+            for n, arxiv_id in enumerate(arxiv_ids, 1)
+        )
+    )
+    for n, arxiv_id in enumerate(arxiv_ids):
+        announce(arxiv_id, date(2026, 1, 1) + timedelta(days=n))
+    return arxiv_ids
+
+
+def shown_ids(response) -> list[str]:
+    return [paper.arxiv_id for paper in response.context["page"]]
+
+
+@pytest.mark.django_db
+def test_only_the_newest_matches_are_ranked_and_the_count_says_more(
+    client, db, monkeypatch
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 5)
+    arxiv_ids = dated_papers(8)
+    # The oldest paper is the best match, but not among the five newest.
+    Paper.objects.filter(arxiv_id=arxiv_ids[0]).update(title="Agent agents agent")
+
+    response = client.get("/search/", {"q": "agent"})
+
+    assert sorted(shown_ids(response)) == sorted(arxiv_ids[-5:])
+    assert response.context["page"].paginator.count == 5
+    assert "5+ papers" in response.text
+    assert "these are the best of the newest 5" in response.text
+
+
+@pytest.mark.django_db
+def test_an_uncapped_count_is_exact_and_says_nothing_more(client, db, monkeypatch):
+    monkeypatch.setattr("papers.search.CANDIDATES", 5)
+    dated_papers(5)
+
+    response = client.get("/search/", {"q": "agent"})
+
+    assert response.context["page"].paginator.count == 5
+    assert "5 papers" in response.text
+    assert "5+ papers" not in response.text
+    assert "best of the newest" not in response.text
+
+
+@pytest.mark.django_db
+def test_the_candidates_are_ranked_best_first(client, db, monkeypatch):
+    monkeypatch.setattr("papers.search.CANDIDATES", 3)
+    dated_papers(2, title="Planning number {n}")
+    add_papers(
+        paper_record("2605.00010", title="Planning", abstract="Agents plan."),
+        paper_record("2605.00011", title="Agents that plan", abstract="Planning."),
+    )
+    announce("2605.00010", date(2026, 3, 2))
+    announce("2605.00011", date(2026, 3, 1))
+
+    response = client.get("/search/", {"q": "agents"})
+
+    # Both newer papers are candidates; the title match ranks above the newer
+    # abstract-only match.
+    assert shown_ids(response)[:2] == ["2605.00011", "2605.00010"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("ages", "wanted"),
+    [
+        # The newest week holds enough: older matches are never read.
+        ([0, 1, 2, 3, 40, 400], [0, 1, 2]),
+        # It does not: the windows widen until one does, or all papers are in.
+        ([0, 40, 41, 42, 400], [0, 40, 41]),
+        ([0, 400, 401, 900], [0, 400, 401]),
+        ([0, 1, 500, 501, 900], [0, 1, 500]),
+        # A paper without a day comes first, as in the unwindowed order.
+        ([None, 0, 1, 2, 3, 400], [None, 0, 1]),
+    ],
+)
+def test_the_newest_matches_are_found_window_by_window(
+    client, db, monkeypatch, ages, wanted
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 3)
+    newest = date(2026, 7, 24)
+    arxiv_ids = dated_papers(len(ages))
+    for arxiv_id, age in zip(arxiv_ids, ages, strict=True):
+        day = None if age is None else newest - timedelta(days=age)
+        announce(arxiv_id, day)
+    # An old paper that does not match: the corpus spans years.
+    add_papers(paper_record("2001.00001", title="Old", abstract="Unrelated."))
+    announce("2001.00001", date(2020, 1, 1))
+    by_age = dict(zip(ages, arxiv_ids, strict=True))
+
+    response = client.get("/search/", {"q": "agent"})
+
+    assert sorted(shown_ids(response)) == sorted(by_age[age] for age in wanted)
+    assert "3+ papers" in response.text
+
+
+@pytest.mark.django_db
+def test_pages_run_through_the_candidate_set_only(client, db, monkeypatch):
+    monkeypatch.setattr("papers.search.CANDIDATES", 30)
+    arxiv_ids = dated_papers(40)
+
+    first = client.get("/search/", {"q": "agent"})
+    second = client.get("/search/", {"q": "agent", "page": 2})
+    beyond = client.get("/search/", {"q": "agent", "page": 3})
+
+    assert "30+ papers" in first.text
+    assert "Page 1 of 2" in first.text
+    assert len(shown_ids(first)) == 25
+    assert len(shown_ids(second)) == 5
+    assert sorted(shown_ids(first) + shown_ids(second)) == sorted(arxiv_ids[-30:])
+    # Past the last page, the last page (as Paginator.get_page does).
+    assert shown_ids(beyond) == shown_ids(second)
+
+
+@pytest.mark.django_db
+def test_filters_without_text_take_the_newest_candidates_newest_first(
+    client, db, monkeypatch
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 4)
+    arxiv_ids = dated_papers(6)
+
+    response = client.get("/search/", {"category": "cs.LG"})
+
+    assert shown_ids(response) == arxiv_ids[-4:][::-1]
+    assert "4+ papers" in response.text
+
+
+@pytest.mark.django_db
+def test_a_capped_search_costs_a_bounded_number_of_queries(
+    client, alice, db, monkeypatch, django_assert_max_num_queries
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 30)
+    dated_papers(45)
+    client.force_login(alice)
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        response = client.get("/search/", {"q": "agent", "page": 2})
+
+    assert len(shown_ids(response)) == 5
 
 
 # Pages, input, queries
