@@ -2,15 +2,21 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 from django.core.signals import request_started
+from django.db.models.signals import post_delete
 from django.db.models.signals import post_migrate
+from django.db.models.signals import post_save
 
 
 class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self) -> None:
+        from accounts import backends
         from accounts import sites
 
         # After django.contrib.sites' own hook, which creates example.com.
         post_migrate.connect(sites.sync_after_migrate, sender=self)
+        user = self.get_model("User")
+        post_save.connect(backends.forget_user, sender=user)
+        post_delete.connect(backends.forget_user, sender=user)
         request_started.connect(sites.check_on_first_request)

@@ -442,6 +442,7 @@ def fetch(url: str, cookie: str = "") -> str:
 def bench_reader(slug: str) -> tuple[object, str]:
     """The signed-in reader (following five topics, this one first, and having
     saved ten of its newest papers) and the Cookie header of their session."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY
     from django.contrib.auth import HASH_SESSION_KEY
     from django.contrib.auth import SESSION_KEY
@@ -467,7 +468,7 @@ def bench_reader(slug: str) -> tuple[object, str]:
         set_saved(user, paper, True)
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return user, f"sessionid={session.session_key}; csrftoken={_get_new_csrf_string()}"

@@ -123,9 +123,10 @@ CONTENT_SECURITY_POLICY = {
 # AUTHENTICATION
 # ------------------------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"
+# Django's and allauth's, each reading the signed-in user from the cache.
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
+    "accounts.backends.CachedModelBackend",
+    "accounts.backends.CachedAuthenticationBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": f"django.contrib.auth.password_validation.{name}"}
