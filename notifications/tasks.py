@@ -14,6 +14,7 @@ from celery import shared_task
 from celery.signals import worker_process_shutdown
 from django.utils import timezone
 
+from core.tasks import durable
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
@@ -53,10 +54,8 @@ def send_due_digests(at: str | None = None) -> int:
 
 @shared_task(
     bind=True,
-    ignore_result=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
     max_retries=None,  # bounded by Digest.attempts (MOMENTUM_DIGEST_MAX_ATTEMPTS)
+    **durable(),
 )
 def send_digest(self, digest_id: int) -> str:
     """Send one digest unless another sender holds it or it is done; idempotent."""

@@ -10,6 +10,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from core.tasks import durable
 from papers.ingest.harvest import run_source
 from papers.ingest.harvest import take_due_sources
 from papers.ingest.runs import ingest_tagger
@@ -28,13 +29,7 @@ def enqueue_due_sources() -> int:
     return len(source_ids)
 
 
-@shared_task(
-    ignore_result=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    soft_time_limit=settings.MOMENTUM_INGEST_TIME_LIMIT,
-    time_limit=settings.MOMENTUM_INGEST_TIME_LIMIT + 300,
-)
+@shared_task(**durable(settings.MOMENTUM_INGEST_TIME_LIMIT))
 def ingest_source(
     source_id: int, since: str | None = None, until: str | None = None
 ) -> None:

@@ -12,6 +12,8 @@ from django.db.models import F
 from django.db.models import Q
 from django.utils import timezone
 
+from core.tasks import HARD_LIMIT_MARGIN
+from core.tasks import durable
 from papers.pagecache import TOPICS
 from papers.pagecache import content_changed
 from topics import relevance
@@ -26,19 +28,14 @@ from topics.tagging import retag_topics
 logger = logging.getLogger(__name__)
 
 PDF_TIME_LIMIT = 5 * 60  # retries with backoff included
-RETAG_TIME_LIMIT = 60 * 60  # seconds; the hard limit is two minutes later
+RETAG_TIME_LIMIT = 60 * 60  # seconds (core.tasks.durable)
+TRAIN_TIME_LIMIT = 30 * 60
 # A re-tag requested longer ago than a task may live, and not done, was lost (a
 # broker down when it was asked for, a worker killed): it is sent again.
-RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + 5 * 60)
+RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + HARD_LIMIT_MARGIN + 5 * 60)
 
 
-@shared_task(
-    ignore_result=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    soft_time_limit=RETAG_TIME_LIMIT,
-    time_limit=RETAG_TIME_LIMIT + 120,
-)
+@shared_task(**durable(RETAG_TIME_LIMIT))
 def retag_topic(topic_id: int) -> None:
     """Re-tag every paper for one topic, recording progress on it; idempotent."""
     topic = Topic.objects.filter(pk=topic_id).prefetch_related("categories").first()
@@ -74,13 +71,7 @@ def _members(topic_id: int) -> set[int]:
     )
 
 
-@shared_task(
-    ignore_result=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    soft_time_limit=30 * 60,
-    time_limit=30 * 60 + 120,
-)
+@shared_task(**durable(TRAIN_TIME_LIMIT))
 def train_topic_model(topic_id: int, force: bool = False) -> None:
     """Retrain one topic's relevance model and apply it; a no-op when nothing it
     learns from has changed (unless forced)."""

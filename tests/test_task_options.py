@@ -1,0 +1,32 @@
+"""The tasks whose work must not be lost share their options (core.tasks)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core.tasks import HARD_LIMIT_MARGIN
+from notifications.tasks import send_digest
+from papers.tasks import ingest_source
+from topics.tasks import RETAG_LOST_AFTER
+from topics.tasks import retag_topic
+from topics.tasks import train_topic_model
+
+
+@pytest.mark.parametrize(
+    "task", [ingest_source, retag_topic, train_topic_model, send_digest]
+)
+def test_a_killed_workers_task_runs_again(task):
+    assert task.acks_late
+    assert task.reject_on_worker_lost
+    assert task.ignore_result
+
+
+@pytest.mark.parametrize("task", [ingest_source, retag_topic, train_topic_model])
+def test_a_long_task_is_told_to_stop_before_it_is_killed(task):
+    assert task.time_limit - task.soft_time_limit == HARD_LIMIT_MARGIN
+
+
+def test_a_retag_is_not_taken_for_lost_while_it_may_still_run():
+    assert timedelta(seconds=retag_topic.time_limit) < RETAG_LOST_AFTER
