@@ -9,6 +9,8 @@ from django.db.models.signals import post_save
 
 class AccountsConfig(AppConfig):
     name = "accounts"
+    # allauth's app is "Accounts" in admin (email addresses): not a second one.
+    verbose_name = "Users and preferences"
 
     def ready(self) -> None:
         from accounts import backends

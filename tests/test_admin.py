@@ -135,3 +135,13 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     assert "Invalid rule" in response.text
     assert "position 13" in response.text
     assert not Topic.objects.filter(slug="broken").exists()
+
+
+def test_each_section_of_the_admin_index_has_its_own_name(admin_client):
+    import re
+
+    page = admin_client.get(reverse("admin:index")).text
+    sections = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', page)
+
+    assert sections
+    assert len(sections) == len(set(sections)), sections
