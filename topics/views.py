@@ -192,10 +192,11 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     def render(deps: Dependencies) -> tuple[str, dict]:
         topic = get_active_topic(slug)
         papers = topic_papers(topic, week)
+        blocks = _topic_blocks(request, topic, week, papers)
         page = _page(
             request,
             papers.values_list("arxiv_id", flat=True),
-            count=_paper_count(topic, week, papers),
+            count=int(blocks.pop("count")),
         )
         context = {
             "topic": topic,
@@ -207,7 +208,7 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
             ),
             "week": week,
             "week_error": week_error,
-            "blocks": _topic_blocks(request, topic),
+            "blocks": blocks,
         }
         return render_shared(request, "topics/detail.html", context), {}
 
@@ -215,46 +216,39 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return page_response(request, cached_page(request, scopes, render))
 
 
-def _paper_count(topic: Topic, week: date | None, papers: QuerySet[Paper]) -> int:
-    """How many papers the topic (that week) holds, counted once per change of
-    its papers: a follow renders its page anew without counting them again."""
-    key = f"topic-count:{topic.slug}:{week or ''}"
-    scopes = (topic_key(topic.slug), members_key(topic.slug))
-    found = cached_fragments({key: scopes}, lambda missing: {key: str(papers.count())})
-    return int(found[key])
-
-
-def _topic_blocks(request: HttpRequest, topic: Topic) -> dict[str, SafeString]:
-    """The topic page's momentum and related topics, cached apart from the page:
-    a follow or a new paper renders the page anew, not these. Momentum moves
-    with the momentum refresh (`trending`); related topics with the topic."""
-    momentum = f"topic-momentum:{topic.slug}"
-    related = f"topic-related:{topic.slug}"
-
-    def render(missing: list[str]) -> dict[str, str]:
-        html = {}
-        if momentum in missing:
-            figures = with_figures([topic])[0].figures
-            html[momentum] = render_shared(
-                request,
-                "topics/momentum_block.html",
-                {"topic": topic, "momentum": figures},
-            )
-        if related in missing:
-            html[related] = render_shared(
-                request,
-                "topics/related_block.html",
-                {"related": related_topics(topic)},
-            )
-        return html
-
-    found = cached_fragments(
-        {momentum: (TRENDING,), related: (topic_key(topic.slug), NAMES)}, render
-    )
-    return {
-        "momentum": mark_safe(found[momentum]),
-        "related": mark_safe(found[related]),
+def _topic_blocks(
+    request: HttpRequest, topic: Topic, week: date | None, papers: QuerySet[Paper]
+) -> dict[str, SafeString]:
+    """The parts of a topic page cached apart from it, read in one round trip:
+    a follow or a new paper renders the page anew, not these. Its momentum moves
+    with the momentum refresh (`trending`), related topics with the topic, and
+    how many papers it holds (that week) with its papers."""
+    slug = topic.slug
+    parts = {
+        "momentum": (f"topic-momentum:{slug}", (TRENDING,)),
+        "related": (f"topic-related:{slug}", (topic_key(slug), NAMES)),
+        "count": (
+            f"topic-count:{slug}:{week or ''}",
+            (topic_key(slug), members_key(slug)),
+        ),
     }
+    renderers = {
+        "momentum": lambda: render_shared(
+            request,
+            "topics/momentum_block.html",
+            {"topic": topic, "momentum": with_figures([topic])[0].figures},
+        ),
+        "related": lambda: render_shared(
+            request, "topics/related_block.html", {"related": related_topics(topic)}
+        ),
+        "count": lambda: str(papers.count()),
+    }
+    name_of = {key: name for name, (key, _) in parts.items()}
+    found = cached_fragments(
+        dict(parts.values()),
+        lambda missing: {key: renderers[name_of[key]]() for key in missing},
+    )
+    return {name: mark_safe(found[key]) for name, (key, _) in parts.items()}
 
 
 def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
