@@ -45,3 +45,13 @@ def save_topic(
     if creating or RETAG_FIELDS & changed:
         request_retag(topic)
     return topic
+
+
+def set_active(topic: Topic, active: bool) -> bool:
+    """Activate or deactivate a topic as its change form and the API do (admin's
+    actions too): checked, saved and re-tagged in the background. False if it
+    was so already; raises ValidationError if its rule no longer compiles."""
+    if topic.is_active == active:
+        return False
+    save_topic(topic, fields={"is_active": active})
+    return True

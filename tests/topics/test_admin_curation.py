@@ -289,3 +289,53 @@ def test_selected_pins_and_exclusions_are_lifted_through_curation(curator, topic
 
     assert pins.count() == 1
     assert exclusions.count() == 1
+
+
+def deactivated_through(how: str, topic: Topic, curator, staff, monkeypatch) -> dict:
+    """The topic as the admin action or the API leaves it on deactivation."""
+    from django.test import Client
+
+    sent = []
+    monkeypatch.setattr(
+        "topics.tasks.retag_topic.apply_async", lambda args, **_: sent.append(args)
+    )
+    if how == "admin action":
+        curator.post(
+            reverse("admin:topics_topic_changelist"),
+            {"action": "deactivate", "_selected_action": [topic.pk]},
+        )
+    else:
+        api = Client()
+        api.force_login(staff)
+        response = api.patch(
+            f"/api/v1/topics/{topic.slug}/",
+            {"is_active": False},
+            content_type="application/json",
+            headers={"X-CSRFToken": "x"},
+        )
+        assert response.status_code == 200, response.content
+    topic.refresh_from_db()
+    return {
+        "is_active": topic.is_active,
+        "retag_pending": topic.retag_pending,
+        "updated": topic.updated_at,
+    }
+
+
+def test_admin_and_api_deactivate_a_topic_alike(
+    curator, staff, topic, monkeypatch, django_capture_on_commit_callbacks
+):
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    before = {t.pk: t.updated_at for t in (topic, other)}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        by_admin = deactivated_through(
+            "admin action", topic, curator, staff, monkeypatch
+        )
+        by_api = deactivated_through("api", other, curator, staff, monkeypatch)
+
+    assert by_admin["is_active"] is by_api["is_active"] is False
+    assert by_admin["retag_pending"]
+    assert by_api["retag_pending"]
+    assert by_admin["updated"] > before[topic.pk]
+    assert by_api["updated"] > before[other.pk]

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import admin
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count
 from django.db.models import QuerySet
@@ -21,7 +22,6 @@ from django.urls import path
 from django.urls import reverse
 from django.utils.html import format_html
 
-from papers.pagecache import content_changed
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -29,6 +29,7 @@ from topics.curation import pin_paper
 from topics.curation import request_retag
 from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
+from topics.editing import set_active
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Question
@@ -360,15 +361,24 @@ class TopicAdmin(admin.ModelAdmin):
 
     @admin.action(description="Activate")
     def activate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
-        for topic in queryset.filter(is_active=False):
-            topic.is_active = True
-            topic.save(update_fields=["is_active", "updated_at"])
-            request_retag(topic)
+        self._set_active(request, queryset, True)
 
     @admin.action(description="Deactivate (hidden, keeps its followers)")
     def deactivate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
-        queryset.update(is_active=False)
-        content_changed()
+        self._set_active(request, queryset, False)
+
+    def _set_active(
+        self, request: HttpRequest, queryset: QuerySet[Topic], active: bool
+    ) -> None:
+        for topic in queryset:
+            try:
+                set_active(topic, active)
+            except ValidationError as error:
+                self.message_user(
+                    request,
+                    f"{topic.name}: {'; '.join(error.messages)}",
+                    messages.ERROR,
+                )
 
     @admin.action(description="Merge into one topic…")
     def merge(
