@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -65,3 +66,18 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+
+
+def run_wrk(url: str, *arguments: str) -> tuple[str, float]:
+    """wrk's output for `url` with these arguments (threads, connections,
+    duration, script...), and its requests per second; exits if unreadable."""
+    done = subprocess.run(
+        ["wrk", "--timeout", "30s", *arguments, url],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
+    if rps is None:
+        sys.exit(f"cannot read wrk's output:\n{done.stdout}\n{done.stderr}")
+    return done.stdout, float(rps.group(1))

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import bench.pages as pages
 from bench.common import BASE_DIR
+from bench.common import run_wrk
 
 # Each request picks one of these, signed in or not, at random (wrk's Lua).
 SCRIPT = """
@@ -68,32 +69,15 @@ end
 
 
 def wrk_mixed(url: str, script: Path, seconds: float, connections: int) -> dict:
-    done = subprocess.run(
-        [
-            "wrk",
-            "-t2",
-            f"-c{connections}",
-            f"-d{round(seconds)}s",
-            "--timeout",
-            "30s",
-            "-s",
-            str(script),
-            url,
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
+    out, rps = run_wrk(
+        url, "-t2", f"-c{connections}", f"-d{round(seconds)}s", "-s", str(script)
     )
-    out = done.stdout
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if rps is None:
-        sys.exit(f"cannot read wrk's output:\n{out}\n{done.stderr}")
     statuses = {int(code): int(n) for code, n in re.findall(r"status (\d+) (\d+)", out)}
     sockets = re.search(
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
     )
     return {
-        "rps": float(rps.group(1)),
+        "rps": rps,
         "statuses": dict(sorted(statuses.items())),
         # Server errors and dropped connections; throttling (429) is by design.
         "errors": sum(n for code, n in statuses.items() if code >= 500)

@@ -65,6 +65,7 @@ from bench.common import BENCH_DATABASE
 from bench.common import DEMO_CORPUS
 from bench.common import Timer
 from bench.common import corpus_rows
+from bench.common import run_wrk
 from bench.common import setup_django
 
 # Redis database 9: the bench's own, emptied before each run.
@@ -400,31 +401,19 @@ def wrk(url: str, seconds: float, cookie: str = "") -> dict[str, float]:
     """Run wrk against url (with this Cookie header); requests/s, mean latency
     (ms) and failed responses."""
     headers = ["-H", f"Cookie: {cookie}"] if cookie else []
-    done = subprocess.run(
-        [
-            "wrk",
-            f"-t{WRK_THREADS}",
-            f"-c{WRK_CONNECTIONS}",
-            f"-d{max(1, round(seconds))}s",
-            "--timeout",
-            "30s",
-            *headers,
-            url,
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
+    out, rps = run_wrk(
+        url,
+        f"-t{WRK_THREADS}",
+        f"-c{WRK_CONNECTIONS}",
+        f"-d{max(1, round(seconds))}s",
+        *headers,
     )
-    out = done.stdout
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if rps is None:
-        sys.exit(f"cannot read wrk's output:\n{out}\n{done.stderr}")
     latency = re.search(r"Latency\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     errors = re.search(r"Socket errors:.*timeout (\d+)", out)
     return {
-        "rps": float(rps.group(1)),
+        "rps": rps,
         "latency_ms": float(latency.group(1)) * scale[latency.group(2)]
         if latency
         else float("nan"),

@@ -30,17 +30,15 @@ import itertools
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
-from bench.common import BASE_DIR
 from bench.common import BENCH_DATABASE
 from bench.common import DEMO_CORPUS
 from bench.common import Timer
 from bench.common import setup_django
 from bench.pages import SEED_TOPICS
+from bench.pages import open_kept_database
 from bench.pages import recombined_lines
 from bench.pages import store_signature
 from bench.pages import stored_signature
@@ -100,15 +98,9 @@ def prepare_database(papers: int, refill: bool) -> None:
     name = url.rsplit("/", 1)[1]
     if not refill and stored_signature(url) == wanted:
         print(f"database: reusing {name} ({wanted})")
-        setup_django(fresh_database=False, url=url)
         # Migrations added since the fill apply to the kept data, and terms of
         # an older version are derived again, before anything is timed.
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "-v0"],
-            cwd=BASE_DIR,
-            check=True,
-            env=os.environ,
-        )
+        open_kept_database(url)
         from topics.prefilter import refresh_rule_documents
 
         with Timer() as timer:

@@ -59,6 +59,7 @@ from bench.common import BASE_DIR
 from bench.common import BENCH_DATABASE
 from bench.common import Timer
 from bench.common import corpus_rows
+from bench.common import run_wrk
 from bench.common import setup_django
 
 TOPICS = 200
@@ -321,29 +322,19 @@ def wrk_varied(
             }
         )
         script.flush()
-        done = subprocess.run(
-            [
-                "wrk",
-                f"-t{pages.WRK_THREADS}",
-                f"-c{pages.WRK_CONNECTIONS}",
-                f"-d{max(1, round(seconds))}s",
-                "--timeout",
-                "30s",
-                "-s",
-                script.name,
-                url,
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
+        out, rps = run_wrk(
+            url,
+            f"-t{pages.WRK_THREADS}",
+            f"-c{pages.WRK_CONNECTIONS}",
+            f"-d{max(1, round(seconds))}s",
+            "-s",
+            script.name,
         )
-    out = done.stdout
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     figures = dict(re.findall(r"^(p50|p95|non2xx) ([\d.]+)$", out, re.MULTILINE))
-    if rps is None or len(figures) < 3:
-        sys.exit(f"cannot read wrk's output:\n{out}\n{done.stderr}")
+    if len(figures) < 3:
+        sys.exit(f"cannot read the script's figures in wrk's output:\n{out}")
     return {
-        "rps": float(rps.group(1)),
+        "rps": rps,
         "p50_ms": float(figures["p50"]) / 1000,
         "p95_ms": float(figures["p95"]) / 1000,
         "failed": float(figures["non2xx"]),
