@@ -26,7 +26,9 @@ cached the same way, per paper (papers.rows), so a page made stale by one paper
 renders one row anew.
 
 Readers. A cached render is the same for everyone: each reader's own state is a
-slot in it, filled for each request from one small query (papers.slots).
+slot in it, filled for each request (papers.slots) from one small query whose
+answer is kept under the reader's own version (`reader:<id>`, moved by
+`reader_changed(...)` from the writers of that state) and read with the page.
 
 Failure. A cache error is a miss: the page renders uncached and answers. A
 version the cache missed while it was down is bounded by PAGE_TIMEOUT.

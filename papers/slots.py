@@ -5,7 +5,9 @@ each reader's page differs: the header's user menu, messages, each follow and
 save button, the "Not relevant?" flags, what the feed showed before ("seen") and
 the last harvest's age. `fill()` replaces each slot for the request: it asks
 which of the page's papers and topics the reader saved, follows, flagged or was
-shown, in one query, and writes each slot from its template (`partials/`),
+shown, in one query (its answer cached under the reader's version until they
+change something: papers.pagecache.ReaderState), and writes each slot from its
+template (`partials/`),
 rendered once per process with stand-ins for the address, the `next` address
 and the CSRF token. No escaped text can make a slot: `<` is always `&lt;`.
 """
