@@ -386,10 +386,11 @@ def render_shared(request: HttpRequest, template: str, context: dict) -> str:
 
 def cached_fragments(
     items: dict[str, tuple[str, ...]],
-    render: Callable[[list[str]], dict[str, str]],
-) -> dict[str, str]:
-    """Each item's HTML (item → the scopes it depends on), from the cache while
-    those versions stand, else rendered (those missing, together) by `render`."""
+    render: Callable[[list[str]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Each item's HTML, or other small value (item → the scopes it depends on),
+    from the cache while those versions stand, else rendered (those missing,
+    together) by `render`."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
     keys = {item: f"pages:fragment:{item}" for item in items}
     found = _get_many([*keys.values(), *(_version_key(scope) for scope in scopes)])

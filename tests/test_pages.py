@@ -14,6 +14,7 @@ from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.following import set_following
 from topics.models import Follow
 from topics.momentum import refresh_momentum
 from topics.tagging import retag_all
@@ -303,15 +304,37 @@ def test_a_cached_page_costs_anyone_no_query(
         assert visitor.get(address).status_code == 200
 
 
-def test_a_cached_feed_costs_a_reader_what_they_follow(
+def test_a_cached_feed_costs_a_reader_no_query(
     alice, corpus, django_assert_max_num_queries
 ):
-    Follow.objects.create(user=alice, topic=corpus["agents"])
+    set_following(alice, corpus["agents"], True)
     client = Client()
     client.force_login(alice)
     client.get("/")  # rendered; what it showed is recorded
     client.get("/")  # their state, now with those papers seen, is cached
 
-    # What it showed is recorded already; their state is cached with the page.
-    with django_assert_max_num_queries(1):
+    # What they follow, what it showed and their state are all cached.
+    with django_assert_max_num_queries(0):
         assert "Agent 7" in client.get("/").text
+
+
+def test_a_feed_follows_a_new_follow_and_a_deactivated_topic_at_once(
+    alice, corpus, django_capture_on_commit_callbacks
+):
+    tag_papers(
+        upsert_records([paper_record("2606.00200", title="A robot arm")]).changed_ids
+    )
+    set_following(alice, corpus["agents"], True)
+    client = Client()
+    client.force_login(alice)
+    client.get("/")
+    client.get("/")  # what they follow, cached
+    assert "A robot arm" not in client.get("/").text
+
+    set_following(alice, corpus["robots"], True)
+    assert "A robot arm" in client.get("/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["robots"].is_active = False
+        corpus["robots"].save()
+    assert "A robot arm" not in client.get("/").text

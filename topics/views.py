@@ -39,6 +39,7 @@ from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
 from papers.pagecache import followers_key
 from papers.pagecache import members_key
+from papers.pagecache import reader_key
 from papers.pagecache import render_shared
 from papers.pagecache import topic_key
 from papers.query import get_paper
@@ -119,7 +120,12 @@ def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
     """New papers from the topics the user follows, shared by every reader who
     follows the same topics; those the feed showed this reader on an earlier
     visit are marked seen."""
-    followed = followed_topics(user)
+    # Cached until they follow or unfollow, or a topic is renamed or deactivated.
+    key = f"followed:{user.pk}"
+    followed = cached_fragments(
+        {key: (reader_key(user.pk), NAMES)},
+        lambda missing: {key: followed_topics(user)},
+    )[key]
     slugs = [slug for _, slug in followed]
     page = cached_page(
         request,
