@@ -7,13 +7,9 @@ tests are skipped and the SQLite-only ones run.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from datetime import date
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -29,12 +25,12 @@ from papers.search import marked_words
 from papers.search import parse_query
 from papers.search import to_html
 from tests.papers.factories import paper_record
+from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
 
 # A search page rendered anew (README), its windows included.
 MAX_PAGE_QUERIES = 13
-BASE_DIR = Path(__file__).resolve().parents[2]
 POSTGRESQL = connection.vendor == "postgresql"
 postgresql_only = pytest.mark.skipif(not POSTGRESQL, reason="PostgreSQL only")
 sqlite_only = pytest.mark.skipif(
@@ -828,20 +824,7 @@ def test_the_fts5_migration_indexes_the_papers_already_stored(client):
 @pytest.mark.sqlite
 @postgresql_only  # the run it starts is the SQLite one
 def test_this_module_passes_on_sqlite(tmp_path):
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "MOMENTUM_VAR_DIR": str(tmp_path),
-    }
-
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:randomly", __file__],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_module_on_sqlite(__file__, tmp_path)
 
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert re.search(r"\d+ passed", result.stdout)

@@ -6,9 +6,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from tests.papers.factories import paper_record
+from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics.models import RuleDocument
 from topics.prefilter import refresh_rule_documents
@@ -234,22 +232,11 @@ def test_a_word_whose_folded_form_folds_again_is_not_decided_by_terms(db):
     assert len(matching_papers(compile_rule("ti:child"))[0]) == 1
 
 
-@pytest.mark.skipif(not POSTGRESQL, reason="runs on SQLite already")
+# On SQLite the suite ran this module already; from PostgreSQL it runs it there.
+@pytest.mark.skipif(not POSTGRESQL, reason="the suite runs on SQLite")
+@pytest.mark.sqlite
 @pytest.mark.slow
 def test_this_module_passes_on_sqlite(tmp_path):
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "MOMENTUM_VAR_DIR": str(tmp_path),
-    }
-
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", __file__],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = run_module_on_sqlite(__file__, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
