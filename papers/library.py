@@ -3,13 +3,10 @@ their feed has shown them ("seen")."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Exists
 from django.db.models import OuterRef
@@ -20,9 +17,8 @@ from accounts.models import User
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+from papers.pagecache import ReaderState
 from papers.pagecache import reader_changed
-
-logger = logging.getLogger(__name__)
 
 
 def set_saved(user: User, paper: Paper, saved: bool) -> None:
@@ -54,21 +50,16 @@ def saved_papers(user: User) -> QuerySet[Paper]:
 SHOWN_RECORDED_SECONDS = 60 * 60
 
 
-def record_shown(user: User, paper_ids: list[int]) -> None:
+def record_shown(user: User, paper_ids: list[int], page: ReaderState) -> None:
     """Remember that the reader's feed showed these papers (ids) now, and forget
-    what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent."""
+    what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent: the same
+    page showing the same papers again within SHOWN_RECORDED_SECONDS writes
+    nothing, as the page's own state (read with it) says what it recorded."""
     digest = hashlib.sha256(repr(sorted(paper_ids)).encode()).hexdigest()[:32]
-    key = f"seen:recorded:{user.pk}:{digest}"
-    try:
-        if cache.get(key):
-            return
-    except Exception:  # without the cache, every visit writes, as before
-        logger.warning(
-            "cache unavailable; recording what the feed showed", exc_info=True
-        )
+    if page.shown == digest:
+        return
     _write_shown(user, paper_ids)
-    with contextlib.suppress(Exception):
-        cache.set(key, True, SHOWN_RECORDED_SECONDS)
+    page.note_shown(digest, SHOWN_RECORDED_SECONDS)
 
 
 @transaction.atomic  # one transaction, not one per statement

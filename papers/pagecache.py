@@ -311,7 +311,8 @@ def cached_page(
     small = [HARVEST_KEY]
     if reader is not None:
         scopes.append(reader_key(reader))
-        small.append(ReaderState.key_for(key, reader))
+        own = ReaderState.key_for(key, reader)
+        small += [own, ReaderState.shown_key_for(own)]
     found = _get_many([key, *small, *(_version_key(s) for s in scopes)])
     prefetched = {name: found[name] for name in small if name in found}
     versions = _versions(scopes, found)
@@ -350,6 +351,19 @@ class ReaderState:
     @staticmethod
     def key_for(page_key: str, user_id: int) -> str:
         return f"{page_key}:reader:{user_id}"
+
+    @staticmethod
+    def shown_key_for(key: str) -> str:
+        return f"{key}:shown"
+
+    @property
+    def shown(self) -> Any:
+        """What the page last noted it showed the reader (note_shown), if
+        still kept: read with the page."""
+        return self.prefetched.get(self.shown_key_for(self.key))
+
+    def note_shown(self, value: object, timeout: int) -> None:
+        _set_many({self.shown_key_for(self.key): value}, timeout)
 
     def get(self, wanted: object) -> Any:
         entry = self.prefetched.get(self.key)

@@ -7,6 +7,7 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from unittest import mock
 from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 from xml.etree import ElementTree
@@ -318,6 +319,27 @@ def test_visiting_the_same_feed_again_writes_nothing(
     writes = ("INSERT", "UPDATE", "DELETE")
     assert not [q for q in queries.captured_queries if q["sql"].startswith(writes)]
     assert dict(ShownPaper.objects.values_list("paper_id", "shown_at")) == recorded
+
+
+def test_a_feed_shown_again_within_the_hour_costs_no_query(
+    reader, alice, topic, django_assert_num_queries
+):
+    Follow.objects.create(user=alice, topic=topic)
+    reader.get("/")  # renders and records what it showed
+    reader.get("/")  # the reader's state moved with that record: asked once
+
+    # What the page last recorded is read with the page: no query, no write,
+    # and the cache in four round trips (session, user, follows, the page).
+    with (
+        django_assert_num_queries(0),
+        mock.patch.object(cache, "get", wraps=cache.get) as get,
+        mock.patch.object(cache, "get_many", wraps=cache.get_many) as get_many,
+    ):
+        reader.get("/")
+    # (The local-memory cache's get_many calls get for each key.)
+    in_many = {key for call in get_many.call_args_list for key in call.args[0]}
+    alone = [call for call in get.call_args_list if call.args[0] not in in_many]
+    assert len(alone) + get_many.call_count == 4
 
 
 def test_the_feed_forgets_what_it_showed_long_ago(reader, alice, topic, settings):

@@ -135,8 +135,8 @@ def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
     )
     # Filled (with `seen` as it was) before this visit is recorded.
     response = page_response(request, page)
-    if isinstance(page, Rendered):
-        record_shown(user, page.meta["papers"])
+    if isinstance(page, Rendered) and page.reader_state is not None:
+        record_shown(user, page.meta["papers"], page.reader_state)
     return response
 
 
