@@ -277,6 +277,8 @@ class Rendered:
     prefetched: dict[str, Any] = field(default_factory=dict)
     # The reader's state for its slots, when signed in (not stored with it).
     reader_state: ReaderState | None = None
+    # Its PageValues' HTML, for their slots (not stored with it).
+    values: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -297,12 +299,30 @@ class Rendered:
 Render = Callable[[Dependencies], "tuple[str, dict] | HttpResponse"]
 
 
+@dataclass(frozen=True)
+class PageValue:
+    """A small part of a page that changes more often than the rest (a topic's
+    follower count): not in its render but in a slot (`value NAME`), cached
+    under its own scope's version and read with the page, so that a change to
+    it renders nothing. `compute` returns its HTML."""
+
+    key: str
+    scope: str
+    compute: Callable[[], str]
+
+
 def cached_page(
-    request: HttpRequest, scopes: Iterable[str], render: Render, *, variant: str = ""
+    request: HttpRequest,
+    scopes: Iterable[str],
+    render: Render,
+    *,
+    variant: str = "",
+    values: dict[str, PageValue] | None = None,
 ) -> Rendered | HttpResponse:
     """The page at this address (and `variant`) as rendered for everyone: from
     the cache while none of the versions it was rendered from moved, else from
-    `render(deps)`, which returns (body, meta), or a response not to cache."""
+    `render(deps)`, which returns (body, meta), or a response not to cache; with
+    its `values` (PageValue), read in the same round trip."""
     scopes = [EVERYTHING, *scopes]
     address = f"{variant}|{request.get_full_path()}"
     key = "pages:page:" + hashlib.sha256(address.encode()).hexdigest()
@@ -313,9 +333,15 @@ def cached_page(
         scopes.append(reader_key(reader))
         own = ReaderState.key_for(key, reader)
         small += [own, ReaderState.shown_key_for(own)]
-    found = _get_many([key, *small, *(_version_key(s) for s in scopes)])
+    values = values or {}
+    small += [value.key for value in values.values()]
+    value_scopes = {value.scope for value in values.values()} - set(scopes)
+    found = _get_many(
+        [key, *small, *(_version_key(s) for s in [*scopes, *value_scopes])]
+    )
     prefetched = {name: found[name] for name in small if name in found}
     versions = _versions(scopes, found)
+    shown = _page_values(values, found, versions)
     state = None
     if reader is not None:
         # The reader's own version is not the page's: a save renders nothing.
@@ -335,7 +361,30 @@ def cached_page(
             _set_many({key: page.packed()}, PAGE_TIMEOUT)
     page.prefetched = prefetched
     page.reader_state = state
+    page.values = shown
     return page
+
+
+def _page_values(
+    values: dict[str, PageValue], found: dict[str, Any], known: dict[str, int | None]
+) -> dict[str, str]:
+    """Each value's HTML: as found with the page while its version stands, else
+    computed (and stored under that version)."""
+    scopes = {value.scope for value in values.values()} - set(known)
+    versions = {**known, **_versions(scopes, found)}
+    html, fresh = {}, {}
+    for name, value in values.items():
+        version = versions[value.scope]
+        entry = found.get(value.key)
+        if entry is not None and entry[0] == version:
+            html[name] = entry[1]
+        else:
+            html[name] = value.compute()
+            if version is not None:
+                fresh[value.key] = (version, html[name])
+    if fresh:
+        _set_many(fresh, FRAGMENT_TIMEOUT)
+    return html
 
 
 @dataclass

@@ -84,6 +84,7 @@ class Reader:
     state: dict[str, set[str]]
     meta: dict
     prefetched: dict
+    values: dict[str, str]
 
     @cached_property
     def user(self) -> User:
@@ -121,7 +122,7 @@ def fill(request: HttpRequest, page: Rendered) -> str:
             wanted[STATE_OF[kind]].add(" ".join(key))
     if not page.meta.get("seen"):
         wanted.pop("seen", None)  # only the feed marks what it showed before
-    reader = Reader(request, {}, page.meta, page.prefetched)
+    reader = Reader(request, {}, page.meta, page.prefetched, page.values)
     if reader.signed_in:
         reader.state = _cached_state(reader.user, wanted, page.reader_state)
     out, position = [], 0
@@ -258,6 +259,11 @@ def _harvest(reader: Reader) -> str:
     return render_to_string("partials/last_harvest.html", {"last_harvest": finished})
 
 
+def _value(reader: Reader, name: str) -> str:
+    """A PageValue's HTML (papers.pagecache), rendered by its page's view."""
+    return reader.values[name]
+
+
 FILLERS: dict[str, Callable[..., str]] = {
     "menu": _menu,
     "messages": _messages,
@@ -267,4 +273,5 @@ FILLERS: dict[str, Callable[..., str]] = {
     "seen": _seen,
     "seen-class": _seen_class,
     "harvest": _harvest,
+    "value": _value,
 }

@@ -17,6 +17,7 @@ from django.http import HttpResponse
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.safestring import SafeString
@@ -34,6 +35,7 @@ from papers.pagecache import NAMES
 from papers.pagecache import TOPICS
 from papers.pagecache import TRENDING
 from papers.pagecache import Dependencies
+from papers.pagecache import PageValue
 from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
@@ -218,8 +220,19 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         }
         return render_shared(request, "topics/detail.html", context), {}
 
-    scopes = [topic_key(slug), followers_key(slug), NAMES]
-    return page_response(request, cached_page(request, scopes, render))
+    # A follow moves only the follower count: it renders nothing else.
+    followers = PageValue(
+        f"topic-followers:{slug}",
+        followers_key(slug),
+        lambda: render_to_string(
+            "topics/follower_count.html",
+            {"count": Follow.objects.filter(topic__slug=slug).count()},
+        ),
+    )
+    page = cached_page(
+        request, [topic_key(slug), NAMES], render, values={"followers": followers}
+    )
+    return page_response(request, page)
 
 
 def _topic_blocks(
