@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from papers.ingest.upsert import insert_rows
+from core.bulk import insert_rows
 from topics.documents import among
 from topics.models import PaperTopic
 from topics.models import ReviewItem
