@@ -5,9 +5,9 @@
 Fills a scratch PostgreSQL database (momentum_bench_digest) with --papers papers
 over 16 weeks in 50 topics (three authors each, the first with an affiliation)
 and --users readers following 5 topics each. Then, for every reader, plans and
-shapes their weekly digest in batches of --batch (notifications.digest, the
-code the outbox runs) and renders the subject/text/HTML triplet
-(notifications.mailer.render_digest). Prints:
+shapes their weekly digest in batches of --batch (notifications.plan and
+notifications.content, the code the outbox runs) and renders the
+subject/text/HTML triplet (notifications.mailer.render_digest). Prints:
 
 - queries per batch at 100, 500 and 2,000 users (target: the same for all);
 - digests built per second (plan + shape) and rendered per second from the
@@ -120,8 +120,8 @@ def requests(users):
 
 
 def build(users, batch: int):
-    from notifications.digest import plan_digests
-    from notifications.digest import shape_digests
+    from notifications.content import shape_digests
+    from notifications.plan import plan_digests
 
     contents = []
     for start in range(0, len(users), batch):

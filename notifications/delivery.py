@@ -37,12 +37,9 @@ from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
-from notifications.digest import Content
-from notifications.digest import Plan
-from notifications.digest import PlanRequest
-from notifications.digest import plan_digests
+from notifications.content import Content
+from notifications.content import shape_digests
 from notifications.digest import request_for
-from notifications.digest import shape_digests
 from notifications.mailer import Mailer
 from notifications.mailer import PermanentSendError
 from notifications.mailer import TransientSendError
@@ -52,6 +49,9 @@ from notifications.mailer import site_url
 from notifications.mailer import unsubscribe_url
 from notifications.models import Digest
 from notifications.models import DigestPaper
+from notifications.plan import Plan
+from notifications.plan import PlanRequest
+from notifications.plan import plan_digests
 from notifications.schedule import OFF
 from notifications.schedule import Schedule
 from topics.models import Follow

@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from accounts.models import User
-from notifications.digest import Content
+from notifications.content import Content
 from notifications.tokens import unsubscribe_token
 
 logger = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.http import require_POST
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.digest import preview_content
 from notifications.digest import stored_content
@@ -118,8 +119,8 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "notifications/unsubscribe_gone.html", status=404)
     # Anyone holding the link sees this page: the address is only hinted at.
     context = {"email": masked(user.email), "token": token}
-    preferences = getattr(user, "digest", None)
-    if preferences is not None and claim.generation < preferences.link_generation:
+    preferences = DigestPreferences.objects.for_user(user)
+    if claim.generation < preferences.link_generation:
         return render(request, "notifications/unsubscribe_stale.html", status=410)
     if request.method != "POST":
         return render(request, "notifications/unsubscribe.html", context)

@@ -11,9 +11,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from core.tasks import durable
-from papers.ingest.harvest import run_source
+from papers.ingest.harvest import harvest_source
 from papers.ingest.harvest import take_due_sources
-from papers.ingest.runs import ingest_tagger
 from papers.models import FeedSource
 
 logger = logging.getLogger(__name__)
@@ -38,13 +37,9 @@ def ingest_source(
     if source is None:
         logger.warning("feed source %s no longer exists", source_id)
         return
-    tagger = ingest_tagger()
-    run = run_source(
+    harvest_source(
         source,
         owner=f"{socket.gethostname()}:{ingest_source.request.id}",
-        tagger=tagger,
         since=date.fromisoformat(since) if since else None,
         until=date.fromisoformat(until) if until else None,
     )
-    if run is not None and (run.new_count or run.updated_count):
-        tagger.after_runs()

@@ -22,11 +22,13 @@ def save_topic(
     fields: dict[str, Any],
     categories: Iterable[Category] | None = None,
     related: Iterable[Topic] | None = None,
+    retag: bool = True,
 ) -> Topic:
     """Create (a topic without pk) or update a topic as admin does: validated by
     full_clean (the rule compiled, names unique), saved (visitors' pages and API
     caches go stale), and re-tagged in the background after commit when new or
-    when what it tags changed."""
+    when what it tags changed. retag=False leaves the re-tag to the caller (the
+    demo loader tags every changed topic in one pass)."""
     changed = {name for name, value in fields.items() if getattr(topic, name) != value}
     for name, value in fields.items():
         setattr(topic, name, value)
@@ -42,7 +44,7 @@ def save_topic(
         topic.categories.set(categories)
     if related is not None:
         topic.related.set([other for other in related if other.pk != topic.pk])
-    if creating or RETAG_FIELDS & changed:
+    if retag and (creating or RETAG_FIELDS & changed):
         request_retag(topic)
     return topic
 

@@ -12,6 +12,7 @@ from dataclasses import field
 from django.db.models import QuerySet
 
 from papers.models import Paper
+from topics.documents import paper_documents
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
@@ -23,7 +24,6 @@ from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import compile_rule
 from topics.tagging import CHUNK_SIZE
-from topics.tagging import paper_documents
 
 SHOWN = 20
 # Up to this many papers are looked up by id (see _newest).

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from papers.models import Category
 from papers.taxonomy import category_name
+from topics.editing import save_topic
 from topics.models import Topic
 from topics.rules import compile_rule
 
@@ -17,8 +19,10 @@ SEED_TOPICS = Path(settings.BASE_DIR) / "data" / "demo" / "topics.json"
 
 
 @transaction.atomic
-def load_topics(path: Path = SEED_TOPICS) -> list[Topic]:
-    """Create or update the topics described in `path`, by slug; idempotent.
+def load_topics(path: Path = SEED_TOPICS, *, retag: bool = True) -> list[Topic]:
+    """Create or update the topics described in `path`, by slug, as admin and
+    the API do (topics.editing.save_topic); idempotent. retag=False leaves
+    re-tagging the new and changed topics to the caller.
 
     Every rule is compiled first, so a bad rule in the file changes nothing.
     """
@@ -27,23 +31,35 @@ def load_topics(path: Path = SEED_TOPICS) -> list[Topic]:
         compile_rule(entry["rule"])
     topics = {}
     for entry in entries:
-        topic, _ = Topic.objects.update_or_create(
-            slug=entry["slug"],
-            defaults={
-                "name": entry["name"],
-                "description": entry.get("description", ""),
-                "glossary": "\n".join(entry.get("glossary", [])),
-                "rule": entry["rule"],
-                "is_active": entry.get("is_active", True),
-            },
+        topic = Topic.objects.filter(slug=entry["slug"]).first() or Topic()
+        topics[entry["slug"]] = save_topic(
+            topic,
+            fields=_fields(entry),
+            categories=_categories(entry.get("categories", [])),
+            retag=retag,
         )
-        topic.categories.set(_categories(entry.get("categories", [])))
-        topics[topic.slug] = topic
     for entry in entries:
-        topics[entry["slug"]].related.set(
-            [topics[slug] for slug in entry.get("related", []) if slug in topics]
+        save_topic(
+            topics[entry["slug"]],
+            fields={},
+            related=[
+                topics[slug] for slug in entry.get("related", []) if slug in topics
+            ],
+            retag=retag,
         )
     return list(topics.values())
+
+
+def _fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """A seed file entry's topic fields, as save_topic takes them."""
+    return {
+        "slug": entry["slug"],
+        "name": entry["name"],
+        "description": entry.get("description", ""),
+        "glossary": "\n".join(entry.get("glossary", [])),
+        "rule": entry["rule"],
+        "is_active": entry.get("is_active", True),
+    }
 
 
 def _categories(codes: list[str]) -> list[Category]:

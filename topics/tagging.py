@@ -9,34 +9,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterable
-from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.db.models import Count
 from django.db.models import Max
-from django.db.models import Q
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from papers.ingest.records import PaperRecord
 from papers.ingest.upsert import UpsertResult
-from papers.ingest.upsert import insert_rows
 from papers.models import Paper
+from topics.documents import among
+from topics.documents import iter_paper_documents
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
-from topics.models import TopicExclusion
 from topics.momentum import refresh_momentum
 from topics.prefilter import candidate_ids
 from topics.prefilter import stale_papers
 from topics.prefilter import store_terms
 from topics.relevance import active_scorers
 from topics.relevance import apply_models
+from topics.rule_tags import store_rule_tags
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet
@@ -111,7 +107,7 @@ def tag_papers(paper_ids: Iterable[int], rules: TopicRules | None = None) -> Tag
     ids = list(paper_ids)
     for start in range(0, len(ids), CHUNK_SIZE):
         chunk = ids[start : start + CHUNK_SIZE]
-        _tag_chunk(Paper.objects.filter(_among("pk", chunk)), topic_ids, rules, result)
+        _tag_chunk(Paper.objects.filter(among("pk", chunk)), topic_ids, rules, result)
     return result
 
 
@@ -227,7 +223,7 @@ def _tag_every_paper(
         ids = list(chunk.values_list("pk", flat=True))
         if not ids:
             return
-        _tag_chunk(Paper.objects.filter(_among("pk", ids)), topic_ids, rules, result)
+        _tag_chunk(Paper.objects.filter(among("pk", ids)), topic_ids, rules, result)
         last_id = ids[-1]
         if progress is not None:
             progress(result, max(total, result.papers))
@@ -322,125 +318,12 @@ def _tag_chunk(
     result.papers += len(paper_ids)
 
 
-def paper_documents(
-    papers: QuerySet[Paper],
-) -> list[tuple[int, Document, frozenset[str]]]:
-    """(id, rule document, category codes) of each of these papers, in their order."""
-    return list(iter_paper_documents(papers))
-
-
-def iter_paper_documents(
-    papers: QuerySet[Paper],
-) -> Iterator[tuple[int, Document, frozenset[str]]]:
-    """paper_documents, built one at a time as they are iterated over."""
-    rows = list(
-        papers.values_list("pk", "title", "abstract", "author_names", "comment")
-    )
-    if not rows:
-        return
-    categories = _categories_of([row[0] for row in rows])
-    for pk, title, abstract, author_names, comment in rows:
-        yield (
-            pk,
-            Document.from_fields(
-                title=title,
-                abstract=abstract,
-                authors=author_names.split(", ") if author_names else (),
-                categories=sorted(categories[pk]),
-                comment=comment,
-            ),
-            categories[pk],
-        )
-
-
-def _categories_of(paper_ids: list[int]) -> dict[int, frozenset[str]]:
-    through = Paper.categories.through
-    found: dict[int, set[str]] = defaultdict(set)
-    for paper_id, code in through.objects.filter(
-        _among("paper_id", paper_ids)
-    ).values_list("paper_id", "category__code"):
-        found[paper_id].add(code)
-    return defaultdict(frozenset, {pk: frozenset(codes) for pk, codes in found.items()})
-
-
-def _among(field: str, ids: list[int]) -> Q:
-    """Rows whose `field` is one of ids."""
-    # Papers ingested together have consecutive ids, and a range of them says
-    # the same as the list without a query parameter per id to build and send.
-    low, high = min(ids), max(ids)
-    if high - low + 1 == len(set(ids)):
-        return Q(**{f"{field}__gte": low, f"{field}__lte": high})
-    return Q(**{f"{field}__in": ids})
-
-
-@transaction.atomic
 def _store(
     paper_ids: list[int],
     topic_ids: list[int],
     wanted: dict[tuple[int, int], tuple[str, ...]],
     result: TagResult,
 ) -> None:
-    """Make these papers' rule tags for these topics `wanted`, minus exclusions
-    and the rule matches a topic's model keeps out (vetoed review items)."""
-    excluded = set(
-        TopicExclusion.objects.filter(
-            _among("paper_id", paper_ids), topic_id__in=topic_ids
-        ).values_list("topic_id", "paper_id")
-    )
-    vetoed = {
-        (item.topic_id, item.paper_id): item
-        for item in ReviewItem.objects.filter(
-            _among("paper_id", paper_ids), topic_id__in=topic_ids, vetoed=True
-        )
-    }
-    for key, item in vetoed.items():
-        # Still matched: stays out, with the rule's current terms. No longer
-        # matched: nothing left to veto; the next scoring reviews it afresh.
-        item.rule_terms = list(wanted.get(key, ()))
-        item.rule_matched = item.vetoed = key in wanted
-    ReviewItem.objects.bulk_update(
-        vetoed.values(), ["rule_terms", "rule_matched", "vetoed"]
-    )
-    excluded.update(vetoed)
-    existing = {
-        (tag.topic_id, tag.paper_id): tag
-        for tag in PaperTopic.objects.filter(
-            _among("paper_id", paper_ids), topic_id__in=topic_ids
-        )
-    }
-    wanted = {key: terms for key, terms in wanted.items() if key not in excluded}
-    stale = [
-        tag.pk
-        for key, tag in existing.items()
-        if tag.source == PaperTopic.Source.RULE and key not in wanted
-    ]
-    if stale:
-        PaperTopic.objects.filter(pk__in=stale).delete()
-    # A model tag the rule now matches becomes a rule tag (and keeps its score).
-    changed = [
-        tag
-        for key, tag in existing.items()
-        if key in wanted
-        and tag.source != PaperTopic.Source.PIN
-        and (tag.source, tag.matched_terms)
-        != (PaperTopic.Source.RULE, list(wanted[key]))
-    ]
-    for tag in changed:
-        tag.source = PaperTopic.Source.RULE
-        tag.matched_terms = list(wanted[(tag.topic_id, tag.paper_id)])
-    PaperTopic.objects.bulk_update(changed, ["source", "matched_terms"])
-    now = timezone.now()
-    new = [
-        (topic_id, paper_id, PaperTopic.Source.RULE, list(terms), now)
-        for (topic_id, paper_id), terms in wanted.items()
-        if (topic_id, paper_id) not in existing
-    ]
-    # ignore_conflicts: a concurrent tagger may have stored the same tag already.
-    insert_rows(
-        PaperTopic,
-        ["topic_id", "paper_id", "source", "matched_terms", "created_at"],
-        new,
-        ignore_conflicts=True,
-    )
-    result.added += len(new)
-    result.removed += len(stale)
+    added, removed = store_rule_tags(paper_ids, topic_ids, wanted)
+    result.added += added
+    result.removed += removed

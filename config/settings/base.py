@@ -13,12 +13,13 @@ from csp.constants import SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR
-from config.env import cron_schedule
 from config.env import env
 from config.env import local_secret_key
 from config.env import secret
 from config.env import site_url
 from config.env import strict_bool
+from config.settings.tasks import *  # noqa: F403
+from config.settings.tasks import CELERY_BROKER_URL
 
 # GENERAL
 # ------------------------------------------------------------------------------
@@ -204,7 +205,7 @@ SESSION_ENGINE = "accounts.sessions"
 # ------------------------------------------------------------------------------
 # The embedded default writes each message to a file under var/mail/.
 vars().update(env.email("EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"))
-if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # noqa: F821
+if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # noqa: F405
     # django-environ drops the leading "/" of filemail:///abs/path, which would
     # write mail under the current directory instead.
     EMAIL_FILE_PATH = env.str(
@@ -218,74 +219,8 @@ EMAIL_TIMEOUT = env.int("MOMENTUM_EMAIL_TIMEOUT", 20)
 
 # CELERY
 # ------------------------------------------------------------------------------
-# Without a broker, tasks run in-process (the embedded default).
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_RESULT_BACKEND = None
-CELERY_TASK_IGNORE_RESULT = True
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_SERIALIZER = "json"
-CELERY_TIMEZONE = "UTC"
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
-CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# A request that sends a task gives up on a broker that is down within about a
-# second (core.queue then leaves the work to its sweep) instead of hanging.
-CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
-CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2,
-    "interval_start": 0,
-    "interval_step": 0.2,
-    "interval_max": 0.5,
-}
-# What tags the papers every ingest stores (papers.ingest.runs.Tagger): named
-# here, so that papers does not import topics, the app above it.
-MOMENTUM_INGEST_TAGGER = "topics.tagging.IngestTagger"
-# The longest task, an ingest backfill, is stopped after this many seconds.
-MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
-# Redis hands an unacknowledged (late-acked) task to another worker after this
-# long: past the longest task's hard limit, so a task still running is never
-# run twice. A worker killed mid-harvest does not wait for it: beat resumes the
-# source as soon as its lease expires (papers.ingest.harvest.take_due_sources).
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60
-}
-CELERY_BEAT_SCHEDULE = {
-    # Each source keeps its own schedule (FeedSource.next_run_at); this tick
-    # only sends the ones that are due.
-    "enqueue-due-sources": {
-        "task": "papers.tasks.enqueue_due_sources",
-        "schedule": env.int("MOMENTUM_SOURCES_TICK_SECONDS", 300),
-        "options": {"expires": 280},
-    },
-    # Opens the digests whose send time has come in each user's time zone and
-    # sends them (notifications.delivery); safe to fire twice.
-    "send-due-digests": {
-        "task": "notifications.tasks.send_due_digests",
-        "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
-        "options": {"expires": 55 * 60},
-    },
-    # Re-tags asked for but lost (the broker down, a worker killed) go again.
-    "resend-lost-retags": {
-        "task": "topics.tasks.resend_lost_retags",
-        "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
-        "options": {"expires": 540},
-    },
-    # Retrains every active topic's relevance model; unchanged ones are skipped.
-    "train-topic-models": {
-        "task": "topics.tasks.train_topic_models",
-        "schedule": cron_schedule("MOMENTUM_MODEL_CRON", "30 3 * * *"),
-        "options": {"expires": 6 * 60 * 60},
-    },
-}
-CELERY_TASK_ROUTES = {
-    # AskPDF's fetch of a paper's PDF waits on the arXiv limiter, as ingest does.
-    "topics.tasks.fetch_paper_pdf": {"queue": "ingest"},
-    "papers.tasks.*": {"queue": "ingest"},
-    "topics.tasks.*": {"queue": "tagging"},
-    "notifications.tasks.*": {"queue": "email"},
-}
+# The broker, time limits, the beat schedule and the queues are in
+# config/settings/tasks.py, imported above.
 
 # REST FRAMEWORK
 # ------------------------------------------------------------------------------

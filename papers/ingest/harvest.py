@@ -39,6 +39,7 @@ from papers.ingest.runs import Tagger
 from papers.ingest.runs import fail_run
 from papers.ingest.runs import finish_run
 from papers.ingest.runs import ingest_entries
+from papers.ingest.runs import ingest_tagger
 from papers.ingest.schedule import next_run_after
 from papers.models import FeedSource
 from papers.models import IngestRun
@@ -62,6 +63,23 @@ class Page:
 
 
 Progress = Callable[[IngestRun, Page], object]
+
+
+def harvest_source(
+    source: FeedSource,
+    *,
+    owner: str,
+    since: date | None = None,
+    until: date | None = None,
+) -> IngestRun | None:
+    """Run the source with the ingest tagger (run_source), then refresh what
+    follows a run (the topics' momentum) if it stored new or changed papers;
+    None if another worker holds the source. Idempotent."""
+    tagger = ingest_tagger()
+    run = run_source(source, owner=owner, tagger=tagger, since=since, until=until)
+    if run is not None and (run.new_count or run.updated_count):
+        tagger.after_runs()
+    return run
 
 
 def run_source(

@@ -16,15 +16,13 @@ from dataclasses import field
 from datetime import date
 from datetime import datetime
 
-import psycopg
 from django.db import IntegrityError
-from django.db import connection
 from django.db import transaction
-from django.db.models import Field
-from django.db.models import JSONField
-from django.db.models import Model
 from django.utils import timezone
 
+from core.bulk import ensure_names
+from core.bulk import ids_by
+from core.bulk import insert_rows
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import repair_text
 from papers.ingest.schedule import listing_day
@@ -192,7 +190,7 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     if to_create:
         rows = [_new_row(record, category_ids, now) for record in to_create]
         insert_rows(Paper, PAPER_COLUMNS, rows)
-        ids = _ids_by(Paper, "arxiv_id", [record.arxiv_id for record in to_create])
+        ids = ids_by(Paper, "arxiv_id", [record.arxiv_id for record in to_create])
         result.new_ids = [ids[record.arxiv_id] for record in to_create]
 
     updated_ids = [paper.pk for _, paper in to_update]
@@ -214,7 +212,7 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
 def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
     """The stored papers with these ids, with what deciding an update needs."""
     # Most ingested papers are new: one cheap look-up of ids usually ends it.
-    ids = _ids_by(Paper, "arxiv_id", arxiv_ids)
+    ids = ids_by(Paper, "arxiv_id", arxiv_ids)
     if not ids:
         return {}
     papers = Paper.objects.filter(pk__in=ids.values()).only(
@@ -340,7 +338,7 @@ def _add_categories(
 
 
 def _add_authorships(pairs: list[tuple[PaperRecord, int]]) -> None:
-    author_ids = _ensure_names(
+    author_ids = ensure_names(
         Author, {a.name for record, _ in pairs for a in record.authors}
     )
     insert_rows(
@@ -359,7 +357,7 @@ def _add_authorships(pairs: list[tuple[PaperRecord, int]]) -> None:
     ]
     if not affiliated:
         return
-    affiliation_ids = _ensure_names(
+    affiliation_ids = ensure_names(
         Affiliation,
         {
             name
@@ -385,131 +383,3 @@ def _add_authorships(pairs: list[tuple[PaperRecord, int]]) -> None:
             for name in dict.fromkeys(author.affiliations)
         ],
     )
-
-
-def _ensure_names(
-    model: type[Author] | type[Affiliation], names: set[str]
-) -> dict[str, int]:
-    """Create the named rows that don't exist yet and return name -> id for all."""
-    ids = _ids_by(model, "name", names)
-    missing = names - ids.keys()
-    if missing:
-        ids.update(_insert_names(model, missing))
-        # Names a concurrent ingest added meanwhile were skipped, not returned.
-        if skipped := missing - ids.keys():
-            ids.update(_ids_by(model, "name", skipped))
-    return ids
-
-
-# Batches hold thousands of rows. On PostgreSQL, COPY and array parameters keep
-# the statements short and cheap to build, send and plan; other databases get
-# the ORM's bulk methods.
-
-
-def _ids_by(model: type[Model], field: str, values: Iterable[str]) -> dict[str, int]:
-    """Map each of values to the id of the row whose `field` holds it."""
-    values = list(values)
-    if connection.vendor == "postgresql":
-        column = connection.ops.quote_name(model._meta.get_field(field).column)
-        table = connection.ops.quote_name(model._meta.db_table)
-        sql = f"SELECT {column}, id FROM {table} WHERE {column} = ANY(%b)"
-        return dict(_with_arrays(sql, [values]))
-    ids: dict[str, int] = {}
-    # Chunked: SQLite limits the number of parameters in one query.
-    for start in range(0, len(values), 500):
-        lookup = {f"{field}__in": values[start : start + 500]}
-        ids.update(model.objects.filter(**lookup).values_list(field, "id"))
-    return ids
-
-
-def _insert_names(
-    model: type[Author] | type[Affiliation], names: set[str]
-) -> dict[str, int]:
-    """Add rows for names, skipping existing ones; return the ids it knows of."""
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create(
-            [model(name=name) for name in names], ignore_conflicts=True
-        )
-        return {}
-    table = connection.ops.quote_name(model._meta.db_table)
-    sql = (
-        f"INSERT INTO {table} (name) SELECT unnest(%b) "
-        "ON CONFLICT DO NOTHING RETURNING name, id"
-    )
-    return dict(_with_arrays(sql, [list(names)]))
-
-
-def _with_arrays(sql: str, arrays: list[list[object]]) -> list[tuple[object, ...]]:
-    """Run one statement on PostgreSQL with lists as its array parameters."""
-    # Django's cursors bind parameters into the SQL text, quoting each element
-    # of an array in Python; a plain psycopg cursor sends the array in binary
-    # (%b), several times faster for thousands of values.
-    connection.ensure_connection()
-    with (
-        connection.wrap_database_errors,
-        psycopg.Cursor(connection.connection) as cursor,
-    ):
-        cursor.execute(sql, arrays)
-        return cursor.fetchall() if cursor.description else []
-
-
-def insert_rows(
-    model: type[Model],
-    fields: Sequence[str],
-    rows: Sequence[Sequence[object]],
-    *,
-    ignore_conflicts: bool = False,
-) -> None:
-    """Insert plain rows (values in `fields` order) without reading anything back.
-
-    On PostgreSQL this is one COPY, or with ignore_conflicts one INSERT of
-    columns sent as binary arrays; either costs a fraction of bulk_create for
-    thousands of rows. Other databases get bulk_create.
-    """
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create(
-            [model(**dict(zip(fields, row, strict=True))) for row in rows],
-            ignore_conflicts=ignore_conflicts,
-        )
-        return
-    columns = [model._meta.get_field(name) for name in fields]
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    names = ", ".join(quote(column.column) for column in columns)
-    rows = _json_adapted(columns, rows)
-    if ignore_conflicts:
-        arrays = ", ".join(f"%b::{column.db_type(connection)}[]" for column in columns)
-        _with_arrays(
-            f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) "
-            "ON CONFLICT DO NOTHING",
-            [list(values) for values in zip(*rows, strict=True)],
-        )
-        return
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
-    ):
-        for row in rows:
-            copy.write_row(row)
-
-
-def _json_adapted(
-    columns: list[Field], rows: Sequence[Sequence[object]]
-) -> Sequence[Sequence[object]]:
-    # psycopg sends Python values as they are, except JSON (a list would
-    # become an array), which Django wraps for it.
-    json_columns = [
-        n for n, column in enumerate(columns) if isinstance(column, JSONField)
-    ]
-    if not json_columns:
-        return rows
-    adapted = []
-    for row in rows:
-        row = list(row)
-        for n in json_columns:
-            row[n] = columns[n].get_db_prep_save(row[n], connection)
-        adapted.append(row)
-    return adapted

@@ -5,9 +5,9 @@ from __future__ import annotations
 from papers.models import Paper
 from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.extractive import approach_name
-from topics.ask.extractive import quotable_sentences
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import paper_text
+from topics.ask.sentence_scores import quotable_sentences
 
 QUESTION = "How do agents assign credit across turns in multi-turn RL?"
 

@@ -10,13 +10,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from notifications.digest import PlanRequest
-from notifications.digest import one_line
-from notifications.digest import plan_digests
-from notifications.digest import shape_digests
-from notifications.digest import share_slots
+from notifications.content import one_line
+from notifications.content import shape_digests
 from notifications.models import Digest
 from notifications.models import DigestPaper
+from notifications.plan import PlanRequest
+from notifications.plan import plan_digests
+from notifications.plan import share_slots
 from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Authorship

@@ -41,7 +41,9 @@ def demo(settings, tmp_path, monkeypatch):
     )
     monkeypatch.setattr(load_demo, "DEMO_CORPUS", corpus)
     monkeypatch.setattr(load_demo, "LABELED_SETS", labeled)
-    monkeypatch.setattr(load_demo, "load_topics", lambda: load_topics(seed))
+    monkeypatch.setattr(
+        load_demo, "load_topics", lambda **options: load_topics(seed, **options)
+    )
     call_command("load_demo", stdout=io.StringIO())
     return seed
 

@@ -16,15 +16,15 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from tests.topics.factories import announced_papers
 from tests.topics.factories import make_topic
+from topics.coverage import CHART_WEEKS
+from topics.coverage import bucket
+from topics.coverage import judge_weeks
+from topics.coverage import live_harvest_start
 from topics.models import TopicMomentum
-from topics.momentum import CHART_WEEKS
 from topics.momentum import FLOOR
 from topics.momentum import TRENDING_MIN_PAPERS
 from topics.momentum import Momentum
-from topics.momentum import bucket
 from topics.momentum import compute_all
-from topics.momentum import judge_weeks
-from topics.momentum import live_harvest_start
 from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
 

@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from papers.ingest.upsert import upsert_records
 from tests.topics.factories import announced_papers
 from tests.topics.factories import make_topic
-from topics.momentum import CHART_WEEKS
+from topics.coverage import CHART_WEEKS
 from topics.momentum import refresh_momentum
 from topics.query import get_active_topic
 from topics.query import with_figures

@@ -5,6 +5,7 @@ from datetime import date
 from django import template
 from django.utils.dateformat import format as format_date
 
+from topics import coverage
 from topics import momentum as rules
 from topics.momentum import WINDOW_WEEKS
 from topics.momentum import Momentum
@@ -82,10 +83,10 @@ def sparkline(momentum: Momentum) -> dict[str, object]:
 def momentum_rules() -> dict[str, int]:
     """The thresholds topics.momentum applies, for "How this is computed"."""
     return {
-        "reference_percent": round(100 * rules.REFERENCE_FRACTION),
-        "week_percent": round(100 * rules.WEEK_FRACTION),
-        "day_percent": round(100 * rules.DAY_FRACTION),
-        "max_short_days": rules.MAX_SHORT_DAYS,
+        "reference_percent": round(100 * coverage.REFERENCE_FRACTION),
+        "week_percent": round(100 * coverage.WEEK_FRACTION),
+        "day_percent": round(100 * coverage.DAY_FRACTION),
+        "max_short_days": coverage.MAX_SHORT_DAYS,
         "min_weeks": rules.MIN_WEEKS,
         "floor": rules.FLOOR,
         "trending_min_papers": rules.TRENDING_MIN_PAPERS,

@@ -24,6 +24,7 @@ from papers.models import Paper
 from topics import relevance
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.editing import save_topic
 from topics.following import set_following
 from topics.models import Topic
 from topics.models import TopicModel
@@ -81,7 +82,8 @@ class Command(BaseCommand):
                 "load_demo creates users with known passwords: DEBUG only."
             )
         self.load_corpus()
-        topics = load_topics()
+        # Tagged below, in one pass, rather than a background re-tag per topic.
+        topics = load_topics(retag=False)
         self.stdout.write(f"Seed topics: {len(topics)}")
         # Only topics whose rule, categories or corpus changed since their last
         # re-tag: a second run tags nothing.
@@ -132,8 +134,7 @@ class Command(BaseCommand):
                         pin_paper(topic, paper)
                     else:
                         exclude_paper(topic, paper, reason=f"labeled set {path.name}")
-                topic.membership = Topic.Membership.SUGGEST
-                topic.save(update_fields=["membership"])
+                save_topic(topic, fields={"membership": Topic.Membership.SUGGEST})
             model = relevance.train(topic)
             pins = sum(relevant[arxiv_id] for arxiv_id in papers)
             self.stdout.write(

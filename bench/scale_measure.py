@@ -1,0 +1,233 @@
+"""bench/scale's measures: the served pages under wrk, and what a worker runs
+(see bench.scale)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import resource
+import sys
+import tempfile
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import bench.pages as pages
+from bench.common import Timer
+from bench.common import corpus_rows
+from bench.common import run_wrk
+
+# The ingest batch takes ids of a copy number no fill reaches (1M is 40 copies).
+INGEST_COPY = 90
+INGEST_PAPERS = 10_000
+# Searched besides the seed topics' phrases: common words match a large share.
+COMMON_QUERIES = [
+    "learning",
+    "model",
+    "neural network",
+    "quantum",
+    "graph",
+    "diffusion",
+    "reinforcement learning",
+    "robot",
+    "transformer",
+    "language model agents",
+    "causal inference",
+    "benchmark -survey",
+]
+
+# Each request picks a path at random and fills in a unique number (so no page
+# or API body comes from the cache) and a random day; p50/p95 from wrk's own
+# latency histogram.
+SCRIPT = """
+paths = {%(paths)s}
+cookie = "%(cookie)s"
+local counter = 0
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+function init(args)
+  n = 0
+  math.randomseed(%(run)d + id)
+end
+request = function()
+  n = n + 1
+  local unique = "%(run)d" .. id .. string.format("%%07d", n)
+  local path = string.gsub(paths[math.random(#paths)], "{unique}", unique)
+  path = string.gsub(path, "{day}", tostring(math.random(%(first)d, %(last)d)))
+  if cookie ~= "" then
+    return wrk.format("GET", path, {["Cookie"] = cookie})
+  end
+  return wrk.format("GET", path)
+end
+function done(summary, latency, requests)
+  io.write(string.format("p50 %%f\\n", latency:percentile(50)))
+  io.write(string.format("p95 %%f\\n", latency:percentile(95)))
+  io.write(string.format("non2xx %%d\\n", summary.errors.status))
+end
+"""
+
+
+def wrk_varied(
+    url: str, paths: list[str], seconds: float, cookie: str = "", days=(0, 0)
+) -> dict[str, float]:
+    """wrk over these paths (with {unique} and {day} filled in per request):
+    requests/s, p50 and p95 latency (ms) and answers that were not 2xx/3xx."""
+    script_paths = ", ".join(json.dumps(path) for path in paths)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(
+            SCRIPT
+            % {
+                "paths": script_paths,
+                "cookie": cookie,
+                "run": random.randrange(1000, 10000),
+                "first": days[0],
+                "last": days[1],
+            }
+        )
+        script.flush()
+        out, rps = run_wrk(
+            url,
+            f"-t{pages.WRK_THREADS}",
+            f"-c{pages.WRK_CONNECTIONS}",
+            f"-d{max(1, round(seconds))}s",
+            "-s",
+            script.name,
+        )
+    figures = dict(re.findall(r"^(p50|p95|non2xx) ([\d.]+)$", out, re.MULTILINE))
+    if len(figures) < 3:
+        sys.exit(f"cannot read the script's figures in wrk's output:\n{out}")
+    return {
+        "rps": rps,
+        "p50_ms": float(figures["p50"]) / 1000,
+        "p95_ms": float(figures["p95"]) / 1000,
+        "failed": float(figures["non2xx"]),
+    }
+
+
+def warm_and_load(url: str, seconds: float, cookie: str = "") -> dict[str, float]:
+    pages.wrk(url, min(2.0, seconds), cookie)
+    return pages.wrk(url, seconds, cookie)
+
+
+def announced_days() -> tuple[int, int]:
+    """The 5th and 95th percentile days of announcement, as ordinals."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT percentile_disc(array[0.05, 0.95]) WITHIN GROUP "
+            "(ORDER BY first_announced) FROM papers_paper"
+        )
+        first, last = cursor.fetchone()[0]
+    return first.toordinal(), last.toordinal()
+
+
+def search_queries() -> list[str]:
+    return pages.seed_phrases()[:30] + COMMON_QUERIES
+
+
+def peak_rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def measure_web(url: str, seconds: float) -> dict[str, Any]:
+    """The served pages' figures (see the module's docstring)."""
+    from topics.models import Topic
+    from topics.query import topic_papers
+
+    slug, tagged = pages.largest_seed_topic()
+    topic = Topic.objects.get(slug=slug)
+    newest = topic_papers(topic).first()
+    _, reader = pages.bench_reader(slug)
+    days = announced_days()
+    searches = [
+        f"/search/?q={urllib.parse.quote_plus(q)}&bench={{unique}}"
+        for q in search_queries()
+    ]
+    api_searches = [
+        f"/api/v1/papers/?q={urllib.parse.quote_plus(q)}&cursor={{day}}.{{unique}}"
+        for q in search_queries()
+    ]
+    topic_path = f"/topics/{slug}/"
+    port = pages.free_port()
+    base = f"http://127.0.0.1:{port}"
+    result: dict[str, Any] = {"topic": slug, "topic_papers": tagged}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        pages.gunicorn(port, Path(tmp) / "gunicorn.log", url) as server,
+    ):
+        minimal = warm_and_load(base + "/bench/minimal/", seconds)
+        result["topic_warm"] = warm_and_load(base + topic_path, seconds)
+        result["topic_reader"] = warm_and_load(base + topic_path, seconds, reader)
+        result["home_feed"] = warm_and_load(base + "/", seconds, reader)
+        result["paper"] = warm_and_load(base + newest.get_absolute_url(), seconds)
+        result["search"] = wrk_varied(base, searches, seconds)
+        result["api_list"] = wrk_varied(
+            base, ["/api/v1/papers/?cursor={day}.{unique}"], seconds, days=days
+        )
+        result["api_search"] = wrk_varied(base, api_searches, seconds, days=days)
+        cold = pages.cold_topic_page(base, topic_path, slug, reader)
+        result["topic_cold_ms"] = cold["this"]
+        result["topic_warm_ttfb_ms"] = cold["warm"]
+        pages.average_baseline(minimal, base + "/bench/minimal/", seconds)
+        result["minimal"] = minimal
+        result["web_rss_mib"] = max(
+            peak_rss_mib(pid) for pid in pages.worker_pids(server.pid)
+        )
+    return result
+
+
+def worker_jobs(slug: str) -> dict[str, float]:
+    """Timed in this process: the admin's rule preview of the topic's own rule
+    (as its view computes it), then what a worker runs: re-tag of the topic, the
+    momentum refresh, the ingest of a 10,000-paper file; and this process's peak
+    memory."""
+    from papers.ingest.runs import ingest_path
+    from papers.models import IngestRun
+    from papers.models import Paper
+    from papers.pagecache import content_changed
+    from topics.models import Topic
+    from topics.momentum import refresh_momentum
+    from topics.preview import preview_rule
+    from topics.tagging import IngestTagger
+    from topics.tagging import retag_topics
+
+    topic = Topic.objects.prefetch_related("categories").get(slug=slug)
+    with Timer() as preview:
+        preview_rule(topic.rule, topic=topic)
+    with Timer() as retag:
+        retag_topics([topic])
+    with Timer() as momentum:
+        refresh_momentum()
+    prefix = pages.synthetic_id(INGEST_COPY, 0).split(".")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batch.jsonl"
+        with path.open("w") as out:
+            for number, row in zip(range(INGEST_PAPERS), corpus_rows(), strict=False):
+                row["id"] = pages.synthetic_id(INGEST_COPY, number)
+                out.write(json.dumps(row) + "\n")
+        with Timer() as ingest:
+            run = ingest_path(path, tagger=IngestTagger())
+    assert run.new_count == INGEST_PAPERS, (run.status, run.new_count)
+    Paper.objects.filter(arxiv_id__startswith=f"{prefix}.").delete()
+    IngestRun.objects.filter(pk=run.pk).delete()
+    content_changed()
+    return {
+        "preview_s": preview.seconds,
+        "retag_s": retag.seconds,
+        "momentum_s": momentum.seconds,
+        "ingest_s": ingest.seconds,
+        "worker_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def database_bytes() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_database_size(current_database())")
+        return cursor.fetchone()[0]

@@ -1,0 +1,78 @@
+"""Background tasks' settings (Celery), imported by base.py: the broker, time
+limits, the beat schedule and the queues. The environment decides, as in base."""
+
+from __future__ import annotations
+
+from config.env import cron_schedule
+from config.env import env
+
+# CELERY
+# ------------------------------------------------------------------------------
+# Without a broker, tasks run in-process (the embedded default).
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
+CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A request that sends a task gives up on a broker that is down within about a
+# second (core.queue then leaves the work to its sweep) instead of hanging.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+# What tags the papers every ingest stores (papers.ingest.runs.Tagger): named
+# here, so that papers does not import topics, the app above it.
+MOMENTUM_INGEST_TAGGER = "topics.tagging.IngestTagger"
+# The longest task, an ingest backfill, is stopped after this many seconds.
+MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
+# Redis hands an unacknowledged (late-acked) task to another worker after this
+# long: past the longest task's hard limit, so a task still running is never
+# run twice. A worker killed mid-harvest does not wait for it: beat resumes the
+# source as soon as its lease expires (papers.ingest.harvest.take_due_sources).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60
+}
+CELERY_BEAT_SCHEDULE = {
+    # Each source keeps its own schedule (FeedSource.next_run_at); this tick
+    # only sends the ones that are due.
+    "enqueue-due-sources": {
+        "task": "papers.tasks.enqueue_due_sources",
+        "schedule": env.int("MOMENTUM_SOURCES_TICK_SECONDS", 300),
+        "options": {"expires": 280},
+    },
+    # Opens the digests whose send time has come in each user's time zone and
+    # sends them (notifications.delivery); safe to fire twice.
+    "send-due-digests": {
+        "task": "notifications.tasks.send_due_digests",
+        "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
+        "options": {"expires": 55 * 60},
+    },
+    # Re-tags asked for but lost (the broker down, a worker killed) go again.
+    "resend-lost-retags": {
+        "task": "topics.tasks.resend_lost_retags",
+        "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
+        "options": {"expires": 540},
+    },
+    # Retrains every active topic's relevance model; unchanged ones are skipped.
+    "train-topic-models": {
+        "task": "topics.tasks.train_topic_models",
+        "schedule": cron_schedule("MOMENTUM_MODEL_CRON", "30 3 * * *"),
+        "options": {"expires": 6 * 60 * 60},
+    },
+}
+CELERY_TASK_ROUTES = {
+    # AskPDF's fetch of a paper's PDF waits on the arXiv limiter, as ingest does.
+    "topics.tasks.fetch_paper_pdf": {"queue": "ingest"},
+    "papers.tasks.*": {"queue": "ingest"},
+    "topics.tasks.*": {"queue": "tagging"},
+    "notifications.tasks.*": {"queue": "email"},
+}

@@ -1,0 +1,233 @@
+"""Planning digests: which new papers of a user's followed topics each digest
+holds, as plain JSON (`Digest.sections`), so retries and "view in browser" show
+exactly the papers the first attempt chose.
+
+Planning works on a batch of users with a fixed number of queries (follows,
+last sent periods, recent tags of the followed topics, papers already sent), so
+the cost per batch does not grow with the number of users in it.
+
+Rules: for each followed, unmuted, active topic, in the order followed, the
+papers first announced since the period of the last digest the user received,
+never one already sent to them; a paper in several followed topics appears once,
+under the first, naming the others; past the cap, topics share the slots evenly
+and each says how many more it has.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Max
+
+from notifications.models import Digest
+from notifications.models import DigestPaper
+from topics.models import Follow
+from topics.models import PaperTopic
+from topics.momentum import latest_announcement_day
+
+# A user who has not had a digest for a long time gets the last four weeks, not
+# everything since their last one.
+MAX_LOOKBACK = timedelta(days=28)
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """One digest to plan: whose, for which period, and how many papers at most."""
+
+    user_id: int
+    period_start: date
+    step: timedelta
+    max_papers: int
+    # The digest being planned: its own papers do not count as already sent.
+    digest_id: int | None = None
+    # The papers of the latest week harvested, sent before or not (test digests:
+    # real papers even when nothing is new by the wall clock).
+    fresh: bool = False
+
+
+@dataclass
+class Plan:
+    since: date
+    sections: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def paper_count(self) -> int:
+        return sum(len(section["papers"]) for section in self.sections)
+
+
+def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
+    """Plan each request's digest (keyed by user id); reads only, four queries."""
+    user_ids = [request.user_id for request in requests]
+    follows = _follows(user_ids)
+    last_sent = _last_sent_periods(user_ids)
+    latest_week = (
+        latest_week_start() if any(request.fresh for request in requests) else None
+    )
+    since = {
+        request.user_id: _since(request, last_sent.get(request.user_id), latest_week)
+        for request in requests
+    }
+    topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
+    if not topic_ids:
+        return {user_id: Plan(since[user_id]) for user_id in user_ids}
+    earliest = min(since.values())
+    by_topic, topics_of = _recent_tags(topic_ids, earliest)
+    sent = _already_sent(requests, earliest)
+    return {
+        request.user_id: _plan_one(
+            request,
+            since[request.user_id],
+            follows.get(request.user_id, []),
+            by_topic,
+            topics_of,
+            set() if request.fresh else sent.get(request.user_id, set()),
+        )
+        for request in requests
+    }
+
+
+def _follows(user_ids: list[int]) -> dict[int, list[int]]:
+    follows: dict[int, list[int]] = defaultdict(list)
+    rows = (
+        Follow.objects.filter(user_id__in=user_ids, muted=False, topic__is_active=True)
+        .order_by("created_at", "pk")
+        .values_list("user_id", "topic_id")
+    )
+    for user_id, topic_id in rows:
+        follows[user_id].append(topic_id)
+    return follows
+
+
+def _last_sent_periods(user_ids: list[int]) -> dict[int, date]:
+    return dict(
+        Digest.objects.filter(
+            user_id__in=user_ids,
+            kind=Digest.Kind.SCHEDULED,
+            status=Digest.Status.SENT,
+        )
+        .values("user_id")
+        .annotate(last=Max("period_start"))
+        .values_list("user_id", "last")
+    )
+
+
+def latest_week_start() -> date | None:
+    """The first day of the seven ending at the latest announcement day stored."""
+    latest = latest_announcement_day()
+    return latest - timedelta(days=6) if latest else None
+
+
+def _since(
+    request: PlanRequest, last_sent: date | None, latest_week: date | None
+) -> date:
+    """The first announcement day the digest covers: the day of the last period
+    received (overlap is harmless, sent papers are left out), else one period;
+    for a fresh plan, the latest week harvested."""
+    floor = request.period_start - MAX_LOOKBACK
+    if request.fresh:
+        return latest_week or floor
+    if last_sent is None or last_sent >= request.period_start:
+        return max(request.period_start - request.step, floor)
+    return max(last_sent, floor)
+
+
+def _recent_tags(
+    topic_ids: set[int], earliest: date
+) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]]]:
+    """Each topic's papers announced since `earliest`, newest first, and each
+    such paper's topics."""
+    by_topic: dict[int, list[tuple[int, date]]] = defaultdict(list)
+    topics_of: dict[int, set[int]] = defaultdict(set)
+    rows = (
+        PaperTopic.objects.filter(
+            topic_id__in=topic_ids, paper__first_announced__gte=earliest
+        )
+        .order_by("-paper__first_announced", "-paper_id")
+        .values_list("topic_id", "paper_id", "paper__first_announced")
+    )
+    for topic_id, paper_id, day in rows:
+        by_topic[topic_id].append((paper_id, day))
+        topics_of[paper_id].add(topic_id)
+    return by_topic, topics_of
+
+
+def _already_sent(
+    requests: Sequence[PlanRequest], earliest: date
+) -> dict[int, set[int]]:
+    own = [request.digest_id for request in requests if request.digest_id]
+    rows = (
+        DigestPaper.objects.filter(
+            user_id__in=[request.user_id for request in requests],
+            paper__first_announced__gte=earliest,
+        )
+        .exclude(digest_id__in=own)
+        .values_list("user_id", "paper_id")
+    )
+    sent: dict[int, set[int]] = defaultdict(set)
+    for user_id, paper_id in rows:
+        sent[user_id].add(paper_id)
+    return sent
+
+
+def _plan_one(
+    request: PlanRequest,
+    since: date,
+    followed: list[int],
+    by_topic: dict[int, list[tuple[int, date]]],
+    topics_of: dict[int, set[int]],
+    sent: set[int],
+) -> Plan:
+    # Each new paper goes under the first followed topic that has it.
+    placed: set[int] = set()
+    new: dict[int, list[int]] = {}
+    for topic_id in followed:
+        papers = [
+            paper_id
+            for paper_id, day in by_topic.get(topic_id, [])
+            if day >= since and paper_id not in sent and paper_id not in placed
+        ]
+        placed.update(papers)
+        if papers:
+            new[topic_id] = papers
+    shares = share_slots([len(papers) for papers in new.values()], request.max_papers)
+    sections = []
+    for (topic_id, papers), shown in zip(new.items(), shares, strict=True):
+        sections.append(
+            {
+                "topic": topic_id,
+                "papers": [
+                    [
+                        paper_id,
+                        [
+                            other
+                            for other in followed
+                            if other != topic_id and other in topics_of[paper_id]
+                        ],
+                    ]
+                    for paper_id in papers[:shown]
+                ],
+                "more": len(papers) - shown,
+            }
+        )
+    return Plan(since, sections)
+
+
+def share_slots(counts: list[int], cap: int) -> list[int]:
+    """How many papers each topic shows when together they may show `cap`: as
+    evenly as their counts allow, earlier topics first."""
+    shares = [0] * len(counts)
+    left = cap
+    while left > 0:
+        open_topics = [i for i, count in enumerate(counts) if shares[i] < count]
+        if not open_topics:
+            break
+        for i in open_topics[:left]:
+            shares[i] += 1
+        left -= min(left, len(open_topics))
+    return shares
