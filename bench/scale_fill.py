@@ -10,11 +10,12 @@ from bench.common import setup_django
 
 TOPICS = 200
 # Bump when the fill below changes what it stores.
-FILL_VERSION = 1
+FILL_VERSION = 2
 SHIFT_DAYS = 9 * 7
-GIN_INDEX = (
-    "CREATE INDEX paper_search_vector_gin ON papers_paper USING gin (search_vector)"
-)
+GIN_INDEXES = {
+    "paper_search_vector_gin": "papers_paper USING gin (search_vector)",
+    "ruledocument_terms_gin": "topics_ruledocument USING gin (terms)",
+}
 
 
 def signature(papers: int) -> str:
@@ -39,6 +40,11 @@ def prepare(url: str, papers: int, refill: bool) -> bool:
     print(f"database: filling {name}", flush=True)
     setup_django(fresh_database=True, url=url)
     pages.fill(corpus_size(), TOPICS)
+    from topics.prefilter import refresh_rule_documents
+
+    with Timer() as timer:
+        derived = refresh_rule_documents()
+    print(f"  rule terms  {derived:9,}  in {timer.seconds:6.1f} s", flush=True)
     replicate(papers)
 
     from django.db import connection
@@ -59,6 +65,7 @@ def copied_models() -> list:
     from papers.models import Authorship
     from papers.models import Paper
     from topics.models import PaperTopic
+    from topics.models import RuleDocument
 
     return [
         Paper,
@@ -66,6 +73,7 @@ def copied_models() -> list:
         Authorship,
         Authorship.affiliations.through,
         PaperTopic,
+        RuleDocument,
     ]
 
 
@@ -76,8 +84,9 @@ def replicate(papers: int) -> None:
     id plus one, so copies never collide), the papers the arXiv ids of bench.pages'
     copy c, and moves every date back c * SHIFT_DAYS. The rows copied were
     checked when first stored, so triggers and foreign-key checks are off
-    (session_replication_role) and the search vectors are copied, not computed;
-    the full-text index is built once at the end.
+    (session_replication_role) and the search vectors and rule terms
+    (RuleDocument) are copied, not derived; their indexes are built once at the
+    end.
     """
     from django.db import connection
     from django.db import transaction
@@ -90,10 +99,12 @@ def replicate(papers: int) -> None:
         strides = {}
         for model in models:
             cursor.execute(
-                f"SELECT coalesce(max(id), 0) + 1 FROM {model._meta.db_table}"
+                f"SELECT coalesce(max({model._meta.pk.column}), 0) + 1 "
+                f"FROM {model._meta.db_table}"
             )
             strides[model] = cursor.fetchone()[0]
-        cursor.execute("DROP INDEX paper_search_vector_gin")
+        for index in GIN_INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {index}")
         cursor.execute("SET session_replication_role = replica")
         copy = 1
         with Timer() as timer:
@@ -109,14 +120,17 @@ def replicate(papers: int) -> None:
         print(f"  copies    {papers - base:9,}  in {timer.seconds:6.1f} s", flush=True)
         with Timer() as timer:
             cursor.execute("SET maintenance_work_mem = '1GB'")
-            cursor.execute(GIN_INDEX)
+            for index, on in GIN_INDEXES.items():
+                cursor.execute(f"CREATE INDEX {index} ON {on}")
             for model in models:
+                if model._meta.pk.is_relation:
+                    continue  # RuleDocument: its key is its paper's
                 table = model._meta.db_table
                 cursor.execute(
                     f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                     f"(SELECT max(id) FROM {table}))"
                 )
-        print(f"  full-text index            in {timer.seconds:6.1f} s", flush=True)
+        print(f"  full-text indexes          in {timer.seconds:6.1f} s", flush=True)
 
 
 def _last_base_paper(cursor, rows: int, stride: int) -> int:
@@ -142,10 +156,10 @@ def _copy_sql(model, copy: int, strides: dict, last: int) -> str:
     for field in model._meta.concrete_fields:
         column = field.column
         target = field.related_model if field.is_relation else None
-        if field.primary_key:
-            value = f"{column} + {copy * strides[model]}"
-        elif target in (Paper, Authorship):
+        if target in (Paper, Authorship):  # RuleDocument's key too
             value = f"{column} + {copy * strides[target]}"
+        elif field.primary_key:
+            value = f"{column} + {copy * strides[model]}"
         elif model is Paper and column == "arxiv_id":
             value = f"'{prefix}.' || split_part(arxiv_id, '.', 2)"
         elif isinstance(field, fields.DateTimeField):
