@@ -74,7 +74,7 @@ def freshness(base: str, paths: dict[str, str], slug: str) -> dict[str, bool]:
     from papers.ingest.snapshot import iter_snapshot
     from papers.models import IngestRun
     from papers.models import Paper
-    from papers.pagecache import content_changed
+    from papers.versions import content_changed
     from topics.curation import pin_paper
     from topics.curation import unpin_paper
     from topics.models import Topic

@@ -189,7 +189,7 @@ def worker_jobs(slug: str) -> dict[str, float]:
     from papers.ingest.runs import ingest_path
     from papers.models import IngestRun
     from papers.models import Paper
-    from papers.pagecache import content_changed
+    from papers.versions import content_changed
     from topics.models import Topic
     from topics.momentum import refresh_momentum
     from topics.preview import preview_rule

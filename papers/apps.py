@@ -14,6 +14,6 @@ class PapersConfig(AppConfig):
 
 
 def _pages_changed(**kwargs: object) -> None:
-    from papers.pagecache import content_changed
+    from papers.versions import content_changed
 
     content_changed()

@@ -18,7 +18,7 @@ from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import ReaderState
-from papers.pagecache import reader_changed
+from papers.versions import reader_changed
 
 
 def set_saved(user: User, paper: Paper, saved: bool) -> None:

@@ -1,29 +1,14 @@
-"""Pages rendered once and shared by every reader, kept fresh by versions.
-
-Versions. Everything pages show has a version in the cache: each topic
-(`topic:<slug>`: its page, papers, followers, momentum, related topics), each
-paper (`paper:<arxiv id>`: its page and its rows) and the lists that span many:
-
-- `latest`: the newest papers (the home page for visitors);
-- `trending`: every topic's momentum (trending lists, sparklines);
-- `topics`: the topic directory (descriptions, paper counts);
-- `names`: topics' names and addresses, which every chip shows;
-- `search`: any paper or tag, which search results may show;
-- `harvest`: when the last harvest finished (a slot, see papers.slots).
-
-Whatever changes what pages show calls `content_changed(topics=..., papers=...,
-lists=...)` naming what it changed; once the transaction commits, those versions
-move on and nothing else. A paper's change also moves the topics it was in (at
-the call) and is in (at commit), and which papers they hold (`members:<slug>`,
-what a paper page's related papers read), search, the directory, and `latest`
-when it is among the newest papers. Called with nothing: everything changed.
+"""Pages rendered once and shared by every reader, kept fresh by versions
+(papers.versions).
 
 Pages. A page is cached under its address with the versions it was rendered
 from. A request reads the page and the versions it names in one cache round
 trip, and serves it if none moved; what a render finds it depends on while it
 runs (a paper page's topics) is checked in a second round trip. Paper rows are
 cached the same way, per paper (papers.rows), so a page made stale by one paper
-renders one row anew.
+renders one row anew. A part of a page that changes more often than the rest (a
+topic's follower count) is a PageValue: cached under its own version, read with
+the page and put in a slot.
 
 Readers. A cached render is the same for everyone: each reader's own state is a
 slot in it, filled for each request (papers.slots) from one small query whose
@@ -40,9 +25,7 @@ one process's change would not reach the others' pages.
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
-import time
 import zlib
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -51,35 +34,23 @@ from dataclasses import field
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
-from django.core.cache import cache
-from django.db import transaction
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.loader import get_template
 
-from core.api.caching import VERSION_KEY
-from papers.models import Paper
+from papers.versions import EVERYTHING
+from papers.versions import HARVEST_KEY
+from papers.versions import Dependencies
+from papers.versions import current_versions
+from papers.versions import get_many
+from papers.versions import reader_key
+from papers.versions import set_many
+from papers.versions import version_key
 
-logger = logging.getLogger(__name__)
-
-LATEST = "latest"
-TRENDING = "trending"
-TOPICS = "topics"
-NAMES = "names"
-SEARCH = "search"
-HARVEST = "harvest"
-# When the last harvest finished, cached apart (papers.slots fills it in).
-HARVEST_KEY = "pages:last-harvest"
-# Moved by content_changed() with no arguments; every page depends on it.
-EVERYTHING = "all"
-LISTS = frozenset({LATEST, TRENDING, TOPICS, NAMES, SEARCH, HARVEST, EVERYTHING})
-# Papers the home page lists; a change to one of them moves `latest`.
-LATEST_SHOWN = 25
 # Entries are keyed by version, so they never go stale; timeouts bound memory,
 # and how long a change made while the cache was unreachable goes unseen.
 PAGE_TIMEOUT = 10 * 60
 FRAGMENT_TIMEOUT = 60 * 60
-CHUNK = 5000
 SLOT = re.compile(r"<!--slot:([^>]*)-->")
 # What a shared render must never see: it is the same for every reader.
 SHARED_CONTEXT = {
@@ -89,175 +60,6 @@ SHARED_CONTEXT = {
     "messages": (),
     "csrf_token": "",
 }
-
-
-def topic_key(slug: str) -> str:
-    return f"topic:{slug}"
-
-
-def paper_key(arxiv_id: str) -> str:
-    return f"paper:{arxiv_id}"
-
-
-def followers_key(slug: str) -> str:
-    """A topic's follower count, which only its own page shows."""
-    return f"followers:{slug}"
-
-
-def reader_key(user_id: int) -> str:
-    """One reader's own state, which slots show (papers.slots)."""
-    return f"reader:{user_id}"
-
-
-def members_key(slug: str) -> str:
-    """Which papers a topic holds, without the rest of its page."""
-    return f"members:{slug}"
-
-
-# CHANGES
-# ------------------------------------------------------------------------------
-
-
-def content_changed(
-    *,
-    topics: Iterable[Any] = (),
-    papers: Iterable[int] = (),
-    lists: Iterable[str] = (),
-    followers: Iterable[Any] = (),
-) -> None:
-    """Move on, once the current transaction commits, the versions of these
-    topics (Topic or slug), papers (ids), lists and topics' follower counts;
-    with no argument, of everything. Papers also move the topics they are in
-    now and at commit."""
-    scopes = {topic_key(getattr(topic, "slug", topic)) for topic in topics}
-    scopes |= {followers_key(getattr(topic, "slug", topic)) for topic in followers}
-    named = set(lists)
-    assert named <= LISTS, f"unknown lists: {named - LISTS}"
-    scopes |= named
-    paper_ids = list(papers)
-    if not scopes and not paper_ids:
-        scopes = {EVERYTHING}
-    if paper_ids:
-        # The topics they are in before the change: they may be leaving them.
-        scopes |= _topic_scopes(_topic_slugs(paper_ids))
-    transaction.on_commit(lambda: _bump(scopes, paper_ids))
-
-
-def reader_changed(user_ids: Iterable[int]) -> None:
-    """Move on these readers' own state (what they saved, follow, flagged, were
-    shown: papers.slots), nothing shared: now, so that the reader's next request
-    in this transaction sees it, and again once it commits, so that what another
-    request read before the commit is not kept."""
-    scopes = {reader_key(pk) for pk in user_ids}
-    if scopes:
-        _set_versions(scopes)
-        transaction.on_commit(lambda: _set_versions(scopes))
-
-
-def _bump(scopes: set[str], paper_ids: list[int]) -> None:
-    if paper_ids:
-        scopes = scopes | _paper_scopes(paper_ids)
-    _set_versions(scopes, also={VERSION_KEY})
-
-
-def _set_versions(scopes: set[str], also: set[str] = frozenset()) -> None:
-    now = time.time_ns()
-    values = {_version_key(scope): now for scope in scopes}
-    values.update(dict.fromkeys(also, now))
-    try:
-        cache.set_many(values, None)
-        if HARVEST in scopes:
-            cache.delete(HARVEST_KEY)
-    except Exception:
-        logger.exception("could not move page versions (%s)", len(scopes))
-
-
-def _paper_scopes(paper_ids: list[int]) -> set[str]:
-    """What changed papers move, as they are once the change is committed."""
-    scopes = {SEARCH, TOPICS} | _topic_scopes(_topic_slugs(paper_ids))
-    for start in range(0, len(paper_ids), CHUNK):
-        chunk = paper_ids[start : start + CHUNK]
-        arxiv_ids = Paper.objects.filter(pk__in=chunk).values_list("arxiv_id")
-        scopes |= {paper_key(arxiv_id) for (arxiv_id,) in arxiv_ids}
-    newest = Paper.objects.order_by("-first_announced", "-id")[:LATEST_SHOWN]
-    if set(newest.values_list("pk", flat=True)) & set(paper_ids):
-        scopes.add(LATEST)
-    return scopes
-
-
-def _topic_scopes(slugs: set[str]) -> set[str]:
-    return {topic_key(slug) for slug in slugs} | {members_key(slug) for slug in slugs}
-
-
-def _topic_slugs(paper_ids: list[int]) -> set[str]:
-    # Tags live in the topics app, which builds on this one: reached through
-    # the relation, not imported.
-    tags = Paper._meta.get_field("paper_topics").related_model.objects
-    slugs: set[str] = set()
-    for start in range(0, len(paper_ids), CHUNK):
-        chunk = paper_ids[start : start + CHUNK]
-        found = tags.filter(paper_id__in=chunk).values_list("topic__slug").distinct()
-        slugs |= {slug for (slug,) in found}
-    return slugs
-
-
-# VERSIONS
-# ------------------------------------------------------------------------------
-
-
-def _version_key(scope: str) -> str:
-    return f"pages:v:{scope}"
-
-
-def _get_many(keys: list[str]) -> dict[str, Any]:
-    try:
-        return cache.get_many(keys)
-    except Exception:
-        logger.warning("page cache unavailable; rendering uncached", exc_info=True)
-        return {}
-
-
-def _set_many(values: dict[str, Any], timeout: int) -> None:
-    try:
-        cache.set_many(values, timeout)
-    except Exception:
-        logger.warning("page cache unavailable; not stored", exc_info=True)
-
-
-def _versions(scopes: Iterable[str], found: dict[str, Any]) -> dict[str, int | None]:
-    """Each scope's version from `found`; a scope without one (never changed, or
-    evicted) gets one now. None: not known, so nothing is stored under it."""
-    versions: dict[str, int | None] = {}
-    for scope in scopes:
-        version = found.get(_version_key(scope))
-        if version is None:
-            version = time.time_ns()
-            try:
-                # add, not set: a concurrent change's version must win.
-                if not cache.add(_version_key(scope), version, None):
-                    version = None
-            except Exception:
-                version = None
-        versions[scope] = version
-    return versions
-
-
-class Dependencies:
-    """The versions a render was made from. A render adds what it finds it
-    depends on with `add`, before it reads the data those versions cover."""
-
-    def __init__(self, versions: dict[str, int | None]) -> None:
-        self.versions = versions
-
-    def add(self, scopes: Iterable[str]) -> None:
-        new = [scope for scope in scopes if scope not in self.versions]
-        if new:
-            found = _get_many([_version_key(scope) for scope in new])
-            self.versions.update(_versions(new, found))
-
-    @property
-    def known(self) -> bool:
-        return None not in self.versions.values()
 
 
 # PAGES
@@ -336,11 +138,9 @@ def cached_page(
     values = values or {}
     small += [value.key for value in values.values()]
     value_scopes = {value.scope for value in values.values()} - set(scopes)
-    found = _get_many(
-        [key, *small, *(_version_key(s) for s in [*scopes, *value_scopes])]
-    )
+    found = get_many([key, *small, *(version_key(s) for s in [*scopes, *value_scopes])])
     prefetched = {name: found[name] for name in small if name in found}
-    versions = _versions(scopes, found)
+    versions = current_versions(scopes, found)
     shown = _page_values(values, found, versions)
     state = None
     if reader is not None:
@@ -358,7 +158,7 @@ def cached_page(
         body, meta = rendered
         page = Rendered.of(body, deps.versions, meta)
         if deps.known:
-            _set_many({key: page.packed()}, PAGE_TIMEOUT)
+            set_many({key: page.packed()}, PAGE_TIMEOUT)
     page.prefetched = prefetched
     page.reader_state = state
     page.values = shown
@@ -371,7 +171,7 @@ def _page_values(
     """Each value's HTML: as found with the page while its version stands, else
     computed (and stored under that version)."""
     scopes = {value.scope for value in values.values()} - set(known)
-    versions = {**known, **_versions(scopes, found)}
+    versions = {**known, **current_versions(scopes, found)}
     html, fresh = {}, {}
     for name, value in values.items():
         version = versions[value.scope]
@@ -383,7 +183,7 @@ def _page_values(
             if version is not None:
                 fresh[value.key] = (version, html[name])
     if fresh:
-        _set_many(fresh, FRAGMENT_TIMEOUT)
+        set_many(fresh, FRAGMENT_TIMEOUT)
     return html
 
 
@@ -412,7 +212,7 @@ class ReaderState:
         return self.prefetched.get(self.shown_key_for(self.key))
 
     def note_shown(self, value: object, timeout: int) -> None:
-        _set_many({self.shown_key_for(self.key): value}, timeout)
+        set_many({self.shown_key_for(self.key): value}, timeout)
 
     def get(self, wanted: object) -> Any:
         entry = self.prefetched.get(self.key)
@@ -422,7 +222,7 @@ class ReaderState:
 
     def put(self, wanted: object, state: Any) -> None:
         if None not in self.version:
-            _set_many({self.key: ((self.version, wanted), state)}, PAGE_TIMEOUT)
+            set_many({self.key: ((self.version, wanted), state)}, PAGE_TIMEOUT)
 
 
 def _current(stored: dict[str, int | None], versions: dict[str, int | None]) -> bool:
@@ -433,8 +233,8 @@ def _current(stored: dict[str, int | None], versions: dict[str, int | None]) -> 
     added = [scope for scope in stored if scope not in versions]
     if not added:
         return True
-    found = _get_many([_version_key(scope) for scope in added])
-    return all(found.get(_version_key(scope)) == stored[scope] for scope in added)
+    found = get_many([version_key(scope) for scope in added])
+    return all(found.get(version_key(scope)) == stored[scope] for scope in added)
 
 
 def render_shared(request: HttpRequest, template: str, context: dict) -> str:
@@ -456,8 +256,8 @@ def cached_fragments(
     together) by `render`."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
     keys = {item: f"pages:fragment:{item}" for item in items}
-    found = _get_many([*keys.values(), *(_version_key(scope) for scope in scopes)])
-    versions = _versions(scopes, found)
+    found = get_many([*keys.values(), *(version_key(scope) for scope in scopes)])
+    versions = current_versions(scopes, found)
     wanted = {
         item: tuple(versions[scope] for scope in (EVERYTHING, *deps))
         for item, deps in items.items()
@@ -472,7 +272,7 @@ def cached_fragments(
     if missing:
         fresh = render(missing)
         html.update(fresh)
-        _set_many(
+        set_many(
             {
                 keys[item]: (wanted[item], fresh[item])
                 for item in missing
@@ -489,10 +289,10 @@ def cached_fragments(
 
 def cached_value(key: str, compute: Callable[[], Any], timeout: int) -> Any:
     """A small value from the cache, or computed (and stored) when missing."""
-    found = _get_many([key])
+    found = get_many([key])
     if key in found:
         return found[key][0]
     value = compute()
     # In a tuple: a value of None is stored too.
-    _set_many({key: (value,)}, timeout)
+    set_many({key: (value,)}, timeout)
     return value

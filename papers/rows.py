@@ -14,10 +14,10 @@ from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
 from papers.models import Paper
-from papers.pagecache import NAMES
 from papers.pagecache import cached_fragments
-from papers.pagecache import paper_key
 from papers.query import with_listing_data
+from papers.versions import NAMES
+from papers.versions import paper_key
 
 ROW = "partials/paper_row.html"
 # Where a search row takes its query's highlighted title and snippet: comments,

@@ -44,13 +44,13 @@ from django.utils.safestring import mark_safe
 from accounts.models import User
 from papers.models import SavedPaper
 from papers.models import ShownPaper
-from papers.pagecache import HARVEST_KEY
 from papers.pagecache import PAGE_TIMEOUT
 from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
 from papers.pagecache import cached_value
 from papers.query import last_harvest
 from papers.routes import address
+from papers.versions import HARVEST_KEY
 
 # Stand-ins in a slot's template, replaced for each request.
 URL, NEXT, CSRF, NAME = "\x1aurl\x1a", "\x1anext\x1a", "\x1acsrf\x1a", "\x1aname\x1a"

@@ -17,13 +17,8 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
 from papers.library import set_saved
-from papers.pagecache import NAMES
-from papers.pagecache import SEARCH
-from papers.pagecache import Dependencies
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
-from papers.pagecache import members_key
-from papers.pagecache import paper_key
 from papers.pagecache import render_shared
 from papers.query import find_paper
 from papers.query import get_paper
@@ -34,6 +29,11 @@ from papers.search import arxiv_id_query
 from papers.search import highlight
 from papers.search import search_papers
 from papers.slots import page_response
+from papers.versions import NAMES
+from papers.versions import SEARCH
+from papers.versions import Dependencies
+from papers.versions import members_key
+from papers.versions import paper_key
 
 SEARCH_RESULTS_PER_PAGE = 25
 

@@ -428,19 +428,6 @@ def test_a_visitors_cached_topic_page_counts_followers_as_they_come_and_go(
     assert "0 followers" in client.get("/topics/rl-agents/").text
 
 
-def test_a_follow_counts_on_the_topic_page_without_rendering_it_anew(
-    client, reader, topic, django_capture_on_commit_callbacks, django_assert_num_queries
-):
-    client.get("/topics/rl-agents/")
-
-    with django_capture_on_commit_callbacks(execute=True):
-        json_post(reader, "/topics/rl-agents/follow/", 1)
-
-    with django_assert_num_queries(1):  # the count: the page stays rendered
-        response = client.get("/topics/rl-agents/")
-    assert 'data-followers="1">1 follower<' in response.text
-
-
 def test_a_readers_own_state_is_cached_until_they_change_it(
     reader, alice, topic, django_assert_num_queries
 ):

@@ -17,8 +17,8 @@ from django.utils import timezone
 from accounts.models import User
 from core.queue import send_after_commit
 from papers.models import Paper
-from papers.pagecache import content_changed
-from papers.pagecache import reader_changed
+from papers.versions import content_changed
+from papers.versions import reader_changed
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import RelevanceFlag

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
-from papers.pagecache import reader_changed
+from papers.versions import reader_changed
 from topics.limits import Rate
 from topics.limits import parse_rate
 from topics.limits import take

@@ -11,8 +11,8 @@ from django.db.models import Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from papers.pagecache import content_changed
-from papers.pagecache import reader_changed
+from papers.versions import content_changed
+from papers.versions import reader_changed
 from topics.models import Follow
 from topics.models import Topic
 

@@ -10,10 +10,10 @@ from django.db import models
 
 from papers.models import Category
 from papers.models import Paper
-from papers.pagecache import NAMES
-from papers.pagecache import TOPICS
-from papers.pagecache import content_changed
 from papers.routes import address
+from papers.versions import NAMES
+from papers.versions import TOPICS
+from papers.versions import content_changed
 from topics.rules import RuleError
 from topics.rules import compile_rule
 

@@ -47,8 +47,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from papers.models import Paper
-from papers.pagecache import TRENDING
-from papers.pagecache import content_changed
+from papers.versions import TRENDING
+from papers.versions import content_changed
 from topics.coverage import bucket
 from topics.coverage import chart_start
 from topics.coverage import corpus_coverage

@@ -37,7 +37,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import normalize
 
 from papers.models import Paper
-from papers.pagecache import content_changed
+from papers.versions import content_changed
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic

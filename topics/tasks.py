@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from core.tasks import HARD_LIMIT_MARGIN
 from core.tasks import durable
-from papers.pagecache import TOPICS
-from papers.pagecache import content_changed
+from papers.versions import TOPICS
+from papers.versions import content_changed
 from topics import relevance
 from topics.ask.fulltext import download_pdf
 from topics.curation import training_due_key

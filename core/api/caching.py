@@ -2,7 +2,7 @@
 
 A response is identified by a *version* of the data it shows plus its full
 address. Papers and topics read the content version (VERSION_KEY, moved by
-papers.pagecache.content_changed),
+papers.versions.content_changed),
 which every change to papers, tags, topics and momentum moves on after commit;
 parts that change without it (follower counts, a user's saved papers) add a
 fingerprint of their rows. So a client's If-None-Match is answered with no SQL

@@ -33,8 +33,8 @@ from papers.ingest.records import validation_error
 from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
-from papers.pagecache import HARVEST
-from papers.pagecache import content_changed
+from papers.versions import HARVEST
+from papers.versions import content_changed
 
 logger = logging.getLogger(__name__)
 

@@ -136,10 +136,10 @@ def test_changing_the_rule_retags_and_moves_the_etag(
     assert response.status_code == 200, response.content
     assert response.json()["rule"] == "ti:robot"
     assert Topic.objects.get(slug="rl-for-llm-agents").retag_requested_at
-    # Commit-time work: the content version moves on (papers.pagecache); the
+    # Commit-time work: the content version moves on (papers.versions); the
     # re-tag task is not sent to the broker from a test.
     for callback in callbacks:
-        if callback.__code__.co_filename.endswith("pagecache.py"):
+        if callback.__code__.co_filename.endswith("versions.py"):
             callback()
     after = anonymous.get(AGENTS, HTTP_IF_NONE_MATCH=before["ETag"])
     assert after.status_code == 200

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 
-from papers.pagecache import content_changed
+from papers.versions import content_changed
 from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.preview import preview_rule

@@ -1,0 +1,227 @@
+"""What pages show, by version: each part has a version in the cache, and
+every change moves the versions of what it changed, nothing else.
+
+Each topic has one (`topic:<slug>`: its page, papers, momentum, related topics),
+and so do its follower count (`followers:<slug>`) and which papers it holds
+(`members:<slug>`, what a paper page's related papers read); each paper
+(`paper:<arxiv id>`: its page and its rows); each reader's own state
+(`reader:<id>`, see papers.slots); and the lists that span many:
+
+- `latest`: the newest papers (the home page for visitors);
+- `trending`: every topic's momentum (trending lists, sparklines);
+- `topics`: the topic directory (descriptions, paper counts);
+- `names`: topics' names and addresses, which every chip shows;
+- `search`: any paper or tag, which search results may show;
+- `harvest`: when the last harvest finished (a slot, see papers.slots).
+
+Whatever changes what pages show calls `content_changed(topics=..., papers=...,
+lists=...)` naming what it changed; once the transaction commits, those versions
+move on and nothing else. A paper's change also moves the topics it was in (at
+the call) and is in (at commit), and which papers they hold, search, the
+directory, and `latest` when it is among the newest papers. Called with
+nothing: everything changed. The writers of a reader's own state call
+`reader_changed(...)`.
+
+Pages, fragments and values cached under these versions: papers.pagecache.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+
+from core.api.caching import VERSION_KEY
+from papers.models import Paper
+
+logger = logging.getLogger(__name__)
+
+LATEST = "latest"
+TRENDING = "trending"
+TOPICS = "topics"
+NAMES = "names"
+SEARCH = "search"
+HARVEST = "harvest"
+# When the last harvest finished, cached apart (papers.slots fills it in).
+HARVEST_KEY = "pages:last-harvest"
+# Moved by content_changed() with no arguments; every page depends on it.
+EVERYTHING = "all"
+LISTS = frozenset({LATEST, TRENDING, TOPICS, NAMES, SEARCH, HARVEST, EVERYTHING})
+# Papers the home page lists; a change to one of them moves `latest`.
+LATEST_SHOWN = 25
+CHUNK = 5000
+
+
+def topic_key(slug: str) -> str:
+    return f"topic:{slug}"
+
+
+def paper_key(arxiv_id: str) -> str:
+    return f"paper:{arxiv_id}"
+
+
+def followers_key(slug: str) -> str:
+    """A topic's follower count, which only its own page shows."""
+    return f"followers:{slug}"
+
+
+def reader_key(user_id: int) -> str:
+    """One reader's own state, which slots show (papers.slots)."""
+    return f"reader:{user_id}"
+
+
+def members_key(slug: str) -> str:
+    """Which papers a topic holds, without the rest of its page."""
+    return f"members:{slug}"
+
+
+# CHANGES
+# ------------------------------------------------------------------------------
+
+
+def content_changed(
+    *,
+    topics: Iterable[Any] = (),
+    papers: Iterable[int] = (),
+    lists: Iterable[str] = (),
+    followers: Iterable[Any] = (),
+) -> None:
+    """Move on, once the current transaction commits, the versions of these
+    topics (Topic or slug), papers (ids), lists and topics' follower counts;
+    with no argument, of everything. Papers also move the topics they are in
+    now and at commit."""
+    scopes = {topic_key(getattr(topic, "slug", topic)) for topic in topics}
+    scopes |= {followers_key(getattr(topic, "slug", topic)) for topic in followers}
+    named = set(lists)
+    assert named <= LISTS, f"unknown lists: {named - LISTS}"
+    scopes |= named
+    paper_ids = list(papers)
+    if not scopes and not paper_ids:
+        scopes = {EVERYTHING}
+    if paper_ids:
+        # The topics they are in before the change: they may be leaving them.
+        scopes |= _topic_scopes(_topic_slugs(paper_ids))
+    transaction.on_commit(lambda: _bump(scopes, paper_ids))
+
+
+def reader_changed(user_ids: Iterable[int]) -> None:
+    """Move on these readers' own state (what they saved, follow, flagged, were
+    shown: papers.slots), nothing shared: now, so that the reader's next request
+    in this transaction sees it, and again once it commits, so that what another
+    request read before the commit is not kept."""
+    scopes = {reader_key(pk) for pk in user_ids}
+    if scopes:
+        _setcurrent_versions(scopes)
+        transaction.on_commit(lambda: _setcurrent_versions(scopes))
+
+
+def _bump(scopes: set[str], paper_ids: list[int]) -> None:
+    if paper_ids:
+        scopes = scopes | _paper_scopes(paper_ids)
+    _setcurrent_versions(scopes, also={VERSION_KEY})
+
+
+def _setcurrent_versions(scopes: set[str], also: set[str] = frozenset()) -> None:
+    now = time.time_ns()
+    values = {version_key(scope): now for scope in scopes}
+    values.update(dict.fromkeys(also, now))
+    try:
+        cache.set_many(values, None)
+        if HARVEST in scopes:
+            cache.delete(HARVEST_KEY)
+    except Exception:
+        logger.exception("could not move page versions (%s)", len(scopes))
+
+
+def _paper_scopes(paper_ids: list[int]) -> set[str]:
+    """What changed papers move, as they are once the change is committed."""
+    scopes = {SEARCH, TOPICS} | _topic_scopes(_topic_slugs(paper_ids))
+    for start in range(0, len(paper_ids), CHUNK):
+        chunk = paper_ids[start : start + CHUNK]
+        arxiv_ids = Paper.objects.filter(pk__in=chunk).values_list("arxiv_id")
+        scopes |= {paper_key(arxiv_id) for (arxiv_id,) in arxiv_ids}
+    newest = Paper.objects.order_by("-first_announced", "-id")[:LATEST_SHOWN]
+    if set(newest.values_list("pk", flat=True)) & set(paper_ids):
+        scopes.add(LATEST)
+    return scopes
+
+
+def _topic_scopes(slugs: set[str]) -> set[str]:
+    return {topic_key(slug) for slug in slugs} | {members_key(slug) for slug in slugs}
+
+
+def _topic_slugs(paper_ids: list[int]) -> set[str]:
+    # Tags live in the topics app, which builds on this one: reached through
+    # the relation, not imported.
+    tags = Paper._meta.get_field("paper_topics").related_model.objects
+    slugs: set[str] = set()
+    for start in range(0, len(paper_ids), CHUNK):
+        chunk = paper_ids[start : start + CHUNK]
+        found = tags.filter(paper_id__in=chunk).values_list("topic__slug").distinct()
+        slugs |= {slug for (slug,) in found}
+    return slugs
+
+
+# VERSIONS
+# ------------------------------------------------------------------------------
+
+
+def version_key(scope: str) -> str:
+    return f"pages:v:{scope}"
+
+
+def get_many(keys: list[str]) -> dict[str, Any]:
+    try:
+        return cache.get_many(keys)
+    except Exception:
+        logger.warning("page cache unavailable; rendering uncached", exc_info=True)
+        return {}
+
+
+def set_many(values: dict[str, Any], timeout: int) -> None:
+    try:
+        cache.set_many(values, timeout)
+    except Exception:
+        logger.warning("page cache unavailable; not stored", exc_info=True)
+
+
+def current_versions(
+    scopes: Iterable[str], found: dict[str, Any]
+) -> dict[str, int | None]:
+    """Each scope's version from `found`; a scope without one (never changed, or
+    evicted) gets one now. None: not known, so nothing is stored under it."""
+    versions: dict[str, int | None] = {}
+    for scope in scopes:
+        version = found.get(version_key(scope))
+        if version is None:
+            version = time.time_ns()
+            try:
+                # add, not set: a concurrent change's version must win.
+                if not cache.add(version_key(scope), version, None):
+                    version = None
+            except Exception:
+                version = None
+        versions[scope] = version
+    return versions
+
+
+class Dependencies:
+    """The versions a render was made from. A render adds what it finds it
+    depends on with `add`, before it reads the data those versions cover."""
+
+    def __init__(self, versions: dict[str, int | None]) -> None:
+        self.versions = versions
+
+    def add(self, scopes: Iterable[str]) -> None:
+        new = [scope for scope in scopes if scope not in self.versions]
+        if new:
+            found = get_many([version_key(scope) for scope in new])
+            self.versions.update(current_versions(new, found))
+
+    @property
+    def known(self) -> bool:
+        return None not in self.versions.values()
