@@ -52,13 +52,6 @@ def topic(db):
     return topic
 
 
-@pytest.fixture
-def reader(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
 def json_post(client: Client, url: str, on: int):
     return client.post(url, {"on": on}, headers={"accept": "application/json"})
 

@@ -4,8 +4,6 @@ from datetime import UTC
 from datetime import datetime
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
@@ -39,34 +37,6 @@ def corpus(db):
     tag_papers(upsert_records(records).changed_ids)
     refresh_momentum()
     return {"agents": agents, "robots": robots}
-
-
-def token_client(user) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-@pytest.fixture
-def anonymous() -> APIClient:
-    return APIClient()
-
-
-@pytest.fixture
-def as_alice(alice) -> APIClient:
-    return token_client(alice)
-
-
-@pytest.fixture
-def as_bob(bob) -> APIClient:
-    return token_client(bob)
-
-
-@pytest.fixture
-def as_staff(staff) -> APIClient:
-    return token_client(staff)
 
 
 def assert_error(response, status: int, code: str | None = None) -> dict:

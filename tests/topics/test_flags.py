@@ -6,7 +6,6 @@ import html
 import re
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from papers.ingest.upsert import upsert_records
@@ -28,11 +27,6 @@ from topics.tagging import tag_papers
 pytestmark = pytest.mark.django_db
 
 FLAGGED = "Thanks — a curator will review whether this paper belongs in Agents."
-
-
-@pytest.fixture(autouse=True)
-def fresh_limits():
-    cache.clear()  # rate-limit counters live in the cache
 
 
 @pytest.fixture
@@ -60,13 +54,6 @@ def topic():
     )
     pin_paper(agents, paper("2606.00005"))
     return agents
-
-
-@pytest.fixture
-def reader(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
 
 
 def paper(arxiv_id: str) -> Paper:
