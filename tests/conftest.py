@@ -2,10 +2,14 @@
 reader), `staff` (staff with no permissions) and pytest-django's `admin_user` /
 `admin_client` (a superuser: the curator in Django admin). Their clients:
 `reader` (alice's session), `anonymous`, `as_alice`, `as_bob`, `as_staff` (API
-tokens). Things: `topic` and `paper`; specially shaped ones come from
-`tests/<app>/factories.py` (`make_topic(**fields)`, `paper_record(...)`)."""
+tokens). Things: `topic`, `paper`, and `corpus` (two topics of papers); specially
+shaped ones come from `tests/<app>/factories.py` (`make_topic(**fields)`,
+`paper_record(...)`)."""
 
 from __future__ import annotations
+
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -21,6 +25,8 @@ from tests.clients import token_client
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Topic
+from topics.momentum import refresh_momentum
+from topics.tagging import tag_papers
 
 pytest_plugins = ["tests.fakearxiv"]
 
@@ -91,6 +97,33 @@ def as_staff(staff) -> APIClient:
 def topic(db) -> Topic:
     """A topic with no papers yet (make_topic's defaults)."""
     return make_topic()
+
+
+@pytest.fixture
+def corpus(db) -> dict[str, Topic]:
+    """Two topics; eight agent papers over three days, one also a robot paper,
+    and an old-style id. Momentum counted. (The API's tests and the outages'.)"""
+    agents = make_topic(
+        "RL for LLM Agents", rule="ti:agent", glossary="RL: Reinforcement Learning"
+    )
+    robots = make_topic("Robot Learning", rule="ti:robot", slug="robot-learning")
+    agents.related.add(robots)
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent {n}",
+            published=datetime(2026, 6, 1 + n % 3, 15, 0, tzinfo=UTC),
+            categories=("cs.LG", "cs.AI") if n % 2 else ("cs.AI",),
+        )
+        for n in range(1, 8)
+    ]
+    records.append(paper_record("2606.00100", title="An agent and a robot"))
+    records.append(
+        paper_record("math/0601001", version=2, title="Old style id", categories=())
+    )
+    tag_papers(upsert_records(records).changed_ids)
+    refresh_momentum()
+    return {"agents": agents, "robots": robots}
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from config.celery_app import app
 from notifications.delivery import hand_out
 from notifications.models import Digest
 from papers.models import FeedSource
-from tests.api.conftest import corpus  # noqa: F401 (a fixture)
+from tests.clients import signed_in
 from tests.integration.redis_server import redis_server
 from tests.integration.smtp_server import free_port
 from tests.topics.test_admin_curation import change_form
@@ -184,8 +184,7 @@ def test_a_test_digest_with_the_broker_down_is_kept_and_sent_by_the_next_tick(
 ):
     EmailAddress.objects.create(user=alice, email=alice.email, verified=True)
     Follow.objects.create(user=alice, topic=Topic.objects.get(slug="robot-learning"))
-    client = Client()
-    client.force_login(alice)
+    client = signed_in(alice)
 
     response = client.post("/digest/test/", follow=True)
 
