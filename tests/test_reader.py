@@ -22,6 +22,7 @@ from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+from tests.clients import signed_in
 from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -89,8 +90,7 @@ def test_follow_without_javascript_is_a_form_that_returns_to_the_page(
 
 
 def test_follow_needs_csrf(alice, topic):
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(alice)
+    client = signed_in(alice, enforce_csrf_checks=True)
 
     assert client.post("/topics/rl-agents/follow/", {"on": "1"}).status_code == 403
     assert not Follow.objects.exists()
