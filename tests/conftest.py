@@ -1,10 +1,13 @@
-"""One fixture per concept. People: `alice` (the reader) and `bob` (another
-reader), `staff` (staff with no permissions) and pytest-django's `admin_user` /
-`admin_client` (a superuser: the curator in Django admin). Their clients:
-`reader` (alice's session), `anonymous`, `as_alice`, `as_bob`, `as_staff` (API
-tokens). Things: `topic`, `paper`, and `corpus` (two topics of papers); specially
-shaped ones come from `tests/<app>/factories.py` (`make_topic(**fields)`,
-`paper_record(...)`)."""
+"""One fixture per concept.
+
+People: `alice` (the reader; `verified_alice` once her address is verified),
+`bob` (another reader), `staff` (staff with no permissions) and pytest-django's
+`admin_user` / `admin_client` (a superuser: the curator in Django admin).
+Their clients: `reader` (alice's session), `anonymous`, `as_alice`, `as_bob`,
+`as_staff` (API tokens); tests.clients.signed_in(user) for anyone else.
+Things: `topic`, `paper`, and `corpus` (two topics of papers); specially shaped
+ones come from `tests/<app>/factories.py` (`make_topic(**fields)`,
+`paper_record(...)`, `verified(user)`)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from datetime import UTC
 from datetime import datetime
 
 import pytest
-from allauth.account.models import EmailAddress
 from django.core.cache import cache
 from django.test import Client
 from rest_framework.test import APIClient
@@ -20,6 +22,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.clients import token_client
 from tests.papers.factories import paper_record
@@ -47,10 +50,7 @@ def alice(db) -> User:
 @pytest.fixture
 def verified_alice(alice) -> User:
     """alice, with the verified address that mandatory verification asks for."""
-    EmailAddress.objects.create(
-        user=alice, email=alice.email, verified=True, primary=True
-    )
-    return alice
+    return verified(alice)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import User
-from tests.notifications.factories import verified
+from tests.accounts.factories import verified
 from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import Topic

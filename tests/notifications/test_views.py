@@ -20,9 +20,9 @@ from notifications.mailer import Mailer
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.tokens import unsubscribe_token
+from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.notifications.factories import add_papers
-from tests.notifications.factories import verified
 from tests.topics.factories import make_topic
 from topics.models import Follow
 
