@@ -37,12 +37,10 @@ MODELS = [model for model in admin.site._registry if model._meta.app_label != "a
 
 
 @pytest.fixture
-def admin_client(client, staff):
-    staff.is_superuser = True
-    staff.save()
-    client.force_login(staff)
-    fill_every_model(staff)
-    return client
+def admin_client(admin_client, admin_user):
+    """pytest-django's, with a row of every model to show."""
+    fill_every_model(admin_user)
+    return admin_client
 
 
 def fill_every_model(user):

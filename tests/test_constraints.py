@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError
 
-from papers.ingest.upsert import upsert_records
-from papers.models import Paper
 from papers.models import SavedPaper
-from tests.papers.factories import paper_record
-from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import TopicExclusion
@@ -17,14 +13,7 @@ from topics.models import TopicExclusion
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def paper(db) -> Paper:
-    upsert_records([paper_record()])
-    return Paper.objects.get()
-
-
-def test_a_user_cannot_follow_a_topic_twice(alice):
-    topic = make_topic()
+def test_a_user_cannot_follow_a_topic_twice(alice, topic):
     Follow.objects.create(user=alice, topic=topic)
     with pytest.raises(IntegrityError):
         Follow.objects.create(user=alice, topic=topic)
@@ -42,8 +31,7 @@ def test_two_users_can_save_the_same_paper(alice, bob, paper):
     assert paper.saves.count() == 2
 
 
-def test_a_paper_is_tagged_into_a_topic_at_most_once(paper):
-    topic = make_topic()
+def test_a_paper_is_tagged_into_a_topic_at_most_once(paper, topic):
     PaperTopic.objects.create(topic=topic, paper=paper)
     with pytest.raises(IntegrityError):
         PaperTopic.objects.create(
@@ -51,8 +39,7 @@ def test_a_paper_is_tagged_into_a_topic_at_most_once(paper):
         )
 
 
-def test_a_paper_is_excluded_from_a_topic_at_most_once(paper):
-    topic = make_topic()
+def test_a_paper_is_excluded_from_a_topic_at_most_once(paper, topic):
     TopicExclusion.objects.create(topic=topic, paper=paper)
     with pytest.raises(IntegrityError):
         TopicExclusion.objects.create(topic=topic, paper=paper)

@@ -55,15 +55,13 @@ def corpus(db):
 
 
 @pytest.fixture
-def reader(alice, corpus) -> Client:
-    """alice, following Agents, with every paper saved."""
+def reader(reader, alice, corpus) -> Client:
+    """alice's client; she follows Agents and has saved every paper."""
     Follow.objects.create(user=alice, topic=corpus)
     SavedPaper.objects.bulk_create(
         SavedPaper(user=alice, paper=paper) for paper in Paper.objects.all()
     )
-    client = Client()
-    client.force_login(alice)
-    return client
+    return reader
 
 
 def row(html: str, arxiv_id: str = "") -> str:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
+from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.following import set_following
@@ -69,8 +70,7 @@ def test_home_shows_a_reader_the_feed_of_followed_topics(
     role, alice, staff, corpus, django_assert_max_num_queries
 ):
     reader = {"user": alice, "staff": staff}[role]
-    client = Client()
-    client.force_login(reader)
+    client = signed_in(reader)
     assert "You don't follow any topic yet" in client.get("/").text
 
     Follow.objects.create(user=reader, topic=corpus["robots"])
@@ -308,8 +308,7 @@ def test_a_cached_feed_costs_a_reader_no_query(
     alice, corpus, django_assert_max_num_queries
 ):
     set_following(alice, corpus["agents"], True)
-    client = Client()
-    client.force_login(alice)
+    client = signed_in(alice)
     client.get("/")  # rendered; what it showed is recorded
     client.get("/")  # their state, now with those papers seen, is cached
 
@@ -325,8 +324,7 @@ def test_a_feed_follows_a_new_follow_and_a_deactivated_topic_at_once(
         upsert_records([paper_record("2606.00200", title="A robot arm")]).changed_ids
     )
     set_following(alice, corpus["agents"], True)
-    client = Client()
-    client.force_login(alice)
+    client = signed_in(alice)
     client.get("/")
     client.get("/")  # what they follow, cached
     assert "A robot arm" not in client.get("/").text

@@ -23,6 +23,7 @@ from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+from tests.clients import signed_in
 from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -53,13 +54,6 @@ def topic(db):
     records.append(paper_record("2606.00100", title=f"Agent {HOSTILE}"))
     tag_papers(upsert_records(records).changed_ids)
     return topic
-
-
-@pytest.fixture
-def reader(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
 
 
 def json_post(client: Client, url: str, on: int):
@@ -99,8 +93,7 @@ def test_follow_without_javascript_is_a_form_that_returns_to_the_page(
 
 
 def test_follow_needs_csrf(alice, topic):
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(alice)
+    client = signed_in(alice, enforce_csrf_checks=True)
 
     assert client.post("/topics/rl-agents/follow/", {"on": "1"}).status_code == 403
     assert not Follow.objects.exists()

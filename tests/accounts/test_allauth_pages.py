@@ -8,8 +8,6 @@ import pytest
 from allauth.account.models import EmailAddress
 from allauth.account.models import EmailConfirmationHMAC
 from django.core import mail
-from django.core.cache import cache
-from django.test import Client
 
 from accounts.models import User
 
@@ -18,27 +16,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "a much longer new passphrase"
 LAYOUT_MARK = '<a class="brand" href="/">Momentum</a>'
-
-
-@pytest.fixture(autouse=True)
-def _fresh_rate_limits():
-    # allauth keeps rate-limit counters in the cache, which outlives a test.
-    cache.clear()
-
-
-@pytest.fixture
-def verified_alice(alice) -> User:
-    EmailAddress.objects.create(
-        user=alice, email=alice.email, verified=True, primary=True
-    )
-    return alice
-
-
-@pytest.fixture
-def alice_client(verified_alice) -> Client:
-    client = Client()
-    client.force_login(verified_alice)
-    return client
 
 
 def link_in(message) -> str:
@@ -81,8 +58,8 @@ def test_entrance_pages_use_our_layout(client, url):
         "/accounts/reauthenticate/",
     ],
 )
-def test_signed_in_pages_use_our_layout(alice_client, url):
-    assert_in_our_layout(alice_client.get(url))
+def test_signed_in_pages_use_our_layout(reader, verified_alice, url):
+    assert_in_our_layout(reader.get(url))
 
 
 def test_page_title_comes_from_allauth(client):
@@ -101,8 +78,8 @@ def test_form_errors_render_in_our_form_style(client):
     assert 'class="errorlist' in response.text
 
 
-def test_email_page_shows_the_address_and_its_state(alice_client):
-    response = alice_client.get("/accounts/email/")
+def test_email_page_shows_the_address_and_its_state(reader, verified_alice):
+    response = reader.get("/accounts/email/")
 
     assert "alice@example.com" in response.text
     assert "Verified" in response.text
@@ -182,8 +159,8 @@ def test_bad_reset_link_says_so_in_our_layout(client, verified_alice):
     assert "Bad Token" in response.text
 
 
-def test_password_change(alice_client, verified_alice):
-    response = alice_client.post(
+def test_password_change(reader, verified_alice):
+    response = reader.post(
         "/accounts/password/change/",
         {"oldpassword": PASSWORD, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
         follow=True,
@@ -194,11 +171,11 @@ def test_password_change(alice_client, verified_alice):
     assert verified_alice.check_password(NEW_PASSWORD)
 
 
-def test_logout_page_signs_out(alice_client):
-    response = alice_client.post("/accounts/logout/")
+def test_logout_page_signs_out(reader, verified_alice):
+    response = reader.post("/accounts/logout/")
 
     assert response.status_code == 302
-    assert "_auth_user_id" not in alice_client.session
+    assert "_auth_user_id" not in reader.session
 
 
 def test_too_many_password_resets_get_our_429_page(client, verified_alice):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
-from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import IsAuthenticated
@@ -27,19 +25,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery"
 SETTINGS_URL = "/settings/"
 DELETE_URL = "/settings/delete/"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_rate_limits():
-    # allauth keeps rate-limit counters in the cache, which outlives a test.
-    cache.clear()
-
-
-@pytest.fixture
-def alice_client(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
 
 
 @pytest.fixture
@@ -86,8 +71,8 @@ def test_anonymous_visitor_is_sent_to_login_with_next(client, method, url):
     assert response.url == f"{reverse('account_login')}?next={url}"
 
 
-def test_first_visit_creates_default_digest_preferences(alice_client, alice):
-    response = alice_client.get(SETTINGS_URL)
+def test_first_visit_creates_default_digest_preferences(reader, alice):
+    response = reader.get(SETTINGS_URL)
 
     assert response.status_code == 200
     assert DigestPreferences.objects.get(user=alice).frequency == "weekly"
@@ -98,12 +83,12 @@ def test_first_visit_creates_default_digest_preferences(alice_client, alice):
     assert DELETE_URL in response.text
 
 
-def test_header_links_to_settings_when_signed_in(alice_client, client):
-    assert f'href="{SETTINGS_URL}"' in alice_client.get("/").text
+def test_header_links_to_settings_when_signed_in(reader, client):
+    assert f'href="{SETTINGS_URL}"' in reader.get("/").text
     assert f'href="{SETTINGS_URL}"' not in client.get("/").text
 
 
-def test_saves_digest_preferences(alice_client, alice):
+def test_saves_digest_preferences(reader, alice):
     data = {
         "frequency": "daily",
         "weekday": "4",
@@ -111,7 +96,7 @@ def test_saves_digest_preferences(alice_client, alice):
         "time_zone": "Europe/Berlin",
         "max_papers": "50",
     }
-    response = alice_client.post(SETTINGS_URL, data, follow=True)
+    response = reader.post(SETTINGS_URL, data, follow=True)
 
     assert response.redirect_chain == [(SETTINGS_URL, 302)]
     assert "digest preferences are saved" in response.text
@@ -136,10 +121,8 @@ def test_saves_digest_preferences(alice_client, alice):
         ("frequency", "hourly"),
     ],
 )
-def test_rejects_bad_digest_values_and_keeps_the_old_ones(
-    alice_client, alice, field, value
-):
-    alice_client.get(SETTINGS_URL)
+def test_rejects_bad_digest_values_and_keeps_the_old_ones(reader, alice, field, value):
+    reader.get(SETTINGS_URL)
     data = {
         "frequency": "weekly",
         "weekday": "0",
@@ -148,7 +131,7 @@ def test_rejects_bad_digest_values_and_keeps_the_old_ones(
         "max_papers": "30",
         field: value,
     }
-    response = alice_client.post(SETTINGS_URL, data)
+    response = reader.post(SETTINGS_URL, data)
 
     assert response.status_code == 200
     assert field in response.context["digest_form"].errors
@@ -157,16 +140,16 @@ def test_rejects_bad_digest_values_and_keeps_the_old_ones(
     assert (preferences.hour, preferences.max_papers) == (8, 30)
 
 
-def test_page_says_when_there_is_no_token(alice_client):
-    response = alice_client.get(SETTINGS_URL)
+def test_page_says_when_there_is_no_token(reader):
+    response = reader.get(SETTINGS_URL)
 
     assert "You have no API token" in response.text
     assert "/settings/token/create/" in response.text
     assert "/settings/token/revoke/" not in response.text
 
 
-def test_creates_a_token_and_shows_its_key_once(alice_client, alice):
-    response = alice_client.post("/settings/token/create/", follow=True)
+def test_creates_a_token_and_shows_its_key_once(reader, alice):
+    response = reader.post("/settings/token/create/", follow=True)
 
     token = Token.objects.get(user=alice)
     assert response.redirect_chain == [(SETTINGS_URL, 302)]
@@ -174,23 +157,23 @@ def test_creates_a_token_and_shows_its_key_once(alice_client, alice):
     assert f"Authorization: Token {token.key}" in response.text
     assert "created" in response.text
     assert "/settings/token/rotate/" in response.text
-    assert token.key not in alice_client.get(SETTINGS_URL).text
+    assert token.key not in reader.get(SETTINGS_URL).text
 
 
-def test_create_keeps_an_existing_token(alice_client, alice):
+def test_create_keeps_an_existing_token(reader, alice):
     key = tokens.create_token(user=alice).key
 
-    response = alice_client.post("/settings/token/create/", follow=True)
+    response = reader.post("/settings/token/create/", follow=True)
 
     assert Token.objects.get(user=alice).key == key
     assert key not in response.text
     assert "already have an API token" in response.text
 
 
-def test_rotate_changes_the_key(alice_client, alice):
+def test_rotate_changes_the_key(reader, alice):
     old_key = tokens.create_token(user=alice).key
 
-    response = alice_client.post("/settings/token/rotate/", follow=True)
+    response = reader.post("/settings/token/rotate/", follow=True)
 
     new_key = Token.objects.get(user=alice).key
     assert new_key != old_key
@@ -198,11 +181,11 @@ def test_rotate_changes_the_key(alice_client, alice):
     assert not Token.objects.filter(key=old_key).exists()
 
 
-def test_revoke_removes_the_token(alice_client, alice, bob):
+def test_revoke_removes_the_token(reader, alice, bob):
     tokens.create_token(user=alice)
     tokens.create_token(user=bob)
 
-    response = alice_client.post("/settings/token/revoke/", follow=True)
+    response = reader.post("/settings/token/revoke/", follow=True)
 
     assert not Token.objects.filter(user=alice).exists()
     assert Token.objects.filter(user=bob).exists()
@@ -210,9 +193,9 @@ def test_revoke_removes_the_token(alice_client, alice, bob):
     assert tokens.revoke_token(user=alice) is False
 
 
-def test_token_operations_refuse_get(alice_client, alice):
+def test_token_operations_refuse_get(reader, alice):
     for action in ["create", "rotate", "revoke"]:
-        assert alice_client.get(f"/settings/token/{action}/").status_code == 405
+        assert reader.get(f"/settings/token/{action}/").status_code == 405
     assert not Token.objects.filter(user=alice).exists()
 
 
@@ -232,8 +215,8 @@ def test_the_key_authenticates_an_api_request(alice):
     assert status_with(new_key) == 401
 
 
-def test_delete_page_warns_and_asks_for_the_password(alice_client, library):
-    response = alice_client.get(DELETE_URL)
+def test_delete_page_warns_and_asks_for_the_password(reader, library):
+    response = reader.get(DELETE_URL)
 
     assert response.status_code == 200
     assert "cannot be undone" in response.text
@@ -242,19 +225,19 @@ def test_delete_page_warns_and_asks_for_the_password(alice_client, library):
     assert 'type="password"' in response.text
 
 
-def test_delete_with_wrong_password_keeps_everything(alice_client, alice, library):
-    response = alice_client.post(DELETE_URL, {"password": "wrong horse"})
+def test_delete_with_wrong_password_keeps_everything(reader, alice, library):
+    response = reader.post(DELETE_URL, {"password": "wrong horse"})
 
     assert response.status_code == 200
     assert "not your password" in response.text
     assert User.objects.filter(pk=alice.pk).exists()
     assert Follow.objects.filter(user=alice).count() == 1
     assert SavedPaper.objects.filter(user=alice).count() == 1
-    assert alice_client.get(SETTINGS_URL).status_code == 200
+    assert reader.get(SETTINGS_URL).status_code == 200
 
 
-def test_delete_removes_the_user_and_their_data(alice_client, alice, bob, library):
-    response = alice_client.post(DELETE_URL, {"password": PASSWORD}, follow=True)
+def test_delete_removes_the_user_and_their_data(reader, alice, bob, library):
+    response = reader.post(DELETE_URL, {"password": PASSWORD}, follow=True)
 
     assert response.redirect_chain == [("/", 302)]
     assert "account and all its data are deleted" in response.text
@@ -264,15 +247,15 @@ def test_delete_removes_the_user_and_their_data(alice_client, alice, bob, librar
         assert model.objects.filter(user=bob).count() == 1
     assert Paper.objects.count() == 2
     # Signed out: settings now asks for a login.
-    assert alice_client.get(SETTINGS_URL).status_code == 302
+    assert reader.get(SETTINGS_URL).status_code == 302
 
 
-def test_delete_is_rate_limited(alice_client, alice, settings):
+def test_delete_is_rate_limited(reader, alice, settings):
     settings.ACCOUNT_RATE_LIMITS = {"reauthenticate": "2/m/user"}
     for _ in range(2):
-        alice_client.post(DELETE_URL, {"password": "wrong horse"})
+        reader.post(DELETE_URL, {"password": "wrong horse"})
 
-    response = alice_client.post(DELETE_URL, {"password": PASSWORD})
+    response = reader.post(DELETE_URL, {"password": PASSWORD})
 
     assert response.status_code == 429
     assert User.objects.filter(pk=alice.pk).exists()

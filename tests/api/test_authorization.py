@@ -15,7 +15,7 @@ from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from tests.api.conftest import assert_error
-from tests.api.conftest import token_client
+from tests.clients import token_client
 from topics.following import set_following
 from topics.models import Follow
 

@@ -4,7 +4,6 @@ a paper's tag, as the paper page's "Not relevant?" button (topics.flags)."""
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tests.api.conftest import assert_error
@@ -15,11 +14,6 @@ from topics.models import ReviewItem
 pytestmark = pytest.mark.django_db
 
 AGENTS = "rl-for-llm-agents"
-
-
-@pytest.fixture(autouse=True)
-def fresh_limits():
-    cache.clear()  # rate-limit counters live in the cache
 
 
 def flag_url(arxiv_id: str, slug: str = AGENTS) -> str:

@@ -10,7 +10,7 @@ from accounts.models import DigestPreferences
 from papers.models import Paper
 from papers.models import SavedPaper
 from tests.api.conftest import assert_error
-from tests.api.conftest import token_client
+from tests.clients import token_client
 from topics.models import Follow
 
 pytestmark = pytest.mark.django_db

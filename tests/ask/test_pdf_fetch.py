@@ -89,14 +89,14 @@ def test_askpdf_answers_from_the_abstract_while_the_pdf_comes_then_from_it(
 
 
 def test_api_says_whether_the_answer_read_the_full_text(
-    api, paper, arxiv, queued, settings
+    anonymous, paper, arxiv, queued, settings
 ):
     pdf_route(arxiv, paper).respond_with_data(tiny_pdf(PAGES))
     url = f"/api/v1/papers/{paper.arxiv_id}/ask/"
 
-    assert api.get(url, {"q": QUESTION}).json()["full_text"] == COMING
+    assert anonymous.get(url, {"q": QUESTION}).json()["full_text"] == COMING
     download_pdf(paper.arxiv_id)
-    body = api.get(url, {"q": QUESTION}).json()
+    body = anonymous.get(url, {"q": QUESTION}).json()
 
     assert body["full_text"] == READY
     assert "Page 2" in [source["label"] for source in body["cited"]]

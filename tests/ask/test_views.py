@@ -267,8 +267,8 @@ def test_stream_without_ticket_counts_against_the_limit(client, paper, chat, set
 # ------------------------------------------------------------------------------
 
 
-def test_api_answers_a_topic_question(api, agents):
-    response = api.get(
+def test_api_answers_a_topic_question(anonymous, agents):
+    response = anonymous.get(
         "/api/v1/topics/agents/ask/", {"q": "tree search for rollouts", "weeks": 4}
     )
 
@@ -281,10 +281,12 @@ def test_api_answers_a_topic_question(api, agents):
     assert "2606.00005" not in {s["arxiv_id"] for s in body["sources"]}
 
 
-def test_api_and_page_give_the_lead_and_the_papers_also_relevant(api, client, agents):
+def test_api_and_page_give_the_lead_and_the_papers_also_relevant(
+    anonymous, client, agents
+):
     question = {"q": "Which agents plan rollouts with tree search or call tools?"}
 
-    body = api.get("/api/v1/topics/agents/ask/", question).json()
+    body = anonymous.get("/api/v1/topics/agents/ask/", question).json()
     html = client.get("/topics/agents/ask/", question).content.decode()
 
     cited = [s["number"] for s in body["cited"]]
@@ -298,44 +300,44 @@ def test_api_and_page_give_the_lead_and_the_papers_also_relevant(api, client, ag
     assert "Also relevant" in html
 
 
-def test_api_answers_a_paper_question(api, paper):
-    response = api.get(f"/api/v1/papers/{paper.arxiv_id}v1/ask/", {"q": "rollouts"})
+def test_api_answers_a_paper_question(anonymous, paper):
+    response = anonymous.get(
+        f"/api/v1/papers/{paper.arxiv_id}v1/ask/", {"q": "rollouts"}
+    )
 
     assert response.status_code == 200
     assert response.json()["sources"][0]["label"] == "Abstract"
 
 
-def test_api_records_a_signed_in_users_question(api, agents, alice):
-    api.force_authenticate(alice)
-
-    api.get("/api/v1/topics/agents/ask/", {"q": "tree"})
+def test_api_records_a_signed_in_users_question(as_alice, agents, alice):
+    as_alice.get("/api/v1/topics/agents/ask/", {"q": "tree"})
 
     assert Question.objects.get(user=alice).topic == agents
 
 
-def test_api_errors_share_the_error_shape(api, agents, settings):
-    missing = api.get("/api/v1/topics/agents/ask/")
+def test_api_errors_share_the_error_shape(anonymous, agents, settings):
+    missing = anonymous.get("/api/v1/topics/agents/ask/")
     assert missing.status_code == 400
     assert missing.json()["error"]["fields"]["q"][0]["code"] == "required"
 
-    unknown = api.get("/api/v1/topics/agents/ask/", {"q": "x", "colour": "red"})
+    unknown = anonymous.get("/api/v1/topics/agents/ask/", {"q": "x", "colour": "red"})
     assert unknown.json()["error"]["fields"]["colour"][0]["code"] == "unknown_parameter"
 
     assert (
-        api.get("/api/v1/topics/nope/ask/", {"q": "x"}).json()["error"]["code"]
+        anonymous.get("/api/v1/topics/nope/ask/", {"q": "x"}).json()["error"]["code"]
         == "not_found"
     )
 
     settings.MOMENTUM_ASK_RATE = "1/hour"
-    api.get("/api/v1/topics/agents/ask/", {"q": "x"})
-    throttled = api.get("/api/v1/topics/agents/ask/", {"q": "x"})
+    anonymous.get("/api/v1/topics/agents/ask/", {"q": "x"})
+    throttled = anonymous.get("/api/v1/topics/agents/ask/", {"q": "x"})
     assert throttled.status_code == 429
     assert throttled.json()["error"]["code"] == "throttled"
     assert int(throttled["Retry-After"]) > 0
 
 
-def test_pages_and_api_share_the_budget(api, client, agents, settings):
+def test_pages_and_api_share_the_budget(anonymous, client, agents, settings):
     settings.MOMENTUM_ASK_RATE = "1/hour"
     client.get("/topics/agents/ask/", {"q": "tree"})
 
-    assert api.get("/api/v1/topics/agents/ask/", {"q": "tree"}).status_code == 429
+    assert anonymous.get("/api/v1/topics/agents/ask/", {"q": "tree"}).status_code == 429

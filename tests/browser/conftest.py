@@ -8,9 +8,14 @@ import shutil
 
 import pytest
 from django.conf import settings
-from django.test import Client
+
+from papers.library import set_saved
+from papers.models import Paper
+from tests.clients import signed_in
+from topics.models import Follow
 
 CHROMIUM = "/usr/bin/chromium"
+PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="session")
@@ -34,21 +39,32 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
+def new_page(browser, live_server):
+    """Open a page in a browser context of its own on the live server, with
+    Playwright's context options (viewport, java_script_enabled, color_scheme);
+    every context is closed after the test."""
+    contexts = []
+
+    def new_page(**options):
+        context = browser.new_context(base_url=live_server.url, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        return page
+
+    yield new_page
+    for context in contexts:
+        context.close()
 
 
 @pytest.fixture
-def page_without_js(browser, live_server):
-    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
+def page(new_page):
+    return new_page()
+
+
+@pytest.fixture
+def page_without_js(new_page):
+    return new_page(java_script_enabled=False)
 
 
 @pytest.fixture
@@ -57,8 +73,7 @@ def sign_in(live_server):
     test client (the login form has its own test in test_journey)."""
 
     def sign_in(page, user) -> None:
-        client = Client()
-        client.force_login(user)
+        client = signed_in(user)
         cookie = client.cookies[settings.SESSION_COOKIE_NAME]
         page.context.add_cookies(
             [{"name": cookie.key, "value": cookie.value, "url": live_server.url}]
@@ -68,12 +83,16 @@ def sign_in(live_server):
 
 
 @pytest.fixture
-def phone(browser, live_server):
+def phone(new_page):
     """A page 390 px wide, as on a phone."""
-    context = browser.new_context(
-        base_url=live_server.url, viewport={"width": 390, "height": 844}
-    )
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
+    return new_page(viewport=PHONE)
+
+
+@pytest.fixture
+def follower(alice, topic):
+    """alice, following the module's topic, with its first three papers (by
+    arXiv id) saved."""
+    Follow.objects.create(user=alice, topic=topic)
+    for paper in Paper.objects.order_by("arxiv_id")[:3]:
+        set_saved(alice, paper, True)
+    return alice

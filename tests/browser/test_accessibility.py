@@ -12,11 +12,8 @@ from axe_playwright_python.sync_playwright import Axe
 
 from papers.ingest.records import AuthorRecord
 from papers.ingest.upsert import upsert_records
-from papers.library import set_saved
-from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
-from topics.models import Follow
 from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
 
@@ -36,7 +33,7 @@ PHONE_PAGES = [*PAGES, ("/settings/", "reader")]
 
 
 @pytest.fixture
-def corpus(transactional_db):
+def topic(transactional_db):
     """Two topics over twelve weeks of papers (so the topic page has its chart),
     one paper with affiliations and a withdrawn one."""
     topic = make_topic(
@@ -62,14 +59,6 @@ def corpus(transactional_db):
     return topic
 
 
-@pytest.fixture
-def reader(alice, corpus):
-    Follow.objects.create(user=alice, topic=corpus)
-    for paper in Paper.objects.order_by("id")[:3]:
-        set_saved(alice, paper, True)
-    return alice
-
-
 def serious_violations(page) -> list[str]:
     results = Axe().run(page)
     return [
@@ -80,14 +69,8 @@ def serious_violations(page) -> list[str]:
     ]
 
 
-def open_page(browser, live_server, sign_in, user, *, scheme="light", width=1280):
-    context = browser.new_context(
-        base_url=live_server.url,
-        color_scheme=scheme,
-        viewport={"width": width, "height": 900},
-    )
-    page = context.new_page()
-    page.set_default_timeout(10_000)
+def open_page(new_page, sign_in, user, *, scheme="light", width=1280):
+    page = new_page(color_scheme=scheme, viewport={"width": width, "height": 900})
     if user is not None:
         sign_in(page, user)
     return page
@@ -96,26 +79,24 @@ def open_page(browser, live_server, sign_in, user, *, scheme="light", width=1280
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize(("address", "who"), PAGES)
 def test_main_pages_have_no_serious_or_critical_axe_violations(
-    browser, live_server, sign_in, reader, address, who, scheme
+    new_page, sign_in, follower, address, who, scheme
 ):
     page = open_page(
-        browser,
-        live_server,
+        new_page,
         sign_in,
-        reader if who == "reader" else None,
+        follower if who == "reader" else None,
         scheme=scheme,
     )
     page.goto(address)
 
     assert serious_violations(page) == []
-    page.context.close()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_an_open_drawer_and_the_keys_dialog_have_no_serious_violations(
-    browser, live_server, sign_in, reader, scheme
+    new_page, sign_in, follower, scheme
 ):
-    page = open_page(browser, live_server, sign_in, reader, scheme=scheme, width=390)
+    page = open_page(new_page, sign_in, follower, scheme=scheme, width=390)
     page.goto("/saved/")
     page.locator("[data-paper] .drawer summary").first.click()
     page.keyboard.press("j")
@@ -123,17 +104,13 @@ def test_an_open_drawer_and_the_keys_dialog_have_no_serious_violations(
 
     page.keyboard.press("?")
     assert serious_violations(page) == []
-    page.context.close()
 
 
 @pytest.mark.parametrize(("address", "who"), PHONE_PAGES)
-def test_no_page_scrolls_sideways_on_a_phone(
-    browser, live_server, sign_in, reader, address, who
-):
+def test_no_page_scrolls_sideways_on_a_phone(new_page, sign_in, follower, address, who):
     page = open_page(
-        browser, live_server, sign_in, reader if who == "reader" else None, width=390
+        new_page, sign_in, follower if who == "reader" else None, width=390
     )
     page.goto(address)
 
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    page.context.close()

@@ -8,7 +8,6 @@ from datetime import UTC
 from datetime import datetime
 
 import pytest
-from allauth.account.models import EmailAddress
 from django.core import mail
 from playwright.sync_api import Page
 from playwright.sync_api import expect
@@ -39,15 +38,6 @@ def topic(transactional_db):
     ]
     tag_papers(upsert_records(records).changed_ids)
     return topic
-
-
-@pytest.fixture
-def alice(alice):
-    """alice, with the verified address that mandatory verification asks for."""
-    EmailAddress.objects.create(
-        user=alice, email=alice.email, verified=True, primary=True
-    )
-    return alice
 
 
 def sign_up_and_verify(page: Page, email: str) -> None:
@@ -122,6 +112,7 @@ def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
     assert not Follow.objects.filter(user=user).exists()
 
 
+@pytest.mark.usefixtures("verified_alice")
 def test_anonymous_follow_logs_in_and_comes_back_to_finish(page, topic, alice):
     page.goto("/topics/rl-agents/")
     page.locator("form.toggle[data-kind=follow] button").click()
@@ -137,6 +128,7 @@ def test_anonymous_follow_logs_in_and_comes_back_to_finish(page, topic, alice):
     assert Follow.objects.filter(user=alice, topic=topic).exists()
 
 
+@pytest.mark.usefixtures("verified_alice")
 def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, alice):
     page = page_without_js
     page.goto("/accounts/login/")

@@ -14,11 +14,9 @@ from playwright.sync_api import Page
 from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
-from papers.library import set_saved
-from papers.models import Paper
+from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
-from topics.models import Follow
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,13 +43,10 @@ def topic(transactional_db):
 
 
 @pytest.fixture
-def reader(alice, topic, sign_in, page):
-    """alice, signed in, following the topic, with three papers saved."""
-    Follow.objects.create(user=alice, topic=topic)
-    for arxiv_id in ["2606.00001", "2606.00002", "2606.00003"]:
-        set_saved(alice, Paper.objects.get(arxiv_id=arxiv_id), True)
-    sign_in(page, alice)
-    return alice
+def follower(follower, sign_in, page):
+    """The follower (papers 1 to 3 saved), signed in on the page."""
+    sign_in(page, follower)
+    return follower
 
 
 def rows(page: Page):
@@ -61,7 +56,7 @@ def rows(page: Page):
 @pytest.mark.parametrize(
     "address", ["/search/?q=agent", "/saved/", "/", "/topics/rl-agents/"]
 )
-def test_j_k_enter_and_s_work_on_every_list(page, reader, address):
+def test_j_k_enter_and_s_work_on_every_list(page, follower, address):
     page.goto(address)
     first, second = rows(page).nth(0), rows(page).nth(1)
     expect(first).to_have_class(SELECTED)
@@ -78,24 +73,21 @@ def test_j_k_enter_and_s_work_on_every_list(page, reader, address):
     page.keyboard.press("j")
 
     arxiv_id = second.get_attribute("data-paper")
-    was_saved = reader.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
+    was_saved = follower.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
     page.keyboard.press("s")
     expect(second.locator("form.toggle button")).to_have_text(
         "Save" if was_saved else "Saved"
     )
-    assert reader.saved_papers.filter(paper__arxiv_id=arxiv_id).exists() != was_saved
+    assert follower.saved_papers.filter(paper__arxiv_id=arxiv_id).exists() != was_saved
 
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
 
 
 def test_the_first_row_is_selected_on_load_without_scrolling_or_taking_focus(
-    browser, live_server, topic
+    new_page, topic
 ):
-    context = browser.new_context(
-        base_url=live_server.url, viewport={"width": 1280, "height": 500}
-    )
-    page = context.new_page()
+    page = new_page(viewport={"width": 1280, "height": 500})
     # Hold site.js back until the reader has started typing a search.
     held = []
     page.route("**/js/site.js", lambda route: held.append(route))
@@ -110,7 +102,6 @@ def test_the_first_row_is_selected_on_load_without_scrolling_or_taking_focus(
     search.press_sequentially("t")
     expect(search).to_have_value("agent")
     assert page.evaluate("window.scrollY") == 0
-    context.close()
 
 
 def test_back_selects_the_row_that_was_opened(page, topic):
@@ -197,19 +188,13 @@ def test_on_a_phone_the_abstract_opens_under_the_row(phone, topic):
     expect(second.locator(".drawer .abstract")).to_be_visible()
 
 
-def test_the_drawer_works_without_javascript(browser, live_server, topic):
-    context = browser.new_context(
-        base_url=live_server.url,
-        viewport={"width": 390, "height": 844},
-        java_script_enabled=False,
-    )
-    page = context.new_page()
+def test_the_drawer_works_without_javascript(new_page, topic):
+    page = new_page(viewport=PHONE, java_script_enabled=False)
     page.goto("/topics/rl-agents/")
     first = rows(page).nth(0)
 
     first.get_by_text("Abstract", exact=True).click()
     expect(first.locator(".drawer .abstract")).to_be_visible()
-    context.close()
 
 
 def test_on_a_desktop_the_side_panel_shows_the_paper_and_the_drawer_is_hidden(

@@ -29,10 +29,8 @@ def topic(transactional_db):
     return make_topic(rule="ti:agent")
 
 
-def test_typing_aborts_the_preview_in_flight(page, sign_in, staff, topic):
-    staff.is_superuser = True
-    staff.save()
-    sign_in(page, staff)
+def test_typing_aborts_the_preview_in_flight(page, sign_in, admin_user, topic):
+    sign_in(page, admin_user)
     held = []
     failed = []
 

@@ -7,13 +7,12 @@ import pytest
 from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
+from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -39,13 +38,8 @@ def test_an_arxiv_link_in_the_header_search_opens_the_paper(page, live_server, p
     expect(page.locator("h1")).to_have_text("Robot policies from video")
 
 
-def test_the_search_page_does_not_scroll_sideways_on_a_phone(
-    browser, live_server, papers
-):
-    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
-    page = context.new_page()
-    page.goto("/search/?q=robot")
+def test_the_search_page_does_not_scroll_sideways_on_a_phone(phone, papers):
+    phone.goto("/search/?q=robot")
 
-    expect(page.locator("#results")).to_have_text("2 papers")
-    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    context.close()
+    expect(phone.locator("#results")).to_have_text("2 papers")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,9 +102,19 @@ def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
     )
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {condition}")
-        time.sleep(0.1)
+def broker_idle(*queues: str) -> bool:
+    """Every task sent to `queues` has been run: none waits in a queue and none
+    is unacknowledged (tasks ack late, after they ran; a worker's prefetched
+    ones are unacknowledged too). How a test knows a duplicate would have
+    arrived by now."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    if client.hlen("unacked"):
+        return False
+    # A queue is a list named after it, one more per priority ("email\x06\x163").
+    lists = [
+        key
+        for queue in queues
+        for key in client.scan_iter(match=f"{queue}*")
+        if client.type(key) == b"list"
+    ]
+    return not any(client.llen(key) for key in lists)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
 
 from tests.integration.smtp_server import free_port
+from tests.waiting import wait_for
 
 
 class RedisServer:
@@ -31,15 +31,14 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
         )
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
-        deadline = time.monotonic() + 10
-        while True:
+
+        def answers() -> bool:
             try:
-                client.ping()
-                return
+                return client.ping()
             except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+                return False
+
+        wait_for(answers, timeout=10, interval=0.05, message="redis-server is down")
 
     def stop(self) -> None:
         if self.process is not None:

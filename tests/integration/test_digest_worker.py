@@ -7,7 +7,6 @@ import bisect
 import random
 import re
 import signal
-import time
 import zoneinfo
 from collections import defaultdict
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
@@ -34,11 +34,12 @@ from notifications.models import DigestPaper
 from notifications.tasks import send_digest
 from notifications.tasks import send_due_digests
 from papers.models import Paper
-from tests.integration.celery_workers import wait_for
+from tests.integration.celery_workers import broker_idle
 from tests.integration.celery_workers import worker_process
 from tests.integration.smtp_server import body
 from tests.integration.smtp_server import smtp_server
 from tests.topics.factories import make_topic
+from tests.waiting import wait_for
 from topics.models import Follow
 from topics.models import PaperTopic
 
@@ -49,6 +50,8 @@ pytestmark = [
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # two weeks over the US DST change
 HOUR = timedelta(hours=1)
+# The workers' claim time in the tests that kill one: its claim expires soon.
+CLAIM_SECONDS = "2"
 
 
 @pytest.fixture
@@ -129,6 +132,13 @@ def expected_send_times(prefs: DigestPreferences, end: datetime) -> list[datetim
 
 def all_done() -> bool:
     return not Digest.objects.filter(status__in=["pending", "sending"]).exists()
+
+
+def claims_expired() -> bool:
+    """No digest is held by a claim younger than CLAIM_SECONDS: the next tick
+    hands out any that are still sending (as delivery.hand_out decides)."""
+    fresh = timezone.now() - timedelta(seconds=int(CLAIM_SECONDS))
+    return not Digest.objects.filter(status="sending", claimed_at__gte=fresh).exists()
 
 
 def test_500_users_in_many_time_zones_get_one_digest_per_period_at_their_hour(smtp):
@@ -229,8 +239,10 @@ def test_beat_firing_twice_for_the_same_hour_sends_one_digest_each(smtp):
     with email_workers(smtp, count=2):
         send_due_digests.delay(at=monday_9)
         send_due_digests.delay(at=monday_9)
-        wait_for(lambda: len(smtp.messages) >= 20 and all_done())
-        time.sleep(0.5)  # a duplicate would have had time to arrive
+        # Every task run, the duplicate tick's too: a second message would be here.
+        wait_for(
+            lambda: len(smtp.messages) >= 20 and all_done() and broker_idle("email")
+        )
 
     assert Digest.objects.count() == 20
     assert sorted(m["To"] for m in smtp.messages) == sorted(u.email for u in users)
@@ -247,7 +259,7 @@ def test_a_worker_killed_midway_through_a_batch_loses_and_duplicates_nothing(smt
     smtp.hold_at = 5
     worker_env = {
         "EMAIL_URL": f"smtp://127.0.0.1:{smtp.port}",
-        "MOMENTUM_DIGEST_CLAIM_SECONDS": "2",
+        "MOMENTUM_DIGEST_CLAIM_SECONDS": CLAIM_SECONDS,
     }
 
     worker = worker_process("email", **worker_env)
@@ -265,7 +277,7 @@ def test_a_worker_killed_midway_through_a_batch_loses_and_duplicates_nothing(smt
     restarted = worker_process("email", **worker_env)
     try:
         wait_for(lambda: len(smtp.messages) == 11, timeout=60)
-        time.sleep(2.5)  # the dead worker's claim expires
+        wait_for(claims_expired)  # the dead worker's among them
         send_due_digests.delay()  # the next beat tick hands it out again
         wait_for(lambda: Digest.objects.filter(status="sent").count() == 12, 60)
     finally:
@@ -290,7 +302,7 @@ def test_a_message_accepted_but_not_recorded_goes_again_with_its_message_id(smtp
     smtp.accept_then_hold = 2
     worker_env = {
         "EMAIL_URL": f"smtp://127.0.0.1:{smtp.port}",
-        "MOMENTUM_DIGEST_CLAIM_SECONDS": "2",
+        "MOMENTUM_DIGEST_CLAIM_SECONDS": CLAIM_SECONDS,
     }
 
     worker = worker_process("email", **worker_env)
@@ -306,7 +318,7 @@ def test_a_message_accepted_but_not_recorded_goes_again_with_its_message_id(smtp
 
     restarted = worker_process("email", **worker_env)
     try:
-        time.sleep(2.5)  # the dead worker's claim expires
+        wait_for(claims_expired)  # the dead worker's among them
         send_due_digests.delay()  # the next beat tick hands it out again
         wait_for(lambda: Digest.objects.filter(status="sent").count() == 4, 60)
     finally:

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.request import urlopen
 import pytest
 
 from tests.integration.smtp_server import free_port
+from tests.waiting import wait_for
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 SERVICE_VARIABLES = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "EMAIL_URL"}
@@ -78,11 +78,12 @@ def make_run(env: dict[str, str], port: int) -> Iterator[list[str]]:
     reader = threading.Thread(target=lambda: printed.extend(server.stdout), daemon=True)
     reader.start()
     try:
-        deadline = time.monotonic() + 600
-        while fetch(port, "/healthz")[0] != 200:
+
+        def answers() -> bool:
             assert server.poll() is None, "".join(printed)
-            assert time.monotonic() < deadline, "".join(printed)
-            time.sleep(1)
+            return fetch(port, "/healthz")[0] == 200
+
+        wait_for(answers, timeout=600, interval=1, message=lambda: "".join(printed))
         yield printed
     finally:
         os.killpg(server.pid, signal.SIGTERM)

@@ -19,10 +19,10 @@ from tests.fakearxiv import OAI_FIRST_TOKEN
 from tests.fakearxiv import OAI_LAST_PAGE
 from tests.fakearxiv import slow
 from tests.fakearxiv import xml
-from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_process
 from tests.integration.celery_workers import worker_thread
 from tests.topics.factories import make_topic
+from tests.waiting import wait_for
 from topics.models import PaperTopic
 
 pytestmark = [

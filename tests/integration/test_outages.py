@@ -18,7 +18,7 @@ from config.celery_app import app
 from notifications.delivery import hand_out
 from notifications.models import Digest
 from papers.models import FeedSource
-from tests.api.conftest import corpus  # noqa: F401 (a fixture)
+from tests.clients import signed_in
 from tests.integration.redis_server import redis_server
 from tests.integration.smtp_server import free_port
 from tests.topics.test_admin_curation import change_form
@@ -156,17 +156,8 @@ def _forget_connections() -> None:
     app.amqp._producer_pool = None
 
 
-@pytest.fixture
-def curator(staff) -> Client:
-    staff.is_superuser = True
-    staff.save()
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def test_run_now_with_the_broker_down_says_so_and_beat_runs_it_later(
-    broker_down, curator
+    broker_down, admin_client
 ):
     source = FeedSource.objects.create(
         name="cs.AI", kind="listing", category="cs.AI", next_run_at=None
@@ -175,7 +166,7 @@ def test_run_now_with_the_broker_down_says_so_and_beat_runs_it_later(
         next_run_at=timezone.now() + timedelta(days=1)
     )
 
-    response = curator.post(
+    response = admin_client.post(
         "/admin/papers/feedsource/",
         {"action": "run_now", "_selected_action": [source.pk]},
         follow=True,
@@ -193,8 +184,7 @@ def test_a_test_digest_with_the_broker_down_is_kept_and_sent_by_the_next_tick(
 ):
     EmailAddress.objects.create(user=alice, email=alice.email, verified=True)
     Follow.objects.create(user=alice, topic=Topic.objects.get(slug="robot-learning"))
-    client = Client()
-    client.force_login(alice)
+    client = signed_in(alice)
 
     response = client.post("/digest/test/", follow=True)
 
@@ -210,11 +200,11 @@ def test_a_test_digest_with_the_broker_down_is_kept_and_sent_by_the_next_tick(
 
 @pytest.mark.usefixtures("corpus")
 def test_a_topic_saved_with_the_broker_down_is_retagged_once_it_is_back(
-    broker_down, curator
+    broker_down, admin_client
 ):
     topic = Topic.objects.get(slug="robot-learning")
 
-    response = curator.post(
+    response = admin_client.post(
         f"/admin/topics/topic/{topic.pk}/change/",
         change_form(topic, rule="ti:robot OR ti:arm"),
     )

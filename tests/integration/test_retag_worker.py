@@ -6,10 +6,10 @@ import pytest
 from django.db import transaction
 
 from papers.ingest.upsert import upsert_records
-from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_thread
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from tests.waiting import wait_for
 from topics.curation import request_retag
 from topics.models import Topic
 from topics.models import TopicMomentum

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from tests.integration.celery_workers import wait_for
 from tests.integration.celery_workers import worker_process
 from tests.topics.factories import make_topic
 from tests.topics.test_relevance import corpus
 from tests.topics.test_relevance import decide
+from tests.waiting import wait_for
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicModel

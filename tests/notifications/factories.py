@@ -4,8 +4,6 @@ import itertools
 from collections.abc import Sequence
 from datetime import date
 
-from allauth.account.models import EmailAddress
-
 from accounts.models import DigestPreferences
 from accounts.models import User
 from papers.models import Paper
@@ -13,13 +11,6 @@ from topics.models import PaperTopic
 from topics.models import Topic
 
 _ids = itertools.count(1)
-
-
-def verified(user: User) -> User:
-    EmailAddress.objects.get_or_create(
-        user=user, email=user.email, defaults={"verified": True, "primary": True}
-    )
-    return user
 
 
 def preferences(user: User, **fields: object) -> DigestPreferences:

@@ -7,22 +7,12 @@ from datetime import date
 from datetime import datetime
 
 import pytest
-from django.test import Client
 
 from notifications.models import Digest
 
 pytestmark = pytest.mark.django_db
 
 URL = "/admin/notifications/digest/"
-
-
-@pytest.fixture
-def admin_client(staff) -> Client:
-    staff.is_superuser = True
-    staff.save()
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 def make_digest(user, status: str, day: int) -> Digest:

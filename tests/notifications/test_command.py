@@ -15,22 +15,19 @@ from django.core.management import call_command
 from accounts.models import User
 from notifications.models import Digest
 from tests.notifications.factories import add_papers
-from tests.notifications.factories import verified
-from tests.topics.factories import make_topic
-from topics.models import Follow
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def reader(alice):
-    User.objects.filter(pk=alice.pk).update(
+def subscriber(subscriber, agents):
+    """The subscriber, who joined July 1st, and a paper for their first digest."""
+    User.objects.filter(pk=subscriber.pk).update(
         date_joined=datetime(2026, 7, 1, tzinfo=UTC)
     )
-    agents = make_topic("Agents", rule="ti:agent", slug="agents")
-    Follow.objects.create(user=alice, topic=agents)
+    subscriber.refresh_from_db()
     add_papers(agents, date(2026, 7, 10), title="Agents that plan")
-    return verified(alice)
+    return subscriber
 
 
 def digests(*args: str) -> str:
@@ -39,7 +36,9 @@ def digests(*args: str) -> str:
     return out.getvalue()
 
 
-def test_run_at_an_instant_opens_and_sends_what_is_due_and_is_safe_to_repeat(reader):
+def test_run_at_an_instant_opens_and_sends_what_is_due_and_is_safe_to_repeat(
+    subscriber,
+):
     first = digests("run", "--at", "2026-07-13T09:00:00Z")
     again = digests("run", "--at", "2026-07-13T10:00:00+00:00")
 
@@ -49,7 +48,7 @@ def test_run_at_an_instant_opens_and_sends_what_is_due_and_is_safe_to_repeat(rea
     assert Digest.objects.get().status == "sent"
 
 
-def test_run_catches_up_a_period_missed_while_workers_were_down(reader):
+def test_run_catches_up_a_period_missed_while_workers_were_down(subscriber):
     # Due Monday 08:00; nothing ran until Thursday.
     out = digests("run", "--at", "2026-07-16T15:00")
 
@@ -57,7 +56,7 @@ def test_run_catches_up_a_period_missed_while_workers_were_down(reader):
     assert Digest.objects.get().period_start == date(2026, 7, 13)
 
 
-def test_preview_prints_the_next_digest_as_text(reader):
+def test_preview_prints_the_next_digest_as_text(subscriber):
     out = digests("preview", "ALICE@example.com", "--at", "2026-07-13T09:00Z")
 
     assert "Subject: 1 new paper in Agents" in out
@@ -65,13 +64,13 @@ def test_preview_prints_the_next_digest_as_text(reader):
     assert not Digest.objects.exists()
 
 
-def test_preview_with_nothing_new_says_so(reader):
+def test_preview_with_nothing_new_says_so(subscriber):
     out = digests("preview", "alice@example.com", "--at", "2026-09-01T09:00Z")
 
     assert "Nothing new for alice@example.com" in out
 
 
-def test_bad_input_is_a_clear_error(reader):
+def test_bad_input_is_a_clear_error(subscriber):
     with pytest.raises(CommandError, match="not an ISO 8601"):
         digests("run", "--at", "next monday")
     with pytest.raises(CommandError, match="No user"):

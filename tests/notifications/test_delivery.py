@@ -25,8 +25,6 @@ from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
 from tests.notifications.factories import add_papers
 from tests.notifications.factories import preferences
-from tests.notifications.factories import verified
-from tests.topics.factories import make_topic
 from topics.models import Follow
 
 pytestmark = pytest.mark.django_db
@@ -36,16 +34,11 @@ MONDAY_9 = datetime(2026, 7, 13, 9, tzinfo=UTC)  # default: Mondays 08:00 UTC
 
 
 @pytest.fixture
-def agents():
-    return make_topic("Agents", rule="ti:agent", slug="agents")
-
-
-@pytest.fixture
-def reader(alice, agents):
-    """alice, verified, following Agents since before the period began."""
-    User.objects.filter(pk=alice.pk).update(date_joined=JOINED)
-    Follow.objects.create(user=alice, topic=agents)
-    return verified(User.objects.get(pk=alice.pk))
+def subscriber(subscriber):
+    """The subscriber, who joined before the period began."""
+    User.objects.filter(pk=subscriber.pk).update(date_joined=JOINED)
+    subscriber.refresh_from_db()
+    return subscriber
 
 
 def send_due(at: datetime) -> list:
@@ -53,7 +46,7 @@ def send_due(at: datetime) -> list:
     return send_digests(hand_out(), mailer=Mailer())
 
 
-def test_opens_one_digest_per_user_and_period_however_often_it_runs(reader):
+def test_opens_one_digest_per_user_and_period_however_often_it_runs(subscriber):
     open_due_digests(at=MONDAY_9)
     open_due_digests(at=MONDAY_9)
     open_due_digests(at=MONDAY_9 + timedelta(hours=30))
@@ -65,19 +58,19 @@ def test_opens_one_digest_per_user_and_period_however_often_it_runs(reader):
     )
 
 
-def test_no_digest_for_a_period_that_began_before_the_account(reader):
-    User.objects.filter(pk=reader.pk).update(date_joined=MONDAY_9)
+def test_no_digest_for_a_period_that_began_before_the_account(subscriber):
+    User.objects.filter(pk=subscriber.pk).update(date_joined=MONDAY_9)
 
     open_due_digests(at=MONDAY_9 + timedelta(hours=1))
 
     assert not Digest.objects.exists()
 
 
-def test_a_schedule_change_does_not_give_a_second_digest_in_the_period(reader):
+def test_a_schedule_change_does_not_give_a_second_digest_in_the_period(subscriber):
     open_due_digests(at=MONDAY_9)
     # Moved to Fridays on Wednesday: the current period then began on the
     # Friday before, earlier than the digest already opened on Monday.
-    preferences(reader, weekday=4)
+    preferences(subscriber, weekday=4)
 
     open_due_digests(at=MONDAY_9 + timedelta(days=2))
     assert Digest.objects.count() == 1
@@ -94,15 +87,15 @@ def test_a_schedule_change_does_not_give_a_second_digest_in_the_period(reader):
     ],
     ids=["inactive", "off", "all-muted"],
 )
-def test_no_digest_is_opened_for(reader, change):
-    change(reader)
+def test_no_digest_is_opened_for(subscriber, change):
+    change(subscriber)
 
     open_due_digests(at=MONDAY_9)
 
     assert not Digest.objects.exists()
 
 
-def test_sends_the_new_papers_once_in_text_and_html(reader, agents):
+def test_sends_the_new_papers_once_in_text_and_html(subscriber, agents):
     [paper] = add_papers(agents, date(2026, 7, 10), title="Agents that plan")
 
     [outcome] = send_due(MONDAY_9)
@@ -123,7 +116,7 @@ def test_sends_the_new_papers_once_in_text_and_html(reader, agents):
     assert list(DigestPaper.objects.values_list("paper_id", flat=True)) == [paper.pk]
 
 
-def test_headers_offer_one_click_unsubscribe(reader, agents):
+def test_headers_offer_one_click_unsubscribe(subscriber, agents):
     add_papers(agents, date(2026, 7, 10))
 
     send_due(MONDAY_9)
@@ -135,7 +128,7 @@ def test_headers_offer_one_click_unsubscribe(reader, agents):
     )
 
 
-def test_a_paper_sent_once_is_never_sent_again(reader, agents):
+def test_a_paper_sent_once_is_never_sent_again(subscriber, agents):
     add_papers(agents, date(2026, 7, 13))
     send_due(MONDAY_9)
     [later] = add_papers(agents, date(2026, 7, 14))
@@ -148,7 +141,7 @@ def test_a_paper_sent_once_is_never_sent_again(reader, agents):
     ]
 
 
-def test_nothing_new_is_skipped_with_the_reason_and_sends_nothing(reader):
+def test_nothing_new_is_skipped_with_the_reason_and_sends_nothing(subscriber):
     [outcome] = send_due(MONDAY_9)
 
     assert outcome.status == "skipped"
@@ -156,8 +149,8 @@ def test_nothing_new_is_skipped_with_the_reason_and_sends_nothing(reader):
     assert Digest.objects.get().reason == "Nothing new since Jul 6, 2026."
 
 
-def test_only_verified_addresses_get_digests(reader, agents):
-    reader.emailaddress_set.update(verified=False)
+def test_only_verified_addresses_get_digests(subscriber, agents):
+    subscriber.emailaddress_set.update(verified=False)
     add_papers(agents, date(2026, 7, 10))
 
     send_due(MONDAY_9)
@@ -166,10 +159,10 @@ def test_only_verified_addresses_get_digests(reader, agents):
     assert Digest.objects.get().reason == "No verified email address."
 
 
-def test_unsubscribing_after_the_digest_opened_stops_it(reader, agents):
+def test_unsubscribing_after_the_digest_opened_stops_it(subscriber, agents):
     add_papers(agents, date(2026, 7, 10))
     open_due_digests(at=MONDAY_9)
-    unsubscribe(user=reader)
+    unsubscribe(user=subscriber)
 
     send_digests(hand_out(), mailer=Mailer())
 
@@ -177,17 +170,17 @@ def test_unsubscribing_after_the_digest_opened_stops_it(reader, agents):
     assert Digest.objects.get().status == "skipped"
 
 
-def test_a_deleted_user_takes_their_digests_along(reader, agents):
+def test_a_deleted_user_takes_their_digests_along(subscriber, agents):
     add_papers(agents, date(2026, 7, 10))
     open_due_digests(at=MONDAY_9)
     ids = hand_out()
-    reader.delete()
+    subscriber.delete()
 
     assert send_digests(ids, mailer=Mailer()) == []
     assert mail.outbox == []
 
 
-def test_hostile_titles_are_escaped_in_html_and_plain_in_text(reader, agents):
+def test_hostile_titles_are_escaped_in_html_and_plain_in_text(subscriber, agents):
     hostile = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'
     add_papers(agents, date(2026, 7, 10), title=hostile)
 
@@ -200,7 +193,7 @@ def test_hostile_titles_are_escaped_in_html_and_plain_in_text(reader, agents):
     assert hostile in mail.outbox[0].body
 
 
-def test_a_claimed_digest_is_not_sent_by_a_second_sender(reader, agents):
+def test_a_claimed_digest_is_not_sent_by_a_second_sender(subscriber, agents):
     add_papers(agents, date(2026, 7, 10))
     open_due_digests(at=MONDAY_9)
     ids = hand_out()
@@ -212,7 +205,7 @@ def test_a_claimed_digest_is_not_sent_by_a_second_sender(reader, agents):
     assert mail.outbox == []
 
 
-def test_a_dead_senders_claim_expires_and_the_digest_goes_once(reader, agents):
+def test_a_dead_senders_claim_expires_and_the_digest_goes_once(subscriber, agents):
     add_papers(agents, date(2026, 7, 10))
     open_due_digests(at=MONDAY_9)
     hand_out()
@@ -228,7 +221,7 @@ def test_a_dead_senders_claim_expires_and_the_digest_goes_once(reader, agents):
     assert len(mail.outbox) == 1
 
 
-def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(reader):
+def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(subscriber):
     open_due_digests(at=MONDAY_9)
 
     assert len(hand_out()) == 1
@@ -264,7 +257,7 @@ def test_errors_are_classified_by_reply_code(error, kind):
     assert isinstance(classify(error), expected)
 
 
-def test_temporary_failures_are_deferred_then_given_up(reader, agents, settings):
+def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, settings):
     settings.MOMENTUM_DIGEST_MAX_ATTEMPTS = 2
     settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
     FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
@@ -287,7 +280,9 @@ def test_temporary_failures_are_deferred_then_given_up(reader, agents, settings)
     assert DigestPaper.objects.count() == 0
 
 
-def test_permanent_failures_are_recorded_and_free_the_papers(reader, agents, settings):
+def test_permanent_failures_are_recorded_and_free_the_papers(
+    subscriber, agents, settings
+):
     settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
     FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
     add_papers(agents, date(2026, 7, 10))
@@ -302,7 +297,9 @@ def test_permanent_failures_are_recorded_and_free_the_papers(reader, agents, set
     assert DigestPaper.objects.count() == 0
 
 
-def test_resend_puts_a_failed_digest_back_and_plans_it_anew(reader, agents, settings):
+def test_resend_puts_a_failed_digest_back_and_plans_it_anew(
+    subscriber, agents, settings
+):
     settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
     FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
     add_papers(agents, date(2026, 7, 10))

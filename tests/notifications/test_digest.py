@@ -35,11 +35,6 @@ def weekly(user: User, max_papers: int = 30, **fields: object) -> PlanRequest:
 
 
 @pytest.fixture
-def agents():
-    return make_topic("Agents", rule="ti:agent", slug="agents")
-
-
-@pytest.fixture
 def robots():
     return make_topic("Robots", rule="ti:robot", slug="robots")
 

@@ -14,8 +14,8 @@ from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
 from notifications.mailer import Mailer
+from tests.accounts.factories import verified
 from tests.notifications.factories import add_papers
-from tests.notifications.factories import verified
 from tests.topics.factories import make_topic
 from topics.models import Follow
 

@@ -20,8 +20,9 @@ from notifications.mailer import Mailer
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.tokens import unsubscribe_token
+from tests.accounts.factories import verified
+from tests.clients import signed_in
 from tests.notifications.factories import add_papers
-from tests.notifications.factories import verified
 from tests.topics.factories import make_topic
 from topics.models import Follow
 
@@ -30,33 +31,16 @@ pytestmark = pytest.mark.django_db
 PREVIEW = "/digest/preview/"
 
 
-@pytest.fixture
-def agents():
-    return make_topic("Agents", rule="ti:agent", slug="agents")
-
-
-@pytest.fixture
-def reader(alice, agents):
-    Follow.objects.create(user=alice, topic=agents)
-    return verified(alice)
-
-
-def client_for(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_preview_needs_a_login():
     response = Client().get(PREVIEW)
     assert response.status_code == 302
     assert "/accounts/login/" in response["Location"]
 
 
-def test_preview_shows_the_next_digest_with_inline_styles_allowed(reader, agents):
+def test_preview_shows_the_next_digest_with_inline_styles_allowed(subscriber, agents):
     add_papers(agents, datetime.now(UTC).date(), title="Planning <agents>")
 
-    response = client_for(reader).get(PREVIEW)
+    response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
     assert b"Planning &lt;agents&gt;" in response.content
@@ -65,17 +49,17 @@ def test_preview_shows_the_next_digest_with_inline_styles_allowed(reader, agents
     assert "script-src 'self'" in policy
 
 
-def test_preview_with_nothing_new_says_so(reader):
-    response = client_for(reader).get(PREVIEW)
+def test_preview_with_nothing_new_says_so(subscriber):
+    response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
     assert b"Nothing new in the topics you follow" in response.content
 
 
 def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
-    reader, agents, bob
+    subscriber, agents, bob
 ):
-    User.objects.filter(pk=reader.pk).update(
+    User.objects.filter(pk=subscriber.pk).update(
         date_joined=datetime(2026, 7, 1, tzinfo=UTC)
     )
     add_papers(agents, date(2026, 7, 10), title="Sent before")
@@ -83,9 +67,9 @@ def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
     send_digests(hand_out(), mailer=Mailer())
     digest = Digest.objects.get()
 
-    mine = client_for(reader).get(PREVIEW, {"digest": digest.pk})
-    theirs = client_for(bob).get(PREVIEW, {"digest": digest.pk})
-    bad = client_for(reader).get(PREVIEW, {"digest": "1 OR 1=1"})
+    mine = signed_in(subscriber).get(PREVIEW, {"digest": digest.pk})
+    theirs = signed_in(bob).get(PREVIEW, {"digest": digest.pk})
+    bad = signed_in(subscriber).get(PREVIEW, {"digest": "1 OR 1=1"})
 
     assert mine.status_code == 200
     assert b"Sent before" in mine.content
@@ -94,9 +78,9 @@ def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
 
 
 def test_unsubscribe_link_asks_then_unsubscribes_without_login_cookies_or_redirect(
-    reader,
+    subscriber,
 ):
-    url = f"/unsubscribe/{unsubscribe_token(reader)}/"
+    url = f"/unsubscribe/{unsubscribe_token(subscriber)}/"
     client = Client()
 
     page = client.get(url)
@@ -112,18 +96,18 @@ def test_unsubscribe_link_asks_then_unsubscribes_without_login_cookies_or_redire
     assert b"You are unsubscribed" in done.content
     assert not page.cookies
     assert not done.cookies
-    assert DigestPreferences.objects.get(user=reader).frequency == "off"
+    assert DigestPreferences.objects.get(user=subscriber).frequency == "off"
 
 
-def test_one_click_post_from_a_mail_client_unsubscribes(reader):
+def test_one_click_post_from_a_mail_client_unsubscribes(subscriber):
     response = Client(enforce_csrf_checks=True).post(
-        f"/unsubscribe/{unsubscribe_token(reader)}/",
+        f"/unsubscribe/{unsubscribe_token(subscriber)}/",
         data="List-Unsubscribe=One-Click",
         content_type="application/x-www-form-urlencoded",
     )
 
     assert response.status_code == 200
-    assert DigestPreferences.objects.get(user=reader).frequency == "off"
+    assert DigestPreferences.objects.get(user=subscriber).frequency == "off"
 
 
 @pytest.mark.parametrize(
@@ -136,8 +120,8 @@ def test_a_bad_unsubscribe_token_gets_a_clear_400(token):
     assert b"This unsubscribe link is not valid" in response.content
 
 
-def test_a_tampered_user_id_is_refused(reader, bob):
-    signature = unsubscribe_token(reader).split(":", 1)[1]
+def test_a_tampered_user_id_is_refused(subscriber, bob):
+    signature = unsubscribe_token(subscriber).split(":", 1)[1]
     forged = unsubscribe_token(bob).split(":", 1)[0] + ":" + signature
 
     response = Client().post(f"/unsubscribe/{forged}/")
@@ -148,11 +132,11 @@ def test_a_tampered_user_id_is_refused(reader, bob):
 
 @pytest.mark.parametrize("turned_on_by", ["settings page", "api"])
 def test_a_link_from_before_digests_were_turned_back_on_no_longer_unsubscribes(
-    reader, turned_on_by
+    subscriber, turned_on_by
 ):
-    old_link = f"/unsubscribe/{unsubscribe_token(reader)}/"
+    old_link = f"/unsubscribe/{unsubscribe_token(subscriber)}/"
     assert Client().post(old_link).status_code == 200
-    client = client_for(reader)
+    client = signed_in(subscriber)
     if turned_on_by == "api":
         client.patch(
             "/api/v1/me/digest/",
@@ -160,16 +144,16 @@ def test_a_link_from_before_digests_were_turned_back_on_no_longer_unsubscribes(
             content_type="application/json",
         )
     else:
-        client.post("/settings/", {**settings_form(reader), "frequency": "weekly"})
-    assert DigestPreferences.objects.get(user=reader).frequency == "weekly"
+        client.post("/settings/", {**settings_form(subscriber), "frequency": "weekly"})
+    assert DigestPreferences.objects.get(user=subscriber).frequency == "weekly"
 
     stale = Client().post(old_link)
-    reader.refresh_from_db()
-    fresh = Client().get(f"/unsubscribe/{unsubscribe_token(reader)}/")
+    subscriber.refresh_from_db()
+    fresh = Client().get(f"/unsubscribe/{unsubscribe_token(subscriber)}/")
 
     assert stale.status_code == 410
     assert "from an older digest" in stale.text
-    assert DigestPreferences.objects.get(user=reader).frequency == "weekly"
+    assert DigestPreferences.objects.get(user=subscriber).frequency == "weekly"
     assert fresh.status_code == 200
     assert "Unsubscribe from digests?" in fresh.text
 
@@ -185,9 +169,9 @@ def settings_form(user: User) -> dict[str, object]:
     }
 
 
-def test_unsubscribe_for_a_deleted_account_is_a_404_page(reader):
-    url = f"/unsubscribe/{unsubscribe_token(reader)}/"
-    reader.delete()
+def test_unsubscribe_for_a_deleted_account_is_a_404_page(subscriber):
+    url = f"/unsubscribe/{unsubscribe_token(subscriber)}/"
+    subscriber.delete()
 
     response = Client().get(url)
 
@@ -195,9 +179,9 @@ def test_unsubscribe_for_a_deleted_account_is_a_404_page(reader):
     assert b"No account for this link" in response.content
 
 
-def test_settings_show_the_last_digest_mutes_and_the_test_button(reader):
+def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
     Digest.objects.create(
-        user=reader,
+        user=subscriber,
         frequency="weekly",
         period_start=date(2026, 7, 13),
         due_at=datetime(2026, 7, 13, 8, tzinfo=UTC),
@@ -205,7 +189,7 @@ def test_settings_show_the_last_digest_mutes_and_the_test_button(reader):
         reason="Nothing new since Jul 6, 2026.",
     )
 
-    page = client_for(reader).get("/settings/").content.decode()
+    page = signed_in(subscriber).get("/settings/").content.decode()
 
     assert "Last digest, 13 Jul 2026:" in page
     assert "Nothing new since Jul 6, 2026." in page
@@ -214,31 +198,33 @@ def test_settings_show_the_last_digest_mutes_and_the_test_button(reader):
     assert 'style="' not in page
 
 
-def test_mute_and_unmute_a_topic_from_settings(reader, agents):
-    client = client_for(reader)
+def test_mute_and_unmute_a_topic_from_settings(subscriber, agents):
+    client = signed_in(subscriber)
 
     client.post("/digest/mute/agents/", {"muted": "1"})
-    assert Follow.objects.get(user=reader).muted
+    assert Follow.objects.get(user=subscriber).muted
     client.post("/digest/mute/agents/", {"muted": "0"})
-    assert not Follow.objects.get(user=reader).muted
+    assert not Follow.objects.get(user=subscriber).muted
     assert client.post("/digest/mute/unknown/", {"muted": "1"}).status_code == 404
 
 
-def test_mute_is_only_ever_the_users_own_follow(reader, bob, agents):
+def test_mute_is_only_ever_the_users_own_follow(subscriber, bob, agents):
     Follow.objects.create(user=bob, topic=agents)
 
-    client_for(bob).post("/digest/mute/agents/", {"muted": "1"})
+    signed_in(bob).post("/digest/mute/agents/", {"muted": "1"})
 
-    assert not Follow.objects.get(user=reader).muted
+    assert not Follow.objects.get(user=subscriber).muted
     assert Follow.objects.get(user=bob).muted
 
 
-def test_test_digest_is_sent_once_its_outbox_row_is_stored(reader, agents, settings):
+def test_test_digest_is_sent_once_its_outbox_row_is_stored(
+    subscriber, agents, settings
+):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     # Older than a weekly digest reaches: a test digest shows it rather than
     # nothing, and does not count it as sent.
     add_papers(agents, datetime.now(UTC).date() - timedelta(days=20), title="Shown")
-    client = client_for(reader)
+    client = signed_in(subscriber)
 
     response = client.post("/digest/test/")
     again = client.post("/digest/test/", follow=True)
@@ -255,14 +241,14 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(reader, agents, setti
 def test_test_digest_needs_a_followed_topic(alice):
     verified(alice)
 
-    response = client_for(alice).post("/digest/test/", follow=True)
+    response = signed_in(alice).post("/digest/test/", follow=True)
 
     assert b"Follow a topic" in response.content
     assert not Digest.objects.exists()
 
 
 def test_test_digest_holds_the_latest_week_harvested_when_recent_weeks_are_empty(
-    reader, agents, django_capture_on_commit_callbacks, settings
+    subscriber, agents, django_capture_on_commit_callbacks, settings
 ):
     """A database whose harvest ended months ago (the demo ends in July) still
     sends a real test digest: the latest week harvested, not "nothing new"."""
@@ -272,7 +258,7 @@ def test_test_digest_holds_the_latest_week_harvested_when_recent_weeks_are_empty
     add_papers(agents, last_day - timedelta(days=9), title="Week before")
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_for(reader).post("/digest/test/", follow=True)
+        response = signed_in(subscriber).post("/digest/test/", follow=True)
 
     assert b"A test digest is on its way" in response.content
     [message] = mail.outbox
@@ -283,24 +269,26 @@ def test_test_digest_holds_the_latest_week_harvested_when_recent_weeks_are_empty
 
 
 def test_test_digest_says_why_when_the_followed_topics_have_nothing_that_week(
-    reader, agents
+    subscriber, agents
 ):
     last_day = datetime.now(UTC).date() - timedelta(days=130)
     add_papers(make_topic("Robots", rule="ti:robot"), last_day, title="Robot")
     add_papers(agents, last_day - timedelta(days=9), title="Older agents")
 
-    response = client_for(reader).post("/digest/test/", follow=True)
+    response = signed_in(subscriber).post("/digest/test/", follow=True)
 
     assert b"no papers in the latest week harvested" in response.content
     assert b"on its way" not in response.content
     assert not Digest.objects.exists()
 
 
-def test_preview_shows_the_latest_week_harvested_when_nothing_is_new(reader, agents):
+def test_preview_shows_the_latest_week_harvested_when_nothing_is_new(
+    subscriber, agents
+):
     last_day = datetime.now(UTC).date() - timedelta(days=130)
     add_papers(agents, last_day, title="Latest week")
 
-    response = client_for(reader).get(PREVIEW)
+    response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
     assert b"Latest week" in response.content

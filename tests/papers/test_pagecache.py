@@ -15,6 +15,7 @@ from papers.library import set_saved
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.versions import content_changed
+from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import pin_paper
@@ -307,8 +308,7 @@ def test_a_reader_signs_in_and_out_while_the_cache_is_down(alice, broken_cache):
 
 
 def test_no_slot_is_left_in_any_page(corpus, alice, staff):
-    reader = Client()
-    reader.force_login(alice)
+    reader = signed_in(alice)
     for client in [Client(), reader]:
         for address in [*PAGES, "/topics/", "/topics/trending/", "/search/?q=agent"]:
             assert not re.search("<!--slot", client.get(address).text), address

@@ -12,6 +12,7 @@ from django.test import Client
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
 from papers.models import Paper
+from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.flags import flag_not_relevant
@@ -29,12 +30,6 @@ def topic(db):
     records = [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(1, 6)]
     tag_papers(upsert_records(records).changed_ids)
     return topic
-
-
-def signed_in(user, **kwargs) -> Client:
-    client = Client(**kwargs)
-    client.force_login(user)
-    return client
 
 
 def pressed(html: str) -> list[str]:

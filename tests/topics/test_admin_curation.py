@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import exclude_paper
@@ -56,10 +57,12 @@ def change_form(topic: Topic, **fields: str) -> dict[str, str]:
     return data
 
 
-def test_preview_shows_matches_and_the_difference_from_the_saved_rule(curator, topic):
+def test_preview_shows_matches_and_the_difference_from_the_saved_rule(
+    admin_client, topic
+):
     url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
 
-    data = curator.get(url, {"rule": "ti:robot"}).json()
+    data = admin_client.get(url, {"rule": "ti:robot"}).json()
 
     assert data["error"] == ""
     assert data["count"] == 2
@@ -70,7 +73,7 @@ def test_preview_shows_matches_and_the_difference_from_the_saved_rule(curator, t
 
 
 def test_preview_of_the_unchanged_rule_shows_no_change_whatever_the_curators_did(
-    curator, topic
+    admin_client, topic
 ):
     """Pins (matched by the rule or not), exclusions, model tags and model vetoes
     are the topic's membership too: saving the same rule changes none of it."""
@@ -95,21 +98,21 @@ def test_preview_of_the_unchanged_rule_shows_no_change_whatever_the_curators_did
     )
     url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
 
-    data = curator.get(url, {"rule": topic.rule}).json()
+    data = admin_client.get(url, {"rule": topic.rule}).json()
 
     assert (data["added_count"], data["removed_count"]) == (0, 0)
     # A new rule's difference is against that membership: the pins and the
     # model's paper stay, the rule's own paper goes.
-    changed = curator.get(url, {"rule": "ti:nothing"}).json()
+    changed = admin_client.get(url, {"rule": "ti:nothing"}).json()
     assert [p["arxiv_id"] for p in changed["removed"]] == ["2606.00006"]
     assert changed["added_count"] == 0
 
 
-def test_preview_of_a_new_topic_and_of_a_bad_rule(curator, topic):
+def test_preview_of_a_new_topic_and_of_a_bad_rule(admin_client, topic):
     url = reverse("admin:topics_topic_preview")
 
-    assert curator.get(url, {"rule": "ti:agent"}).json()["count"] == 2
-    bad = curator.get(url, {"rule": "ti:agent AND (ti:robot"}).json()
+    assert admin_client.get(url, {"rule": "ti:agent"}).json()["count"] == 2
+    bad = admin_client.get(url, {"rule": "ti:agent AND (ti:robot"}).json()
     assert bad["position"] == 13
     assert "(" in bad["error"]
 
@@ -121,7 +124,7 @@ def test_preview_is_for_staff_only(client, alice, topic):
 
 
 def test_saving_a_changed_rule_retags_in_the_background_after_commit(
-    curator, topic, django_capture_on_commit_callbacks, monkeypatch
+    admin_client, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
     sent = []
     monkeypatch.setattr(
@@ -130,7 +133,7 @@ def test_saving_a_changed_rule_retags_in_the_background_after_commit(
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = curator.post(url, change_form(topic, rule="ti:robot"))
+        response = admin_client.post(url, change_form(topic, rule="ti:robot"))
 
     assert response.status_code == 302
     assert sent == [(topic.pk,)]
@@ -140,7 +143,7 @@ def test_saving_a_changed_rule_retags_in_the_background_after_commit(
 
 
 def test_saving_without_changing_the_rule_does_not_retag(
-    curator, topic, django_capture_on_commit_callbacks, monkeypatch
+    admin_client, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
     sent = []
     monkeypatch.setattr(
@@ -148,7 +151,7 @@ def test_saving_without_changing_the_rule_does_not_retag(
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        curator.post(
+        admin_client.post(
             reverse("admin:topics_topic_change", args=[topic.pk]),
             change_form(topic, description="Now described"),
         )
@@ -156,7 +159,7 @@ def test_saving_without_changing_the_rule_does_not_retag(
     assert sent == []
 
 
-def test_pin_and_exclude_inline_win_over_the_rule(curator, topic):
+def test_pin_and_exclude_inline_win_over_the_rule(admin_client, topic):
     agent = Paper.objects.get(arxiv_id="2606.00001")
     robot = Paper.objects.get(arxiv_id="2606.00002")
     data = change_form(
@@ -170,7 +173,9 @@ def test_pin_and_exclude_inline_win_over_the_rule(curator, topic):
         },
     )
 
-    response = curator.post(reverse("admin:topics_topic_change", args=[topic.pk]), data)
+    response = admin_client.post(
+        reverse("admin:topics_topic_change", args=[topic.pk]), data
+    )
 
     assert response.status_code == 302, response.context["errors"]
     tags = dict(topic.paper_topics.values_list("paper__arxiv_id", "source"))
@@ -178,14 +183,16 @@ def test_pin_and_exclude_inline_win_over_the_rule(curator, topic):
     assert TopicExclusion.objects.get().reason == "A survey, not agents"
 
 
-def test_merge_action_asks_for_the_topic_to_keep_then_merges(curator, topic, alice):
+def test_merge_action_asks_for_the_topic_to_keep_then_merges(
+    admin_client, topic, alice
+):
     other = make_topic("Robots", rule="ti:robot", slug="robots")
     Follow.objects.create(user=alice, topic=other)
     url = reverse("admin:topics_topic_changelist")
     selected = {"action": "merge", "_selected_action": [topic.pk, other.pk]}
 
-    ask = curator.post(url, selected)
-    done = curator.post(url, {**selected, "target": topic.pk})
+    ask = admin_client.post(url, selected)
+    done = admin_client.post(url, {**selected, "target": topic.pk})
 
     assert ask.status_code == 200
     assert "Merge topics" in ask.text
@@ -194,10 +201,10 @@ def test_merge_action_asks_for_the_topic_to_keep_then_merges(curator, topic, ali
     assert topic.follows.get().user == alice
 
 
-def test_changelist_shows_counts_momentum_and_retag_state(curator, topic, alice):
+def test_changelist_shows_counts_momentum_and_retag_state(admin_client, topic, alice):
     Follow.objects.create(user=alice, topic=topic)
 
-    response = curator.get(reverse("admin:topics_topic_changelist"))
+    response = admin_client.get(reverse("admin:topics_topic_changelist"))
 
     assert response.status_code == 200
     row = response.text
@@ -225,14 +232,14 @@ def many_decisions(topic: Topic, pins: int, exclusions: int) -> None:
 
 
 def test_the_change_page_stays_small_with_hundreds_of_pins(
-    curator, topic, django_assert_max_num_queries
+    admin_client, topic, django_assert_max_num_queries
 ):
     many_decisions(topic, pins=600, exclusions=150)
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     # The raw-id widget of each row shown looks its paper up: 2 x 20 of them.
     with django_assert_max_num_queries(60):
-        response = curator.get(url)
+        response = admin_client.get(url)
 
     assert response.status_code == 200
     assert len(response.content) < 200_000
@@ -241,14 +248,14 @@ def test_the_change_page_stays_small_with_hundreds_of_pins(
     assert "150 excluded papers" in page
     assert page.count('name="paper_topics-') < 25 * 5
     # The full lists, filtered by topic, page and search.
-    pins = curator.get(
+    pins = admin_client.get(
         reverse("admin:topics_papertopic_changelist"),
         {"topic__id__exact": topic.pk, "source__exact": "pin", "q": "number 123"},
     )
     assert [str(pt.paper.arxiv_id) for pt in pins.context["cl"].result_list] == [
         "2606.00123"
     ]
-    listed = curator.get(
+    listed = admin_client.get(
         reverse("admin:topics_papertopic_changelist"),
         {"topic__id__exact": topic.pk, "source__exact": "pin"},
     )
@@ -256,13 +263,13 @@ def test_the_change_page_stays_small_with_hundreds_of_pins(
 
 
 def test_the_query_count_of_the_change_page_does_not_grow_with_pins(
-    curator, topic, django_assert_num_queries
+    admin_client, topic, django_assert_num_queries
 ):
     url = reverse("admin:topics_topic_change", args=[topic.pk])
     many_decisions(topic, pins=30, exclusions=30)
-    curator.get(url)
+    admin_client.get(url)
     with CaptureQueriesContext(connection) as few:
-        curator.get(url)
+        admin_client.get(url)
     upsert_records(
         [paper_record(f"2607.{n:05d}", title="Another paper") for n in range(300)]
     )
@@ -270,19 +277,19 @@ def test_the_query_count_of_the_change_page_does_not_grow_with_pins(
         PaperTopic.objects.create(topic=topic, paper=paper, source="pin")
 
     with django_assert_num_queries(len(few)):
-        curator.get(url)
+        admin_client.get(url)
 
 
-def test_selected_pins_and_exclusions_are_lifted_through_curation(curator, topic):
+def test_selected_pins_and_exclusions_are_lifted_through_curation(admin_client, topic):
     many_decisions(topic, pins=2, exclusions=2)
     pins = PaperTopic.objects.filter(topic=topic, source="pin")
     exclusions = TopicExclusion.objects.filter(topic=topic)
 
-    curator.post(
+    admin_client.post(
         reverse("admin:topics_papertopic_changelist"),
         {"action": "unpin", "_selected_action": [pins[0].pk]},
     )
-    curator.post(
+    admin_client.post(
         reverse("admin:topics_topicexclusion_changelist"),
         {"action": "lift", "_selected_action": [exclusions[0].pk]},
     )
@@ -291,23 +298,21 @@ def test_selected_pins_and_exclusions_are_lifted_through_curation(curator, topic
     assert exclusions.count() == 1
 
 
-def deactivated_through(how: str, topic: Topic, curator, staff, monkeypatch) -> dict:
+def deactivated_through(
+    how: str, topic: Topic, admin_client, admin_user, monkeypatch
+) -> dict:
     """The topic as the admin action or the API leaves it on deactivation."""
-    from django.test import Client
-
     sent = []
     monkeypatch.setattr(
         "topics.tasks.retag_topic.apply_async", lambda args, **_: sent.append(args)
     )
     if how == "admin action":
-        curator.post(
+        admin_client.post(
             reverse("admin:topics_topic_changelist"),
             {"action": "deactivate", "_selected_action": [topic.pk]},
         )
     else:
-        api = Client()
-        api.force_login(staff)
-        response = api.patch(
+        response = signed_in(admin_user).patch(
             f"/api/v1/topics/{topic.slug}/",
             {"is_active": False},
             content_type="application/json",
@@ -323,16 +328,18 @@ def deactivated_through(how: str, topic: Topic, curator, staff, monkeypatch) -> 
 
 
 def test_admin_and_api_deactivate_a_topic_alike(
-    curator, staff, topic, monkeypatch, django_capture_on_commit_callbacks
+    admin_client, admin_user, topic, monkeypatch, django_capture_on_commit_callbacks
 ):
     other = make_topic("Robots", rule="ti:robot", slug="robots")
     before = {t.pk: t.updated_at for t in (topic, other)}
 
     with django_capture_on_commit_callbacks(execute=True):
         by_admin = deactivated_through(
-            "admin action", topic, curator, staff, monkeypatch
+            "admin action", topic, admin_client, admin_user, monkeypatch
         )
-        by_api = deactivated_through("api", other, curator, staff, monkeypatch)
+        by_api = deactivated_through(
+            "api", other, admin_client, admin_user, monkeypatch
+        )
 
     assert by_admin["is_active"] is by_api["is_active"] is False
     assert by_admin["retag_pending"]

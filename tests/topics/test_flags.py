@@ -6,11 +6,10 @@ import html
 import re
 
 import pytest
-from django.core.cache import cache
-from django.test import Client
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.test_pages import MAX_PAGE_QUERIES
 from tests.topics.factories import make_topic
@@ -28,11 +27,6 @@ from topics.tagging import tag_papers
 pytestmark = pytest.mark.django_db
 
 FLAGGED = "Thanks — a curator will review whether this paper belongs in Agents."
-
-
-@pytest.fixture(autouse=True)
-def fresh_limits():
-    cache.clear()  # rate-limit counters live in the cache
 
 
 @pytest.fixture
@@ -60,13 +54,6 @@ def topic():
     )
     pin_paper(agents, paper("2606.00005"))
     return agents
-
-
-@pytest.fixture
-def reader(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
 
 
 def paper(arxiv_id: str) -> Paper:
@@ -152,8 +139,7 @@ def test_flagging_twice_is_already_flagged_and_counts_once(topic, reader):
 
 
 def test_flags_from_two_readers_count_two(topic, reader, bob):
-    other = Client()
-    other.force_login(bob)
+    other = signed_in(bob)
 
     reader.post(flag_url("2606.00001"))
     other.post(flag_url("2606.00001"))
@@ -257,8 +243,7 @@ def test_safe_next_is_followed(topic, reader):
 
 
 def test_csrf_is_required(topic, alice):
-    strict = Client(enforce_csrf_checks=True)
-    strict.force_login(alice)
+    strict = signed_in(alice, enforce_csrf_checks=True)
 
     assert strict.post(flag_url("2606.00001")).status_code == 403
     assert not RelevanceFlag.objects.exists()
@@ -298,8 +283,7 @@ def test_repeated_flags_cost_no_budget(topic, reader, settings):
 
 def test_rate_limit_is_per_reader(topic, reader, bob, settings):
     settings.MOMENTUM_FLAG_RATE = "1/hour"
-    other = Client()
-    other.force_login(bob)
+    other = signed_in(bob)
     reader.post(flag_url("2606.00001"))
 
     other.post(flag_url("2606.00001"))

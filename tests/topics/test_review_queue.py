@@ -91,8 +91,8 @@ def decision_url(verb: str, review_item: ReviewItem) -> str:
     return reverse(f"admin:topics_reviewitem_{verb}", args=[review_item.pk])
 
 
-def test_changelist_shows_paper_abstract_score_and_why(curator, queue):
-    response = curator.get(reverse(CHANGELIST))
+def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
+    response = admin_client.get(reverse(CHANGELIST))
 
     assert response.status_code == 200
     text = response.text
@@ -124,8 +124,8 @@ def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
     assert review_reason(flagged) == "Flagged not relevant by 3 readers"
 
 
-def test_most_uncertain_first_then_flag_only_items(curator, queue):
-    text = curator.get(reverse(CHANGELIST)).text
+def test_most_uncertain_first_then_flag_only_items(admin_client, queue):
+    text = admin_client.get(reverse(CHANGELIST)).text
 
     # |score - 0.5|: doubted 0.19, proposed 0.33, vetoed 0.38; flagged has no score.
     order = ["2606.00003", "2606.00002", "2606.00001", "2606.00004"]
@@ -142,25 +142,25 @@ def test_most_uncertain_first_then_flag_only_items(curator, queue):
         ({"vetoed__exact": "1"}, {"2606.00001"}),
     ],
 )
-def test_filters_by_kind_and_veto(curator, queue, query, expected):
-    text = curator.get(reverse(CHANGELIST), query).text
+def test_filters_by_kind_and_veto(admin_client, queue, query, expected):
+    text = admin_client.get(reverse(CHANGELIST), query).text
 
     shown = {arxiv_id for arxiv_id in ALL_IDS if f"arXiv:{arxiv_id}" in text}
     assert shown == expected
 
 
-def test_filters_by_topic(curator, queue, papers):
+def test_filters_by_topic(admin_client, queue, papers):
     other = make_topic("Robots", rule="ti:robot", slug="robots")
     item(other, papers["2606.00002"], score=0.2, rule_matched=True)
 
-    text = curator.get(reverse(CHANGELIST), {"topic__id__exact": other.pk}).text
+    text = admin_client.get(reverse(CHANGELIST), {"topic__id__exact": other.pk}).text
 
     assert "arXiv:2606.00002" in text
     assert "arXiv:2606.00001" not in text
 
 
 def test_a_page_of_thirty_items_takes_few_queries(
-    curator, topic, django_assert_max_num_queries
+    admin_client, topic, django_assert_max_num_queries
 ):
     upsert_records(
         [paper_record(f"2606.{n:05d}", title=f"Paper {n}") for n in range(1, 31)]
@@ -170,15 +170,15 @@ def test_a_page_of_thirty_items_takes_few_queries(
         item(topic if n % 2 else other, paper, score=n / 30)
 
     with django_assert_max_num_queries(12):
-        response = curator.get(reverse(CHANGELIST))
+        response = admin_client.get(reverse(CHANGELIST))
 
     assert response.text.count("arXiv:2606.") == 30
 
 
-def test_include_pins_the_paper_and_resolves_the_item(curator, topic, queue):
+def test_include_pins_the_paper_and_resolves_the_item(admin_client, topic, queue):
     proposed = queue["proposed"]
 
-    response = curator.post(decision_url("include", proposed))
+    response = admin_client.post(decision_url("include", proposed))
 
     assert response.status_code == 302
     assert response["Location"] == reverse(CHANGELIST)
@@ -190,38 +190,42 @@ def test_include_pins_the_paper_and_resolves_the_item(curator, topic, queue):
 
 
 def test_exclude_keeps_the_paper_out_and_resolves_the_item_and_flags(
-    curator, staff, topic, queue, alice
+    admin_client, admin_user, topic, queue, alice
 ):
     doubted = queue["doubted"]
     RelevanceFlag.objects.create(user=alice, topic=topic, paper=doubted.paper)
 
-    response = curator.post(decision_url("exclude", doubted))
+    response = admin_client.post(decision_url("exclude", doubted))
 
     assert response.status_code == 302
     exclusion = TopicExclusion.objects.get(topic=topic, paper=doubted.paper)
     assert exclusion.reason == "review queue"
-    assert exclusion.created_by == staff
+    assert exclusion.created_by == admin_user
     assert not PaperTopic.objects.filter(topic=topic, paper=doubted.paper).exists()
     assert not ReviewItem.objects.filter(pk=doubted.pk).exists()
     assert not RelevanceFlag.objects.exists()
 
 
-def test_decision_returns_to_the_filtered_changelist(curator, topic, queue):
-    listing = curator.get(reverse(CHANGELIST), {"topic__id__exact": topic.pk})
+def test_decision_returns_to_the_filtered_changelist(admin_client, topic, queue):
+    listing = admin_client.get(reverse(CHANGELIST), {"topic__id__exact": topic.pk})
     filters = f"_changelist_filters=topic__id__exact%3D{topic.pk}"
     url = f"{decision_url('exclude', queue['proposed'])}?{filters}"
     assert f'formaction="{url}"' in listing.text
 
-    response = curator.post(url)
+    response = admin_client.post(url)
 
     assert response["Location"] == f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
 
 
-def test_decision_urls_refuse_get_and_missing_items(curator, queue):
-    assert curator.get(decision_url("include", queue["proposed"])).status_code == 405
-    assert curator.get(decision_url("exclude", queue["proposed"])).status_code == 405
+def test_decision_urls_refuse_get_and_missing_items(admin_client, queue):
+    assert (
+        admin_client.get(decision_url("include", queue["proposed"])).status_code == 405
+    )
+    assert (
+        admin_client.get(decision_url("exclude", queue["proposed"])).status_code == 405
+    )
     missing = reverse("admin:topics_reviewitem_include", args=[999999])
-    assert curator.post(missing).status_code == 404
+    assert admin_client.post(missing).status_code == 404
     assert ReviewItem.objects.count() == 4
 
 
@@ -273,15 +277,15 @@ def test_view_only_staff_see_the_queue_without_decisions(client, staff, queue):
     assert "Include selected papers" not in text
 
 
-def test_bulk_include_and_exclude(curator, topic, queue):
+def test_bulk_include_and_exclude(admin_client, topic, queue):
     url = reverse(CHANGELIST)
     proposed, flagged, vetoed = queue["proposed"], queue["flagged"], queue["vetoed"]
 
-    included = curator.post(
+    included = admin_client.post(
         url,
         {"action": "include_selected", "_selected_action": [proposed.pk, flagged.pk]},
     )
-    excluded = curator.post(
+    excluded = admin_client.post(
         url, {"action": "exclude_selected", "_selected_action": [vetoed.pk]}
     )
 
@@ -292,13 +296,13 @@ def test_bulk_include_and_exclude(curator, topic, queue):
     assert list(ReviewItem.objects.all()) == [queue["doubted"]]
 
 
-def test_the_queue_cannot_be_added_to_or_edited(curator, queue):
+def test_the_queue_cannot_be_added_to_or_edited(admin_client, queue):
     proposed = queue["proposed"]
     change = reverse("admin:topics_reviewitem_change", args=[proposed.pk])
 
-    assert curator.get(reverse("admin:topics_reviewitem_add")).status_code == 403
-    assert curator.get(change).status_code == 200  # read-only
-    curator.post(change, {"score": "0.1"})
+    assert admin_client.get(reverse("admin:topics_reviewitem_add")).status_code == 403
+    assert admin_client.get(change).status_code == 200  # read-only
+    admin_client.post(change, {"score": "0.1"})
     proposed.refresh_from_db()
     assert proposed.score == 0.83
 
@@ -325,11 +329,11 @@ def trained_model(topic: Topic, **fields: object) -> TopicModel:
 
 
 def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
-    curator, topic, queue
+    admin_client, topic, queue
 ):
     trained_model(topic)
 
-    text = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+    text = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
 
     assert "v3, trained" in text
     assert "42 positives and 500 negatives" in text
@@ -340,7 +344,7 @@ def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
     assert 'name="model_confidence"' in text
 
 
-def test_topic_page_says_when_too_few_decisions_to_train(curator, topic):
+def test_topic_page_says_when_too_few_decisions_to_train(admin_client, topic):
     trained_model(
         topic,
         state=TopicModel.State.TOO_FEW,
@@ -351,31 +355,31 @@ def test_topic_page_says_when_too_few_decisions_to_train(curator, topic):
         f1=None,
     )
 
-    text = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+    text = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
 
     assert "Too few decisions to train (5 positives, 1 curator decisions" in text
     assert "the rule alone decides" in text
     assert "0 papers to review" in text
 
 
-def test_new_topic_page_has_no_model_yet(curator):
-    text = curator.get(reverse("admin:topics_topic_add")).text
+def test_new_topic_page_has_no_model_yet(admin_client):
+    text = admin_client.get(reverse("admin:topics_topic_add")).text
 
     assert "Not trained yet." in text
 
 
-def test_topic_list_shows_membership_and_model_state(curator, topic):
+def test_topic_list_shows_membership_and_model_state(admin_client, topic):
     trained_model(topic)
     make_topic("Robots", rule="ti:robot", slug="robots")
 
-    text = curator.get(reverse("admin:topics_topic_changelist")).text
+    text = admin_client.get(reverse("admin:topics_topic_changelist")).text
 
     assert "automatic tags; model v3, F1 0.85" in text
     assert "rule only; not trained" in text
 
 
 def test_changing_membership_retrains_after_commit(
-    curator, topic, django_capture_on_commit_callbacks
+    admin_client, topic, django_capture_on_commit_callbacks
 ):
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
@@ -383,7 +387,7 @@ def test_changing_membership_retrains_after_commit(
         mock.patch("topics.tasks.train_topic_model.delay") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        response = curator.post(url, change_form(topic, membership="suggest"))
+        response = admin_client.post(url, change_form(topic, membership="suggest"))
 
     assert response.status_code == 302
     delay.assert_called_once_with(topic.pk, True)
@@ -392,7 +396,7 @@ def test_changing_membership_retrains_after_commit(
 
 
 def test_changing_confidence_retrains_and_other_edits_do_not(
-    curator, topic, django_capture_on_commit_callbacks
+    admin_client, topic, django_capture_on_commit_callbacks
 ):
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
@@ -400,15 +404,15 @@ def test_changing_confidence_retrains_and_other_edits_do_not(
         mock.patch("topics.tasks.train_topic_model.delay") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        curator.post(url, change_form(topic, description="Now described"))
+        admin_client.post(url, change_form(topic, description="Now described"))
         assert not delay.called
-        curator.post(url, change_form(topic, model_confidence="0.9"))
+        admin_client.post(url, change_form(topic, model_confidence="0.9"))
 
     delay.assert_called_once_with(topic.pk, True)
 
 
 def test_train_action_queues_a_forced_training_per_active_topic(
-    curator, topic, django_capture_on_commit_callbacks
+    admin_client, topic, django_capture_on_commit_callbacks
 ):
     inactive = make_topic("Robots", rule="ti:robot", slug="robots", is_active=False)
     selected = {"action": "train_model", "_selected_action": [topic.pk, inactive.pk]}
@@ -417,7 +421,7 @@ def test_train_action_queues_a_forced_training_per_active_topic(
         mock.patch("topics.tasks.train_topic_model.delay") as delay,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        response = curator.post(reverse("admin:topics_topic_changelist"), selected)
+        response = admin_client.post(reverse("admin:topics_topic_changelist"), selected)
 
     assert response.status_code == 302
     delay.assert_called_once_with(topic.pk, True)
