@@ -371,9 +371,11 @@ def mark_words(text: str, words: set[str]) -> str:
     if not words:
         return text
     marked = WORD.sub(
-        lambda match: f"{START}{match.group(0)}{STOP}"
-        if _is_match(match.group(0), words)
-        else match.group(0),
+        lambda match: (
+            f"{START}{match.group(0)}{STOP}"
+            if _is_match(match.group(0), words)
+            else match.group(0)
+        ),
         text,
     )
     return ADJACENT_MARKS.sub(r"\1", marked)
