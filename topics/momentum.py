@@ -54,6 +54,7 @@ from datetime import timedelta
 from functools import cached_property
 from statistics import median
 from typing import NamedTuple
+from typing import cast
 
 from django.db import transaction
 from django.db.models import Count
@@ -351,7 +352,9 @@ def corpus_coverage(as_of: date) -> Coverage:
 
 
 def latest_announcement_day() -> date | None:
-    return Paper.objects.aggregate(day=Max("first_announced"))["day"]
+    return cast(
+        "date | None", Paper.objects.aggregate(day=Max("first_announced"))["day"]
+    )
 
 
 def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:

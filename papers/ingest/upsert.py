@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from datetime import date
 from datetime import datetime
+from typing import Any
+from typing import TypeVar
 
 import psycopg
 from django.db import IntegrityError
@@ -34,6 +36,8 @@ from papers.models import Authorship
 from papers.models import Category
 from papers.models import Paper
 from papers.taxonomy import category_name
+
+_Named = TypeVar("_Named", Author, Affiliation)
 
 UPDATED_FIELDS = [
     "version",
@@ -387,9 +391,7 @@ def _add_authorships(pairs: list[tuple[PaperRecord, int]]) -> None:
     )
 
 
-def _ensure_names(
-    model: type[Author] | type[Affiliation], names: set[str]
-) -> dict[str, int]:
+def _ensure_names(model: type[_Named], names: set[str]) -> dict[str, int]:
     """Create the named rows that don't exist yet and return name -> id for all."""
     ids = _ids_by(model, "name", names)
     missing = names - ids.keys()
@@ -410,7 +412,7 @@ def _ids_by(model: type[Model], field: str, values: Iterable[str]) -> dict[str, 
     """Map each of values to the id of the row whose `field` holds it."""
     values = list(values)
     if connection.vendor == "postgresql":
-        column = connection.ops.quote_name(model._meta.get_field(field).column)
+        column = connection.ops.quote_name(_column(_concrete(model, field)))
         table = connection.ops.quote_name(model._meta.db_table)
         sql = f"SELECT {column}, id FROM {table} WHERE {column} = ANY(%b)"
         return dict(_with_arrays(sql, [values]))
@@ -418,13 +420,11 @@ def _ids_by(model: type[Model], field: str, values: Iterable[str]) -> dict[str, 
     # Chunked: SQLite limits the number of parameters in one query.
     for start in range(0, len(values), 500):
         lookup = {f"{field}__in": values[start : start + 500]}
-        ids.update(model.objects.filter(**lookup).values_list(field, "id"))
+        ids.update(model._default_manager.filter(**lookup).values_list(field, "id"))
     return ids
 
 
-def _insert_names(
-    model: type[Author] | type[Affiliation], names: set[str]
-) -> dict[str, int]:
+def _insert_names(model: type[_Named], names: set[str]) -> dict[str, int]:
     """Add rows for names, skipping existing ones; return the ids it knows of."""
     if connection.vendor != "postgresql":
         model.objects.bulk_create(
@@ -439,7 +439,7 @@ def _insert_names(
     return dict(_with_arrays(sql, [list(names)]))
 
 
-def _with_arrays(sql: str, arrays: list[list[object]]) -> list[tuple[object, ...]]:
+def _with_arrays(sql: str, arrays: Sequence[Sequence[object]]) -> list[tuple[Any, ...]]:
     """Run one statement on PostgreSQL with lists as its array parameters."""
     # Django's cursors bind parameters into the SQL text, quoting each element
     # of an array in Python; a plain psycopg cursor sends the array in binary
@@ -469,15 +469,15 @@ def insert_rows(
     if not rows:
         return
     if connection.vendor != "postgresql":
-        model.objects.bulk_create(
+        model._default_manager.bulk_create(
             [model(**dict(zip(fields, row, strict=True))) for row in rows],
             ignore_conflicts=ignore_conflicts,
         )
         return
-    columns = [model._meta.get_field(name) for name in fields]
+    columns = [_concrete(model, name) for name in fields]
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    names = ", ".join(quote(column.column) for column in columns)
+    names = ", ".join(quote(_column(column)) for column in columns)
     rows = _json_adapted(columns, rows)
     if ignore_conflicts:
         arrays = ", ".join(f"%b::{column.db_type(connection)}[]" for column in columns)
@@ -497,7 +497,7 @@ def insert_rows(
 
 
 def _json_adapted(
-    columns: list[Field], rows: Sequence[Sequence[object]]
+    columns: list[Field[Any, Any]], rows: Sequence[Sequence[object]]
 ) -> Sequence[Sequence[object]]:
     # psycopg sends Python values as they are, except JSON (a list would
     # become an array), which Django wraps for it.
@@ -513,3 +513,14 @@ def _json_adapted(
             row[n] = columns[n].get_db_prep_save(row[n], connection)
         adapted.append(row)
     return adapted
+
+
+def _concrete(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)  # get_field also finds reverse relations
+    return field
+
+
+def _column(field: Field[Any, Any]) -> str:
+    assert field.column is not None  # None only for fields with no column (m2m)
+    return field.column
