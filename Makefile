@@ -51,6 +51,7 @@ lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 ## services: start PostgreSQL and Redis if they are not running
 services:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -199,7 +200,7 @@ def _recent_tags(
         .values_list("topic_id", "paper_id", "paper__first_announced")
     )
     for topic_id, paper_id, day in rows:
-        by_topic[topic_id].append((paper_id, day))
+        by_topic[topic_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
         topics_of[paper_id].add(topic_id)
     return by_topic, topics_of
 
@@ -341,7 +342,7 @@ def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
     return [_shape(plan, papers, topics, site_url) for plan in plans]
 
 
-def _papers(paper_ids: set[int]) -> dict[int, Paper]:
+def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
     first_authors = (
         Authorship.objects.filter(position__lt=AUTHORS_SHOWN)
         .order_by("position")
@@ -364,7 +365,7 @@ def _papers(paper_ids: set[int]) -> dict[int, Paper]:
 
 
 def _shape(
-    plan: Plan, papers: dict[int, Paper], topics: dict[int, Topic], site_url: str
+    plan: Plan, papers: Mapping[int, Paper], topics: dict[int, Topic], site_url: str
 ) -> Content:
     sections = []
     for planned in plan.sections:

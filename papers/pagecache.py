@@ -46,6 +46,7 @@ import time
 import zlib
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -160,7 +161,7 @@ def _bump(scopes: set[str], paper_ids: list[int]) -> None:
     _set_versions(scopes, also={VERSION_KEY})
 
 
-def _set_versions(scopes: set[str], also: set[str] = frozenset()) -> None:
+def _set_versions(scopes: set[str], also: AbstractSet[str] = frozenset()) -> None:
     now = time.time_ns()
     values = {_version_key(scope): now for scope in scopes}
     values.update(dict.fromkeys(also, now))
@@ -192,7 +193,7 @@ def _topic_scopes(slugs: set[str]) -> set[str]:
 def _topic_slugs(paper_ids: list[int]) -> set[str]:
     # Tags live in the topics app, which builds on this one: reached through
     # the relation, not imported.
-    tags = Paper._meta.get_field("paper_topics").related_model.objects
+    tags = Paper._meta.get_field("paper_topics").related_model._default_manager
     slugs: set[str] = set()
     for start in range(0, len(paper_ids), CHUNK):
         chunk = paper_ids[start : start + CHUNK]

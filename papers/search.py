@@ -221,7 +221,7 @@ def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
     return list(ordered[:limit])
 
 
-def corpus_span() -> dict[str, date | None]:
+def corpus_span() -> dict[str, Any]:
     """The corpus's first and last announcement day, kept in the cache a while:
     windows from a stale span still find the newest matches, since the last
     query of newest_match_ids has no window."""
