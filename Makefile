@@ -8,16 +8,26 @@ PORT ?= 8000
 # The demo serves the site's own error pages; `make run DEBUG=true` for Django's.
 DEBUG ?= false
 
-.PHONY: run test test-fast setup lint services browser demo worker beat clean
+.PHONY: run test test-fast setup lint lock services browser demo worker beat clean
 
+# The locks (requirements*.txt, compiled from requirements*.in with hashes): pip
+# refuses any file whose hash is not in them. `make lock` recompiles them.
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
+	$(PIP) install --quiet --disable-pip-version-check --require-hashes -r requirements.txt
 	touch $@
 
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
-	$(PIP) install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PIP) install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.txt
 	touch $@
+
+## lock: recompile the locks from requirements*.in (new pins only where an .in asks;
+## `make lock UPGRADE=1` takes the newest releases the .in files allow)
+PIP_COMPILE = $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
+lock: $(VENV)/.dev-installed
+	$(PIP_COMPILE) -o requirements.txt requirements.in
+	$(PIP_COMPILE) -o requirements-dev.txt requirements-dev.in
 
 ## run: set up the embedded default (SQLite, in-process tasks) and serve the demo
 # Links in mail and feeds, and the arXiv User-Agent, name the server being started.
@@ -41,6 +51,7 @@ lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 ## services: start PostgreSQL and Redis if they are not running
 services:

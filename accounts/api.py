@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from accounts import tokens
 from accounts.models import DigestPreferences
 from accounts.models import User
+from accounts.requests import signed_in
 from accounts.serializers import DigestPreferencesSerializer
 from accounts.serializers import ProfileSerializer
 from accounts.serializers import TokenKeySerializer
@@ -36,7 +37,7 @@ class ProfileView(StrictQueryParams, generics.RetrieveUpdateAPIView):
     serializer_class = ProfileSerializer
 
     def get_object(self) -> User:
-        return self.request.user
+        return signed_in(self.request)
 
 
 class DigestPreferencesView(StrictQueryParams, generics.RetrieveUpdateAPIView):
@@ -46,7 +47,7 @@ class DigestPreferencesView(StrictQueryParams, generics.RetrieveUpdateAPIView):
 
     def get_object(self) -> DigestPreferences:
         # As the settings page: every user has preferences once they look.
-        return DigestPreferences.objects.stored_for(self.request.user)
+        return DigestPreferences.objects.stored_for(signed_in(self.request))
 
 
 class TokenView(StrictQueryParams, APIView):
@@ -57,7 +58,7 @@ class TokenView(StrictQueryParams, APIView):
         responses={200: TokenStateSerializer},
     )
     def get(self, request: Request) -> Response:
-        token = tokens.get_token(user=request.user)
+        token = tokens.get_token(user=signed_in(request))
         state = {"exists": token is not None, "created": token and token.created}
         return Response(TokenStateSerializer(state).data)
 
@@ -73,7 +74,7 @@ class TokenView(StrictQueryParams, APIView):
     )
     def post(self, request: Request) -> Response:
         try:
-            token = tokens.create_token(user=request.user)
+            token = tokens.create_token(user=signed_in(request))
         except tokens.TokenExistsError:
             raise TokenExists from None
         return Response(TokenKeySerializer(token).data, status=status.HTTP_201_CREATED)
@@ -84,7 +85,7 @@ class TokenView(StrictQueryParams, APIView):
         responses={204: OpenApiResponse(description="No token (any more).")},
     )
     def delete(self, request: Request) -> Response:
-        tokens.revoke_token(user=request.user)
+        tokens.revoke_token(user=signed_in(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -97,4 +98,6 @@ class TokenRotateView(StrictQueryParams, APIView):
         responses={200: TokenKeySerializer},
     )
     def post(self, request: Request, *args: Any) -> Response:
-        return Response(TokenKeySerializer(tokens.rotate_token(user=request.user)).data)
+        return Response(
+            TokenKeySerializer(tokens.rotate_token(user=signed_in(request))).data
+        )

@@ -15,6 +15,7 @@ import logging
 from allauth.account.auth_backends import AuthenticationBackend
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
+from django.db.models import Model
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def user_key(user_id: object) -> str:
     return f"auth:user:{user_id}"
 
 
-def forget_user(sender: object, instance: object, **kwargs: object) -> None:
+def forget_user(sender: object, instance: Model, **kwargs: object) -> None:
     """post_save and post_delete of a user: the next request reads it anew."""
     try:
         cache.delete(user_key(instance.pk))

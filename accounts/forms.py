@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from accounts.models import DigestPreferences
@@ -38,7 +40,7 @@ class DeleteAccountForm(forms.Form):
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
-    def __init__(self, *args: object, user: User, **kwargs: object) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         self.user = user
         super().__init__(*args, **kwargs)
 

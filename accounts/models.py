@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import zoneinfo
 from typing import Any
+from typing import ClassVar
 
 from django.contrib.auth.models import AbstractUser
 from django.contrib.auth.models import BaseUserManager
@@ -40,9 +41,10 @@ class User(AbstractUser):
     email = models.EmailField("email address", unique=True)
 
     USERNAME_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
-    objects = UserManager()  # type: ignore[misc]
+    # An email login's manager, not AbstractUser's (which wants a username).
+    objects: ClassVar[UserManager] = UserManager()  # type: ignore[assignment]
 
     class Meta:
         ordering = ["email"]
@@ -130,8 +132,10 @@ class DigestPreferences(models.Model):
         self._stored_frequency = self.frequency
 
     @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Any:
+    def from_db(
+        cls, db: str | None, field_names: Any, values: Any, **kwargs: Any
+    ) -> Any:
         # The frequency as stored, so save() can tell digests turned back on.
-        preferences = super().from_db(db, field_names, values)
+        preferences = super().from_db(db, field_names, values, **kwargs)
         preferences._stored_frequency = preferences.frequency
         return preferences

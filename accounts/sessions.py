@@ -10,15 +10,19 @@ the cache is down.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.db import SessionStore as DatabaseStore
+from django.core.cache.backends.base import BaseCache
 
 logger = logging.getLogger(__name__)
 
 
 class SessionStore(cached_db.SessionStore):
-    def load(self) -> dict:
+    _cache: BaseCache  # set by cached_db.SessionStore.__init__; not in the stubs
+
+    def load(self) -> dict[str, Any]:
         try:
             data = self._cache.get(self.cache_key)
         except Exception:
@@ -26,7 +30,7 @@ class SessionStore(cached_db.SessionStore):
             return DatabaseStore.load(self)
         if data is not None:
             return data
-        stored = self._get_session_from_db()
+        stored = self._get_session_from_db()  # type: ignore[attr-defined]
         if stored is None:
             return {}
         data = self.decode(stored.session_data)
@@ -38,7 +42,7 @@ class SessionStore(cached_db.SessionStore):
             logger.warning("session cache unavailable", exc_info=True)
         return data
 
-    def exists(self, session_key: str | None) -> bool:
+    def exists(self, session_key: str) -> bool:
         try:
             return super().exists(session_key)
         except Exception:

@@ -16,6 +16,7 @@ from accounts.deletion import delete_account
 from accounts.forms import DeleteAccountForm
 from accounts.forms import DigestPreferencesForm
 from accounts.models import DigestPreferences
+from accounts.requests import signed_in
 
 # A new key waits in the session for the one page view that shows it.
 NEW_KEY_SESSION_KEY = "accounts_new_api_key"
@@ -23,7 +24,7 @@ NEW_KEY_SESSION_KEY = "accounts_new_api_key"
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    preferences = DigestPreferences.objects.stored_for(request.user)
+    preferences = DigestPreferences.objects.stored_for(signed_in(request))
     form = DigestPreferencesForm(request.POST or None, instance=preferences)
     if request.method == "POST" and form.is_valid():
         form.save()
@@ -31,7 +32,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         return redirect("accounts:settings")
     context = {
         "digest_form": form,
-        "token": tokens.get_token(user=request.user),
+        "token": tokens.get_token(user=signed_in(request)),
         "new_key": request.session.pop(NEW_KEY_SESSION_KEY, None),
     }
     return render(request, "accounts/settings.html", context)
@@ -45,7 +46,7 @@ def _show_key_once(request: HttpRequest, token: Token) -> None:
 @login_required
 def token_create(request: HttpRequest) -> HttpResponse:
     try:
-        token = tokens.create_token(user=request.user)
+        token = tokens.create_token(user=signed_in(request))
     except tokens.TokenExistsError:
         messages.info(
             request, "You already have an API token; rotate it for a new key."
@@ -59,7 +60,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def token_rotate(request: HttpRequest) -> HttpResponse:
-    _show_key_once(request, tokens.rotate_token(user=request.user))
+    _show_key_once(request, tokens.rotate_token(user=signed_in(request)))
     messages.success(
         request, "Your API token has a new key; the old one no longer works."
     )
@@ -69,7 +70,7 @@ def token_rotate(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def token_revoke(request: HttpRequest) -> HttpResponse:
-    if tokens.revoke_token(user=request.user):
+    if tokens.revoke_token(user=signed_in(request)):
         messages.success(request, "Your API token is revoked.")
     else:
         messages.info(request, "You had no API token.")
@@ -78,7 +79,7 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def delete_page(request: HttpRequest) -> HttpResponse:
-    user = request.user
+    user = signed_in(request)
     form = DeleteAccountForm(request.POST or None, user=user)
     rate_limited = False
     if request.method == "POST":

@@ -16,8 +16,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 from typing import TypeVar
+from typing import cast
 
 from django.core.cache.backends.redis import RedisCache
 from django.core.cache.backends.redis import RedisCacheClient
@@ -89,9 +91,9 @@ class ResilientRedisCacheClient(RedisCacheClient):
         if result is missing:
             # What a missing key raises: counters start again.
             raise ValueError(f"Key {key!r} not found (the cache is unavailable)")
-        return result
+        return cast(int, result)
 
-    def set_many(self, data: dict[Any, Any], timeout: Any) -> None:
+    def set_many(self, data: Mapping[Any, Any], timeout: Any) -> None:
         _Breaker.call(lambda: RedisCacheClient.set_many(self, data, timeout), None)
 
     def delete_many(self, keys: Any) -> None:

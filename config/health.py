@@ -57,4 +57,5 @@ def _broker() -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return  # tasks run in this process: there is no broker to reach
     with app.connection_for_write(connect_timeout=TIMEOUT) as conn:
-        conn.ensure_connection(max_retries=0, timeout=TIMEOUT)
+        # celery-types has an int; kombu passes it on as seconds (a float works).
+        conn.ensure_connection(max_retries=0, timeout=TIMEOUT)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
 from django.db import connection
@@ -31,7 +32,7 @@ def ids_by(model: type[Model], field: str, values: Iterable[str]) -> dict[str, i
     """Map each of values to the id of the row whose `field` holds it."""
     values = list(values)
     if connection.vendor == "postgresql":
-        column = connection.ops.quote_name(model._meta.get_field(field).column)
+        column = connection.ops.quote_name(_column(_concrete(model, field)))
         table = connection.ops.quote_name(model._meta.db_table)
         sql = f"SELECT {column}, id FROM {table} WHERE {column} = ANY(%b)"
         return dict(with_arrays(sql, [values]))
@@ -39,14 +40,14 @@ def ids_by(model: type[Model], field: str, values: Iterable[str]) -> dict[str, i
     # Chunked: SQLite limits the number of parameters in one query.
     for start in range(0, len(values), 500):
         lookup = {f"{field}__in": values[start : start + 500]}
-        ids.update(model.objects.filter(**lookup).values_list(field, "id"))
+        ids.update(model._default_manager.filter(**lookup).values_list(field, "id"))
     return ids
 
 
 def insert_names(model: type[Model], names: set[str]) -> dict[str, int]:
     """Add rows for names, skipping existing ones; return the ids it knows of."""
     if connection.vendor != "postgresql":
-        model.objects.bulk_create(
+        model._default_manager.bulk_create(
             [model(name=name) for name in names], ignore_conflicts=True
         )
         return {}
@@ -58,7 +59,7 @@ def insert_names(model: type[Model], names: set[str]) -> dict[str, int]:
     return dict(with_arrays(sql, [list(names)]))
 
 
-def with_arrays(sql: str, arrays: list[list[object]]) -> list[tuple[object, ...]]:
+def with_arrays(sql: str, arrays: Sequence[Sequence[object]]) -> list[tuple[Any, ...]]:
     """Run one statement on PostgreSQL with lists as its array parameters."""
     # Django's cursors bind parameters into the SQL text, quoting each element
     # of an array in Python; a plain psycopg cursor sends the array in binary
@@ -88,15 +89,15 @@ def insert_rows(
     if not rows:
         return
     if connection.vendor != "postgresql":
-        model.objects.bulk_create(
+        model._default_manager.bulk_create(
             [model(**dict(zip(fields, row, strict=True))) for row in rows],
             ignore_conflicts=ignore_conflicts,
         )
         return
-    columns = [model._meta.get_field(name) for name in fields]
+    columns = [_concrete(model, name) for name in fields]
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    names = ", ".join(quote(column.column) for column in columns)
+    names = ", ".join(quote(_column(column)) for column in columns)
     rows = json_adapted(columns, rows)
     if ignore_conflicts:
         arrays = ", ".join(f"%b::{column.db_type(connection)}[]" for column in columns)
@@ -116,7 +117,7 @@ def insert_rows(
 
 
 def json_adapted(
-    columns: list[Field], rows: Sequence[Sequence[object]]
+    columns: list[Field[Any, Any]], rows: Sequence[Sequence[object]]
 ) -> Sequence[Sequence[object]]:
     # psycopg sends Python values as they are, except JSON (a list would
     # become an array), which Django wraps for it.
@@ -132,3 +133,14 @@ def json_adapted(
             row[n] = columns[n].get_db_prep_save(row[n], connection)
         adapted.append(row)
     return adapted
+
+
+def _concrete(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)  # get_field also finds reverse relations
+    return field
+
+
+def _column(field: Field[Any, Any]) -> str:
+    assert field.column is not None  # None only for fields with no column (m2m)
+    return field.column

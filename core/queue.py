@@ -19,13 +19,13 @@ from kombu.exceptions import OperationalError
 logger = logging.getLogger(__name__)
 
 
-def send_after_commit(task: Task, *args: Any, **options: Any) -> None:
+def send_after_commit(task: Task[Any, Any], *args: Any, **options: Any) -> None:
     """Send `task(*args)` once the current transaction commits (at once outside
     one); if the broker cannot take it, log that its sweep will send it."""
     transaction.on_commit(lambda: send(task, *args, **options))
 
 
-def send(task: Task, *args: Any, **options: Any) -> bool:
+def send(task: Task[Any, Any], *args: Any, **options: Any) -> bool:
     """Send now; False (logged) if the broker could not take it."""
     try:
         task.apply_async(args, **options)

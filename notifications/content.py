@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -83,7 +84,7 @@ def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
     return [_shape(plan, papers, topics, site_url) for plan in plans]
 
 
-def _papers(paper_ids: set[int]) -> dict[int, Paper]:
+def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
     first_authors = (
         Authorship.objects.filter(position__lt=AUTHORS_SHOWN)
         .order_by("position")
@@ -106,7 +107,7 @@ def _papers(paper_ids: set[int]) -> dict[int, Paper]:
 
 
 def _shape(
-    plan: Plan, papers: dict[int, Paper], topics: dict[int, Topic], site_url: str
+    plan: Plan, papers: Mapping[int, Paper], topics: dict[int, Topic], site_url: str
 ) -> Content:
     sections = []
     for planned in plan.sections:

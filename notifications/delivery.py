@@ -196,7 +196,9 @@ def send_digests(digest_ids: Sequence[int], *, mailer: Mailer) -> list[Outcome]:
     outcomes.extend(_plan_and_record(ready, claim))
     to_send = [d for d in ready if d.pk not in {o.digest_id for o in outcomes}]
     contents = shape_digests(
-        (Plan(d.since, d.sections) for d in to_send), site_url=site_url()
+        # _plan_and_record planned (since, sections) every digest it left to send.
+        (Plan(d.since, d.sections) for d in to_send),  # type: ignore[arg-type]
+        site_url=site_url(),
     )
     for digest, content in zip(to_send, contents, strict=True):
         outcomes.append(_send_one(digest, content, claim, mailer))

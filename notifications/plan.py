@@ -152,7 +152,7 @@ def _recent_tags(
         .values_list("topic_id", "paper_id", "paper__first_announced")
     )
     for topic_id, paper_id, day in rows:
-        by_topic[topic_id].append((paper_id, day))
+        by_topic[topic_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
         topics_of[paper_id].add(topic_id)
     return by_topic, topics_of
 

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from accounts.requests import signed_in
 from notifications.digest import preview_content
 from notifications.digest import stored_content
 from notifications.mailer import render_digest
@@ -50,11 +51,11 @@ def preview(request: HttpRequest) -> HttpResponse:
             raise Http404("That digest held no papers")
     else:
         digest_id, now = None, timezone.now()
-        content = preview_content(request.user, at=now, site_url=site_url())
+        content = preview_content(signed_in(request), at=now, site_url=site_url())
         latest = content
         if not content.sections:
             latest = preview_content(
-                request.user, at=now, site_url=site_url(), fresh=True
+                signed_in(request), at=now, site_url=site_url(), fresh=True
             )
         if latest is not content and latest.sections:
             note = (
@@ -66,7 +67,7 @@ def preview(request: HttpRequest) -> HttpResponse:
     if not content.sections:
         return render(request, "notifications/preview_empty.html", {"content": content})
     rendered = render_digest(
-        user=request.user, content=content, digest_id=digest_id, note=note
+        user=signed_in(request), content=content, digest_id=digest_id, note=note
     )
     return HttpResponse(rendered.html)
 
@@ -75,7 +76,7 @@ def preview(request: HttpRequest) -> HttpResponse:
 @login_required
 def test_digest(request: HttpRequest) -> HttpResponse:
     try:
-        sent = send_test_digest(user=request.user)
+        sent = send_test_digest(user=signed_in(request))
     except TestDigestRefused as exc:
         messages.error(request, str(exc))
     else:
@@ -94,7 +95,7 @@ def test_digest(request: HttpRequest) -> HttpResponse:
 @login_required
 def mute(request: HttpRequest, slug: str) -> HttpResponse:
     muted = request.POST.get("muted") == "1"
-    follow = Follow.objects.filter(user=request.user, topic__slug=slug).first()
+    follow = Follow.objects.filter(user=signed_in(request), topic__slug=slug).first()
     if follow is None:
         raise Http404("You do not follow that topic")
     set_muted(follow, muted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from django.db.models import Count
@@ -23,6 +24,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.requests import signed_in
 from core.api.caching import CONDITIONAL_PARAMETERS
 from core.api.caching import NOT_MODIFIED
 from core.api.caching import VALIDATOR_HEADERS
@@ -103,7 +105,7 @@ def paper_list_response(
             with_listing_data(papers).prefetch_related("categories")
         )
         data = PaperSerializer(rows, many=True, context={"request": request}).data
-        return pagination.wrap(data, next_url)
+        return pagination.wrap(data, next_url)  # type: ignore[arg-type]  # many=True: a list
 
     if saved is None:
         return conditional_response(request, build)
@@ -115,13 +117,13 @@ def paper_list_response(
 def is_active_topic(slug: str) -> bool:
     # Topics come from the topics app, which builds on this one: reached
     # through the relation, not imported.
-    topics = Paper._meta.get_field("topics").related_model.objects
+    topics = Paper._meta.get_field("topics").related_model._default_manager
     return topics.filter(slug=slug, is_active=True).exists()
 
 
 def library_fingerprint(request: Request) -> str:
     """Changes whenever the caller saves or unsaves a paper (ids only grow)."""
-    mine = SavedPaper.objects.filter(user=request.user).aggregate(
+    mine = SavedPaper.objects.filter(user=signed_in(request)).aggregate(
         count=Count("id"), last=Max("id")
     )
     return f"{request.user.pk}:{mine['count']}:{mine['last']}"
@@ -136,7 +138,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
     queryset = Paper.objects.none()
     serializer_class = PaperSerializer
 
-    def allowed_query_params(self) -> set[str]:
+    def allowed_query_params(self) -> AbstractSet[str]:
         if self.action == "list":
             return (
                 query_names(PaperFilterSerializer) | PaperCursorPagination.query_params
@@ -208,7 +210,7 @@ class SavedViewSet(
 
     def get_queryset(self) -> QuerySet[Paper]:
         return (
-            with_listing_data(saved_papers(self.request.user))
+            with_listing_data(saved_papers(signed_in(self.request)))
             .annotate(saved_at=F("saves__created_at"))
             .prefetch_related("categories")
         )
@@ -238,7 +240,7 @@ class SavedViewSet(
             raise serializers.ValidationError(
                 {"paper": ["There is no such paper."]}, code="does_not_exist"
             ) from None
-        set_saved(request.user, paper, True)
+        set_saved(signed_in(request), paper, True)
         saved = self.get_queryset().get(pk=paper.pk)
         return Response(
             SavedPaperSerializer(saved, context={"request": request}).data,
@@ -252,7 +254,7 @@ class SavedViewSet(
         responses={204: None},
     )
     def destroy(self, request: Request, arxiv_id: str) -> Response:
-        set_saved(request.user, get_paper(arxiv_id), False)
+        set_saved(signed_in(request), get_paper(arxiv_id), False)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -33,7 +33,7 @@ def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
         ("year", str(paper.published.year) if paper.published else ""),
         ("eprint", paper.arxiv_id),
         ("archivePrefix", "arXiv"),
-        ("primaryClass", paper.primary_category_id and paper.primary_category.code),
+        ("primaryClass", paper.primary_category and paper.primary_category.code),
         ("doi", _escape(paper.doi)),
         ("journal", _escape(paper.journal_ref)),
         ("url", f"https://arxiv.org/abs/{paper.arxiv_id}"),

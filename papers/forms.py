@@ -85,8 +85,8 @@ class SearchForm(forms.Form):
         # Topics come from the topics app, which builds on this one: reached
         # through the relation, not imported.
         topic_model = Paper._meta.get_field("topics").related_model
-        active = topic_model.objects.filter(is_active=True).order_by("name")
-        self.fields["topic"].choices = [
+        active = topic_model._default_manager.filter(is_active=True).order_by("name")
+        self.fields["topic"].choices = [  # type: ignore[attr-defined]
             ("", "Any topic"),
             *active.values_list("slug", "name"),
         ]
@@ -114,6 +114,7 @@ class SearchForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
         start, end = cleaned.get("from"), cleaned.get("to")
         if start and end and start > end:
             self.add_error("to", "The “to” date is before the “from” date.")

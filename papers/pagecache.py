@@ -133,8 +133,8 @@ def cached_page(
     small = [HARVEST_KEY]
     if reader is not None:
         scopes.append(reader_key(reader))
-        own = ReaderState.key_for(key, reader)
-        small += [own, ReaderState.shown_key_for(own)]
+        own_key = ReaderState.key_for(key, reader)
+        small += [own_key, ReaderState.shown_key_for(own_key)]
     values = values or {}
     small += [value.key for value in values.values()]
     value_scopes = {value.scope for value in values.values()} - set(scopes)

@@ -34,7 +34,7 @@ def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
         ),
         Prefetch(
             "paper_topics",
-            queryset=tag_model.objects.filter(topic__is_active=True)
+            queryset=tag_model._default_manager.filter(topic__is_active=True)
             .select_related("topic")
             .order_by("topic__name"),
             to_attr="active_tags",
@@ -71,7 +71,7 @@ def related_papers(paper: Paper, topic_ids: list[int], limit: int = 6) -> list[P
     """Papers sharing the most of these topics with `paper`, newest first; with no
     topics, the newest of its primary category."""
     if topic_ids:
-        papers = (
+        papers: QuerySet[Paper] = (
             Paper.objects.filter(paper_topics__topic__in=topic_ids)
             .annotate(shared=Count("paper_topics"))
             .order_by("-shared", "-first_announced", "-id")

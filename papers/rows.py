@@ -59,8 +59,8 @@ def search_rows(papers: Sequence[Paper]) -> list[SafeString]:
         mark_safe(
             row.replace(TITLE_HOLE, paper.highlighted_title, 1).replace(  # type: ignore[attr-defined]
                 SNIPPET_HOLE,
-                paper.snippet,
-                1,  # type: ignore[attr-defined]
+                paper.snippet,  # type: ignore[attr-defined]
+                1,
             )
         )
         for paper, row in zip(papers, rows, strict=True)
@@ -72,16 +72,16 @@ def _cached_rows(
     variant: str,
     render_papers: Callable[[list[Paper]], list[str]],
     prepare: Prepare | None = None,
-) -> list[str]:
-    items = {
+) -> list[SafeString]:
+    items: dict[str, tuple[str, ...]] = {
         f"row:{variant}:{arxiv_id}": (paper_key(arxiv_id), NAMES)
         for arxiv_id in arxiv_ids
     }
 
     def render(missing: list[str]) -> dict[str, str]:
         wanted = [item.split(":", 2)[2] for item in missing]
-        papers = with_listing_data(Paper.objects.filter(arxiv_id__in=wanted))
-        papers = list(prepare(papers) if prepare is not None else papers)
+        found = with_listing_data(Paper.objects.filter(arxiv_id__in=wanted))
+        papers = list(prepare(found) if prepare is not None else found)
         return {
             f"row:{variant}:{paper.arxiv_id}": html
             for paper, html in zip(papers, render_papers(papers), strict=True)

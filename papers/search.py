@@ -239,7 +239,7 @@ def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
     return list(ordered[:limit])
 
 
-def corpus_span() -> dict[str, date | None]:
+def corpus_span() -> dict[str, Any]:
     """The corpus's first and last announcement day, kept in the cache a while:
     windows from a stale span still find the newest matches, since the last
     query of newest_match_ids has no window."""
@@ -389,9 +389,11 @@ def mark_words(text: str, words: set[str]) -> str:
     if not words:
         return text
     marked = WORD.sub(
-        lambda match: f"{START}{match.group(0)}{STOP}"
-        if _is_match(match.group(0), words)
-        else match.group(0),
+        lambda match: (
+            f"{START}{match.group(0)}{STOP}"
+            if _is_match(match.group(0), words)
+            else match.group(0)
+        ),
         text,
     )
     return ADJACENT_MARKS.sub(r"\1", marked)

@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 
 from core.api.fields import Text
 from papers.bibtex import bibtex_entry
+from papers.models import Category
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -42,7 +43,9 @@ class PaperTopicSerializer(serializers.Serializer):
 class PaperTagSerializer(serializers.Serializer):
     slug = serializers.SlugField(source="topic.slug")
     name = serializers.CharField(source="topic.name")
-    source = serializers.ChoiceField(
+    # Declared fields: DRF's metaclass takes them off the class (the stubs see
+    # Field.source, Serializer.errors, a parent's field of another kind).
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=["rule", "model", "pin"],
         help_text="rule: the topic's rule matched; model: the topic's relevance "
         "model is confident it belongs; pin: a curator put it there.",
@@ -87,10 +90,10 @@ class PaperSerializer(serializers.ModelSerializer):
 
     versioned_id = serializers.CharField(help_text="The arXiv id with its version.")
     authors = serializers.SerializerMethodField(help_text="Names, in order.")
-    primary_category = serializers.SlugRelatedField(
+    primary_category = serializers.SlugRelatedField[Category](
         slug_field="code", read_only=True, allow_null=True
     )
-    categories = serializers.SlugRelatedField(
+    categories = serializers.SlugRelatedField[Category](
         slug_field="code", many=True, read_only=True
     )
     topics = PaperTopicSerializer(source="active_tags", many=True, read_only=True)
@@ -127,8 +130,8 @@ class PaperDetailSerializer(PaperSerializer):
     """A paper with everything its page shows. `tags` in the context: its active
     topics' PaperTopic rows (why it is in each)."""
 
-    authors = AuthorSerializer(source="authorships", many=True, read_only=True)
-    topics = serializers.SerializerMethodField()
+    authors = AuthorSerializer(source="authorships", many=True, read_only=True)  # type: ignore[assignment]
+    topics = serializers.SerializerMethodField()  # type: ignore[assignment]
     versions = VersionSerializer(many=True, read_only=True)
     bibtex = serializers.SerializerMethodField()
 
@@ -159,7 +162,7 @@ class PaperDetailSerializer(PaperSerializer):
 
     @extend_schema_field(PaperTagSerializer(many=True))
     def get_topics(self, paper: Paper) -> list[dict]:
-        return PaperTagSerializer(self.context["tags"], many=True).data
+        return PaperTagSerializer(self.context["tags"], many=True).data  # type: ignore[return-value]  # many=True: a list
 
     def get_bibtex(self, paper: Paper) -> str:
         return bibtex_entry(paper, (a.author.name for a in paper.authorships.all()))
@@ -193,8 +196,8 @@ class RejectedEntrySerializer(serializers.Serializer):
 
 
 class IngestRunSerializer(serializers.ModelSerializer):
-    errors = RejectedEntrySerializer(many=True, read_only=True)
-    feed = serializers.SlugRelatedField(
+    errors = RejectedEntrySerializer(many=True, read_only=True)  # type: ignore[assignment]
+    feed = serializers.SlugRelatedField[FeedSource](
         slug_field="name", read_only=True, allow_null=True
     )
     duration_seconds = serializers.SerializerMethodField()

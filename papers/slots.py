@@ -42,6 +42,7 @@ from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
 from accounts.models import User
+from accounts.requests import signed_in
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import PAGE_TIMEOUT
@@ -88,7 +89,7 @@ class Reader:
 
     @cached_property
     def user(self) -> User:
-        return self.request.user
+        return signed_in(self.request)
 
     @cached_property
     def signed_in(self) -> bool:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from django.core.cache import cache
@@ -115,17 +116,17 @@ def reader_changed(user_ids: Iterable[int]) -> None:
     request read before the commit is not kept."""
     scopes = {reader_key(pk) for pk in user_ids}
     if scopes:
-        _setcurrent_versions(scopes)
-        transaction.on_commit(lambda: _setcurrent_versions(scopes))
+        _set_versions(scopes)
+        transaction.on_commit(lambda: _set_versions(scopes))
 
 
 def _bump(scopes: set[str], paper_ids: list[int]) -> None:
     if paper_ids:
         scopes = scopes | _paper_scopes(paper_ids)
-    _setcurrent_versions(scopes, also={VERSION_KEY})
+    _set_versions(scopes, also={VERSION_KEY})
 
 
-def _setcurrent_versions(scopes: set[str], also: set[str] = frozenset()) -> None:
+def _set_versions(scopes: set[str], also: AbstractSet[str] = frozenset()) -> None:
     now = time.time_ns()
     values = {version_key(scope): now for scope in scopes}
     values.update(dict.fromkeys(also, now))
@@ -157,7 +158,7 @@ def _topic_scopes(slugs: set[str]) -> set[str]:
 def _topic_slugs(paper_ids: list[int]) -> set[str]:
     # Tags live in the topics app, which builds on this one: reached through
     # the relation, not imported.
-    tags = Paper._meta.get_field("paper_topics").related_model.objects
+    tags = Paper._meta.get_field("paper_topics").related_model._default_manager
     slugs: set[str] = set()
     for start in range(0, len(paper_ids), CHUNK):
         chunk = paper_ids[start : start + CHUNK]

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Page
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
 
+from accounts.requests import signed_in
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
@@ -17,6 +20,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
 from papers.library import set_saved
+from papers.models import Paper
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
 from papers.pagecache import render_shared
@@ -55,8 +59,8 @@ def _paper_page(
     request: HttpRequest, arxiv_id: str, deps: Dependencies
 ) -> tuple[str, dict]:
     paper = get_paper(arxiv_id)
-    tags = paper.paper_topics.filter(topic__is_active=True)
-    tags = list(tags.select_related("topic").order_by("topic__name"))
+    active = paper.paper_topics.filter(topic__is_active=True)
+    tags = list(active.select_related("topic").order_by("topic__name"))
     # Related papers are those of its topics: read after their versions.
     deps.add(members_key(tag.topic.slug) for tag in tags)
     context = {
@@ -73,8 +77,8 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     saving = request.GET.get("on") != "0"
     return toggle(
         request,
-        is_on=lambda: paper.saves.filter(user=request.user).exists(),
-        set_on=lambda on: set_saved(request.user, paper, on),
+        is_on=lambda: paper.saves.filter(user=signed_in(request)).exists(),
+        set_on=lambda on: set_saved(signed_in(request), paper, on),
         question=f"{'Save' if saving else 'Remove'} “{paper.title}”"
         f"{'' if saving else ' from your saved papers'}?",
         fallback=paper.get_absolute_url(),
@@ -84,7 +88,7 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 @login_required
 def saved(request: HttpRequest) -> HttpResponse:
     """The reader's library; its rows are the shared ones (papers.rows)."""
-    papers = saved_papers(request.user).values_list("arxiv_id", "title")
+    papers = saved_papers(signed_in(request)).values_list("arxiv_id", "title")
     page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
     rows = paper_rows([arxiv_id for arxiv_id, _ in page.object_list])
     context = {"page": page, "rows": zip(page.object_list, rows, strict=True)}
@@ -95,7 +99,7 @@ def saved(request: HttpRequest) -> HttpResponse:
 @login_required
 def saved_bibtex(request: HttpRequest) -> HttpResponse:
     """BibTeX of the user's saved papers: all, or those ticked (`?id=` repeated)."""
-    papers = saved_papers(request.user).select_related("primary_category")
+    papers = saved_papers(signed_in(request)).select_related("primary_category")
     if chosen := request.GET.getlist("id"):
         papers = papers.filter(arxiv_id__in=chosen)
     response = HttpResponse(
@@ -114,7 +118,7 @@ def _search(
     request: HttpRequest, deps: Dependencies
 ) -> tuple[str, dict] | HttpResponse:
     form = SearchForm(request.GET)
-    context = {"form": form, "page": None, "missing_id": None}
+    context: dict[str, Any] = {"form": form, "page": None, "missing_id": None}
     if form.is_valid() and form.has_criteria():
         text = form.cleaned_data["q"]
         if identifier := arxiv_id_query(text):
@@ -125,7 +129,8 @@ def _search(
             context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
         else:
             results = search_papers(text, **form.filters())
-            page = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(
+            # Paginator only takes len() of SearchResults and slices it.
+            page: Page[Paper] = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(  # type: ignore[arg-type]
                 request.GET.get("page")
             )
             page.object_list = highlight(page.object_list, text)

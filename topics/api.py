@@ -3,6 +3,7 @@ readers' "not relevant" flags on a paper's tag."""
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from django.db.models import Count
@@ -22,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.requests import signed_in
 from core.api.caching import CONDITIONAL_PARAMETERS
 from core.api.caching import NOT_MODIFIED
 from core.api.caching import VALIDATOR_HEADERS
@@ -94,7 +96,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     queryset = Topic.objects.none()
     serializer_class = TopicSerializer
 
-    def allowed_query_params(self) -> set[str]:
+    def allowed_query_params(self) -> AbstractSet[str]:
         if self.action == "papers":
             fields = query_names(PaperFilterSerializer) - {"topic"}
             return fields | PaperCursorPagination.query_params
@@ -110,7 +112,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     def list(self, request: Request) -> Response | HttpResponse:
         def build() -> list[dict[str, Any]]:
             topics = with_figures(with_follower_count(active_topics()).order_by("name"))
-            return TopicSerializer(topics, many=True, context={"request": request}).data
+            return TopicSerializer(topics, many=True, context={"request": request}).data  # type: ignore[return-value]  # many=True: a list
 
         return conditional_response(request, build, fingerprint=follows_fingerprint())
 
@@ -226,7 +228,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
 
     def get_queryset(self) -> Any:
         return (
-            Follow.objects.filter(user=self.request.user)
+            Follow.objects.filter(user=signed_in(self.request))
             .select_related("topic")
             .order_by("topic__name")
         )
@@ -252,7 +254,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         given = FollowInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         topic = given.validated_data["topic"]
-        set_following(request.user, topic, True)
+        set_following(signed_in(request), topic, True)
         follow = self.get_queryset().get(topic=topic)
         return Response(FollowSerializer(follow).data, status=status.HTTP_201_CREATED)
 
@@ -279,7 +281,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
     )
     def destroy(self, request: Request, slug: str) -> Response:
         # Inactive topics keep their followers, who may still leave them.
-        set_following(request.user, get_object_or_404(Topic, slug=slug), False)
+        set_following(signed_in(request), get_object_or_404(Topic, slug=slug), False)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -321,12 +323,12 @@ class FlagView(StrictQueryParams, APIView):
     def post(self, request: Request, slug: str, arxiv_id: str) -> Response:
         topic = get_active_topic(slug)
         paper = get_paper(arxiv_id)
-        result = flag_not_relevant(request.user, topic, paper)
+        result = flag_not_relevant(signed_in(request), topic, paper)
         if result == FlagResult.NOT_TAGGED:
             raise NotTagged
         if result == FlagResult.LIMITED:
             raise Throttled(
-                wait=retry_after(request.user), detail="Too many new flags."
+                wait=retry_after(signed_in(request)), detail="Too many new flags."
             )
         # Zero only if a curator decided in between (deleting item and flags).
         flags = (

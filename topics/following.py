@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import Count
 from django.db.models import Exists
 from django.db.models import Max
@@ -29,7 +30,9 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
         reader_changed([user.pk])
 
 
-def with_follow_flag(topics: QuerySet[Topic], user: User) -> QuerySet[Topic]:
+def with_follow_flag(
+    topics: QuerySet[Topic], user: User | AnonymousUser
+) -> QuerySet[Topic]:
     """Annotate `is_followed` for this user, in the topics' own query."""
     if not user.is_authenticated:
         return topics

@@ -39,6 +39,7 @@ from datetime import date
 from datetime import timedelta
 from functools import cached_property
 from typing import NamedTuple
+from typing import cast
 
 from django.db import transaction
 from django.db.models import Count
@@ -218,7 +219,9 @@ class Momentum:
 
 
 def latest_announcement_day() -> date | None:
-    return Paper.objects.aggregate(day=Max("first_announced"))["day"]
+    return cast(
+        "date | None", Paper.objects.aggregate(day=Max("first_announced"))["day"]
+    )
 
 
 def compute_all(topic_ids: Sequence[int] | None = None) -> dict[int, Momentum]:

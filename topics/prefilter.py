@@ -170,6 +170,7 @@ def _ids(condition: Condition) -> set[int]:
         return _text_match(condition)
     if isinstance(condition, InCategory):
         return _in_category(condition)
+    assert isinstance(condition, AllOf | AnyOf)  # Not only inside AllOf
     items = [item for item in condition.items if not isinstance(item, Not)]
     words = tuple(item for item in items if _is_text(item))
     parts = [_ids(item) for item in items if not _is_text(item)]
@@ -237,6 +238,7 @@ def _tsquery(condition: Condition) -> str:
     if isinstance(condition, Word):
         quoted = "'" + condition.value.replace("\\", "\\\\").replace("'", "''") + "'"
         return quoted + ":*" if condition.prefix else quoted
+    assert isinstance(condition, AllOf | AnyOf)  # a text condition (_is_text)
     operator = " & " if isinstance(condition, AllOf) else " | "
     return "(" + operator.join(map(_tsquery, condition.items)) + ")"
 
@@ -245,5 +247,6 @@ def _fts5_query(condition: Condition) -> str:
     if isinstance(condition, Word):
         quoted = '"' + condition.value.replace('"', '""') + '"'
         return quoted + " *" if condition.prefix else quoted
+    assert isinstance(condition, AllOf | AnyOf)  # a text condition (_is_text)
     operator = " AND " if isinstance(condition, AllOf) else " OR "
     return "(" + operator.join(map(_fts5_query, condition.items)) + ")"

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import Count
 from django.db.models import Exists
 from django.db.models import F
@@ -61,7 +62,7 @@ def trending_topics(limit: int = 10) -> list[Topic]:
     # A positive score whose change rounds to 0% reads "the same": not rising.
     scored = active_topics().filter(momentum__trend_score__gt=0)
     topics = with_figures(scored.order_by("-momentum__trend_score", "name"))
-    return [t for t in topics if t.figures.direction == "up"][:limit]
+    return [t for t in topics if t.figures.direction == "up"][:limit]  # type: ignore[attr-defined]
 
 
 def topics_by_trend() -> list[Topic]:
@@ -73,7 +74,7 @@ def topics_by_trend() -> list[Topic]:
     return with_figures(topics)
 
 
-def get_active_topic(slug: str, user: User | None = None) -> Topic:
+def get_active_topic(slug: str, user: User | AnonymousUser | None = None) -> Topic:
     """The active topic with this slug, with its `follower_count` (and whether
     `user` follows it), in one query; or 404."""
     topics = with_follower_count(

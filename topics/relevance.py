@@ -439,8 +439,8 @@ def _apply_chunk(
         rule = rule_terms is not None
         # Papers outside the model's scope have no score: the rule alone decides.
         judged = auto and score is not None and not decided
-        veto = judged and rule and score <= 1 - confidence
-        model_tag = judged and not rule and score >= confidence
+        veto = judged and rule and score is not None and score <= 1 - confidence
+        model_tag = judged and not rule and score is not None and score >= confidence
         # The tag: as the curator, the rule or the model has it; else none.
         if pinned or (not decided and ((rule and not veto) or model_tag)):
             if tag is None:

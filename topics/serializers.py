@@ -159,7 +159,7 @@ class TopicDetailSerializer(TopicSerializer):
     (topics.query.related_topics)."""
 
     glossary = serializers.SerializerMethodField()
-    categories = serializers.SlugRelatedField(
+    categories = serializers.SlugRelatedField[Category](
         slug_field="code", many=True, read_only=True
     )
     related = serializers.SerializerMethodField()
@@ -192,7 +192,7 @@ class TopicDetailSerializer(TopicSerializer):
 
     @extend_schema_field(TopicRefSerializer(many=True))
     def get_related(self, topic: Topic) -> list[dict[str, str]]:
-        return TopicRefSerializer(self.context["related"], many=True).data
+        return TopicRefSerializer(self.context["related"], many=True).data  # type: ignore[return-value]  # many=True: a list
 
 
 class TopicWriteSerializer(StrictModelSerializer):

@@ -15,6 +15,7 @@ from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -25,6 +26,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
+from accounts.requests import signed_in
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.latex import latex_to_text
@@ -98,6 +100,7 @@ def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             if target is None:
                 raise
         match = request.resolver_match
+        assert match is not None  # set once the URL resolved to this view
         url = reverse(match.view_name, kwargs={**match.kwargs, "slug": target.slug})
         query = request.META.get("QUERY_STRING")
         return redirect(f"{url}?{query}" if query else url, permanent=True)
@@ -177,8 +180,8 @@ def _trending(request: HttpRequest) -> tuple[str, dict]:
     topics = topics_by_trend()
     groups: dict[str | None, list[Topic]] = {"up": [], "flat": [], "down": [], None: []}
     for topic in topics:
-        ranked = topic.figures and topic.figures.trend_score is not None
-        groups[topic.figures.direction if ranked else None].append(topic)
+        ranked = topic.figures and topic.figures.trend_score is not None  # type: ignore[attr-defined]
+        groups[topic.figures.direction if ranked else None].append(topic)  # type: ignore[attr-defined]
     context = {
         "groups": [
             ("Rising", groups["up"]),
@@ -188,7 +191,7 @@ def _trending(request: HttpRequest) -> tuple[str, dict]:
         ],
     }
     # Coverage is the corpus's: every topic's figures share it.
-    figures = next((t.figures for t in topics if t.figures), None)
+    figures = next((t.figures for t in topics if t.figures), None)  # type: ignore[attr-defined]
     if figures is not None:
         context.update(as_of=figures.as_of, left_out=figures.left_out)
     return render_shared(request, "topics/trending.html", context), {}
@@ -255,7 +258,7 @@ def _topic_blocks(
         "momentum": lambda: render_shared(
             request,
             "topics/momentum_block.html",
-            {"topic": topic, "momentum": with_figures([topic])[0].figures},
+            {"topic": topic, "momentum": with_figures([topic])[0].figures},  # type: ignore[attr-defined]
         ),
         "related": lambda: render_shared(
             request, "topics/related_block.html", {"related": related_topics(topic)}
@@ -283,8 +286,10 @@ def follow(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_active_topic(slug, request.user)
     return toggle(
         request,
-        is_on=lambda: Follow.objects.filter(user=request.user, topic=topic).exists(),
-        set_on=lambda on: set_following(request.user, topic, on),
+        is_on=lambda: Follow.objects.filter(
+            user=signed_in(request), topic=topic
+        ).exists(),
+        set_on=lambda on: set_following(signed_in(request), topic, on),
         question=f"Follow {topic.name}?"
         if request.GET.get("on") != "0"
         else f"Unfollow {topic.name}?",
@@ -400,7 +405,7 @@ def ask_topic(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def ask_topic_stream(request: HttpRequest, slug: str) -> HttpResponse:
+def ask_topic_stream(request: HttpRequest, slug: str) -> HttpResponseBase:
     topic = get_active_topic(slug)
     return _ask_stream(request, lambda data: topic_scope(topic, **_window(data)))
 
@@ -416,7 +421,7 @@ def ask_paper(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     )
 
 
-def ask_paper_stream(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+def ask_paper_stream(request: HttpRequest, arxiv_id: str) -> HttpResponseBase:
     paper = get_paper(arxiv_id)
     return _ask_stream(request, lambda data: Scope(paper=paper))
 
@@ -453,7 +458,7 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
     return response
 
 
-def _ask_stream(request: HttpRequest, scope_of) -> HttpResponse:
+def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     form = AskForm(request.GET)
     if not form.is_valid() or not form.question:
         message = "Ask a question (at most 500 characters) with ?q=."
@@ -462,7 +467,7 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponse:
     token = request.GET.get("token", "")
     if not redeem_stream_token(token, _scope_key(scope), question):
         if wait := take(client_key(request)):
-            response = HttpResponse(
+            response: HttpResponseBase = HttpResponse(
                 "Too many questions; try again later.",
                 status=429,
                 content_type="text/plain",
@@ -490,4 +495,5 @@ def _window(data: dict) -> dict:
 def _scope_key(scope: Scope) -> str:
     if scope.paper is not None:
         return f"paper:{scope.paper.arxiv_id}"
+    assert scope.topic is not None  # a scope is a paper's or a topic's
     return f"topic:{scope.topic.slug}:{scope.since}:{scope.until}"

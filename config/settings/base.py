@@ -205,7 +205,7 @@ SESSION_ENGINE = "accounts.sessions"
 # ------------------------------------------------------------------------------
 # The embedded default writes each message to a file under var/mail/.
 vars().update(env.email("EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"))
-if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # noqa: F405
+if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # type: ignore[name-defined]  # noqa: F405
     # django-environ drops the leading "/" of filemail:///abs/path, which would
     # write mail under the current directory instead.
     EMAIL_FILE_PATH = env.str(

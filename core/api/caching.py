@@ -19,6 +19,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
+from typing import cast
 
 from django.core.cache import cache
 from django.http import HttpResponse
@@ -45,7 +46,7 @@ class PreconditionFailed(exceptions.APIException):
 
 def content_version() -> int:
     """The pages' content version: a time in ns, moved on by every content change."""
-    return cache.get_or_set(VERSION_KEY, time.time_ns, None)
+    return cast(int, cache.get_or_set(VERSION_KEY, time.time_ns, None))
 
 
 def conditional_response(
@@ -72,6 +73,7 @@ def conditional_response(
         last_modified=_modified(version, fingerprint),
         response=probe,
     )
+    assert answer is not None  # it is given a response: that one, or an answer
     if answer is not probe:
         if answer.status_code == 412:
             raise PreconditionFailed
@@ -93,7 +95,8 @@ def _modified(version: int, fingerprint: str) -> int:
             "api:seen:"
             + hashlib.sha256(f"{version}|{fingerprint}".encode()).hexdigest()
         )
-        seen = max(seen, cache.get_or_set(key, time.time_ns, SEEN_TIMEOUT))
+        first = cast(int, cache.get_or_set(key, time.time_ns, SEEN_TIMEOUT))
+        seen = max(seen, first)
     return seen // 1_000_000_000
 
 

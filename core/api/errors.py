@@ -40,7 +40,7 @@ CONFLICT_CODES = {"unique"}
 
 
 def error_body(
-    code: str, message: str, fields: dict[str, list[dict]] | None = None
+    code: str, message: str, fields: dict[str, list[dict[str, Any]]] | None = None
 ) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if fields is not None:
@@ -51,11 +51,12 @@ def error_body(
 def positioned_error(message: str, *, code: str, position: int) -> Any:
     """A field error that points into the value (a rule's error position)."""
     return serializers.ValidationError(
-        [{"message": message, "code": code, "position": position}]
+        # DRF keeps every detail as a string (_entry reads the number back).
+        [{"message": message, "code": code, "position": str(position)}]
     )
 
 
-def exception_handler(exc: Exception, context: dict) -> Response:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception, expected or not, in one shape."""
     if isinstance(exc, DjangoValidationError):
         # With their codes ("unique" from full_clean is a conflict, see below).
@@ -83,7 +84,7 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     return Response(_body(exc), status=exc.status_code, headers=headers)
 
 
-def _validation_response(fields: dict[str, list[dict]]) -> Response:
+def _validation_response(fields: dict[str, list[dict[str, Any]]]) -> Response:
     codes = {entry["code"] for entries in fields.values() for entry in entries}
     if codes and codes <= MISSING_CODES:
         body = error_body(
@@ -109,12 +110,12 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
     return error_body(str(code), message)
 
 
-def flatten(detail: Any, prefix: str = "") -> dict[str, list[dict]]:
+def flatten(detail: Any, prefix: str = "") -> dict[str, list[dict[str, Any]]]:
     """DRF's nested error detail as {"field.sub": [{"code", "message"}, ...]}."""
     if isinstance(detail, dict):
         if "message" in detail and "code" in detail:
             return {prefix or "non_field_errors": [_entry(detail)]}
-        fields: dict[str, list[dict]] = {}
+        fields: dict[str, list[dict[str, Any]]] = {}
         for key, value in detail.items():
             name = f"{prefix}.{key}" if prefix else str(key or "non_field_errors")
             for field, entries in flatten(value, name).items():
@@ -141,7 +142,7 @@ def _is_entry(item: Any) -> bool:
     return isinstance(item, dict) and "message" in item and "code" in item
 
 
-def _entry(detail: dict) -> dict[str, Any]:
+def _entry(detail: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "code": str(detail["code"]),
         "message": str(detail["message"]),
@@ -164,7 +165,7 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 # ------------------------------------------------------------------------------
 
 
-class ErrorEntrySerializer(serializers.Serializer):
+class ErrorEntrySerializer(serializers.Serializer[Any]):
     code = serializers.CharField(help_text="Machine-readable, e.g. invalid, required.")
     message = serializers.CharField()
     position = serializers.IntegerField(
@@ -173,7 +174,7 @@ class ErrorEntrySerializer(serializers.Serializer):
     )
 
 
-class ErrorDetailSerializer(serializers.Serializer):
+class ErrorDetailSerializer(serializers.Serializer[Any]):
     code = serializers.CharField(
         help_text="Machine-readable: invalid, parse_error, not_authenticated, "
         "authentication_failed, permission_denied, csrf_failed, not_found, "
@@ -181,7 +182,9 @@ class ErrorDetailSerializer(serializers.Serializer):
         "token_exists, not_tagged, throttled, server_error."
     )
     message = serializers.CharField(help_text="For people; may change.")
-    fields = serializers.DictField(
+    # A declared field: DRF's metaclass takes it off the class, so it does not
+    # shadow Serializer.fields, which the stubs cannot know.
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=ErrorEntrySerializer(many=True),
         required=False,
         help_text="Errors per field (nested fields joined with dots): on 400s, "
@@ -189,5 +192,5 @@ class ErrorDetailSerializer(serializers.Serializer):
     )
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     error = ErrorDetailSerializer()

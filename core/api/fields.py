@@ -85,7 +85,7 @@ class Boolean(serializers.BooleanField):
 class QueryBoolean(serializers.BooleanField):
     """The query-string form of a boolean: `true` or `false`."""
 
-    def to_internal_value(self, data: Any) -> bool:
+    def to_internal_value(self, data: object) -> bool:
         if data not in ("true", "false"):
             self.fail("invalid", input=data)
         return data == "true"
@@ -136,7 +136,7 @@ class Choice(serializers.ChoiceField):
         return chosen[0]
 
 
-class NamedRow(serializers.SlugRelatedField):
+class NamedRow(serializers.SlugRelatedField[Any]):
     """A row named by a string (its slug or code). A name holding NUL is no such
     row: PostgreSQL refuses NUL in text, which would otherwise be a 500."""
 
@@ -154,7 +154,7 @@ class NamedRows(serializers.ManyRelatedField):
     def to_internal_value(self, data: Any) -> list[Any]:
         if not isinstance(data, list):
             self.fail("not_a_list", input_type=type(data).__name__)
-        return super().to_internal_value(data)
+        return list(super().to_internal_value(data))
 
 
 def named_rows(**kwargs: Any) -> NamedRows:
@@ -167,7 +167,7 @@ def named_rows(**kwargs: Any) -> NamedRows:
     return NamedRows(child_relation=NamedRow(**kwargs), **list_kwargs)
 
 
-class StrictModelSerializer(serializers.ModelSerializer):
+class StrictModelSerializer(serializers.ModelSerializer[Any]):
     """Builds the fields above for model fields (ModelSerializer builds DRF's)."""
 
     serializer_field_mapping = {

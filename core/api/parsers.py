@@ -10,12 +10,19 @@ from typing import Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
 
 MAX_DEPTH = 32
 
 
-class BoundedJSONParser(JSONParser):
+# Not a JSONParser: after DRF 3.16 a request reads the whole body into memory
+# before calling one (Request._parse), which would defeat the bound (and raise
+# Django's RequestDataTooBig, a 500, past DATA_UPLOAD_MAX_MEMORY_SIZE).
+class BoundedJSONParser(BaseParser):
+    media_type = "application/json"
+    renderer_class = JSONRenderer
+
     def parse(
         self, stream: Any, media_type: str | None = None, parser_context: Any = None
     ) -> Any:

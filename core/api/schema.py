@@ -9,6 +9,7 @@ added here once instead of on every view, always in the shared error shape.
 from __future__ import annotations
 
 from typing import Any
+from typing import Literal
 
 from django.core.validators import ProhibitNullCharactersValidator
 from django.core.validators import RegexValidator
@@ -40,7 +41,9 @@ PUBLIC_401 = (
 
 
 class AutoSchema(openapi.AutoSchema):
-    def _get_response_bodies(self, direction: str = "response") -> dict:
+    def _get_response_bodies(
+        self, direction: Literal["request", "response"] = "response"
+    ) -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         for code in self._error_codes():
             if code not in responses:
@@ -53,15 +56,15 @@ class AutoSchema(openapi.AutoSchema):
                 )
         return responses
 
-    def get_auth(self) -> list[dict]:
+    def get_auth(self) -> list[dict[str, Any]]:
         auths = super().get_auth()
         # Open to anonymous callers too (reads of papers and topics).
         if self._is_public() and {} not in auths:
             auths.append({})
         return auths
 
-    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict:
-        schema = super()._map_basic_serializer(serializer, direction)
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
         if direction == "request":
             for name, field in serializer.fields.items():
                 refuse_nul(schema["properties"].get(name), field)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from rest_framework import serializers
@@ -21,12 +22,12 @@ class StrictQueryParams:
     """Refuses query parameters the endpoint does not know (a typo in a filter
     name would otherwise return everything)."""
 
-    def allowed_query_params(self) -> set[str]:
+    def allowed_query_params(self) -> AbstractSet[str]:
         return set()
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
-        if getattr(self, request.method.lower(), None) is None:
+        if getattr(self, (request.method or "").lower(), None) is None:
             return  # dispatch answers 405 for a method the endpoint lacks
         unknown = sorted(set(request.query_params) - self.allowed_query_params())
         if unknown:
@@ -39,7 +40,7 @@ class StrictQueryParams:
 
 
 def read_query(
-    serializer_class: type[serializers.Serializer], request: Request
+    serializer_class: type[serializers.Serializer[Any]], request: Request
 ) -> dict[str, Any]:
     """The query parameters `serializer_class` declares, validated (400 if not)."""
     names = query_names(serializer_class)
@@ -52,12 +53,12 @@ def read_query(
     return dict(serializer.validated_data)
 
 
-def query_names(serializer_class: type[serializers.Serializer]) -> frozenset[str]:
+def query_names(serializer_class: type[serializers.Serializer[Any]]) -> frozenset[str]:
     """The parameters a query serializer reads (its declared fields)."""
     return frozenset(serializer_class._declared_fields)
 
 
-class PageSerializer(serializers.Serializer):
+class PageSerializer(serializers.Serializer[Any]):
     page = QueryInteger(required=False, min_value=1, max_value=MAX_PAGE)
     page_size = QueryInteger(required=False, min_value=1, max_value=MAX_PAGE_SIZE)
 
@@ -78,7 +79,8 @@ class StrictPageNumberPagination(PageNumberPagination):
         return super().paginate_queryset(queryset, request, view)
 
     def get_page_size(self, request: Request) -> int:
-        return read_query(PageSerializer, request).get("page_size", self.page_size)
+        size: int = read_query(PageSerializer, request).get("page_size", self.page_size)
+        return size
 
     def query_params(self) -> set[str]:
         return {self.page_query_param, self.page_size_query_param}

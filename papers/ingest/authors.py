@@ -113,7 +113,7 @@ def _delatex(text: str) -> str:
     # A bare % starts a LaTeX comment and would swallow the rest of the name.
     text = _GLUED_ACCENT_RE.sub(_unglue_accent, text.replace("%", r"\%"))
     try:
-        return _LATEX.latex_to_text(text)
+        return str(_LATEX.latex_to_text(text))
     except Exception:  # pylatexenc raises assorted errors on malformed input
         return text
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 
@@ -62,7 +62,9 @@ def sniff(head: bytes) -> Format:
                 '"id" per line)'
             )
         return Format.SNAPSHOT_JSONL
-    root = _ROOT_RE.match(head, _PROLOG_RE.match(head).end())
+    prolog = _PROLOG_RE.match(head)
+    assert prolog is not None  # it matches the empty string
+    root = _ROOT_RE.match(head, prolog.end())
     if root is None:
         raise UnrecognisedFormat("not an arXiv feed: no XML root element")
     name = root.group(1).decode("ascii", "replace")
@@ -164,7 +166,7 @@ def _parse_xml_document(fmt: Format, data: bytes) -> list[PaperRecord | Rejected
     return parse_listing(data).records
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> io.BufferedIOBase:
     with path.open("rb") as probe:
         magic = probe.read(len(GZIP_MAGIC))
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
@@ -185,7 +187,7 @@ class _Capped:
     for a gzip file, past MOMENTUM_INGEST_MAX_RATIO times its size on disk (a
     compression bomb: text compresses about 5 to 1, a bomb 1,000 to 1)."""
 
-    def __init__(self, stream: IO[bytes], path: Path) -> None:
+    def __init__(self, stream: io.BufferedIOBase, path: Path) -> None:
         self.stream, self.name, self.read_bytes = stream, path.name, 0
         self.limit = settings.MOMENTUM_INGEST_MAX_BYTES
         if isinstance(stream, gzip.GzipFile):

@@ -242,7 +242,10 @@ def _listing_pages(source: FeedSource) -> Iterator[Page]:
         return
     expect_format(response.body, Format.LISTING_ATOM, Format.LISTING_RSS)
     listing = parse_listing(response.body)
-    checkpoint = {"etag": response.etag, "last_modified": response.last_modified}
+    checkpoint: dict[str, object] = {
+        "etag": response.etag,
+        "last_modified": response.last_modified,
+    }
     yield Page(listing.records, checkpoint=checkpoint)
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 import httpx
 import redis
@@ -70,7 +71,7 @@ class _Transient:
 def fetch(
     url: str,
     *,
-    params: dict | None = None,
+    params: dict[str, Any] | None = None,
     etag: str = "",
     last_modified: str = "",
     limiter: Limiter | None = None,
@@ -102,6 +103,7 @@ def fetch(
             max_attempts,
         )
         backoff_sleep(delay)
+    assert isinstance(outcome, _Transient)  # a Response returned above
     raise FetchError(
         f"{full_url}: {outcome.reason} after {max_attempts} attempts",
         status=outcome.status,
@@ -246,7 +248,7 @@ _state = threading.local()
 def get_client() -> httpx.Client:
     """The calling thread's client, rebuilt when the HTTP settings change."""
     config = _client_config()
-    cached = getattr(_state, "client", None)
+    cached: tuple[object, httpx.Client] | None = getattr(_state, "client", None)
     if cached is not None and cached[0] == config:
         return cached[1]
     if cached is not None:

@@ -121,7 +121,7 @@ class RedisLimiter:
         (seconds, micros), last = pipe.execute()
         if last is None:
             return 0.0
-        return float(last) + interval - (seconds + micros / 1e6)
+        return float(last) + interval - (int(seconds) + int(micros) / 1e6)
 
     def _finish(self, interval: float) -> None:
         try:
@@ -142,8 +142,8 @@ def lock_timeout() -> float:
     # A live holder renews the lock after its wait and after every body chunk,
     # so the lock only has to outlast connecting plus sending plus waiting for
     # the first byte; each of those is bounded by a timeout.
-    connect = settings.MOMENTUM_HTTP_CONNECT_TIMEOUT
-    read = settings.MOMENTUM_HTTP_READ_TIMEOUT
+    connect: float = settings.MOMENTUM_HTTP_CONNECT_TIMEOUT
+    read: float = settings.MOMENTUM_HTTP_READ_TIMEOUT
     return connect + 2 * read + 10.0
 
 

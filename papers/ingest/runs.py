@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from typing import Protocol
 from typing import TypeVar
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -62,7 +63,8 @@ class Tagger(Protocol):
 def ingest_tagger() -> Tagger:
     """The tagging step every ingest runs (MOMENTUM_INGEST_TAGGER, topics' tagger):
     named in the settings, so that papers, below topics, does not import it."""
-    return import_string(settings.MOMENTUM_INGEST_TAGGER)()
+    tagger: Tagger = import_string(settings.MOMENTUM_INGEST_TAGGER)()
+    return tagger
 
 
 ProgressCallback = Callable[[IngestRun], object]
@@ -129,11 +131,11 @@ def ingest_entries(
     now = timezone.now()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-match") as pool:
         for batch in batched(entries, BATCH_SIZE):
-            records = []
+            records: list[PaperRecord] = []
             for entry in batch:
                 problem = _problem(entry, now)
                 if problem is None:
-                    records.append(entry)
+                    records.append(cast(PaperRecord, entry))  # not Rejected
                 else:
                     record_error(run, *problem)
             run.fetched_count += len(batch)

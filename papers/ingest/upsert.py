@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from datetime import date
 from datetime import datetime
+from typing import TypeVar
 
 from django.db import IntegrityError
 from django.db import transaction
@@ -32,6 +33,8 @@ from papers.models import Authorship
 from papers.models import Category
 from papers.models import Paper
 from papers.taxonomy import category_name
+
+_Named = TypeVar("_Named", Author, Affiliation)
 
 UPDATED_FIELDS = [
     "version",

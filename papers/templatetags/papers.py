@@ -85,7 +85,7 @@ def topic_chips(
     as "+N". Reads `active_tags` from papers.query.with_listing_data."""
     current_id = getattr(current, "pk", None)
     # A stable sort: the current topic moves to the front, the rest keep name order.
-    tags = sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)
+    tags = sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)  # type: ignore[attr-defined]
     if shown is None:
         shown = len(tags)
     url = url or paper.get_absolute_url()

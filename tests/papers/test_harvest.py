@@ -63,9 +63,11 @@ def test_listing_source_ingests_tags_and_then_asks_only_for_changes(fake_arxiv):
     fake_arxiv.on(
         "/atom/stat",
         xml(STAT_LISTING, ETag='"abc"'),
-        lambda request: Response(status=304)
-        if request.headers.get("If-None-Match") == '"abc"'
-        else xml(STAT_LISTING),
+        lambda request: (
+            Response(status=304)
+            if request.headers.get("If-None-Match") == '"abc"'
+            else xml(STAT_LISTING)
+        ),
     )
 
     first = run(feed)

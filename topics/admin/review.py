@@ -4,6 +4,7 @@ readers flagged, decided in one click."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib import admin
 from django.contrib import messages
@@ -26,6 +27,7 @@ from django.utils.html import format_html_join
 from django.utils.text import Truncator
 
 from accounts.models import User
+from accounts.requests import signed_in
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.models import RelevanceFlag
@@ -231,7 +233,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
         item = get_object_or_404(
             ReviewItem.objects.select_related("topic", "paper"), pk=item_id
         )
-        decide_item(item, include=include, by=request.user)
+        decide_item(item, include=include, by=signed_in(request))
         title = Truncator(item.paper.title).chars(80)
         if include:
             message = f"Included “{title}” in {item.topic}."
@@ -239,7 +241,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
             message = f"Excluded “{title}” from {item.topic}."
         self.message_user(request, message, messages.SUCCESS)
         changelist = reverse("admin:topics_reviewitem_changelist")
-        context = {
+        context: dict[str, Any] = {
             "opts": self.opts,
             "preserved_filters": self.get_preserved_filters(request),
         }
@@ -269,7 +271,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
     ) -> int:
         items = list(queryset.select_related("topic", "paper"))
         for item in items:
-            decide_item(item, include=include, by=request.user)
+            decide_item(item, include=include, by=signed_in(request))
         return len(items)
 
 

@@ -22,6 +22,7 @@ from django.urls import path
 from django.urls import reverse
 from django.utils.html import format_html
 
+from accounts.requests import signed_in
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -46,7 +47,7 @@ from topics.tasks import train_topic_model
 INLINE_ROWS = 20
 # Saving these re-applies the topic's model in its new mode.
 MODEL_FIELDS = {"membership", "model_confidence"}
-MEMBERSHIP_SHORT = {
+MEMBERSHIP_SHORT: dict[str, str] = {
     Topic.Membership.RULE: "rule only",
     Topic.Membership.SUGGEST: "suggestions",
     Topic.Membership.AUTO: "automatic tags",
@@ -330,7 +331,7 @@ class TopicAdmin(admin.ModelAdmin):
                 pin_paper(topic, paper)
             else:
                 reason = inline_form.cleaned_data.get("reason", "")
-                exclude_paper(topic, paper, reason=reason, by=request.user)
+                exclude_paper(topic, paper, reason=reason, by=signed_in(request))
         for inline_form in formset.deleted_forms:
             decision = inline_form.instance
             formset.deleted_objects.append(decision)
@@ -391,7 +392,7 @@ class TopicAdmin(admin.ModelAdmin):
             )
             return None
         form = MergeForm(request.POST if "target" in request.POST else None)
-        form.fields["target"].queryset = queryset
+        form.fields["target"].queryset = queryset  # type: ignore[attr-defined]  # a ModelChoiceField
         if form.is_valid():
             target = form.cleaned_data["target"]
             result = merge_topics(target, topics)

@@ -65,7 +65,8 @@ class SourceSerializer(serializers.Serializer):
     number = serializers.IntegerField(help_text="What [n] in the answer refers to.")
     arxiv_id = serializers.CharField()
     title = serializers.CharField()
-    label = serializers.CharField(help_text='"" for a paper, or "Abstract", "Page 3".')
+    # A declared field (DRF's metaclass takes it off the class), not Field.label.
+    label = serializers.CharField(help_text='"" for a paper, or "Abstract", "Page 3".')  # type: ignore[assignment]
     url = serializers.CharField()
     first_announced = serializers.DateField(allow_null=True)
 

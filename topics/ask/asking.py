@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import date
 from datetime import timedelta
 
+from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.core.cache import cache
 
@@ -153,7 +154,11 @@ def source_data(source: Source) -> dict:
 
 
 def ask(
-    scope: Scope, question: str, user: User | None, *, answer: bool = True
+    scope: Scope,
+    question: str,
+    user: User | AnonymousUser | None,
+    *,
+    answer: bool = True,
 ) -> tuple[list[Source], Answer | None]:
     """Retrieve for the question, answer it unless `answer` is False (the answer
     then streams), and record it for a signed-in user. The sources come back

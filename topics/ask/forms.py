@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 MAX_QUESTION = 500
@@ -28,8 +30,9 @@ class AskForm(forms.Form):
     since = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
     until = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         since, until = data.get("since"), data.get("until")
         if since and until and since > until:
             raise forms.ValidationError("The window starts after it ends.")

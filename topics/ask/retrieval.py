@@ -249,7 +249,7 @@ def _abstract_text(paper: Paper) -> str:
         facts.append(f"Authors: {paper.author_names}.")
     if paper.first_announced:
         facts.append(f"First announced: {paper.first_announced.isoformat()}.")
-    if paper.primary_category_id:
+    if paper.primary_category:
         facts.append(f"Primary category: {paper.primary_category.code}.")
     if paper.journal_ref:
         facts.append(f"Journal reference: {paper.journal_ref}.")

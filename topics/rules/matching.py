@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from topics.rules.document import Document
+from topics.rules.document import FieldText
 from topics.rules.keys import KeyCheck
 from topics.rules.keys import exact_keys
 from topics.rules.keys import requirements
@@ -135,6 +136,7 @@ class _OrEvaluator:
             if check is None or check.prefixes:
                 rest.append(operand)
                 continue
+            assert isinstance(operand, _TermEvaluator)  # only terms have a check
             for key in check.keys:
                 by_word.setdefault(key, []).append(operand.number)
             for key in check.pairs:
@@ -212,7 +214,8 @@ class _PrefixMatcher:
     def matches(self, doc: Document) -> bool:
         if len(self._attrs) > 1:  # all fields: one search over all their words
             return doc.has_prefix(self._prefix)
-        return getattr(doc, self._attrs[0]).has_prefix(self._prefix)
+        field: FieldText = getattr(doc, self._attrs[0])
+        return field.has_prefix(self._prefix)
 
 
 class _KeyMatcher:

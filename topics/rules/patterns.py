@@ -13,7 +13,7 @@ Pattern = tuple[Slot, ...]
 
 def build_pattern(words: list[tuple[str, ...]], *, fold: bool) -> Pattern:
     """Return the pattern of split words, plural-folded unless they are names."""
-    slots = []
+    slots: list[Slot] = []
     for parts in words:
         forms = tuple(fold_plural(part) for part in parts) if fold else parts
         if len(parts) == 1:

@@ -105,7 +105,7 @@ def rule_condition(node: Node) -> Condition | None:
     # Any alternative may match: one without a condition admits every paper.
     if any(condition is None for condition in conditions):
         return None
-    return _joined(AnyOf, tuple(conditions))
+    return _joined(AnyOf, tuple(c for c in conditions if c is not None))
 
 
 def sure_condition(node: Node) -> Condition | None:
@@ -130,7 +130,7 @@ def sure_condition(node: Node) -> Condition | None:
     if isinstance(node, And):
         if any(condition is None for condition in conditions):
             return None
-        return _joined(AllOf, tuple(conditions))
+        return _joined(AllOf, tuple(c for c in conditions if c is not None))
     known = tuple(condition for condition in conditions if condition is not None)
     return _joined(AnyOf, known) if known else None
 

@@ -4,6 +4,7 @@ import os
 import socket
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
@@ -47,9 +48,9 @@ class Command(BaseCommand):
             "--until", type=date.fromisoformat, help="backfill until YYYY-MM-DD"
         )
 
-    def handle(self, *args: object, **options: object) -> None:
-        paths: list[Path] = options["paths"]  # type: ignore[assignment]
-        names: list[str] = options["source"]  # type: ignore[assignment]
+    def handle(self, *args: object, **options: Any) -> None:
+        paths: list[Path] = options["paths"]
+        names: list[str] = options["source"]
         if not paths and not names:
             raise CommandError("give files to ingest, or --source NAME")
         if (options["since"] or options["until"]) and not names:
@@ -126,7 +127,7 @@ class Command(BaseCommand):
 def expand(paths: list[Path]) -> list[tuple[Path, bool]]:
     """(file, whether it was named) for files as given and, for directories, the
     files with a feed's suffix in them, sorted, recursively."""
-    files = []
+    files: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
             files.extend(

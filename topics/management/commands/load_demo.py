@@ -8,6 +8,7 @@ from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -43,7 +44,7 @@ DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
 DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
 DEMO_JOINED = datetime(2026, 6, 1, tzinfo=UTC)
 # What a fresh site harvests once workers and beat run (make worker, make beat).
-DEFAULT_SOURCES = [
+DEFAULT_SOURCES: list[dict[str, Any]] = [
     *(
         {"name": f"{code} daily listing", "kind": "listing", "category": code}
         for code in ["cs.AI", "cs.CL", "cs.LG", "cs.MA"]
@@ -184,7 +185,7 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save()
         # allauth requires a verified address to log in.
-        user.emailaddress_set.update_or_create(
+        user.emailaddress_set.update_or_create(  # type: ignore[attr-defined]  # allauth
             email=email, defaults={"verified": True, "primary": True}
         )
         return user

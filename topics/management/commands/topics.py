@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
@@ -31,7 +33,7 @@ class Command(BaseCommand):
             "slugs", nargs="*", metavar="SLUG", help="default: every active topic"
         )
 
-    def handle(self, *args: object, command: str, **options: object) -> None:
+    def handle(self, *args: object, command: str, **options: Any) -> None:
         if command == "preview":
             self.preview(options["rule"], options["categories"])
         else:
