@@ -32,6 +32,7 @@ def load_topics(path: Path = SEED_TOPICS) -> list[Topic]:
             defaults={
                 "name": entry["name"],
                 "description": entry.get("description", ""),
+                "definition": entry.get("definition", ""),
                 "glossary": "\n".join(entry.get("glossary", [])),
                 "rule": entry["rule"],
                 "is_active": entry.get("is_active", True),

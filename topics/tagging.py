@@ -27,6 +27,8 @@ from papers.ingest.records import PaperRecord
 from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import insert_rows
 from papers.models import Paper
+from topics.deciding import active_scorers
+from topics.deciding import apply_models
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
@@ -35,8 +37,6 @@ from topics.momentum import refresh_momentum
 from topics.prefilter import candidate_ids
 from topics.prefilter import stale_papers
 from topics.prefilter import store_terms
-from topics.relevance import active_scorers
-from topics.relevance import apply_models
 from topics.rules import Document
 from topics.rules import RuleError
 from topics.rules import RuleSet

@@ -22,6 +22,9 @@ from django.urls import path
 from django.urls import reverse
 from django.utils.html import format_html
 
+from topics.admin.inlines import INLINE_ROWS
+from topics.admin.inlines import ExclusionInline
+from topics.admin.inlines import PinInline
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -30,26 +33,24 @@ from topics.curation import request_retag
 from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
 from topics.editing import set_active
-from topics.models import Follow
 from topics.models import PaperTopic
-from topics.models import Question
+from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.models import TopicModel
 from topics.momentum import Momentum
 from topics.preview import preview_rule
-from topics.relevance import model_summary
+from topics.queue import awaiting_counts
+from topics.queue import awaiting_text
+from topics.queue import model_summary
 from topics.tasks import train_topic_model
 
-# A topic's change page lists its latest pins and exclusions, up to this many of
-# each (a topic may have hundreds); the paged, searchable lists hold them all.
-INLINE_ROWS = 20
 # Saving these re-applies the topic's model in its new mode.
-MODEL_FIELDS = {"membership", "model_confidence"}
+MODEL_FIELDS = {"membership", "precision_target"}
 MEMBERSHIP_SHORT = {
     Topic.Membership.RULE: "rule only",
     Topic.Membership.SUGGEST: "suggestions",
-    Topic.Membership.AUTO: "automatic tags",
+    Topic.Membership.AUTO: "automatic decisions",
 }
 
 
@@ -57,44 +58,6 @@ def train_after_commit(topic_id: int) -> None:
     """Retrain the topic's model in the background once the commit is done, even
     if nothing it learns from has changed (a new membership mode)."""
     transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
-
-
-class CuratorDecisionForm(forms.ModelForm):
-    """Pins and exclusions replace whatever tag or decision the paper had, so the
-    database's uniqueness is enforced by the curation functions, not the form."""
-
-    def validate_unique(self) -> None:
-        pass
-
-
-class PinInline(admin.TabularInline):
-    model = PaperTopic
-    form = CuratorDecisionForm
-    verbose_name = "pinned paper"
-    verbose_name_plural = (
-        f"pinned papers (always in the topic, whatever the rule): the "
-        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
-    )
-    fields = ["paper", "created_at"]
-    readonly_fields = ["created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PaperTopic]:
-        return super().get_queryset(request).filter(source=PaperTopic.Source.PIN)
-
-
-class ExclusionInline(admin.TabularInline):
-    model = TopicExclusion
-    form = CuratorDecisionForm
-    verbose_name_plural = (
-        f"excluded papers (never in the topic, whatever the rule): the "
-        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
-    )
-    fields = ["paper", "reason", "created_by", "created_at"]
-    readonly_fields = ["created_by", "created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
 
 
 class MergeForm(forms.Form):
@@ -113,11 +76,12 @@ class TopicAdmin(admin.ModelAdmin):
         "follower_count",
         "momentum_summary",
         "relevance_summary",
+        "awaiting_review",
         "retag_status",
     ]
     list_filter = ["is_active", "membership", "categories"]
     list_select_related = ["momentum", "model"]
-    search_fields = ["name", "slug", "description", "rule", "glossary"]
+    search_fields = ["name", "slug", "description", "definition", "rule", "glossary"]
     prepopulated_fields = {"slug": ["name"]}
     autocomplete_fields = ["categories", "related"]
     readonly_fields = [
@@ -129,7 +93,19 @@ class TopicAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "description", "glossary", "is_active"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "description",
+                    "definition",
+                    "glossary",
+                    "is_active",
+                ]
+            },
+        ),
         (
             "Membership",
             {
@@ -138,7 +114,7 @@ class TopicAdmin(admin.ModelAdmin):
                     "categories",
                     "retag_status",
                     "membership",
-                    "model_confidence",
+                    "precision_target",
                     "relevance_model",
                     "review_queue",
                 ],
@@ -167,6 +143,12 @@ class TopicAdmin(admin.ModelAdmin):
                 follower_total=Count("follows", distinct=True),
             )
         )
+
+    def get_changelist_instance(self, request: HttpRequest):
+        changelist = super().get_changelist_instance(request)
+        # One query for the page's "awaiting review" counts, not one per row.
+        self._awaiting = awaiting_counts(topic.pk for topic in changelist.result_list)
+        return changelist
 
     def get_urls(self) -> list:
         preview = self.admin_site.admin_view(self.preview_view)
@@ -217,28 +199,44 @@ class TopicAdmin(admin.ModelAdmin):
             state = "not trained"
         elif model.state == TopicModel.State.TOO_FEW:
             state = "too few decisions"
+        elif model.precision is None:
+            state = f"model v{model.version}, no band yet"
         else:
-            state = f"model v{model.version}, F1 {model.f1:.2f}"
+            state = (
+                f"model v{model.version}, precision {model.precision:.2f}, "
+                f"recall {model.recall:.2f}"
+            )
         return f"{mode}; {state}"
+
+    @admin.display(description="awaiting review")
+    def awaiting_review(self, topic: Topic) -> str:
+        count = getattr(self, "_awaiting", {}).get(topic.pk, 0)
+        if not count:
+            return "—"
+        return format_html(
+            '<a href="{}">{}</a>', _queue_url(topic, pending=True), awaiting_text(count)
+        )
 
     @admin.display(description="relevance model")
     def relevance_model(self, topic: Topic) -> str:
-        model = getattr(topic, "model", None) if topic.pk else None
-        return model_summary(model)
+        if topic.pk is None:
+            return model_summary(None)
+        awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
+        return model_summary(getattr(topic, "model", None), awaiting=awaiting)
 
     @admin.display(description="review queue")
     def review_queue(self, topic: Topic) -> str:
         if topic.pk is None:
             return "—"
         count = topic.review_items.count()
-        url = reverse("admin:topics_reviewitem_changelist")
-        query = urlencode({"topic__id__exact": topic.pk})
+        awaiting = ReviewItem.objects.filter(topic=topic, pending=True).count()
         return format_html(
-            '<a href="{}?{}">{} paper{} to review</a>',
-            url,
-            query,
+            '<a href="{}">{} paper{} to review</a>, of which <a href="{}">{}</a>',
+            _queue_url(topic),
             count,
             pluralize(count),
+            _queue_url(topic, pending=True),
+            awaiting_text(awaiting),
         )
 
     @admin.display(description="pins and exclusions")
@@ -418,85 +416,9 @@ class TopicAdmin(admin.ModelAdmin):
         )
 
 
-@admin.register(PaperTopic)
-class PaperTopicAdmin(admin.ModelAdmin):
-    list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
-    list_filter = ["source", "topic"]
-    list_select_related = ["paper", "topic"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper"]
-    show_full_result_count = False
-    actions = ["unpin"]
-
-    @admin.action(description="Unpin the selected pinned papers (the rule decides)")
-    def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
-        pins = list(
-            queryset.filter(source=PaperTopic.Source.PIN).select_related(
-                "topic", "paper"
-            )
-        )
-        for pin in pins:
-            unpin_paper(pin.topic, pin.paper)
-        self.message_user(request, f"Unpinned {len(pins)} paper(s).")
-
-
-@admin.register(TopicExclusion)
-class TopicExclusionAdmin(admin.ModelAdmin):
-    list_display = ["paper", "topic", "reason", "created_by", "created_at"]
-    list_filter = ["topic"]
-    list_select_related = ["paper", "topic", "created_by"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper", "created_by"]
-    show_full_result_count = False
-    actions = ["lift"]
-
-    @admin.action(description="Lift the selected exclusions (the rule decides)")
-    def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
-        exclusions = list(queryset.select_related("topic", "paper"))
-        for exclusion in exclusions:
-            lift_exclusion(exclusion.topic, exclusion.paper)
-        self.message_user(request, f"Lifted {len(exclusions)} exclusion(s).")
-
-
-@admin.register(Follow)
-class FollowAdmin(admin.ModelAdmin):
-    list_display = ["user", "topic", "muted", "created_at"]
-    list_filter = ["topic", "muted"]
-    list_select_related = ["user", "topic"]
-    search_fields = ["user__email", "topic__name"]
-    raw_id_fields = ["user"]
-
-
-@admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
-    list_display = ["text", "user", "topic", "paper", "created_at"]
-    list_filter = ["topic"]
-    search_fields = ["text", "user__email"]
-    list_select_related = ["user", "topic", "paper"]
-    raw_id_fields = ["user", "paper"]
-    date_hierarchy = "created_at"
-
-
-@admin.register(TopicModel)
-class TopicModelAdmin(admin.ModelAdmin):
-    """Each topic's current relevance model, read-only: training makes them."""
-
-    list_display = [
-        "topic",
-        "state",
-        "version",
-        "positives",
-        "negatives",
-        "decisions",
-        "f1",
-        "trained_at",
-    ]
-    list_filter = ["state"]
-    list_select_related = ["topic"]
-    exclude = ["weights"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
+def _queue_url(topic: Topic, *, pending: bool = False) -> str:
+    """The review queue of one topic (only its pending papers, if asked)."""
+    query = {"topic__id__exact": topic.pk}
+    if pending:
+        query["pending__exact"] = 1
+    return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
