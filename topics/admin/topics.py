@@ -3,8 +3,6 @@ exclusions, merging, re-tagging and relevance models."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django import forms
 from django.contrib import admin
 from django.contrib import messages
@@ -17,14 +15,13 @@ from django.http import HttpResponse
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import render
-from django.template.defaultfilters import pluralize
 from django.urls import path
-from django.urls import reverse
 from django.utils.html import format_html
 
 from topics.admin.inlines import INLINE_ROWS
 from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
+from topics.admin.membership import MembershipColumns
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -34,24 +31,14 @@ from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
 from topics.editing import set_active
 from topics.models import PaperTopic
-from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
-from topics.models import TopicModel
 from topics.momentum import Momentum
 from topics.preview import preview_rule
-from topics.queue import awaiting_counts
-from topics.queue import awaiting_text
-from topics.queue import model_summary
 from topics.tasks import train_topic_model
 
 # Saving these re-applies the topic's model in its new mode.
 MODEL_FIELDS = {"membership", "precision_target"}
-MEMBERSHIP_SHORT = {
-    Topic.Membership.RULE: "rule only",
-    Topic.Membership.SUGGEST: "suggestions",
-    Topic.Membership.AUTO: "automatic decisions",
-}
 
 
 def train_after_commit(topic_id: int) -> None:
@@ -68,7 +55,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     list_display = [
         "name",
         "is_active",
@@ -144,12 +131,6 @@ class TopicAdmin(admin.ModelAdmin):
             )
         )
 
-    def get_changelist_instance(self, request: HttpRequest):
-        changelist = super().get_changelist_instance(request)
-        # One query for the page's "awaiting review" counts, not one per row.
-        self._awaiting = awaiting_counts(topic.pk for topic in changelist.result_list)
-        return changelist
-
     def get_urls(self) -> list:
         preview = self.admin_site.admin_view(self.preview_view)
         return [
@@ -190,76 +171,6 @@ class TopicAdmin(admin.ModelAdmin):
             return f"{figures.recent} in 4 weeks (too few to say)"
         change = "new" if figures.change is None else f"{figures.change:+.0f}%"
         return f"{figures.recent} in 4 weeks, {change}"
-
-    @admin.display(description="membership", ordering="membership")
-    def relevance_summary(self, topic: Topic) -> str:
-        mode = MEMBERSHIP_SHORT.get(topic.membership, topic.membership)
-        model = getattr(topic, "model", None)
-        if model is None:
-            state = "not trained"
-        elif model.state == TopicModel.State.TOO_FEW:
-            state = "too few decisions"
-        elif model.precision is None:
-            state = f"model v{model.version}, no band yet"
-        else:
-            state = (
-                f"model v{model.version}, precision {model.precision:.2f}, "
-                f"recall {model.recall:.2f}"
-            )
-        return f"{mode}; {state}"
-
-    @admin.display(description="awaiting review")
-    def awaiting_review(self, topic: Topic) -> str:
-        count = getattr(self, "_awaiting", {}).get(topic.pk, 0)
-        if not count:
-            return "—"
-        return format_html(
-            '<a href="{}">{}</a>', _queue_url(topic, pending=True), awaiting_text(count)
-        )
-
-    @admin.display(description="relevance model")
-    def relevance_model(self, topic: Topic) -> str:
-        if topic.pk is None:
-            return model_summary(None)
-        awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
-        return model_summary(getattr(topic, "model", None), awaiting=awaiting)
-
-    @admin.display(description="review queue")
-    def review_queue(self, topic: Topic) -> str:
-        if topic.pk is None:
-            return "—"
-        count = topic.review_items.count()
-        awaiting = ReviewItem.objects.filter(topic=topic, pending=True).count()
-        return format_html(
-            '<a href="{}">{} paper{} to review</a>, of which <a href="{}">{}</a>',
-            _queue_url(topic),
-            count,
-            pluralize(count),
-            _queue_url(topic, pending=True),
-            awaiting_text(awaiting),
-        )
-
-    @admin.display(description="pins and exclusions")
-    def decisions(self, topic: Topic) -> str:
-        """Counts, each linked to its paged, searchable list for this topic."""
-        if topic.pk is None:
-            return "—"
-        pins = topic.paper_topics.filter(source=PaperTopic.Source.PIN).count()
-        exclusions = topic.exclusions.count()
-        pins_url = reverse("admin:topics_papertopic_changelist")
-        exclusions_url = reverse("admin:topics_topicexclusion_changelist")
-        return format_html(
-            '<a href="{}?{}">{} pinned paper{}</a>, '
-            '<a href="{}?{}">{} excluded paper{}</a> (search, page, unpin or lift)',
-            pins_url,
-            urlencode({"topic__id__exact": topic.pk, "source__exact": "pin"}),
-            pins,
-            pluralize(pins),
-            exclusions_url,
-            urlencode({"topic__id__exact": topic.pk}),
-            exclusions,
-            pluralize(exclusions),
-        )
 
     def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
         """Pins and exclusions inline: the topic's latest only, however many."""
@@ -414,11 +325,3 @@ class TopicAdmin(admin.ModelAdmin):
             "admin/topics/merge.html",
             {**self.admin_site.each_context(request), "form": form, "topics": topics},
         )
-
-
-def _queue_url(topic: Topic, *, pending: bool = False) -> str:
-    """The review queue of one topic (only its pending papers, if asked)."""
-    query = {"topic__id__exact": topic.pk}
-    if pending:
-        query["pending__exact"] = 1
-    return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
