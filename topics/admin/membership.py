@@ -6,7 +6,10 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.db.models import Count
+from django.db.models import IntegerField
+from django.db.models import OuterRef
+from django.db.models import Subquery
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.html import format_html
@@ -29,12 +32,6 @@ MEMBERSHIP_SHORT = {
 class MembershipColumns:
     """TopicAdmin's membership columns and read-only fields."""
 
-    def get_changelist_instance(self, request: HttpRequest):
-        changelist = super().get_changelist_instance(request)
-        # One query for the page's "awaiting review" counts, not one per row.
-        self._awaiting = awaiting_counts(topic.pk for topic in changelist.result_list)
-        return changelist
-
     @admin.display(description="membership", ordering="membership")
     def relevance_summary(self, topic: Topic) -> str:
         mode = MEMBERSHIP_SHORT.get(topic.membership, topic.membership)
@@ -54,7 +51,7 @@ class MembershipColumns:
 
     @admin.display(description="awaiting review")
     def awaiting_review(self, topic: Topic) -> str:
-        count = getattr(self, "_awaiting", {}).get(topic.pk, 0)
+        count = getattr(topic, "awaiting_total", None) or 0
         if not count:
             return "—"
         return format_html(
@@ -112,3 +109,15 @@ def _queue_url(topic: Topic, *, pending: bool = False) -> str:
     if pending:
         query["pending__exact"] = 1
     return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
+
+
+def awaiting_total() -> Subquery:
+    """Each topic's pending papers, as a subquery of the topic list's query."""
+    pending = (
+        ReviewItem.objects.filter(topic=OuterRef("pk"), pending=True)
+        .order_by()
+        .values("topic")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Subquery(pending, output_field=IntegerField())

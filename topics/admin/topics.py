@@ -22,6 +22,7 @@ from topics.admin.inlines import INLINE_ROWS
 from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
 from topics.admin.membership import MembershipColumns
+from topics.admin.membership import awaiting_total
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -128,6 +129,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             .annotate(
                 paper_total=Count("paper_topics", distinct=True),
                 follower_total=Count("follows", distinct=True),
+                awaiting_total=awaiting_total(),
             )
         )
 
