@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from papers.templatetags.papers import why
 from tests.papers.factories import paper_record
 from tests.topics.test_relevance import MISSED
 from tests.topics.test_relevance import ROBOT
@@ -237,3 +238,24 @@ def test_every_seed_topic_has_a_definition(db):
     for topic in topics:
         assert len(topic.definition.split()) >= 30, topic.slug
         assert "Not here" in topic.definition, topic.slug
+
+
+def test_a_judged_paper_says_why_on_its_page_and_in_the_api(
+    topic, papers, client, alice
+):
+    missed = papers["2606.00200"]
+    band_around(topic, missed)
+    JudgeVerdict.objects.create(
+        topic=topic, paper=missed, belongs=True, reason="Trains agents.", model="m"
+    )
+    deciding.apply_model(topic, deciding.scorer_of(topic), [missed.pk])
+
+    page = client.get(missed.get_absolute_url()).text
+    client.force_login(alice)
+    api = client.get(f"/api/v1/papers/{missed.arxiv_id}/").json()
+
+    assert "judged to belong by a language model" in page
+    chip = PaperTopic.objects.get(topic=topic, paper=missed)
+    assert why(chip) == "Judged to belong by a language model"
+    tags = {tag["slug"]: tag["source"] for tag in api["topics"]}
+    assert tags[topic.slug] == "judge"
