@@ -39,6 +39,7 @@ from papers.pagecache import Dependencies
 from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
+from papers.pagecache import cached_value
 from papers.pagecache import followers_key
 from papers.pagecache import members_key
 from papers.pagecache import reader_key
@@ -71,6 +72,8 @@ from topics.queue import awaiting_text
 
 PAPERS_PER_PAGE = 25
 FEED_ITEMS = 50
+# Staff's "N awaiting review" is cached this long: a cached page costs no query.
+AWAITING_SECONDS = 60
 
 
 def awaiting_slot(reader: Reader, slug: str) -> str:
@@ -78,10 +81,9 @@ def awaiting_slot(reader: Reader, slug: str) -> str:
     topic's pending papers in the review queue; nothing for readers."""
     if not (reader.signed_in and reader.user.is_staff):
         return ""
-    # One query: the topic's id (for the queue's filter) with its count.
-    pending = Count("review_items", filter=Q(review_items__pending=True))
-    row = Topic.objects.filter(slug=slug).values_list("pk").annotate(n=pending)
-    topic_id, count = row.first() or (None, 0)
+    topic_id, count = cached_value(
+        f"topics:awaiting:{slug}", lambda: _awaiting(slug), AWAITING_SECONDS
+    )
     if not count:
         return ""
     url = reverse("admin:topics_reviewitem_changelist")
@@ -92,6 +94,14 @@ def awaiting_slot(reader: Reader, slug: str) -> str:
         query,
         awaiting_text(count),
     )
+
+
+def _awaiting(slug: str) -> tuple[int | None, int]:
+    # One query: the topic's id (for the queue's filter) with its count.
+    pending = Count("review_items", filter=Q(review_items__pending=True))
+    row = Topic.objects.filter(slug=slug).values_list("pk").annotate(n=pending)
+    found = row.first()
+    return (found[0], found[1]) if found else (None, 0)
 
 
 # The topic page is rendered once for everyone (papers.pagecache); this slot is
