@@ -170,8 +170,8 @@ def fit_thresholds(
     target: float,
 ) -> Thresholds | None:
     """Calibrate on these decided papers (each score from a model that did not see
-    it) and draw the widest band edges meeting `target`; None with too few
-    decisions of either kind."""
+    it) and draw the band edges meeting `target`; None with too few decisions of
+    either kind, or when no papers can be decided "in" at the target."""
     y = np.asarray(labels, dtype=bool)
     if int(y.sum()) < MIN_EACH or int((~y).sum()) < MIN_EACH:
         return None
@@ -180,6 +180,10 @@ def fit_thresholds(
         [calibration.probability(s, r) for s, r in zip(scores, rule, strict=True)]
     )
     include_at = _include_edge(p, y, target)
+    if include_at > 1:
+        # No edge reaches the target: a band over everything the rule matches
+        # would empty the topic, so the rule keeps deciding until one does.
+        return None
     exclude_at = min(_exclude_edge(p, y, target), include_at)
     decided_in = p >= include_at
     decided_out = p <= exclude_at

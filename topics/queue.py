@@ -51,9 +51,10 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
     )
     if model.include_at is None:
         return (
-            f"{trained} Too few decisions of each kind to draw the band (needs "
-            f"{MIN_EACH} included and {MIN_EACH} excluded): the rule decides and "
-            "the model's disagreements wait in the review queue."
+            f"{trained} No band yet: too few decisions of each kind (needs "
+            f"{MIN_EACH} included and {MIN_EACH} excluded), or none the model can "
+            "decide in at the precision target. The rule decides and the model's "
+            "disagreements wait in the review queue."
         )
     expected = (
         f" Automatic decisions, cross-validated on your decisions: precision "

@@ -262,3 +262,11 @@ def test_calibration_round_trips_through_json():
 
     assert Calibration.from_json(data) == Calibration(1.5, 0.7, -0.2)
     assert Calibration.from_json({}) is None
+
+
+def test_no_thresholds_when_nothing_reaches_the_target():
+    """A band over every rule match would empty the topic: the rule decides."""
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5] * 2
+    labels = [True, False] * 5
+
+    assert fit_thresholds(scores, [True] * 10, labels, target=0.95) is None

@@ -178,7 +178,7 @@ def test_training_fits_thresholds_from_the_decisions(papers):
     decide(topic, papers)  # 3 pins, 12 exclusions: too few "in" for a band
     first = relevance.train(topic)
     assert first.include_at is None
-    assert "Too few decisions of each kind" in model_summary(first)
+    assert "No band yet: too few decisions of each kind" in model_summary(first)
 
     for n in range(3, 8):
         pin_paper(topic, papers[f"2606.{n:05d}"])
