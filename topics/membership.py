@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -31,7 +31,7 @@ MIN_EACH = 5
 EPSILON = 1e-4
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """What the model may do (Topic.Membership's values)."""
 
     RULE = "rule"
@@ -39,7 +39,7 @@ class Mode(str, Enum):
     AUTO = "auto"
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Why a paper is a member (PaperTopic.Source's values)."""
 
     RULE = "rule"
