@@ -62,7 +62,7 @@ browser:
 	bin/ensure-browser
 
 worker: $(VENV)/.installed
-	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,tagging,email,celery --loglevel=INFO
+	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,tagging,email,judge,celery --loglevel=INFO
 
 beat: $(VENV)/.installed
 	$(VENV)/bin/celery -A config.celery_app beat --loglevel=INFO

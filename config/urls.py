@@ -14,7 +14,7 @@ from config.health import healthz
 from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
 from papers import views as paper_views
-from topics import views as topic_views
+from topics.ask import views as ask_views
 from topics.views import home
 
 urlpatterns = [
@@ -22,10 +22,10 @@ urlpatterns = [
     path("topics/", include("topics.urls")),
     # AskPDF's views live with topics' ask (topics.ask): the route is here so
     # that papers does not import the app built on it.
-    path("papers/<path:arxiv_id>/ask/", topic_views.ask_paper, name="ask_paper"),
+    path("papers/<path:arxiv_id>/ask/", ask_views.ask_paper, name="ask_paper"),
     path(
         "papers/<path:arxiv_id>/ask/stream/",
-        topic_views.ask_paper_stream,
+        ask_views.ask_paper_stream,
         name="ask_paper_stream",
     ),
     path("papers/", include("papers.urls")),

@@ -46,9 +46,10 @@ class PaperTagSerializer(serializers.Serializer):
     # Declared fields: DRF's metaclass takes them off the class (the stubs see
     # Field.source, Serializer.errors, a parent's field of another kind).
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["rule", "model", "pin"],
+        choices=["rule", "model", "pin", "judge"],
         help_text="rule: the topic's rule matched; model: the topic's relevance "
-        "model is confident it belongs; pin: a curator put it there.",
+        "model is confident it belongs; pin: a curator put it there; judge: a "
+        "language model judged a paper the model was unsure of to belong.",
     )
     matched_terms = serializers.ListField(
         child=serializers.CharField(), help_text="The rule's terms that matched."

@@ -23,6 +23,7 @@ from papers.models import SavedPaper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import JudgeVerdict
 from topics.models import Question
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
@@ -55,6 +56,9 @@ def fill_every_model(user):
     TopicExclusion.objects.create(topic=topic, paper=other, created_by=user)
     ReviewItem.objects.create(topic=topic, paper=paper, score=0.3, rule_matched=True)
     RelevanceFlag.objects.create(user=user, topic=topic, paper=paper)
+    JudgeVerdict.objects.create(
+        topic=topic, paper=paper, belongs=True, reason="On topic.", model="m"
+    )
     TopicModel.objects.create(
         topic=topic,
         state=TopicModel.State.TOO_FEW,

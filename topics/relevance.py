@@ -3,17 +3,15 @@
 Training set: positives are the curator's pins and the rule's matches the curator
 did not exclude; negatives are exclusions plus a seeded sample of other papers from
 the topic's categories (its own, else the usual primary categories of its
-positives). Curators' decisions weigh more than the rule's guesses.
+positives). Curators' decisions weigh more than the rule's guesses. The model
+itself (tf-idf and logistic regression) is topics.scoring's.
 
-Model: tf-idf of the title (counted twice) and abstract, logistic regression with
-balanced classes (liblinear, so training is deterministic). It is stored as plain
-numbers in TopicModel.weights and scored here without unpickling anything.
-
-How a model is used depends on Topic.membership (apply_model): with suggestions it
-only fills the review queue; with automatic tags it also adds papers it is confident
-about (source "model") and keeps out rule matches it is confident are off-topic
-(vetoed, in the queue). Pins and exclusions always win, and readers' flags only add
-to the queue.
+Each training also fits the topic's three-way thresholds (topics.membership)
+from its curators' decisions, each scored by a model trained without it, so the
+band is redrawn as decisions arrive. How the model is then used depends on
+Topic.membership (topics.deciding): with suggestions it only fills the review
+queue; with automatic decisions it decides the sure papers and leaves the band
+pending. Pins and exclusions always win.
 """
 
 from __future__ import annotations
@@ -22,54 +20,37 @@ import hashlib
 import random
 from collections import Counter
 from collections.abc import Iterable
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
-from scipy.sparse import csr_matrix
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
-from sklearn.preprocessing import normalize
+from sklearn.model_selection import KFold
 
 from papers.models import Paper
-from papers.versions import content_changed
+from topics.deciding import TopicScorer
+from topics.deciding import apply_model
+from topics.deciding import paper_texts
+from topics.deciding import scope_papers
+from topics.membership import Thresholds
+from topics.membership import fit_thresholds
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.models import TopicModel
+from topics.scoring import FORMAT
+from topics.scoring import Scorer
+from topics.scoring import fit
+from topics.tagging import TopicRules
+from topics.tagging import iter_paper_documents
 
-# Bump when features or training change: stored models then retrain.
-FORMAT = 1
-VECTORIZER = {
-    "ngram_range": (1, 2),
-    "stop_words": "english",
-    "lowercase": True,
-}
-MIN_DF = 2
-MAX_DF = 0.5
-MAX_FEATURES = 30000
-REGULARIZATION = 4.0  # LogisticRegression's C
 NEGATIVES_PER_POSITIVE = 5
 MIN_NEGATIVES = 500
 DECISION_WEIGHT = 10.0  # a curator's decision counts this many rule guesses
 FOLDS = 5
-# Agreement point: above it the model says "in", below it "out".
-BOUNDARY = 0.5
 # A category listed by at least this share of the positives is in scope.
 SCOPE_SHARE = 0.05
-CHUNK_SIZE = 2000
-REVIEW_FIELDS = ("score", "rule_terms", "rule_matched", "vetoed")
-
-
-def paper_text(title: str, abstract: str) -> str:
-    # The title twice: it says what the paper is about more densely than the abstract.
-    return f"{title}. {title}. {abstract}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +59,8 @@ class TrainingSet:
     texts: list[str]
     labels: np.ndarray  # 1 in the topic, 0 not
     weights: np.ndarray
-    decisions: int
+    decided: np.ndarray  # a curator's pin or exclusion, not a rule guess
+    rule: np.ndarray  # the rule matches the paper
     categories: list[str]
 
     @property
@@ -89,6 +71,10 @@ class TrainingSet:
     def negatives(self) -> int:
         return len(self.labels) - self.positives
 
+    @property
+    def decisions(self) -> int:
+        return int(self.decided.sum())
+
     def fingerprint(self) -> str:
         digest = hashlib.sha256(f"{FORMAT}".encode())
         for row in zip(
@@ -98,135 +84,19 @@ class TrainingSet:
         digest.update(repr(self.categories).encode())
         return digest.hexdigest()
 
-
-class Scorer:
-    """A fitted model: the probability that a paper belongs to the topic."""
-
-    def __init__(
-        self,
-        vocabulary: Sequence[str],
-        idf: Sequence[float],
-        coef: Sequence[float],
-        intercept: float,
-        categories: Sequence[str] = (),
-    ) -> None:
-        self.vocabulary = list(vocabulary)
-        self.idf = np.asarray(idf, dtype=np.float64)
-        self.coef = np.asarray(coef, dtype=np.float64)
-        self.intercept = float(intercept)
-        self.categories = list(categories)
-        self._index = {term: i for i, term in enumerate(self.vocabulary)}
-
-    def score(self, texts: Sequence[str]) -> np.ndarray:
-        return self.score_terms([terms_of(text) for text in texts])
-
-    def score_terms(self, documents: Sequence[Sequence[str]]) -> np.ndarray:
-        """Scores of texts already split into terms (terms_of), which topics scoring
-        the same papers share."""
-        if not documents:
-            return np.zeros(0)
-        features = tfidf(self.counts(documents), self.idf)
-        return 1.0 / (1.0 + np.exp(-(features @ self.coef + self.intercept)))
-
-    def counts(self, documents: Sequence[Sequence[str]]) -> csr_matrix:
-        """Term counts over the vocabulary, as CountVectorizer would give them."""
-        rows, columns = [], []
-        for row, terms in enumerate(documents):
-            for term in terms:
-                column = self._index.get(term)
-                if column is not None:
-                    rows.append(row)
-                    columns.append(column)
-        # Repeated (row, column) pairs add up: the term's count.
-        return csr_matrix(
-            (np.ones(len(rows)), (rows, columns)),
-            shape=(len(documents), len(self.vocabulary)),
+    def without(self, keep: np.ndarray) -> TrainingSet:
+        """The same set with only the papers where `keep` is true."""
+        return TrainingSet(
+            paper_ids=[
+                pk for pk, kept in zip(self.paper_ids, keep, strict=True) if kept
+            ],
+            texts=[text for text, kept in zip(self.texts, keep, strict=True) if kept],
+            labels=self.labels[keep],
+            weights=self.weights[keep],
+            decided=self.decided[keep],
+            rule=self.rule[keep],
+            categories=self.categories,
         )
-
-    def to_weights(self) -> dict:
-        return {
-            "format": FORMAT,
-            "vocabulary": self.vocabulary,
-            "idf": [round(float(x), 6) for x in self.idf],
-            "coef": [round(float(x), 6) for x in self.coef],
-            "intercept": round(self.intercept, 6),
-            "categories": self.categories,
-        }
-
-    @classmethod
-    def from_weights(cls, weights: dict) -> Scorer | None:
-        if weights.get("format") != FORMAT:
-            return None
-        return cls(
-            weights["vocabulary"],
-            weights["idf"],
-            weights["coef"],
-            weights["intercept"],
-            weights.get("categories", ()),
-        )
-
-
-_analyze = CountVectorizer(**VECTORIZER).build_analyzer()
-
-
-def terms_of(text: str) -> list[str]:
-    """The text's terms (words and word pairs) as every topic's model reads them."""
-    return _analyze(text)
-
-
-def tfidf(counts: csr_matrix, idf: np.ndarray) -> csr_matrix:
-    """Sublinear term frequency times idf, each row scaled to unit length."""
-    features = counts.astype(np.float64)
-    features.data = np.log(features.data) + 1.0
-    features = features.multiply(idf).tocsr()
-    return normalize(features)
-
-
-def fit(texts: Sequence[str], labels: np.ndarray, weights: np.ndarray) -> Scorer:
-    """Fit a scorer; the same inputs always give the same numbers."""
-    counter = CountVectorizer(
-        min_df=MIN_DF, max_df=MAX_DF, max_features=MAX_FEATURES, **VECTORIZER
-    )
-    counts = counter.fit_transform(texts)
-    vocabulary = counter.get_feature_names_out().tolist()
-    # Smoothed idf, as scikit-learn's TfidfTransformer computes it.
-    documents = np.bincount(counts.indices, minlength=counts.shape[1])
-    idf = np.log((1.0 + counts.shape[0]) / (1.0 + documents)) + 1.0
-    classifier = LogisticRegression(
-        C=REGULARIZATION,
-        class_weight="balanced",
-        solver="liblinear",
-        random_state=0,
-        max_iter=1000,
-    )
-    classifier.fit(tfidf(counts, idf), labels, sample_weight=weights)
-    return Scorer(vocabulary, idf, classifier.coef_[0], classifier.intercept_[0])
-
-
-def cross_validate(
-    texts: Sequence[str], labels: np.ndarray, weights: np.ndarray
-) -> tuple[float, float, float]:
-    """Precision, recall and F1 at the boundary, each paper scored by a model that
-    never saw it."""
-    predicted = np.zeros(len(labels), dtype=bool)
-    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=0)
-    for train, test in folds.split(np.zeros(len(labels)), labels):
-        scorer = fit([texts[i] for i in train], labels[train], weights[train])
-        predicted[test] = scorer.score([texts[i] for i in test]) >= BOUNDARY
-    return precision_recall_f1(predicted, labels.astype(bool))
-
-
-def precision_recall_f1(
-    predicted: np.ndarray, actual: np.ndarray
-) -> tuple[float, float, float]:
-    hits = int((predicted & actual).sum())
-    precision = hits / max(int(predicted.sum()), 1)
-    recall = hits / max(int(actual.sum()), 1)
-    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
-    return precision, recall, f1
-
-
-# The database side: what a topic's model learns from, and what it changes.
 
 
 def training_set(topic: Topic) -> TrainingSet:
@@ -234,12 +104,14 @@ def training_set(topic: Topic) -> TrainingSet:
     tags = PaperTopic.objects.filter(
         topic=topic, source__in=[PaperTopic.Source.RULE, PaperTopic.Source.PIN]
     ).values_list("paper_id", "source")
-    # Vetoed rule matches are the model's guess, not the curator's: still positives.
-    vetoed = ReviewItem.objects.filter(topic=topic, vetoed=True).values_list(
+    # Rule matches kept out or judged in are the model's or judge's call, not the
+    # curator's: still the rule's positives.
+    kept_out = ReviewItem.objects.filter(topic=topic, rule_matched=True).values_list(
         "paper_id", flat=True
     )
     positive = {paper_id: source == PaperTopic.Source.PIN for paper_id, source in tags}
-    positive.update((paper_id, False) for paper_id in vetoed)
+    for paper_id in kept_out:
+        positive.setdefault(paper_id, False)
     excluded = set(
         TopicExclusion.objects.filter(topic=topic).values_list("paper_id", flat=True)
     )
@@ -260,14 +132,30 @@ def training_set(topic: Topic) -> TrainingSet:
     paper_ids = sorted(examples)
     texts = paper_texts(paper_ids)
     paper_ids = [paper_id for paper_id in paper_ids if paper_id in texts]
+    decided = {pk for pk, pin in positive.items() if pin} | excluded
+    matched = rule_matches(topic, decided) | (positive.keys() - decided)
     return TrainingSet(
         paper_ids=paper_ids,
         texts=[texts[paper_id] for paper_id in paper_ids],
         labels=np.array([examples[pk][0] for pk in paper_ids], dtype=np.int64),
         weights=np.array([examples[pk][1] for pk in paper_ids]),
-        decisions=sum(1 for pin in positive.values() if pin) + len(excluded),
+        decided=np.array([pk in decided for pk in paper_ids], dtype=bool),
+        rule=np.array([pk in matched for pk in paper_ids], dtype=bool),
         categories=categories,
     )
+
+
+def rule_matches(topic: Topic, paper_ids: Iterable[int]) -> set[int]:
+    """Which of these papers the topic's rule matches (in its categories)."""
+    rules = TopicRules.load([topic])
+    if topic.pk not in rules.scopes:
+        return set()
+    papers = Paper.objects.filter(pk__in=list(paper_ids))
+    return {
+        pk
+        for pk, document, categories in iter_paper_documents(papers)
+        if topic.pk in rules.match(document, categories)
+    }
 
 
 def scope_categories(topic: Topic, positives: Iterable[int]) -> list[str]:
@@ -288,13 +176,43 @@ def scope_categories(topic: Topic, positives: Iterable[int]) -> list[str]:
     )
 
 
-def scope_papers(categories: Sequence[str]) -> QuerySet[Paper]:
-    return Paper.objects.filter(categories__code__in=categories).distinct()
+def fit_set(data: TrainingSet) -> Scorer:
+    scorer = fit(data.texts, data.labels, data.weights)
+    scorer.categories = data.categories
+    return scorer
+
+
+def decision_scores(data: TrainingSet, folds: int = FOLDS) -> np.ndarray:
+    """Each curator decision's score by a model trained with its fold of decisions
+    removed from the training set altogether (the rule's guesses always kept)."""
+    decided = np.flatnonzero(data.decided)
+    scores = np.zeros(len(decided))
+    if len(decided) < folds:
+        return scores
+    splits = KFold(n_splits=folds, shuffle=True, random_state=0)
+    for _, held in splits.split(decided):
+        keep = np.ones(len(data.labels), dtype=bool)
+        keep[decided[held]] = False
+        scorer = fit_set(data.without(keep))
+        scores[held] = scorer.score([data.texts[i] for i in decided[held]])
+    return scores
+
+
+def topic_thresholds(data: TrainingSet, *, target: float) -> Thresholds | None:
+    """The band's edges fitted to `target` on the curators' decisions."""
+    scores = decision_scores(data)
+    return fit_thresholds(
+        scores.tolist(),
+        data.rule[data.decided].tolist(),
+        data.labels[data.decided].astype(bool).tolist(),
+        target=target,
+    )
 
 
 def train(topic: Topic, *, force: bool = False) -> TopicModel:
-    """Train the topic's model (or record why not) and apply it to every paper in
-    scope. Does nothing when the training set has not changed, unless forced."""
+    """Train the topic's model and fit its thresholds (or record why not), and
+    apply them to every paper in scope. Does nothing when the training set has
+    not changed, unless forced."""
     data = training_set(topic)
     fingerprint = data.fingerprint()
     current = TopicModel.objects.filter(topic=topic).first()
@@ -304,13 +222,10 @@ def train(topic: Topic, *, force: bool = False) -> TopicModel:
         data.positives >= settings.MOMENTUM_MODEL_MIN_POSITIVES
         and data.decisions >= settings.MOMENTUM_MODEL_MIN_DECISIONS
     )
-    scorer = None
-    scores: dict[str, float | None] = {"precision": None, "recall": None, "f1": None}
-    if enough:
-        scorer = fit(data.texts, data.labels, data.weights)
-        scorer.categories = data.categories
-        precision, recall, f1 = cross_validate(data.texts, data.labels, data.weights)
-        scores = {"precision": precision, "recall": recall, "f1": f1}
+    scorer = fit_set(data) if enough else None
+    thresholds = (
+        topic_thresholds(data, target=topic.precision_target) if enough else None
+    )
     model, _ = TopicModel.objects.update_or_create(
         topic=topic,
         defaults={
@@ -322,199 +237,27 @@ def train(topic: Topic, *, force: bool = False) -> TopicModel:
             "fingerprint": fingerprint,
             "weights": scorer.to_weights() if scorer else {},
             "trained_at": timezone.now(),
-            **scores,
+            **threshold_fields(thresholds),
         },
     )
     # Rule only: the model is there for curators to judge, and changes nothing.
-    apply_model(topic, scorer if topic.membership != Topic.Membership.RULE else None)
+    used = scorer if topic.membership != Topic.Membership.RULE else None
+    apply_model(topic, TopicScorer(used, thresholds) if used is not None else None)
     return model
 
 
-def scorer_of(topic: Topic) -> Scorer | None:
-    """The topic's trained scorer, if it has one and its membership uses it."""
-    if topic.membership == Topic.Membership.RULE:
-        return None
-    model = TopicModel.objects.filter(
-        topic=topic, state=TopicModel.State.TRAINED
-    ).first()
-    return Scorer.from_weights(model.weights) if model else None
-
-
-def active_scorers() -> list[tuple[Topic, Scorer]]:
-    """The active topics whose membership uses a trained model, with their scorers."""
-    found = []
-    for topic in Topic.objects.filter(is_active=True).exclude(
-        membership=Topic.Membership.RULE
-    ):
-        scorer = scorer_of(topic)
-        if scorer is not None:
-            found.append((topic, scorer))
-    return found
-
-
-def apply_model(
-    topic: Topic, scorer: Scorer | None, paper_ids: Iterable[int] | None = None
-) -> None:
-    """Bring the topic's model tags, vetoes and review queue in line with `scorer`
-    for these papers (default: every paper in scope or already in the queue).
-
-    With no scorer (rule only, or too few decisions) the rule alone decides: model
-    tags and vetoes are undone and only readers' flags stay in the queue.
-    """
-    if paper_ids is None:
-        ids = set(
-            PaperTopic.objects.filter(topic=topic).values_list("paper_id", flat=True)
-        )
-        ids.update(
-            ReviewItem.objects.filter(topic=topic).values_list("paper_id", flat=True)
-        )
-        if scorer is not None:
-            ids.update(scope_papers(scorer.categories).values_list("pk", flat=True))
-        paper_ids = ids
-    apply_models([(topic, scorer)], paper_ids)
-
-
-def apply_models(
-    models: Sequence[tuple[Topic, Scorer | None]], paper_ids: Iterable[int]
-) -> None:
-    """apply_model for several topics over the same papers (new papers at ingest):
-    each chunk of papers is read and split into terms once for all of them."""
-    ids = sorted(paper_ids)
-    scoring = any(scorer is not None for _, scorer in models)
-    for start in range(0, len(ids), CHUNK_SIZE):
-        chunk = ids[start : start + CHUNK_SIZE]
-        if scoring:
-            terms = {pk: terms_of(text) for pk, text in paper_texts(chunk).items()}
-        else:  # no model reads them: only which papers still exist matters
-            existing = Paper.objects.filter(pk__in=chunk).values_list("pk", flat=True)
-            terms = {pk: [] for pk in existing}
-        for topic, scorer in models:
-            _apply_chunk(topic, scorer, terms)
-
-
-@transaction.atomic
-def _apply_chunk(
-    topic: Topic, scorer: Scorer | None, terms: dict[int, list[str]]
-) -> None:
-    """apply_model for one chunk: `terms` holds each existing paper's terms."""
-    paper_ids = list(terms)
-    scores: dict[int, float | None] = dict.fromkeys(paper_ids)
-    if scorer is not None:
-        in_scope = paper_ids
-        if scorer.categories:
-            in_scope = list(
-                scope_papers(scorer.categories)
-                .filter(pk__in=paper_ids)
-                .values_list("pk", flat=True)
-            )
-        values = scorer.score_terms([terms[paper_id] for paper_id in in_scope])
-        scores.update(zip(in_scope, (round(float(v), 4) for v in values), strict=True))
-    tags = {
-        tag.paper_id: tag
-        for tag in PaperTopic.objects.filter(topic=topic, paper_id__in=paper_ids)
+def threshold_fields(thresholds: Thresholds | None) -> dict:
+    if thresholds is None:
+        return dict.fromkeys(
+            ["precision", "recall", "f1", "band", "include_at", "exclude_at"]
+        ) | {"calibration": {}}
+    p, r = thresholds.precision, thresholds.recall
+    return {
+        "precision": p,
+        "recall": r,
+        "f1": 2 * p * r / (p + r) if p + r else 0.0,
+        "band": thresholds.band,
+        "include_at": thresholds.include_at,
+        "exclude_at": thresholds.exclude_at,
+        "calibration": thresholds.calibration.to_json(),
     }
-    items = {
-        item.paper_id: item
-        for item in ReviewItem.objects.filter(topic=topic, paper_id__in=paper_ids)
-    }
-    excluded = set(
-        TopicExclusion.objects.filter(topic=topic, paper_id__in=paper_ids).values_list(
-            "paper_id", flat=True
-        )
-    )
-    auto = scorer is not None and topic.membership == Topic.Membership.AUTO
-    confidence = topic.model_confidence
-    new_tags, rescored, dropped = [], [], []
-    new_items, changed_items, resolved = [], [], []
-    for paper_id in paper_ids:
-        score, tag, item = scores[paper_id], tags.get(paper_id), items.get(paper_id)
-        pinned = tag is not None and tag.source == PaperTopic.Source.PIN
-        decided = pinned or paper_id in excluded
-        if tag and tag.source == PaperTopic.Source.RULE:
-            rule_terms = tag.matched_terms
-        elif item and item.vetoed:
-            rule_terms = item.rule_terms
-        else:
-            rule_terms = None
-        rule = rule_terms is not None
-        # Papers outside the model's scope have no score: the rule alone decides.
-        judged = auto and score is not None and not decided
-        veto = judged and rule and score is not None and score <= 1 - confidence
-        model_tag = judged and not rule and score is not None and score >= confidence
-        # The tag: as the curator, the rule or the model has it; else none.
-        if pinned or (not decided and ((rule and not veto) or model_tag)):
-            if tag is None:
-                source = PaperTopic.Source.RULE if rule else PaperTopic.Source.MODEL
-                new_tags.append(
-                    PaperTopic(
-                        topic=topic,
-                        paper_id=paper_id,
-                        source=source,
-                        matched_terms=rule_terms or [],
-                        score=score,
-                    )
-                )
-            elif tag.score != score:
-                tag.score = score
-                rescored.append(tag)
-        elif tag is not None:
-            dropped.append(tag.pk)
-        # The review item: where model and rule disagree on a paper no curator has
-        # decided, or where readers flagged it (until a curator decides).
-        disagree = score is not None and (score >= BOUNDARY) != rule
-        if not ((disagree and not decided) or (item and item.flags)):
-            if item is not None:
-                resolved.append(item.pk)
-            continue
-        fields = dict(
-            zip(REVIEW_FIELDS, (score, rule_terms or [], rule, veto), strict=True)
-        )
-        if item is None:
-            new_items.append(ReviewItem(topic=topic, paper_id=paper_id, **fields))
-        elif any(getattr(item, name) != value for name, value in fields.items()):
-            for name, value in fields.items():
-                setattr(item, name, value)
-            item.updated_at = timezone.now()
-            changed_items.append(item)
-    PaperTopic.objects.bulk_create(new_tags, ignore_conflicts=True)
-    PaperTopic.objects.bulk_update(rescored, ["score"])
-    PaperTopic.objects.filter(pk__in=dropped).delete()
-    ReviewItem.objects.bulk_create(new_items)
-    ReviewItem.objects.bulk_update(changed_items, [*REVIEW_FIELDS, "updated_at"])
-    ReviewItem.objects.filter(pk__in=resolved).delete()
-    if new_tags or rescored or dropped:
-        gone = set(dropped)
-        touched = [tag.paper_id for tag in [*new_tags, *rescored]]
-        touched += [tag.paper_id for tag in tags.values() if tag.pk in gone]
-        content_changed(topics=[topic], papers=touched)
-
-
-def paper_texts(paper_ids: Sequence[int]) -> dict[int, str]:
-    """Each paper's text as the model reads it, by id (missing papers left out)."""
-    texts = {}
-    for start in range(0, len(paper_ids), CHUNK_SIZE):
-        chunk = paper_ids[start : start + CHUNK_SIZE]
-        for pk, title, abstract in Paper.objects.filter(pk__in=chunk).values_list(
-            "pk", "title", "abstract"
-        ):
-            texts[pk] = paper_text(title, abstract)
-    return texts
-
-
-def model_summary(model: TopicModel | None) -> str:
-    """One line for admin: the model's state, training size and scores."""
-    if model is None:
-        return "Not trained yet."
-    if model.state == TopicModel.State.TOO_FEW:
-        return (
-            f"Too few decisions to train ({model.positives} positives, "
-            f"{model.decisions} curator decisions; needs "
-            f"{settings.MOMENTUM_MODEL_MIN_POSITIVES} and "
-            f"{settings.MOMENTUM_MODEL_MIN_DECISIONS}): the rule alone decides."
-        )
-    return (
-        f"v{model.version}, trained {model.trained_at:%Y-%m-%d %H:%M} on "
-        f"{model.positives} positives and {model.negatives} negatives "
-        f"({model.decisions} curator decisions); cross-validated precision "
-        f"{model.precision:.2f}, recall {model.recall:.2f}, F1 {model.f1:.2f}."
-    )

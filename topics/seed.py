@@ -56,6 +56,7 @@ def _fields(entry: dict[str, Any]) -> dict[str, Any]:
         "slug": entry["slug"],
         "name": entry["name"],
         "description": entry.get("description", ""),
+        "definition": entry.get("definition", ""),
         "glossary": "\n".join(entry.get("glossary", [])),
         "rule": entry["rule"],
         "is_active": entry.get("is_active", True),

@@ -21,6 +21,8 @@ from django.db.models import QuerySet
 from papers.ingest.records import PaperRecord
 from papers.ingest.upsert import UpsertResult
 from papers.models import Paper
+from topics.deciding import active_scorers
+from topics.deciding import apply_models
 from topics.documents import among
 from topics.documents import iter_paper_documents
 from topics.models import PaperTopic
@@ -30,8 +32,6 @@ from topics.momentum import refresh_momentum
 from topics.prefilter import candidate_ids
 from topics.prefilter import stale_papers
 from topics.prefilter import store_terms
-from topics.relevance import active_scorers
-from topics.relevance import apply_models
 from topics.rule_tags import store_rule_tags
 from topics.rules import Document
 from topics.rules import RuleError

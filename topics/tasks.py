@@ -1,4 +1,5 @@
-"""Celery tasks for topics: thin interfaces over topics.tagging and topics.momentum."""
+"""Celery tasks for topics: thin interfaces over topics.tagging, topics.momentum,
+topics.relevance and topics.judging."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F
 from django.db.models import Q
 from django.utils import timezone
 
+from core.queue import send_after_commit
 from core.tasks import HARD_LIMIT_MARGIN
 from core.tasks import durable
 from papers.versions import TOPICS
@@ -19,9 +22,13 @@ from papers.versions import content_changed
 from topics import relevance
 from topics.ask.fulltext import download_pdf
 from topics.curation import training_due_key
+from topics.judging import Judge
+from topics.judging import judge_pending
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.momentum import refresh_momentum
+from topics.queue import awaiting_counts
+from topics.queue import model_summary
 from topics.tagging import TagResult
 from topics.tagging import retag_topics
 
@@ -30,6 +37,8 @@ logger = logging.getLogger(__name__)
 PDF_TIME_LIMIT = 5 * 60  # retries with backoff included
 RETAG_TIME_LIMIT = 60 * 60  # seconds (core.tasks.durable)
 TRAIN_TIME_LIMIT = 30 * 60
+# A batch of verdicts, each bounded by MOMENTUM_JUDGE_TIMEOUT.
+JUDGE_TIME_LIMIT = 60 * 60
 # A re-tag requested longer ago than a task may live, and not done, was lost (a
 # broker down when it was asked for, a worker killed): it is sent again.
 RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + HARD_LIMIT_MARGIN + 5 * 60)
@@ -88,7 +97,10 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
             logger.info("topic %s is gone or inactive; no model trained", topic_id)
             return
         model = relevance.train(topic, force=force)
-    logger.info("%s: %s", topic, relevance.model_summary(model))
+        # The band is redrawn: the judge gets its new pending papers.
+        if Judge.from_settings() and awaiting_counts([topic_id]):
+            send_after_commit(judge_pending_papers, topic_id)
+    logger.info("%s: %s", topic, model_summary(model))
 
 
 @shared_task(ignore_result=True)
@@ -96,6 +108,29 @@ def train_topic_models() -> None:
     """Nightly: queue a training for every active topic."""
     for topic_id in Topic.objects.filter(is_active=True).values_list("pk", flat=True):
         train_topic_model.delay(topic_id)
+
+
+@shared_task(**durable(JUDGE_TIME_LIMIT))
+def judge_pending_papers(topic_id: int) -> None:
+    """Ask the judge (topics.judging) about one topic's pending papers, a batch
+    at a time; each paper is claimed, so a repeated task judges none twice."""
+    topic = Topic.objects.filter(pk=topic_id, is_active=True).first()
+    if topic is None:
+        logger.info("topic %s is gone or inactive; nothing judged", topic_id)
+        return
+    decided = judge_pending(topic, limit=settings.MOMENTUM_JUDGE_BATCH)
+    logger.info("judge decided %s pending paper(s) of %s", decided, topic)
+
+
+@shared_task(ignore_result=True)
+def judge_topics() -> None:
+    """Beat: send the judge every active topic's pending papers, if a judge is
+    configured."""
+    if Judge.from_settings() is None:
+        return
+    topic_ids = Topic.objects.filter(is_active=True).values_list("pk", flat=True)
+    for topic_id in awaiting_counts(topic_ids):
+        judge_pending_papers.delay(topic_id)
 
 
 @shared_task(ignore_result=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from topics import views
+from topics.ask import views as ask_views
 from topics.views import follow_merges
 
 app_name = "topics"
@@ -15,8 +16,8 @@ urlpatterns = [
     path("<slug:slug>/", follow_merges(views.topic_detail), name="detail"),
     path("<slug:slug>/feed/", follow_merges(views.TopicFeed()), name="feed"),
     path("<slug:slug>/follow/", views.follow, name="follow"),
-    path("<slug:slug>/ask/", follow_merges(views.ask_topic), name="ask"),
-    path("<slug:slug>/ask/stream/", views.ask_topic_stream, name="ask_stream"),
+    path("<slug:slug>/ask/", follow_merges(ask_views.ask_topic), name="ask"),
+    path("<slug:slug>/ask/stream/", ask_views.ask_topic_stream, name="ask_stream"),
     path(
         "<slug:slug>/papers/<path:arxiv_id>/not-relevant/",
         views.flag,

@@ -3,24 +3,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.contrib.syndication.views import Feed
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.db.models import OuterRef
+from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
-from django.http import StreamingHttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
-from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -36,10 +37,13 @@ from papers.pagecache import PageValue
 from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
+from papers.pagecache import cached_value
 from papers.pagecache import render_shared
 from papers.query import get_paper
 from papers.query import latest_papers
 from papers.rows import paper_rows
+from papers.slots import FILLERS
+from papers.slots import Reader
 from papers.slots import page_response
 from papers.versions import LATEST
 from papers.versions import NAMES
@@ -50,25 +54,10 @@ from papers.versions import followers_key
 from papers.versions import members_key
 from papers.versions import reader_key
 from papers.versions import topic_key
-from topics.ask.answerers import ChatCompletionsAnswerer
-from topics.ask.asking import ask
-from topics.ask.asking import recent_questions
-from topics.ask.asking import record_question
-from topics.ask.asking import redeem_stream_token
-from topics.ask.asking import stream_events
-from topics.ask.asking import stream_token
-from topics.ask.asking import topic_scope
-from topics.ask.forms import AskForm
-from topics.ask.fulltext import fulltext_state
-from topics.ask.retrieval import Scope
-from topics.ask.retrieval import retrieve
-from topics.ask.retrieval import term_weights
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
 from topics.following import set_following
-from topics.limits import client_key
-from topics.limits import take
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -82,9 +71,45 @@ from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
+from topics.queue import awaiting_text
 
 PAPERS_PER_PAGE = 25
 FEED_ITEMS = 50
+# Staff's "N awaiting review" is cached this long: a cached page costs no query.
+AWAITING_SECONDS = 60
+
+
+def awaiting_slot(reader: Reader, slug: str) -> str:
+    """Staff only, on the shared topic page: "N awaiting review", linked to the
+    topic's pending papers in the review queue; nothing for readers."""
+    if not (reader.signed_in and reader.user.is_staff):
+        return ""
+    topic_id, count = cached_value(
+        f"topics:awaiting:{slug}", lambda: _awaiting(slug), AWAITING_SECONDS
+    )
+    if not count:
+        return ""
+    url = reverse("admin:topics_reviewitem_changelist")
+    query = urlencode({"topic__id__exact": topic_id, "pending__exact": 1})
+    return format_html(
+        '<a class="awaiting-review" href="{}?{}">{}</a>',
+        url,
+        query,
+        awaiting_text(count),
+    )
+
+
+def _awaiting(slug: str) -> tuple[int | None, int]:
+    # One query: the topic's id (for the queue's filter) with its count.
+    pending = Count("review_items", filter=Q(review_items__pending=True))
+    row = Topic.objects.filter(slug=slug).values_list("pk").annotate(n=pending)
+    found = row.first()
+    return (found[0], found[1]) if found else (None, 0)
+
+
+# The topic page is rendered once for everyone (papers.pagecache); this slot is
+# filled per request, like the follow button.
+FILLERS["awaiting"] = awaiting_slot
 
 
 def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -384,116 +409,3 @@ def _week(request: HttpRequest) -> tuple[date | None, str]:
         return date.fromisoformat(raw), ""
     except ValueError:
         return None, f"“{raw[:40]}” is not a date (YYYY-MM-DD); showing all weeks."
-
-
-# ASK ABOUT THIS TOPIC, ASKPDF
-# ------------------------------------------------------------------------------
-# Open to visitors and never cached: answers depend on the question. Without
-# JavaScript the page carries the whole answer; static/js/ask.js adds stream=1
-# when a language model is configured, and the page then leaves the answer to
-# the stream endpoint, with a signed ticket so the question counts once.
-
-
-def ask_topic(request: HttpRequest, slug: str) -> HttpResponse:
-    topic = get_active_topic(slug)
-    return _ask_page(
-        request,
-        "topics/ask.html",
-        {"topic": topic},
-        lambda data: topic_scope(topic, **_window(data)),
-        reverse("topics:ask_stream", args=[topic.slug]),
-    )
-
-
-def ask_topic_stream(request: HttpRequest, slug: str) -> HttpResponseBase:
-    topic = get_active_topic(slug)
-    return _ask_stream(request, lambda data: topic_scope(topic, **_window(data)))
-
-
-def ask_paper(request: HttpRequest, arxiv_id: str) -> HttpResponse:
-    paper = get_paper(arxiv_id)
-    return _ask_page(
-        request,
-        "papers/ask.html",
-        {"paper": paper},
-        lambda data: Scope(paper=paper),
-        reverse("ask_paper_stream", args=[paper.arxiv_id]),
-    )
-
-
-def ask_paper_stream(request: HttpRequest, arxiv_id: str) -> HttpResponseBase:
-    paper = get_paper(arxiv_id)
-    return _ask_stream(request, lambda data: Scope(paper=paper))
-
-
-def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse:
-    form = AskForm(request.GET or None)
-    provider = ChatCompletionsAnswerer.from_settings()
-    context = {**context, "form": form, "streams": provider is not None}
-    status, wait = 200, 0
-    if form.is_bound and not form.is_valid():
-        status = 400
-    elif form.is_bound and form.question:
-        wait = take(client_key(request))
-        if wait:
-            status = 429
-            context["wait_minutes"] = max(1, round(wait / 60))
-        else:
-            question, scope = form.question, scope_of(form.cleaned_data)
-            streaming = provider is not None and request.GET.get("stream") == "1"
-            sources, answer = ask(scope, question, request.user, answer=not streaming)
-            context.update(question=question, scope=scope, sources=sources)
-            context["answer"] = answer
-            if scope.paper is not None:
-                context["fulltext"] = fulltext_state(scope.paper)
-            if streaming:
-                params = request.GET.copy()
-                params.pop("stream", None)
-                params["token"] = stream_token(_scope_key(scope), question)
-                context["stream_url"] = f"{stream_path}?{params.urlencode()}"
-    context["recent"] = recent_questions(request.user)
-    response = render(request, template, context, status=status)
-    if wait:
-        response["Retry-After"] = str(wait)
-    return response
-
-
-def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
-    form = AskForm(request.GET)
-    if not form.is_valid() or not form.question:
-        message = "Ask a question (at most 500 characters) with ?q=."
-        return HttpResponse(message, status=400, content_type="text/plain")
-    question, scope = form.question, scope_of(form.cleaned_data)
-    token = request.GET.get("token", "")
-    if not redeem_stream_token(token, _scope_key(scope), question):
-        if wait := take(client_key(request)):
-            response: HttpResponseBase = HttpResponse(
-                "Too many questions; try again later.",
-                status=429,
-                content_type="text/plain",
-            )
-            response["Retry-After"] = str(wait)
-            return response
-        if request.user.is_authenticated:
-            record_question(request.user, scope, question)
-    events = stream_events(
-        question,
-        retrieve(scope, question),
-        ChatCompletionsAnswerer.from_settings(),
-        term_weights(scope, question),
-    )
-    response = StreamingHttpResponse(events, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # let a proxy pass each event on at once
-    return response
-
-
-def _window(data: dict) -> dict:
-    return {key: data.get(key) for key in ("weeks", "since", "until")}
-
-
-def _scope_key(scope: Scope) -> str:
-    if scope.paper is not None:
-        return f"paper:{scope.paper.arxiv_id}"
-    assert scope.topic is not None  # a scope is a paper's or a topic's
-    return f"topic:{scope.topic.slug}:{scope.since}:{scope.until}"

@@ -323,6 +323,22 @@ MOMENTUM_MODEL_TRAIN_DELAY = env.int("MOMENTUM_MODEL_TRAIN_DELAY", 120)
 # Readers' "not relevant" flags, per user.
 MOMENTUM_FLAG_RATE = env.str("MOMENTUM_FLAG_RATE", "30/hour")
 
+# JUDGE (topics.judging): an optional language model deciding the uncertain band
+# ------------------------------------------------------------------------------
+# Any OpenAI-compatible chat-completions endpoint, as for Ask. Unset: pending
+# papers wait for a curator.
+MOMENTUM_JUDGE_API_BASE = env.str("MOMENTUM_JUDGE_API_BASE", "")
+MOMENTUM_JUDGE_MODEL = env.str("MOMENTUM_JUDGE_MODEL", "")
+MOMENTUM_JUDGE_API_KEY = secret("MOMENTUM_JUDGE_API_KEY", "")
+# Seconds to connect, and for a whole verdict.
+MOMENTUM_JUDGE_CONNECT_TIMEOUT = env.float("MOMENTUM_JUDGE_CONNECT_TIMEOUT", 5.0)
+MOMENTUM_JUDGE_TIMEOUT = env.float("MOMENTUM_JUDGE_TIMEOUT", 30.0)
+# Papers judged per topic per sweep, how often the sweep runs, and how long a
+# paper the judge failed on waits before it is tried again.
+MOMENTUM_JUDGE_BATCH = env.int("MOMENTUM_JUDGE_BATCH", 50)
+MOMENTUM_JUDGE_SWEEP_SECONDS = env.int("MOMENTUM_JUDGE_SWEEP_SECONDS", 900)
+MOMENTUM_JUDGE_RETRY_SECONDS = env.int("MOMENTUM_JUDGE_RETRY_SECONDS", 6 * 60 * 60)
+
 # ARXIV
 # ------------------------------------------------------------------------------
 # Redis for state shared by all workers (the arXiv rate limiter): the broker's

@@ -68,8 +68,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": cron_schedule("MOMENTUM_MODEL_CRON", "30 3 * * *"),
         "options": {"expires": 6 * 60 * 60},
     },
+    # Sends the judge each topic's pending papers (a no-op with no judge set).
+    "judge-topics": {
+        "task": "topics.tasks.judge_topics",
+        "schedule": env.int("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
+        "options": {"expires": 600},
+    },
 }
 CELERY_TASK_ROUTES = {
+    # The judge's calls to a language model wait on it: their own, low-priority
+    # queue, so ingest and tagging never queue behind them.
+    "topics.tasks.judge_pending_papers": {"queue": "judge"},
     # AskPDF's fetch of a paper's PDF waits on the arXiv limiter, as ingest does.
     "topics.tasks.fetch_paper_pdf": {"queue": "ingest"},
     "papers.tasks.*": {"queue": "ingest"},

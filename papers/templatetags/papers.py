@@ -64,6 +64,8 @@ def why(tag: object) -> str:
     score = getattr(tag, "score", None)
     if source == "pin":
         return "Pinned by a curator"
+    if source == "judge":
+        return "Judged to belong by a language model"
     if source == "model":
         return "Suggested by the model" + (
             f", score {score:.2f}" if score is not None else ""

@@ -47,7 +47,7 @@ def change_form(topic: Topic, **fields: str) -> dict[str, str]:
         "rule": topic.rule,
         "is_active": "on",
         "membership": topic.membership,
-        "model_confidence": str(topic.model_confidence),
+        "precision_target": str(topic.precision_target),
         "paper_topics-TOTAL_FORMS": "0",
         "paper_topics-INITIAL_FORMS": "0",
         "exclusions-TOTAL_FORMS": "0",

@@ -108,7 +108,7 @@ def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
     assert "Model 0.83 says it belongs; the rule does not match" in text
     assert (
         "Rule matched “agentic RL”, “GRPO”; model 0.12 doubts it "
-        "(kept out: automatic tags)" in text
+        "(kept out: automatic decisions)" in text
     )
     assert (
         "Rule matched “agent”; model 0.31 doubts it; flagged not relevant by "
@@ -320,6 +320,10 @@ def trained_model(topic: Topic, **fields: object) -> TopicModel:
         "precision": 0.91,
         "recall": 0.8,
         "f1": 0.85,
+        "band": 0.05,
+        "include_at": 0.9,
+        "exclude_at": 0.2,
+        "calibration": {"slope": 1.0, "rule_shift": 0.0, "intercept": 0.0},
         "fingerprint": "f" * 64,
         "weights": {},
         "trained_at": timezone.now(),
@@ -337,11 +341,11 @@ def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
 
     assert "v3, trained" in text
     assert "42 positives and 500 negatives" in text
-    assert "F1 0.85" in text
+    assert "precision 0.91, recall 0.80; 5% of decided papers fall in the band" in text
     queue_url = f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
     assert f'<a href="{queue_url}">4 papers to review</a>' in text
     assert 'name="membership"' in text
-    assert 'name="model_confidence"' in text
+    assert 'name="precision_target"' in text
 
 
 def test_topic_page_says_when_too_few_decisions_to_train(admin_client, topic):
@@ -374,7 +378,7 @@ def test_topic_list_shows_membership_and_model_state(admin_client, topic):
 
     text = admin_client.get(reverse("admin:topics_topic_changelist")).text
 
-    assert "automatic tags; model v3, F1 0.85" in text
+    assert "automatic decisions; model v3, precision 0.91, recall 0.80" in text
     assert "rule only; not trained" in text
 
 
@@ -406,7 +410,7 @@ def test_changing_confidence_retrains_and_other_edits_do_not(
     ):
         admin_client.post(url, change_form(topic, description="Now described"))
         assert not delay.called
-        admin_client.post(url, change_form(topic, model_confidence="0.9"))
+        admin_client.post(url, change_form(topic, precision_target="0.9"))
 
     delay.assert_called_once_with(topic.pk, True)
 

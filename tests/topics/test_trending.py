@@ -145,7 +145,7 @@ def test_admin_refuses_the_slug_trending(admin_client):
             "rule": "ti:trend",
             "is_active": "on",
             "membership": "rule",
-            "model_confidence": "0.8",
+            "precision_target": "0.95",
             "paper_topics-TOTAL_FORMS": "0",
             "paper_topics-INITIAL_FORMS": "0",
             "exclusions-TOTAL_FORMS": "0",

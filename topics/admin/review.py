@@ -1,5 +1,6 @@
-"""The review queue: papers where a topic's model and rule disagree, or that
-readers flagged, decided in one click."""
+"""The review queue: papers of a topic's uncertain band, papers where its model
+and rule disagree, and papers readers flagged, most uncertain first, decided in
+one click or in bulk."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F
+from django.db.models import OuterRef
 from django.db.models import QuerySet
+from django.db.models import Subquery
 from django.db.models.functions import Abs
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponseNotAllowed
@@ -30,23 +34,48 @@ from accounts.models import User
 from accounts.requests import signed_in
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.membership import BOUNDARY
+from topics.models import JudgeVerdict
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
-from topics.relevance import BOUNDARY
+from topics.models import Topic
 
 REVIEW_REASON = "review queue"
 
 
 def review_reason(item: ReviewItem) -> str:
     """Why the paper is in the review queue, in words."""
+    reason = _model_reason(item)
+    band = _band_reason(item)
+    if band:
+        reason = f"{band}; {reason}" if reason else band
+    if item.flags:
+        flagged = f"flagged not relevant by {item.flags} reader{pluralize(item.flags)}"
+        reason = f"{reason}; {flagged}" if reason else flagged.capitalize()
+    return reason
+
+
+def _band_reason(item: ReviewItem) -> str:
+    """The band and the judge's verdict, where automatic decisions apply."""
+    belongs = getattr(item, "verdict_belongs", None)
+    if belongs is not None:
+        verdict = "in" if belongs else "out"
+        model, reason = item.verdict_model, item.verdict_reason  # type: ignore[attr-defined]
+        return f"Judge ({model}) says {verdict}: {reason}"
+    if item.pending:
+        return f"Uncertain (probability {item.probability:.2f}): awaiting review"
+    return ""
+
+
+def _model_reason(item: ReviewItem) -> str:
     score = item.score
     if item.rule_matched:
         terms = ", ".join(f"“{term}”" for term in item.rule_terms)
         reason = f"Rule matched {terms}" if terms else "The rule matches"
         if score is not None and score < BOUNDARY:
             reason += f"; model {score:.2f} doubts it"
-            if item.vetoed:
-                reason += " (kept out: automatic tags)"
+            if item.vetoed and not item.pending:
+                reason += " (kept out: automatic decisions)"
         elif score is not None:
             reason += f"; model {score:.2f} agrees"
     elif score is not None and score >= BOUNDARY:
@@ -55,9 +84,6 @@ def review_reason(item: ReviewItem) -> str:
         reason = f"The rule does not match; model {score:.2f} agrees"
     else:
         reason = ""
-    if item.flags:
-        flagged = f"flagged not relevant by {item.flags} reader{pluralize(item.flags)}"
-        reason = f"{reason}; {flagged}" if reason else flagged.capitalize()
     return reason
 
 
@@ -67,6 +93,8 @@ class ReviewKindFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
         return [
+            ("pending", "Awaiting review (the uncertain band)"),
+            ("judged", "Decided by the judge"),
             ("proposes", "Model proposes"),
             ("doubted", "Rule doubted"),
             ("flagged", "Flagged by readers"),
@@ -75,6 +103,11 @@ class ReviewKindFilter(admin.SimpleListFilter):
     def queryset(
         self, request: HttpRequest, queryset: QuerySet[ReviewItem]
     ) -> QuerySet[ReviewItem]:
+        if self.value() == "pending":
+            return queryset.filter(pending=True)
+        if self.value() == "judged":
+            # verdict_belongs: annotated by the admin's get_queryset.
+            return queryset.filter(verdict_belongs__isnull=False)  # type: ignore[misc]
         if self.value() == "proposes":
             return queryset.filter(rule_matched=False, score__gte=BOUNDARY)
         if self.value() == "doubted":
@@ -86,21 +119,35 @@ class ReviewKindFilter(admin.SimpleListFilter):
 
 @admin.register(ReviewItem)
 class ReviewItemAdmin(admin.ModelAdmin):
-    """The review queue: papers where a topic's model and rule disagree, or that
-    readers flagged, most uncertain first. Each row is decided in one click (a pin
-    or an exclusion, through topics.curation); rows are never edited."""
+    """The review queue: the band's papers, papers where a topic's model and rule
+    disagree, and papers readers flagged, most uncertain first. Each row is
+    decided in one click or in bulk (a pin or an exclusion, through
+    topics.curation, overriding any judge's verdict); rows are never edited."""
 
     list_display_links = None
-    list_filter = ["topic", ReviewKindFilter, "vetoed"]
+    list_filter = ["topic", ReviewKindFilter, "pending", "vetoed"]
     list_select_related = ["topic", "paper"]
     list_per_page = 30
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     actions = ["include_selected", "exclude_selected"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
-        # Distance from the boundary: the smallest is the model's hardest call.
-        uncertainty = Abs(F("score") - BOUNDARY)
-        return super().get_queryset(request).annotate(uncertainty=uncertainty)
+        # Distance from even odds (calibrated where automatic decisions apply):
+        # the smallest is the model's hardest call, the most informative decision.
+        uncertainty = Abs(Coalesce(F("probability"), F("score")) - BOUNDARY)
+        verdicts = JudgeVerdict.objects.filter(
+            topic=OuterRef("topic"), paper=OuterRef("paper")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                uncertainty=uncertainty,
+                verdict_belongs=Subquery(verdicts.values("belongs")[:1]),
+                verdict_reason=Subquery(verdicts.values("reason")[:1]),
+                verdict_model=Subquery(verdicts.values("model")[:1]),
+            )
+        )
 
     def get_ordering(self, request: HttpRequest) -> list:
         # Flag-only items have no score: after every disagreement, newest first.
@@ -140,9 +187,15 @@ class ReviewItemAdmin(admin.ModelAdmin):
     def changelist_view(
         self, request: HttpRequest, extra_context: dict | None = None
     ) -> HttpResponse:
-        return super().changelist_view(
-            request, {"title": "Review queue", **(extra_context or {})}
-        )
+        context = {"title": "Review queue", "topic": self._filtered_topic(request)}
+        return super().changelist_view(request, {**context, **(extra_context or {})})
+
+    def _filtered_topic(self, request: HttpRequest) -> Topic | None:
+        """The topic the queue is filtered to, for its definition as help text."""
+        topic_id = request.GET.get("topic__id__exact", "")
+        if not topic_id.isdigit():
+            return None
+        return Topic.objects.filter(pk=int(topic_id)).first()
 
     def get_urls(self) -> list:
         wrap = self.admin_site.admin_view

@@ -3,8 +3,6 @@ exclusions, merging, re-tagging and relevance models."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django import forms
 from django.contrib import admin
 from django.contrib import messages
@@ -17,12 +15,15 @@ from django.http import HttpResponse
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import render
-from django.template.defaultfilters import pluralize
 from django.urls import path
-from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.requests import signed_in
+from topics.admin.inlines import INLINE_ROWS
+from topics.admin.inlines import ExclusionInline
+from topics.admin.inlines import PinInline
+from topics.admin.membership import MembershipColumns
+from topics.admin.membership import awaiting_total
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -31,71 +32,21 @@ from topics.curation import request_retag
 from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
 from topics.editing import set_active
-from topics.models import Follow
 from topics.models import PaperTopic
-from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
-from topics.models import TopicModel
 from topics.momentum import Momentum
 from topics.preview import preview_rule
-from topics.relevance import model_summary
 from topics.tasks import train_topic_model
 
-# A topic's change page lists its latest pins and exclusions, up to this many of
-# each (a topic may have hundreds); the paged, searchable lists hold them all.
-INLINE_ROWS = 20
 # Saving these re-applies the topic's model in its new mode.
-MODEL_FIELDS = {"membership", "model_confidence"}
-MEMBERSHIP_SHORT: dict[str, str] = {
-    Topic.Membership.RULE: "rule only",
-    Topic.Membership.SUGGEST: "suggestions",
-    Topic.Membership.AUTO: "automatic tags",
-}
+MODEL_FIELDS = {"membership", "precision_target"}
 
 
 def train_after_commit(topic_id: int) -> None:
     """Retrain the topic's model in the background once the commit is done, even
     if nothing it learns from has changed (a new membership mode)."""
     transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
-
-
-class CuratorDecisionForm(forms.ModelForm):
-    """Pins and exclusions replace whatever tag or decision the paper had, so the
-    database's uniqueness is enforced by the curation functions, not the form."""
-
-    def validate_unique(self) -> None:
-        pass
-
-
-class PinInline(admin.TabularInline):
-    model = PaperTopic
-    form = CuratorDecisionForm
-    verbose_name = "pinned paper"
-    verbose_name_plural = (
-        f"pinned papers (always in the topic, whatever the rule): the "
-        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
-    )
-    fields = ["paper", "created_at"]
-    readonly_fields = ["created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[PaperTopic]:
-        return super().get_queryset(request).filter(source=PaperTopic.Source.PIN)
-
-
-class ExclusionInline(admin.TabularInline):
-    model = TopicExclusion
-    form = CuratorDecisionForm
-    verbose_name_plural = (
-        f"excluded papers (never in the topic, whatever the rule): the "
-        f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
-    )
-    fields = ["paper", "reason", "created_by", "created_at"]
-    readonly_fields = ["created_by", "created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
 
 
 class MergeForm(forms.Form):
@@ -106,7 +57,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     list_display = [
         "name",
         "is_active",
@@ -114,11 +65,12 @@ class TopicAdmin(admin.ModelAdmin):
         "follower_count",
         "momentum_summary",
         "relevance_summary",
+        "awaiting_review",
         "retag_status",
     ]
     list_filter = ["is_active", "membership", "categories"]
     list_select_related = ["momentum", "model"]
-    search_fields = ["name", "slug", "description", "rule", "glossary"]
+    search_fields = ["name", "slug", "description", "definition", "rule", "glossary"]
     prepopulated_fields = {"slug": ["name"]}
     autocomplete_fields = ["categories", "related"]
     readonly_fields = [
@@ -130,7 +82,19 @@ class TopicAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "description", "glossary", "is_active"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "description",
+                    "definition",
+                    "glossary",
+                    "is_active",
+                ]
+            },
+        ),
         (
             "Membership",
             {
@@ -139,7 +103,7 @@ class TopicAdmin(admin.ModelAdmin):
                     "categories",
                     "retag_status",
                     "membership",
-                    "model_confidence",
+                    "precision_target",
                     "relevance_model",
                     "review_queue",
                 ],
@@ -166,6 +130,7 @@ class TopicAdmin(admin.ModelAdmin):
             .annotate(
                 paper_total=Count("paper_topics", distinct=True),
                 follower_total=Count("follows", distinct=True),
+                awaiting_total=awaiting_total(),
             )
         )
 
@@ -209,60 +174,6 @@ class TopicAdmin(admin.ModelAdmin):
             return f"{figures.recent} in 4 weeks (too few to say)"
         change = "new" if figures.change is None else f"{figures.change:+.0f}%"
         return f"{figures.recent} in 4 weeks, {change}"
-
-    @admin.display(description="membership", ordering="membership")
-    def relevance_summary(self, topic: Topic) -> str:
-        mode = MEMBERSHIP_SHORT.get(topic.membership, topic.membership)
-        model = getattr(topic, "model", None)
-        if model is None:
-            state = "not trained"
-        elif model.state == TopicModel.State.TOO_FEW:
-            state = "too few decisions"
-        else:
-            state = f"model v{model.version}, F1 {model.f1:.2f}"
-        return f"{mode}; {state}"
-
-    @admin.display(description="relevance model")
-    def relevance_model(self, topic: Topic) -> str:
-        model = getattr(topic, "model", None) if topic.pk else None
-        return model_summary(model)
-
-    @admin.display(description="review queue")
-    def review_queue(self, topic: Topic) -> str:
-        if topic.pk is None:
-            return "—"
-        count = topic.review_items.count()
-        url = reverse("admin:topics_reviewitem_changelist")
-        query = urlencode({"topic__id__exact": topic.pk})
-        return format_html(
-            '<a href="{}?{}">{} paper{} to review</a>',
-            url,
-            query,
-            count,
-            pluralize(count),
-        )
-
-    @admin.display(description="pins and exclusions")
-    def decisions(self, topic: Topic) -> str:
-        """Counts, each linked to its paged, searchable list for this topic."""
-        if topic.pk is None:
-            return "—"
-        pins = topic.paper_topics.filter(source=PaperTopic.Source.PIN).count()
-        exclusions = topic.exclusions.count()
-        pins_url = reverse("admin:topics_papertopic_changelist")
-        exclusions_url = reverse("admin:topics_topicexclusion_changelist")
-        return format_html(
-            '<a href="{}?{}">{} pinned paper{}</a>, '
-            '<a href="{}?{}">{} excluded paper{}</a> (search, page, unpin or lift)',
-            pins_url,
-            urlencode({"topic__id__exact": topic.pk, "source__exact": "pin"}),
-            pins,
-            pluralize(pins),
-            exclusions_url,
-            urlencode({"topic__id__exact": topic.pk}),
-            exclusions,
-            pluralize(exclusions),
-        )
 
     def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
         """Pins and exclusions inline: the topic's latest only, however many."""
@@ -417,87 +328,3 @@ class TopicAdmin(admin.ModelAdmin):
             "admin/topics/merge.html",
             {**self.admin_site.each_context(request), "form": form, "topics": topics},
         )
-
-
-@admin.register(PaperTopic)
-class PaperTopicAdmin(admin.ModelAdmin):
-    list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
-    list_filter = ["source", "topic"]
-    list_select_related = ["paper", "topic"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper"]
-    show_full_result_count = False
-    actions = ["unpin"]
-
-    @admin.action(description="Unpin the selected pinned papers (the rule decides)")
-    def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
-        pins = list(
-            queryset.filter(source=PaperTopic.Source.PIN).select_related(
-                "topic", "paper"
-            )
-        )
-        for pin in pins:
-            unpin_paper(pin.topic, pin.paper)
-        self.message_user(request, f"Unpinned {len(pins)} paper(s).")
-
-
-@admin.register(TopicExclusion)
-class TopicExclusionAdmin(admin.ModelAdmin):
-    list_display = ["paper", "topic", "reason", "created_by", "created_at"]
-    list_filter = ["topic"]
-    list_select_related = ["paper", "topic", "created_by"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper", "created_by"]
-    show_full_result_count = False
-    actions = ["lift"]
-
-    @admin.action(description="Lift the selected exclusions (the rule decides)")
-    def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
-        exclusions = list(queryset.select_related("topic", "paper"))
-        for exclusion in exclusions:
-            lift_exclusion(exclusion.topic, exclusion.paper)
-        self.message_user(request, f"Lifted {len(exclusions)} exclusion(s).")
-
-
-@admin.register(Follow)
-class FollowAdmin(admin.ModelAdmin):
-    list_display = ["user", "topic", "muted", "created_at"]
-    list_filter = ["topic", "muted"]
-    list_select_related = ["user", "topic"]
-    search_fields = ["user__email", "topic__name"]
-    raw_id_fields = ["user"]
-
-
-@admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
-    list_display = ["text", "user", "topic", "paper", "created_at"]
-    list_filter = ["topic"]
-    search_fields = ["text", "user__email"]
-    list_select_related = ["user", "topic", "paper"]
-    raw_id_fields = ["user", "paper"]
-    date_hierarchy = "created_at"
-
-
-@admin.register(TopicModel)
-class TopicModelAdmin(admin.ModelAdmin):
-    """Each topic's current relevance model, read-only: training makes them."""
-
-    list_display = [
-        "topic",
-        "state",
-        "version",
-        "positives",
-        "negatives",
-        "decisions",
-        "f1",
-        "trained_at",
-    ]
-    list_filter = ["state"]
-    list_select_related = ["topic"]
-    exclude = ["weights"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False

@@ -31,6 +31,8 @@ from topics.models import Topic
 from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
+from topics.queue import awaiting_counts
+from topics.queue import model_summary
 from topics.seed import load_topics
 from topics.tagging import retag_changed_topics
 
@@ -116,8 +118,9 @@ class Command(BaseCommand):
 
     def load_decisions(self) -> None:
         """The labeled sets' judgments as curator decisions (relevant: pin, not:
-        exclusion) on topics that have no model yet; their topics then suggest, so
-        the admin's review queue shows where model and rule disagree. Trained here
+        exclusion) on topics that have no model yet; their topics then decide the
+        sure papers automatically, so the admin's review queue shows the band's
+        papers awaiting review, most uncertain first. Trained here
         too, so the summary is printed whether tasks run in process or not."""
         for path in sorted(LABELED_SETS.glob("*.json")):
             labeled = json.loads(path.read_text())
@@ -135,12 +138,13 @@ class Command(BaseCommand):
                         pin_paper(topic, paper)
                     else:
                         exclude_paper(topic, paper, reason=f"labeled set {path.name}")
-                save_topic(topic, fields={"membership": Topic.Membership.SUGGEST})
+                save_topic(topic, fields={"membership": Topic.Membership.AUTO})
             model = relevance.train(topic)
+            awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
             pins = sum(relevant[arxiv_id] for arxiv_id in papers)
             self.stdout.write(
                 f"{topic.name}: {pins} pins and {len(papers) - pins} exclusions from"
-                f" {path.name}; model {relevance.model_summary(model)}"
+                f" {path.name}; model {model_summary(model, awaiting=awaiting)}"
             )
 
     def create_users(self) -> None:

@@ -1,0 +1,148 @@
+"""The band in admin, as a curator meets it: pending papers first by uncertainty,
+the judge's verdicts, bulk decisions, the topic's definition as help text, and
+"N awaiting review" on the topic list and change page, in bounded queries."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from tests.topics.test_review_queue import trained_model
+from topics.models import JudgeVerdict
+from topics.models import PaperTopic
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.models import TopicExclusion
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "admin:topics_reviewitem_changelist"
+
+
+@pytest.fixture
+def topic() -> Topic:
+    return make_topic(
+        rule="ti:agent",
+        membership=Topic.Membership.AUTO,
+        definition="Agents trained with reinforcement learning; not prompting.",
+    )
+
+
+@pytest.fixture
+def band(topic) -> dict[str, ReviewItem]:
+    """Five pending papers at different distances from even odds, and one the
+    judge decided."""
+    upsert_records(
+        [paper_record(f"2606.{n:05d}", title=f"Paper {n}") for n in range(1, 7)]
+    )
+    papers = {paper.arxiv_id: paper for paper in Paper.objects.all()}
+    probabilities = [0.7, 0.52, 0.35, 0.45, 0.6]
+    items = {
+        f"p{p}": ReviewItem.objects.create(
+            topic=topic,
+            paper=papers[f"2606.{n:05d}"],
+            score=p,
+            probability=p,
+            pending=True,
+        )
+        for n, p in enumerate(probabilities, 1)
+    }
+    judged = papers["2606.00006"]
+    items["judged"] = ReviewItem.objects.create(
+        topic=topic, paper=judged, score=0.5, probability=0.5, pending=False
+    )
+    JudgeVerdict.objects.create(
+        topic=topic, paper=judged, belongs=True, reason="Trains agents.", model="m1"
+    )
+    PaperTopic.objects.create(topic=topic, paper=judged, source="judge")
+    return items
+
+
+def test_the_queue_puts_the_most_uncertain_first(curator, band):
+    text = curator.get(reverse(CHANGELIST)).text
+
+    titles = ["Paper 6", "Paper 2", "Paper 4", "Paper 5", "Paper 3", "Paper 1"]
+    positions = [text.index(f">{title}</a>") for title in titles]
+    assert positions == sorted(positions)
+    assert "Uncertain (probability 0.52): awaiting review" in text
+    assert "Judge (m1) says in: Trains agents." in text
+
+
+def test_the_pending_filter_and_definition_help(curator, topic, band):
+    url = f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}&kind=pending"
+
+    text = curator.get(url).text
+
+    assert "What belongs in RL for LLM Agents:" in text
+    assert "Agents trained with reinforcement learning; not prompting." in text
+    assert "Paper 2" in text
+    assert "Paper 6" not in text  # judged, no longer pending
+
+
+def test_judged_filter_lists_the_verdicts(curator, band):
+    text = curator.get(f"{reverse(CHANGELIST)}?kind=judged").text
+
+    assert "Paper 6" in text
+    assert "Paper 2" not in text
+
+
+def test_bulk_decisions_settle_pending_papers_and_override_the_judge(
+    curator, topic, band
+):
+    chosen = [band["p0.52"].pk, band["judged"].pk]
+
+    response = curator.post(
+        reverse(CHANGELIST),
+        {"action": "exclude_selected", "_selected_action": chosen},
+    )
+
+    assert response.status_code == 302
+    excluded = set(
+        TopicExclusion.objects.filter(topic=topic).values_list("paper_id", flat=True)
+    )
+    assert excluded == {band["p0.52"].paper_id, band["judged"].paper_id}
+    assert not PaperTopic.objects.filter(topic=topic, source="judge").exists()
+    assert not ReviewItem.objects.filter(pk__in=chosen).exists()
+    assert ReviewItem.objects.filter(topic=topic, pending=True).count() == 4
+
+
+def test_the_queue_reads_in_bounded_queries(
+    curator, topic, band, django_assert_max_num_queries
+):
+    for n in range(7, 37):
+        upsert_records([paper_record(f"2606.{n:05d}", title=f"Paper {n}")])
+        paper = Paper.objects.get(arxiv_id=f"2606.{n:05d}")
+        ReviewItem.objects.create(
+            topic=topic, paper=paper, score=0.5, probability=0.5, pending=True
+        )
+
+    with django_assert_max_num_queries(14):
+        response = curator.get(f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}")
+
+    assert response.status_code == 200
+
+
+def test_topic_admin_says_how_many_await_review(
+    curator, topic, band, django_assert_max_num_queries
+):
+    trained_model(topic)
+    for n in range(5):
+        make_topic(f"Other {n}", rule="ti:other", slug=f"other-{n}")
+    queue = reverse(CHANGELIST)
+
+    with django_assert_max_num_queries(12):
+        listing = curator.get(reverse("admin:topics_topic_changelist")).text
+    change = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    pending_url = f"{queue}?topic__id__exact={topic.pk}&amp;pending__exact=1"
+    assert f'<a href="{pending_url}">5 awaiting review</a>' in listing
+    assert f'<a href="{pending_url}">5 awaiting review</a>' in change
+    assert "6 papers to review" in change
+    assert "5 papers in the band await review" in change
+    assert "deciding the 5 most uncertain first helps most" in change
+    assert 'name="definition"' in change
+    assert 'name="precision_target"' in change

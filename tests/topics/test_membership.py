@@ -1,0 +1,272 @@
+"""The membership decision and its thresholds, pure (topics.membership): a table
+of cases, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from topics.membership import Calibration
+from topics.membership import Decision
+from topics.membership import Evidence
+from topics.membership import Mode
+from topics.membership import Source
+from topics.membership import Thresholds
+from topics.membership import decide
+from topics.membership import fit_thresholds
+
+# Probability = score (slope 1, no shift): the band is (0.2, 0.8).
+IDENTITY = Calibration(slope=1.0, rule_shift=0.0, intercept=0.0)
+BAND = Thresholds(
+    IDENTITY, include_at=0.8, exclude_at=0.2, precision=0.96, recall=0.9, band=0.05
+)
+
+AUTO = Mode.AUTO
+CASES = [
+    # (case, evidence, member, queued, pending, vetoed)
+    (
+        "pin beats all",
+        Evidence(
+            AUTO, rule=False, score=0.01, thresholds=BAND, pinned=True, verdict=False
+        ),
+        Source.PIN,
+        False,
+        False,
+        False,
+    ),
+    (
+        "exclusion beats all",
+        Evidence(
+            AUTO, rule=True, score=0.99, thresholds=BAND, excluded=True, verdict=True
+        ),
+        None,
+        False,
+        False,
+        False,
+    ),
+    (
+        "flagged pin stays queued",
+        Evidence(AUTO, rule=True, score=0.5, thresholds=BAND, pinned=True, flags=2),
+        Source.PIN,
+        True,
+        False,
+        False,
+    ),
+    (
+        "rule only: rule match",
+        Evidence(Mode.RULE, rule=True, score=0.01),
+        Source.RULE,
+        False,
+        False,
+        False,
+    ),
+    (
+        "rule only: no match",
+        Evidence(Mode.RULE, rule=False, score=0.99),
+        None,
+        False,
+        False,
+        False,
+    ),
+    (
+        "no score: the rule decides",
+        Evidence(AUTO, rule=True, thresholds=BAND),
+        Source.RULE,
+        False,
+        False,
+        False,
+    ),
+    (
+        "suggest: disagreement queued",
+        Evidence(Mode.SUGGEST, rule=False, score=0.7, thresholds=BAND),
+        None,
+        True,
+        False,
+        False,
+    ),
+    (
+        "suggest: agreement not queued",
+        Evidence(Mode.SUGGEST, rule=True, score=0.7),
+        Source.RULE,
+        False,
+        False,
+        False,
+    ),
+    (
+        "auto without thresholds acts as suggest",
+        Evidence(AUTO, rule=True, score=0.3),
+        Source.RULE,
+        True,
+        False,
+        False,
+    ),
+    (
+        "auto: sure in by rule",
+        Evidence(AUTO, rule=True, score=0.9, thresholds=BAND),
+        Source.RULE,
+        False,
+        False,
+        False,
+    ),
+    (
+        "auto: sure in by model",
+        Evidence(AUTO, rule=False, score=0.8, thresholds=BAND),
+        Source.MODEL,
+        False,
+        False,
+        False,
+    ),
+    (
+        "auto: sure out",
+        Evidence(AUTO, rule=False, score=0.1, thresholds=BAND),
+        None,
+        False,
+        False,
+        False,
+    ),
+    (
+        "auto: rule match kept out, queued",
+        Evidence(AUTO, rule=True, score=0.2, thresholds=BAND),
+        None,
+        True,
+        False,
+        True,
+    ),
+    (
+        "auto: band is pending",
+        Evidence(AUTO, rule=False, score=0.5, thresholds=BAND),
+        None,
+        True,
+        True,
+        False,
+    ),
+    (
+        "auto: rule match in band is pending",
+        Evidence(AUTO, rule=True, score=0.5, thresholds=BAND),
+        None,
+        True,
+        True,
+        True,
+    ),
+    (
+        "auto: judge says in",
+        Evidence(AUTO, rule=False, score=0.5, thresholds=BAND, verdict=True),
+        Source.JUDGE,
+        True,
+        False,
+        False,
+    ),
+    (
+        "auto: judge says out of a rule match",
+        Evidence(AUTO, rule=True, score=0.5, thresholds=BAND, verdict=False),
+        None,
+        True,
+        False,
+        True,
+    ),
+    (
+        "judge ignored outside the band",
+        Evidence(AUTO, rule=False, score=0.9, thresholds=BAND, verdict=False),
+        Source.MODEL,
+        False,
+        False,
+        False,
+    ),
+    (
+        "curator overrides judge",
+        Evidence(
+            AUTO, rule=False, score=0.5, thresholds=BAND, verdict=True, excluded=True
+        ),
+        None,
+        False,
+        False,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "member", "queued", "pending", "vetoed"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_decide(evidence, member, queued, pending, vetoed):
+    decision = decide(evidence)
+
+    assert isinstance(decision, Decision)
+    assert (decision.member, decision.queued, decision.pending, decision.vetoed) == (
+        member,
+        queued,
+        pending,
+        vetoed,
+    )
+
+
+def test_automatic_decisions_carry_the_calibrated_probability():
+    shifted = Thresholds(
+        Calibration(slope=1.0, rule_shift=2.0, intercept=0.0), 0.8, 0.2, 1, 1, 0
+    )
+
+    # logit(0.5) + 2 = 2: probability 0.88, in thanks to the rule.
+    decision = decide(Evidence(AUTO, rule=True, score=0.5, thresholds=shifted))
+
+    assert decision.member == Source.RULE
+    assert decision.probability == pytest.approx(0.8808, abs=1e-4)
+
+
+def test_thresholds_keep_the_precision_target_on_the_decisions():
+    # Scores of 40 decided papers: relevant ones high, with two errors each way.
+    relevant = [0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.3, 0.2] * 2
+    other = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.7, 0.8] * 2
+    scores = relevant + other
+    labels = [True] * len(relevant) + [False] * len(other)
+
+    fitted = fit_thresholds(scores, [False] * len(scores), labels, target=0.95)
+
+    assert fitted is not None
+    assert fitted.exclude_at < fitted.include_at
+    p = [fitted.calibration.probability(s, False) for s in scores]
+    decided_in = [
+        label for label, q in zip(labels, p, strict=True) if q >= fitted.include_at
+    ]
+    decided_out = [
+        label for label, q in zip(labels, p, strict=True) if q <= fitted.exclude_at
+    ]
+    assert sum(decided_in) / len(decided_in) >= 0.95
+    assert decided_out.count(True) <= 0.05 * sum(labels)
+    assert fitted.precision == pytest.approx(sum(decided_in) / len(decided_in))
+    assert 0 < fitted.band < 1
+
+
+def test_a_higher_target_widens_the_band():
+    relevant = [0.9, 0.85, 0.8, 0.7, 0.6, 0.55, 0.45, 0.3] * 3
+    other = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.75] * 3
+    labels = [True] * len(relevant) + [False] * len(other)
+    scores = relevant + other
+    rule = [False] * len(scores)
+
+    loose = fit_thresholds(scores, rule, labels, target=0.8)
+    strict = fit_thresholds(scores, rule, labels, target=0.99)
+
+    assert strict.band > loose.band
+
+
+def test_too_few_decisions_of_a_kind_fit_no_thresholds():
+    scores = [0.9, 0.8, 0.7, 0.2, 0.1, 0.15, 0.05, 0.3, 0.25]
+    labels = [True, True, True, False, False, False, False, False, False]
+
+    assert fit_thresholds(scores, [False] * 9, labels, target=0.95) is None
+
+
+def test_calibration_round_trips_through_json():
+    data = Calibration(1.5, 0.7, -0.2).to_json()
+
+    assert Calibration.from_json(data) == Calibration(1.5, 0.7, -0.2)
+    assert Calibration.from_json({}) is None
+
+
+def test_no_thresholds_when_nothing_reaches_the_target():
+    """A band over every rule match would empty the topic: the rule decides."""
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5] * 2
+    labels = [True, False] * 5
+
+    assert fit_thresholds(scores, [True] * 10, labels, target=0.95) is None

@@ -1,0 +1,123 @@
+"""What a topic's admin says about its membership: mode and model, papers
+awaiting review, the review queue, and the curators' decisions."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.db.models import Count
+from django.db.models import IntegerField
+from django.db.models import OuterRef
+from django.db.models import Subquery
+from django.template.defaultfilters import pluralize
+from django.urls import reverse
+from django.utils.html import format_html
+
+from topics.models import PaperTopic
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.models import TopicModel
+from topics.queue import awaiting_counts
+from topics.queue import awaiting_text
+from topics.queue import model_summary
+
+MEMBERSHIP_SHORT: dict[str, str] = {
+    Topic.Membership.RULE: "rule only",
+    Topic.Membership.SUGGEST: "suggestions",
+    Topic.Membership.AUTO: "automatic decisions",
+}
+
+
+class MembershipColumns:
+    """TopicAdmin's membership columns and read-only fields."""
+
+    @admin.display(description="membership", ordering="membership")
+    def relevance_summary(self, topic: Topic) -> str:
+        mode = MEMBERSHIP_SHORT.get(topic.membership, topic.membership)
+        model = getattr(topic, "model", None)
+        if model is None:
+            state = "not trained"
+        elif model.state == TopicModel.State.TOO_FEW:
+            state = "too few decisions"
+        elif model.precision is None:
+            state = f"model v{model.version}, no band yet"
+        else:
+            state = (
+                f"model v{model.version}, precision {model.precision:.2f}, "
+                f"recall {model.recall:.2f}"
+            )
+        return f"{mode}; {state}"
+
+    @admin.display(description="awaiting review")
+    def awaiting_review(self, topic: Topic) -> str:
+        count = getattr(topic, "awaiting_total", None) or 0
+        if not count:
+            return "—"
+        return format_html(
+            '<a href="{}">{}</a>', _queue_url(topic, pending=True), awaiting_text(count)
+        )
+
+    @admin.display(description="relevance model")
+    def relevance_model(self, topic: Topic) -> str:
+        if topic.pk is None:
+            return model_summary(None)
+        awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
+        return model_summary(getattr(topic, "model", None), awaiting=awaiting)
+
+    @admin.display(description="review queue")
+    def review_queue(self, topic: Topic) -> str:
+        if topic.pk is None:
+            return "—"
+        count = topic.review_items.count()
+        awaiting = ReviewItem.objects.filter(topic=topic, pending=True).count()
+        return format_html(
+            '<a href="{}">{} paper{} to review</a>, of which <a href="{}">{}</a>',
+            _queue_url(topic),
+            count,
+            pluralize(count),
+            _queue_url(topic, pending=True),
+            awaiting_text(awaiting),
+        )
+
+    @admin.display(description="pins and exclusions")
+    def decisions(self, topic: Topic) -> str:
+        """Counts, each linked to its paged, searchable list for this topic."""
+        if topic.pk is None:
+            return "—"
+        pins = topic.paper_topics.filter(source=PaperTopic.Source.PIN).count()
+        exclusions = topic.exclusions.count()
+        pins_url = reverse("admin:topics_papertopic_changelist")
+        exclusions_url = reverse("admin:topics_topicexclusion_changelist")
+        return format_html(
+            '<a href="{}?{}">{} pinned paper{}</a>, '
+            '<a href="{}?{}">{} excluded paper{}</a> (search, page, unpin or lift)',
+            pins_url,
+            urlencode({"topic__id__exact": topic.pk, "source__exact": "pin"}),
+            pins,
+            pluralize(pins),
+            exclusions_url,
+            urlencode({"topic__id__exact": topic.pk}),
+            exclusions,
+            pluralize(exclusions),
+        )
+
+
+def _queue_url(topic: Topic, *, pending: bool = False) -> str:
+    """The review queue of one topic (only its pending papers, if asked)."""
+    query = {"topic__id__exact": topic.pk}
+    if pending:
+        query["pending__exact"] = 1
+    return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
+
+
+def awaiting_total() -> Subquery:
+    """Each topic's pending papers, as a subquery of the topic list's query."""
+    pending = (
+        ReviewItem.objects.filter(topic=OuterRef("pk"), pending=True)
+        .order_by()
+        .values("topic")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Subquery(pending, output_field=IntegerField())

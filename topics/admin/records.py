@@ -1,0 +1,119 @@
+"""Admin lists of what hangs off topics: tags, exclusions, follows, questions,
+relevance models and the judge's verdicts."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from topics.curation import lift_exclusion
+from topics.curation import unpin_paper
+from topics.models import Follow
+from topics.models import JudgeVerdict
+from topics.models import PaperTopic
+from topics.models import Question
+from topics.models import TopicExclusion
+from topics.models import TopicModel
+
+
+@admin.register(PaperTopic)
+class PaperTopicAdmin(admin.ModelAdmin):
+    list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
+    list_filter = ["source", "topic"]
+    list_select_related = ["paper", "topic"]
+    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
+    raw_id_fields = ["paper"]
+    show_full_result_count = False
+    actions = ["unpin"]
+
+    @admin.action(description="Unpin the selected pinned papers (the rule decides)")
+    def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
+        pins = list(
+            queryset.filter(source=PaperTopic.Source.PIN).select_related(
+                "topic", "paper"
+            )
+        )
+        for pin in pins:
+            unpin_paper(pin.topic, pin.paper)
+        self.message_user(request, f"Unpinned {len(pins)} paper(s).")
+
+
+@admin.register(TopicExclusion)
+class TopicExclusionAdmin(admin.ModelAdmin):
+    list_display = ["paper", "topic", "reason", "created_by", "created_at"]
+    list_filter = ["topic"]
+    list_select_related = ["paper", "topic", "created_by"]
+    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
+    raw_id_fields = ["paper", "created_by"]
+    show_full_result_count = False
+    actions = ["lift"]
+
+    @admin.action(description="Lift the selected exclusions (the rule decides)")
+    def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
+        exclusions = list(queryset.select_related("topic", "paper"))
+        for exclusion in exclusions:
+            lift_exclusion(exclusion.topic, exclusion.paper)
+        self.message_user(request, f"Lifted {len(exclusions)} exclusion(s).")
+
+
+@admin.register(Follow)
+class FollowAdmin(admin.ModelAdmin):
+    list_display = ["user", "topic", "muted", "created_at"]
+    list_filter = ["topic", "muted"]
+    list_select_related = ["user", "topic"]
+    search_fields = ["user__email", "topic__name"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["text", "user", "topic", "paper", "created_at"]
+    list_filter = ["topic"]
+    search_fields = ["text", "user__email"]
+    list_select_related = ["user", "topic", "paper"]
+    raw_id_fields = ["user", "paper"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(TopicModel)
+class TopicModelAdmin(admin.ModelAdmin):
+    """Each topic's current relevance model, read-only: training makes them."""
+
+    list_display = [
+        "topic",
+        "state",
+        "version",
+        "positives",
+        "negatives",
+        "decisions",
+        "f1",
+        "trained_at",
+    ]
+    list_filter = ["state"]
+    list_select_related = ["topic"]
+    exclude = ["weights"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(JudgeVerdict)
+class JudgeVerdictAdmin(admin.ModelAdmin):
+    """The judge's verdicts on papers of the band, read-only: a curator overrides
+    one by including or excluding the paper in the review queue."""
+
+    list_display = ["paper", "topic", "belongs", "reason", "model", "created_at"]
+    list_filter = ["topic", "belongs", "model"]
+    list_select_related = ["paper", "topic"]
+    search_fields = ["paper__arxiv_id", "paper__title", "reason"]
+    raw_id_fields = ["paper"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -1,0 +1,234 @@
+"""Three-way membership: the pure decision of whether a paper is in a topic, out
+of it, or pending (the uncertain band), and the thresholds that draw the band.
+
+No database here: topics.deciding reads the evidence and writes what `decide`
+returns; topics.relevance fits the calibration and thresholds at each training.
+
+The model's score and the rule's match become one calibrated probability (a
+logistic fit on the curators' decisions, each scored by a model that never saw
+it). A paper at or above `include_at` is in, at or below `exclude_at` out, and
+between is the band: a judge's verdict or a curator decides it. The thresholds
+are fitted on those decisions to the topic's precision target: of the papers
+decided "in", at least that share belong, and the papers decided "out" hold at
+most the rest (1 - target) of the relevant ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+# Where the model's score alone says "in" (the suggestions' disagreement point).
+BOUNDARY = 0.5
+# Decisions of each kind (in, out) needed before thresholds are fitted.
+MIN_EACH = 5
+# Scores are clipped this far from 0 and 1 before taking their logit.
+EPSILON = 1e-4
+
+
+class Mode(StrEnum):
+    """What the model may do (Topic.Membership's values)."""
+
+    RULE = "rule"
+    SUGGEST = "suggest"
+    AUTO = "auto"
+
+
+class Source(StrEnum):
+    """Why a paper is a member (PaperTopic.Source's values)."""
+
+    RULE = "rule"
+    MODEL = "model"
+    PIN = "pin"
+    JUDGE = "judge"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """P(belongs) from the model's score and whether the rule matches."""
+
+    slope: float
+    rule_shift: float
+    intercept: float
+
+    def probability(self, score: float, rule: bool) -> float:
+        z = self.slope * logit(score) + self.rule_shift * rule + self.intercept
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def to_json(self) -> dict[str, float]:
+        return {
+            "slope": round(self.slope, 6),
+            "rule_shift": round(self.rule_shift, 6),
+            "intercept": round(self.intercept, 6),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Calibration | None:
+        try:
+            return cls(data["slope"], data["rule_shift"], data["intercept"])
+        except (KeyError, TypeError):
+            return None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The band's edges on the calibrated probability, and what cross-validation
+    on the curators' decisions expects of them."""
+
+    calibration: Calibration
+    include_at: float
+    exclude_at: float
+    precision: float  # of the decisions the thresholds make "in"
+    recall: float  # share of the relevant decided papers decided "in"
+    band: float  # share of the decided papers left in the band
+
+    def classify(self, score: float, rule: bool) -> tuple[float, bool | None]:
+        """The calibrated probability and the automatic call (None: the band)."""
+        probability = self.calibration.probability(score, rule)
+        if probability >= self.include_at:
+            return probability, True
+        if probability <= self.exclude_at:
+            return probability, False
+        return probability, None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """All that decides one paper's membership of one topic."""
+
+    mode: Mode
+    rule: bool  # the rule matches
+    score: float | None = None  # the model's; None: no model, or out of its scope
+    thresholds: Thresholds | None = None
+    pinned: bool = False
+    excluded: bool = False
+    verdict: bool | None = None  # the judge's: in (True), out (False) or none
+    flags: int = 0  # readers' "not relevant" flags
+
+
+@dataclass(frozen=True)
+class Decision:
+    member: Source | None  # the tag's source, or None: not a member
+    queued: bool = False  # in the review queue
+    pending: bool = False  # in the band with no verdict: awaiting review
+    vetoed: bool = False  # a rule match the model keeps out
+    probability: float | None = None  # calibrated, where thresholds apply
+
+
+def decide(evidence: Evidence) -> Decision:
+    """A paper's membership: a curator's decision first, then a confident model
+    (automatic mode), then the judge's verdict in the band, else the rule."""
+    e = evidence
+    flagged = e.flags > 0
+    if e.pinned:
+        return Decision(Source.PIN, queued=flagged)
+    if e.excluded:
+        return Decision(None, queued=flagged)
+    by_rule = Source.RULE if e.rule else None
+    if e.score is None or e.mode == Mode.RULE:
+        return Decision(by_rule, queued=flagged)
+    if e.mode == Mode.SUGGEST or e.thresholds is None:
+        disagree = (e.score >= BOUNDARY) != e.rule
+        return Decision(by_rule, queued=disagree or flagged)
+    probability, call = e.thresholds.classify(e.score, e.rule)
+    if call is True:
+        member: Source | None = by_rule or Source.MODEL
+        return Decision(member, queued=flagged, probability=probability)
+    if call is False:
+        # A rule match kept out stays queued: the curator sees the model overrule.
+        return Decision(
+            None, queued=e.rule or flagged, vetoed=e.rule, probability=probability
+        )
+    if e.verdict is not None:
+        member = Source.JUDGE if e.verdict else None
+        return Decision(
+            member,
+            queued=True,
+            vetoed=e.rule and not e.verdict,
+            probability=probability,
+        )
+    return Decision(
+        None, queued=True, pending=True, vetoed=e.rule, probability=probability
+    )
+
+
+def logit(score: float) -> float:
+    p = min(max(score, EPSILON), 1 - EPSILON)
+    return math.log(p / (1 - p))
+
+
+def fit_thresholds(
+    scores: Sequence[float],
+    rule: Sequence[bool],
+    labels: Sequence[bool],
+    *,
+    target: float,
+) -> Thresholds | None:
+    """Calibrate on these decided papers (each score from a model that did not see
+    it) and draw the band edges meeting `target`; None with too few decisions of
+    either kind, or when no papers can be decided "in" at the target."""
+    y = np.asarray(labels, dtype=bool)
+    if int(y.sum()) < MIN_EACH or int((~y).sum()) < MIN_EACH:
+        return None
+    calibration = fit_calibration(scores, rule, y)
+    p = np.array(
+        [calibration.probability(s, r) for s, r in zip(scores, rule, strict=True)]
+    )
+    include_at = _include_edge(p, y, target)
+    if include_at > 1:
+        # No edge reaches the target: a band over everything the rule matches
+        # would empty the topic, so the rule keeps deciding until one does.
+        return None
+    exclude_at = min(_exclude_edge(p, y, target), include_at)
+    decided_in = p >= include_at
+    decided_out = p <= exclude_at
+    hits = int((decided_in & y).sum())
+    return Thresholds(
+        calibration=calibration,
+        include_at=include_at,
+        exclude_at=exclude_at,
+        precision=hits / max(int(decided_in.sum()), 1),
+        recall=hits / max(int(y.sum()), 1),
+        band=float((~decided_in & ~decided_out).mean()),
+    )
+
+
+def fit_calibration(
+    scores: Sequence[float], rule: Sequence[bool], labels: np.ndarray
+) -> Calibration:
+    features = np.column_stack(
+        [[logit(s) for s in scores], np.asarray(rule, dtype=float)]
+    )
+    model = LogisticRegression(C=1.0, solver="liblinear", random_state=0)
+    model.fit(features, labels.astype(int))
+    slope, rule_shift = (float(x) for x in model.coef_[0])
+    return Calibration(slope, rule_shift, float(model.intercept_[0]))
+
+
+def _include_edge(p: np.ndarray, y: np.ndarray, target: float) -> float:
+    """The lowest probability at and above which the decided papers' precision
+    meets the target; above every paper (nothing automatic) if none does. A cut
+    falls only between different values: a threshold takes all papers tied at it."""
+    order = np.argsort(-p, kind="stable")
+    ordered = p[order]
+    precision = np.cumsum(y[order]) / np.arange(1, len(p) + 1)
+    last_of_run = np.append(ordered[1:] != ordered[:-1], True)
+    meeting = np.flatnonzero((precision >= target) & last_of_run)
+    return float(ordered[meeting[-1]]) if len(meeting) else 1.0 + EPSILON
+
+
+def _exclude_edge(p: np.ndarray, y: np.ndarray, target: float) -> float:
+    """The highest probability at and below which lie at most 1 - target of the
+    relevant decided papers: automatic exclusions keep the target share of the
+    topic's papers; below every paper if none."""
+    order = np.argsort(p, kind="stable")
+    ordered = p[order]
+    lost = np.cumsum(y[order]) / max(int(y.sum()), 1)
+    last_of_run = np.append(ordered[1:] != ordered[:-1], True)
+    meeting = np.flatnonzero((lost <= 1 - target) & last_of_run)
+    return float(ordered[meeting[-1]]) if len(meeting) else -EPSILON

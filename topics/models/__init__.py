@@ -1,0 +1,35 @@
+"""The topics app's models, one module per concern."""
+
+from topics.models.activity import Question
+from topics.models.activity import TopicMomentum
+from topics.models.activity import TopicRelation
+from topics.models.relevance import JudgeVerdict
+from topics.models.relevance import RelevanceFlag
+from topics.models.relevance import ReviewItem
+from topics.models.relevance import TopicModel
+from topics.models.rules import RuleDocument
+from topics.models.rules import RuleTermsField
+from topics.models.topic import RESERVED_SLUGS
+from topics.models.topic import Follow
+from topics.models.topic import PaperTopic
+from topics.models.topic import Topic
+from topics.models.topic import TopicAlias
+from topics.models.topic import TopicExclusion
+
+__all__ = [
+    "RESERVED_SLUGS",
+    "Follow",
+    "JudgeVerdict",
+    "PaperTopic",
+    "Question",
+    "RelevanceFlag",
+    "ReviewItem",
+    "RuleDocument",
+    "RuleTermsField",
+    "Topic",
+    "TopicAlias",
+    "TopicExclusion",
+    "TopicModel",
+    "TopicMomentum",
+    "TopicRelation",
+]

@@ -1,0 +1,241 @@
+"""Topics, their papers and curators' decisions, and who follows them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from papers.models import Category
+from papers.models import Paper
+from papers.routes import address
+from papers.versions import NAMES
+from papers.versions import TOPICS
+from papers.versions import content_changed
+from topics.rules import RuleError
+from topics.rules import compile_rule
+
+# Pages at /topics/<name>/ that a topic with that slug would hide (topics/urls.py).
+RESERVED_SLUGS = frozenset({"trending"})
+
+
+class Topic(models.Model):
+    """A research topic that curators define with a rule in arXiv's search syntax."""
+
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+    description = models.CharField(max_length=300, blank=True)
+    definition = models.TextField(
+        blank=True,
+        help_text=(
+            "What belongs here and what does not, in a few sentences: shown on the "
+            "topic page, in the review queue and to the judge."
+        ),
+    )
+    glossary = models.TextField(
+        blank=True,
+        help_text='One abbreviation per line, as "RL: Reinforcement Learning".',
+    )
+    rule = models.TextField(
+        help_text='arXiv search syntax, e.g. abs:"reinforcement learning" AND ti:agent'
+    )
+    categories = models.ManyToManyField(
+        Category,
+        blank=True,
+        related_name="topics",
+        help_text="Only papers in these categories are tagged. Empty means any.",
+    )
+    related = models.ManyToManyField("self", symmetrical=False, blank=True)
+    is_active = models.BooleanField(default=True)
+
+    class Membership(models.TextChoices):
+        RULE = "rule", "Rule only"
+        SUGGEST = (
+            "suggest",
+            "Rule plus suggestions (the model proposes, a curator decides)",
+        )
+        AUTO = (
+            "auto",
+            "Rule plus model decides the sure papers; the unsure wait for review",
+        )
+
+    membership = models.CharField(
+        max_length=10, choices=Membership.choices, default=Membership.RULE
+    )
+    precision_target = models.FloatField(
+        default=0.95,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text=(
+            "With automatic decisions: the share of the papers decided in (or out) "
+            "automatically that must be right, on your decisions cross-validated. "
+            "The band of papers left for review is the widest that keeps it."
+        ),
+    )
+    papers = models.ManyToManyField(
+        Paper, through="PaperTopic", related_name="topics", blank=True
+    )
+    # A changed rule re-tags every paper in the background; admin shows progress.
+    retag_requested_at = models.DateTimeField(null=True, blank=True)
+    retag_done = models.PositiveIntegerField(default=0)
+    retag_total = models.PositiveIntegerField(default=0)
+    retagged_at = models.DateTimeField(null=True, blank=True)
+    # What the last full re-tag saw (topics.tagging.tagging_fingerprint): the demo
+    # loader re-tags only topics whose rule, categories or corpus changed since.
+    tagged_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    # Cached pages show topics: a change moves this topic's pages and the
+    # directory's, and a new name, address or state every chip that shows it.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        before = (
+            Topic.objects.filter(pk=self.pk).values("name", "slug", "is_active").first()
+            if self.pk
+            else None
+        )
+        super().save(*args, **kwargs)
+        now = {"name": self.name, "slug": self.slug, "is_active": self.is_active}
+        lists = [TOPICS] if before == now else [TOPICS, NAMES]
+        slugs = {self.slug, before["slug"] if before else self.slug}
+        content_changed(topics=slugs, lists=lists)
+
+    def get_absolute_url(self) -> str:
+        return address("topics:detail", "slug", self.slug)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        content_changed(topics=[self.slug], lists=[TOPICS, NAMES])
+        return super().delete(*args, **kwargs)
+
+    def clean(self) -> None:
+        errors = {}
+        if self.slug in RESERVED_SLUGS:
+            errors["slug"] = (
+                f"“{self.slug}” is the address of a page of the site "
+                f"(/topics/{self.slug}/); choose another slug."
+            )
+        try:
+            compile_rule(self.rule)
+        except RuleError as exc:
+            errors["rule"] = f"Invalid rule: {exc}"
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def retag_pending(self) -> bool:
+        return self.retag_requested_at is not None and (
+            self.retagged_at is None or self.retagged_at < self.retag_requested_at
+        )
+
+    @property
+    def glossary_entries(self) -> list[tuple[str, str]]:
+        entries = []
+        for line in self.glossary.splitlines():
+            term, sep, meaning = line.partition(":")
+            if sep and term.strip() and meaning.strip():
+                entries.append((term.strip(), meaning.strip()))
+        return entries
+
+
+class TopicAlias(models.Model):
+    """A former address of a topic (the slug of a topic merged into it): its pages
+    and feed redirect there, so links and feed subscriptions keep working."""
+
+    slug = models.SlugField(max_length=120, unique=True)
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "topic aliases"
+
+    def __str__(self) -> str:
+        return f"{self.slug} → {self.topic}"
+
+
+class PaperTopic(models.Model):
+    """A paper's membership of a topic, and why: the rule's matched terms, the
+    model's score, or a pin."""
+
+    class Source(models.TextChoices):
+        RULE = "rule", "Rule"
+        MODEL = "model", "Model"
+        PIN = "pin", "Pinned by a curator"
+        JUDGE = "judge", "Judged in by a language model"
+
+    paper = models.ForeignKey(
+        Paper, on_delete=models.CASCADE, related_name="paper_topics"
+    )
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="paper_topics"
+    )
+    source = models.CharField(
+        max_length=10, choices=Source.choices, default=Source.RULE
+    )
+    matched_terms = models.JSONField(default=list, blank=True)
+    # The topic model's probability that the paper belongs, where a model is used.
+    score = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Leads with topic: topic pages read one topic's papers.
+            models.UniqueConstraint(
+                fields=["topic", "paper"], name="paper_topic_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} in {self.topic}"
+
+
+class TopicExclusion(models.Model):
+    """A curator's decision that a paper is not in a topic, whatever the rule says."""
+
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="exclusions"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "paper"], name="topic_exclusion_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} excluded from {self.topic}"
+
+
+class Follow(models.Model):
+    """A user following a topic; `muted` leaves it out of their digests."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follows"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="follows")
+    muted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "topic"], name="follow_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} follows {self.topic}"

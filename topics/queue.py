@@ -1,0 +1,78 @@
+"""What curators read about a topic's membership: papers awaiting review, the
+model's expected precision and recall, its band, and which decisions help most."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db.models import Count
+from django.template.defaultfilters import pluralize
+
+from topics.membership import MIN_EACH
+from topics.models import ReviewItem
+from topics.models import TopicModel
+
+# Decisions a curator makes in one burst before the model retrains.
+BURST = 50
+
+
+def awaiting_counts(topic_ids: Iterable[int]) -> dict[int, int]:
+    """Papers pending (in the band, no verdict) per topic, in one query."""
+    rows = (
+        ReviewItem.objects.filter(topic_id__in=list(topic_ids), pending=True)
+        .values_list("topic_id")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    return dict(rows)
+
+
+def awaiting_text(count: int) -> str:
+    return f"{count} awaiting review"
+
+
+def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> str:
+    """A few sentences for admin: the model's state, training size, what its
+    automatic decisions are expected to reach and what would help most."""
+    if model is None:
+        return "Not trained yet."
+    if model.state == TopicModel.State.TOO_FEW:
+        return (
+            f"Too few decisions to train ({model.positives} positives, "
+            f"{model.decisions} curator decisions; needs "
+            f"{settings.MOMENTUM_MODEL_MIN_POSITIVES} and "
+            f"{settings.MOMENTUM_MODEL_MIN_DECISIONS}): the rule alone decides."
+        )
+    trained = (
+        f"v{model.version}, trained {model.trained_at:%Y-%m-%d %H:%M} on "
+        f"{model.positives} positives and {model.negatives} negatives "
+        f"({model.decisions} curator decisions)."
+    )
+    if model.include_at is None:
+        return (
+            f"{trained} No band yet: too few decisions of each kind (needs "
+            f"{MIN_EACH} included and {MIN_EACH} excluded), or none the model can "
+            "decide in at the precision target. The rule decides and the model's "
+            "disagreements wait in the review queue."
+        )
+    expected = (
+        f" Automatic decisions, cross-validated on your decisions: precision "
+        f"{model.precision:.2f}, recall {model.recall:.2f}; "
+        f"{model.band:.0%} of decided papers fall in the band."
+    )
+    return trained + expected + " " + advice(awaiting)
+
+
+def advice(awaiting: int | None) -> str:
+    """Which decisions help most: the band's, most uncertain first."""
+    if awaiting is None:
+        return ""
+    if awaiting == 0:
+        return "Nothing awaits review."
+    burst = min(BURST, awaiting)
+    return (
+        f"{awaiting} paper{pluralize(awaiting)} in the band await review; deciding "
+        f"the {burst} most uncertain first helps most (the model retrains after "
+        "each burst and redraws the band)."
+    )
