@@ -9,7 +9,7 @@ import pytest
 from core.tasks import HARD_LIMIT_MARGIN
 from notifications.tasks import send_digest
 from papers.tasks import ingest_source
-from topics.tasks import RETAG_LOST_AFTER
+from topics.retagging import RETAG_LOST_AFTER
 from topics.tasks import retag_topic
 from topics.tasks import train_topic_model
 

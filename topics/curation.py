@@ -26,10 +26,13 @@ from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicAlias
 from topics.models import TopicExclusion
+from topics.relevance import training_due_key
 from topics.rules import RuleError
 from topics.rules import compile_rule
 from topics.tagging import TopicRules
 from topics.tagging import tag_papers
+from topics.tasks import retag_topic
+from topics.tasks import train_topic_model
 
 
 @transaction.atomic
@@ -90,8 +93,6 @@ def request_training(topic: Topic) -> None:
     decision marks the topic and schedules a training MOMENTUM_MODEL_TRAIN_DELAY
     seconds after the commit (at once with in-process tasks); the decisions made
     until the training starts ride on it, so a bulk action trains once."""
-    from topics.tasks import train_topic_model  # tasks import this module
-
     eager = settings.CELERY_TASK_ALWAYS_EAGER
     delay = 0 if eager else settings.MOMENTUM_MODEL_TRAIN_DELAY
     # The training clears the mark as it starts; the timeout only frees a topic
@@ -102,14 +103,8 @@ def request_training(topic: Topic) -> None:
     send_after_commit(train_topic_model, topic.pk, countdown=delay)
 
 
-def training_due_key(topic_id: int) -> str:
-    return f"topics:training-due:{topic_id}"
-
-
 def request_retag(topic: Topic) -> None:
     """Re-tag every paper for this topic in the background, after the commit."""
-    from topics.tasks import retag_topic  # tasks import this module
-
     now = timezone.now()
     Topic.objects.filter(pk=topic.pk).update(
         retag_requested_at=now, retag_done=0, retag_total=0

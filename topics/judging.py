@@ -32,8 +32,8 @@ from django.utils import timezone
 from papers.models import Paper
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.answerers import ProviderError
-from topics.ask.answerers import _raise_for_status
-from topics.ask.answerers import _sse_deltas
+from topics.ask.answerers import raise_for_status
+from topics.ask.answerers import sse_deltas
 from topics.deciding import apply_model
 from topics.deciding import scorer_of
 from topics.models import JudgeVerdict
@@ -127,22 +127,22 @@ class Judge:
         parts: list[str] = []
         try:
             with (
-                client._client() as http,
+                client.http_client() as http,
                 http.stream("POST", client.url, json=body) as response,
             ):
                 if response.status_code != 200:
                     response.read()
-                    _raise_for_status(response)
+                    raise_for_status(response)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     return _message_text(response.read())
-                for delta in _sse_deltas(response.iter_lines()):
+                for delta in sse_deltas(response.iter_lines()):
                     parts.append(delta)
                     if time.monotonic() > deadline:
-                        raise ProviderError(client._timed_out())
+                        raise ProviderError(client.timed_out())
                     if sum(map(len, parts)) > MAX_ANSWER_CHARS:
                         raise ProviderError("its answer was too long")
         except httpx.TimeoutException as exc:
-            raise ProviderError(client._timed_out()) from exc
+            raise ProviderError(client.timed_out()) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(f"it could not be reached ({exc})") from exc
         return "".join(parts)

@@ -17,6 +17,7 @@ pending. Pins and exclusions always win.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 from sklearn.model_selection import KFold
 
@@ -44,6 +47,8 @@ from topics.scoring import Scorer
 from topics.scoring import fit
 from topics.tagging import TopicRules
 from topics.tagging import iter_paper_documents
+
+logger = logging.getLogger(__name__)
 
 NEGATIVES_PER_POSITIVE = 5
 MIN_NEGATIVES = 500
@@ -244,6 +249,29 @@ def train(topic: Topic, *, force: bool = False) -> TopicModel:
     used = scorer if topic.membership != Topic.Membership.RULE else None
     apply_model(topic, TopicScorer(used, thresholds) if used is not None else None)
     return model
+
+
+def retrain(topic_id: int, *, force: bool = False) -> tuple[Topic, TopicModel] | None:
+    """Train an active topic's model (`train`), one training per topic at a time;
+    None when the topic is gone or inactive. Decisions made from now on are not
+    in this training's data: they ask for another (training_due_key)."""
+    cache.delete(training_due_key(topic_id))
+    with transaction.atomic():
+        # A second training of the topic waits here, then finds no change.
+        topic = (
+            Topic.objects.select_for_update()
+            .filter(pk=topic_id, is_active=True)
+            .first()
+        )
+        if topic is None:
+            logger.info("topic %s is gone or inactive; no model trained", topic_id)
+            return None
+        return topic, train(topic, force=force)
+
+
+def training_due_key(topic_id: int) -> str:
+    """Set while a training of the topic is scheduled (topics.curation)."""
+    return f"topics:training-due:{topic_id}"
 
 
 def threshold_fields(thresholds: Thresholds | None) -> dict:

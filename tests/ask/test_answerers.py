@@ -207,10 +207,10 @@ def test_malformed_stream_is_a_provider_error(sources):
     answerer = ChatCompletionsAnswerer("http://unused/v1", "m")
     lines = iter(["data: {not json"])
 
-    from topics.ask.answerers import _sse_deltas
+    from topics.ask.answerers import sse_deltas
 
     with pytest.raises(ProviderError, match="could not be read"):
-        list(_sse_deltas(lines))
+        list(sse_deltas(lines))
     assert answerer.url == "http://unused/v1/chat/completions"
 
 

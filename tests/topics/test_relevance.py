@@ -19,13 +19,13 @@ from topics import relevance
 from topics import scoring
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
-from topics.curation import training_due_key
 from topics.membership import BOUNDARY
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicModel
 from topics.queue import model_summary
+from topics.relevance import training_due_key
 from topics.tagging import retag_topics
 from topics.tasks import train_topic_model
 

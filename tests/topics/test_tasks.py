@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from tests.topics.factories import make_topic
 from topics.models import Topic
-from topics.tasks import RETAG_LOST_AFTER
+from topics.retagging import RETAG_LOST_AFTER
 from topics.tasks import resend_lost_retags
 
 pytestmark = pytest.mark.django_db

@@ -198,16 +198,16 @@ class ChatCompletionsAnswerer:
     def answer(self, question: str, sources: Sequence[Source]) -> Answer:
         body = self._body(question, sources, stream=False)
         deadline = time.monotonic() + self.timeout
-        with self._client() as client:
+        with self.http_client() as client:
             try:
                 response = client.post(self.url, json=body)
             except httpx.TimeoutException as exc:
-                raise ProviderError(self._timed_out()) from exc
+                raise ProviderError(self.timed_out()) from exc
             except httpx.HTTPError as exc:
                 raise ProviderError(f"it could not be reached ({exc})") from exc
         if time.monotonic() > deadline:
-            raise ProviderError(self._timed_out())
-        _raise_for_status(response)
+            raise ProviderError(self.timed_out())
+        raise_for_status(response)
         try:
             text = response.json()["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
@@ -229,21 +229,21 @@ class ChatCompletionsAnswerer:
         received = 0
         try:
             with (
-                self._client() as client,
+                self.http_client() as client,
                 client.stream("POST", self.url, json=body) as response,
             ):
                 if response.status_code != 200:
                     response.read()
-                    _raise_for_status(response)
-                for delta in _sse_deltas(response.iter_lines()):
+                    raise_for_status(response)
+                for delta in sse_deltas(response.iter_lines()):
                     received += len(delta)
                     if time.monotonic() > deadline:
-                        raise ProviderError(self._timed_out())
+                        raise ProviderError(self.timed_out())
                     yield from checker.feed(delta)
                     if received > MAX_ANSWER_CHARS:
                         break
         except httpx.TimeoutException as exc:
-            raise ProviderError(self._timed_out()) from exc
+            raise ProviderError(self.timed_out()) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(f"it could not be reached ({exc})") from exc
         yield from checker.close()
@@ -259,13 +259,13 @@ class ChatCompletionsAnswerer:
             "stream": stream,
         }
 
-    def _client(self) -> httpx.Client:
+    def http_client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         # `read` bounds each wait for bytes; the deadline bounds the whole answer.
         timeout = httpx.Timeout(self.timeout, connect=self.connect_timeout)
         return httpx.Client(headers=headers, timeout=timeout, follow_redirects=False)
 
-    def _timed_out(self) -> str:
+    def timed_out(self) -> str:
         return f"it did not answer within {self.timeout:g} seconds"
 
 
@@ -273,7 +273,7 @@ def _numbers(sources: Sequence[Source]) -> set[int]:
     return {source.number for source in sources}
 
 
-def _raise_for_status(response: httpx.Response) -> None:
+def raise_for_status(response: httpx.Response) -> None:
     if response.status_code == 200:
         return
     detail = ""
@@ -284,7 +284,7 @@ def _raise_for_status(response: httpx.Response) -> None:
     raise ProviderError(f"it answered with HTTP {response.status_code}{suffix}")
 
 
-def _sse_deltas(lines: Iterator[str]) -> Iterator[str]:
+def sse_deltas(lines: Iterator[str]) -> Iterator[str]:
     """The content deltas of an OpenAI-style server-sent event stream."""
     for line in lines:
         if not line.startswith("data:"):
