@@ -16,12 +16,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import httpx
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -32,8 +30,6 @@ from django.utils import timezone
 from papers.models import Paper
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.answerers import ProviderError
-from topics.ask.answerers import raise_for_status
-from topics.ask.answerers import sse_deltas
 from topics.deciding import apply_model
 from topics.deciding import scorer_of
 from topics.models import JudgeVerdict
@@ -122,42 +118,10 @@ class Judge:
 
     def _complete(self, body: dict[str, Any]) -> str:
         """The answer's text, streamed or not, within the timeout as a whole."""
-        client = self.client
-        deadline = time.monotonic() + client.timeout
-        parts: list[str] = []
-        try:
-            with (
-                client.http_client() as http,
-                http.stream("POST", client.url, json=body) as response,
-            ):
-                if response.status_code != 200:
-                    response.read()
-                    raise_for_status(response)
-                if "text/event-stream" not in response.headers.get("content-type", ""):
-                    return _message_text(response.read())
-                for delta in sse_deltas(response.iter_lines()):
-                    parts.append(delta)
-                    if time.monotonic() > deadline:
-                        raise ProviderError(client.timed_out())
-                    if sum(map(len, parts)) > MAX_ANSWER_CHARS:
-                        raise ProviderError("its answer was too long")
-        except httpx.TimeoutException as exc:
-            raise ProviderError(client.timed_out()) from exc
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"it could not be reached ({exc})") from exc
-        return "".join(parts)
-
-
-def _message_text(raw: bytes) -> str:
-    try:
-        message = json.loads(raw)["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise ProviderError("its answer could not be read") from exc
-    if not isinstance(message, dict):
-        raise ProviderError("its answer could not be read")
-    if message.get("refusal"):
-        raise ProviderError(f"it refused: {str(message['refusal'])[:200]}")
-    return str(message.get("content") or "")
+        text = "".join(self.client.deltas(body, limit=MAX_ANSWER_CHARS))
+        if len(text) > MAX_ANSWER_CHARS:
+            raise ProviderError("its answer was too long")
+        return text
 
 
 def parse_verdict(text: str, model: str) -> Verdict:

@@ -208,10 +208,7 @@ class ChatCompletionsAnswerer:
         if time.monotonic() > deadline:
             raise ProviderError(self.timed_out())
         raise_for_status(response)
-        try:
-            text = response.json()["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ProviderError("its answer could not be read") from exc
+        text = message_text(response.content)
         claims, dropped = check_citations(text[:MAX_ANSWER_CHARS], _numbers(sources))
         return Answer(
             claims=claims, sources=list(sources), answerer=self.name, dropped=dropped
@@ -225,6 +222,17 @@ class ChatCompletionsAnswerer:
         `checker` counts what it drops, for the caller to report at the end.
         """
         body = self._body(question, sources, stream=True)
+        for delta in self.deltas(body):
+            yield from checker.feed(delta)
+        yield from checker.close()
+
+    def deltas(
+        self, body: dict[str, Any], limit: int = MAX_ANSWER_CHARS
+    ) -> Iterator[str]:
+        """The answer's text to a chat-completions request, as the provider
+        streams it (or whole, when it answers in one message), within the
+        timeout as a whole; it stops once past `limit` characters. Raises
+        ProviderError."""
         deadline = time.monotonic() + self.timeout
         received = 0
         try:
@@ -235,18 +243,20 @@ class ChatCompletionsAnswerer:
                 if response.status_code != 200:
                     response.read()
                     raise_for_status(response)
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    yield message_text(response.read())
+                    return
                 for delta in sse_deltas(response.iter_lines()):
                     received += len(delta)
                     if time.monotonic() > deadline:
                         raise ProviderError(self.timed_out())
-                    yield from checker.feed(delta)
-                    if received > MAX_ANSWER_CHARS:
-                        break
+                    yield delta
+                    if received > limit:
+                        return
         except httpx.TimeoutException as exc:
             raise ProviderError(self.timed_out()) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(f"it could not be reached ({exc})") from exc
-        yield from checker.close()
 
     def _body(
         self, question: str, sources: Sequence[Source], *, stream: bool
@@ -282,6 +292,20 @@ def raise_for_status(response: httpx.Response) -> None:
     logger.warning("Chat provider answered %s: %s", response.status_code, detail)
     suffix = f": {detail}" if detail else ""
     raise ProviderError(f"it answered with HTTP {response.status_code}{suffix}")
+
+
+def message_text(raw: bytes) -> str:
+    """The text of a chat-completions answer given whole (not streamed); a
+    refusal or an unreadable answer is a ProviderError."""
+    try:
+        message = json.loads(raw)["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ProviderError("its answer could not be read") from exc
+    if not isinstance(message, dict):
+        raise ProviderError("its answer could not be read")
+    if message.get("refusal"):
+        raise ProviderError(f"it refused: {str(message['refusal'])[:200]}")
+    return str(message.get("content") or "")
 
 
 def sse_deltas(lines: Iterator[str]) -> Iterator[str]:
