@@ -62,8 +62,8 @@ def band(topic) -> dict[str, ReviewItem]:
     return items
 
 
-def test_the_queue_puts_the_most_uncertain_first(curator, band):
-    text = curator.get(reverse(CHANGELIST)).text
+def test_the_queue_puts_the_most_uncertain_first(admin_client, band):
+    text = admin_client.get(reverse(CHANGELIST)).text
 
     titles = ["Paper 6", "Paper 2", "Paper 4", "Paper 5", "Paper 3", "Paper 1"]
     positions = [text.index(f">{title}</a>") for title in titles]
@@ -72,10 +72,10 @@ def test_the_queue_puts_the_most_uncertain_first(curator, band):
     assert "Judge (m1) says in: Trains agents." in text
 
 
-def test_the_pending_filter_and_definition_help(curator, topic, band):
+def test_the_pending_filter_and_definition_help(admin_client, topic, band):
     url = f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}&kind=pending"
 
-    text = curator.get(url).text
+    text = admin_client.get(url).text
 
     assert "What belongs in RL for LLM Agents:" in text
     assert "Agents trained with reinforcement learning; not prompting." in text
@@ -83,19 +83,19 @@ def test_the_pending_filter_and_definition_help(curator, topic, band):
     assert "Paper 6" not in text  # judged, no longer pending
 
 
-def test_judged_filter_lists_the_verdicts(curator, band):
-    text = curator.get(f"{reverse(CHANGELIST)}?kind=judged").text
+def test_judged_filter_lists_the_verdicts(admin_client, band):
+    text = admin_client.get(f"{reverse(CHANGELIST)}?kind=judged").text
 
     assert "Paper 6" in text
     assert "Paper 2" not in text
 
 
 def test_bulk_decisions_settle_pending_papers_and_override_the_judge(
-    curator, topic, band
+    admin_client, topic, band
 ):
     chosen = [band["p0.52"].pk, band["judged"].pk]
 
-    response = curator.post(
+    response = admin_client.post(
         reverse(CHANGELIST),
         {"action": "exclude_selected", "_selected_action": chosen},
     )
@@ -111,7 +111,7 @@ def test_bulk_decisions_settle_pending_papers_and_override_the_judge(
 
 
 def test_the_queue_reads_in_bounded_queries(
-    curator, topic, band, django_assert_max_num_queries
+    admin_client, topic, band, django_assert_max_num_queries
 ):
     for n in range(7, 37):
         upsert_records([paper_record(f"2606.{n:05d}", title=f"Paper {n}")])
@@ -121,13 +121,15 @@ def test_the_queue_reads_in_bounded_queries(
         )
 
     with django_assert_max_num_queries(14):
-        response = curator.get(f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}")
+        response = admin_client.get(
+            f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
+        )
 
     assert response.status_code == 200
 
 
 def test_topic_admin_says_how_many_await_review(
-    curator, topic, band, django_assert_max_num_queries
+    admin_client, topic, band, django_assert_max_num_queries
 ):
     trained_model(topic)
     for n in range(5):
@@ -135,8 +137,10 @@ def test_topic_admin_says_how_many_await_review(
     queue = reverse(CHANGELIST)
 
     with django_assert_max_num_queries(12):
-        listing = curator.get(reverse("admin:topics_topic_changelist")).text
-    change = curator.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+        listing = admin_client.get(reverse("admin:topics_topic_changelist")).text
+    change = admin_client.get(
+        reverse("admin:topics_topic_change", args=[topic.pk])
+    ).text
 
     pending_url = f"{queue}?topic__id__exact={topic.pk}&amp;pending__exact=1"
     assert f'<a href="{pending_url}">5 awaiting review</a>' in listing
