@@ -131,6 +131,9 @@ class ReviewItemAdmin(admin.ModelAdmin):
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     actions = ["include_selected", "exclude_selected"]
 
+    class Media:
+        css = {"all": ["css/admin_review.css"]}
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
         # Distance from even odds (calibrated where automatic decisions apply):
         # the smallest is the model's hardest call, the most informative decision.
