@@ -43,7 +43,7 @@ def paper_rows(
 
 
 def search_rows(papers: Sequence[Paper]) -> list[SafeString]:
-    """The rows of search results (papers.search.highlight gave each its
+    """The rows of search results (papers.highlight.highlight gave each its
     `highlighted_title` and `snippet`): each paper's shared search row, with
     those two filled in for this query."""
 

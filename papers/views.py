@@ -16,6 +16,7 @@ from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
 from papers.forms import SearchForm
+from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
@@ -30,7 +31,6 @@ from papers.query import related_papers
 from papers.rows import paper_rows
 from papers.rows import search_rows
 from papers.search import arxiv_id_query
-from papers.search import highlight
 from papers.search import search_papers
 from papers.slots import page_response
 from papers.versions import NAMES

@@ -3,15 +3,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from functools import wraps
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.contrib.syndication.views import Feed
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.db.models import OuterRef
-from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.http import Http404
@@ -20,8 +16,6 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.feedgenerator import Atom1Feed
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -30,20 +24,16 @@ from accounts.models import User
 from accounts.requests import signed_in
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
-from papers.latex import latex_to_text
 from papers.library import record_shown
 from papers.models import Paper
 from papers.pagecache import PageValue
 from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
-from papers.pagecache import cached_value
 from papers.pagecache import render_shared
 from papers.query import get_paper
 from papers.query import latest_papers
 from papers.rows import paper_rows
-from papers.slots import FILLERS
-from papers.slots import Reader
 from papers.slots import page_response
 from papers.versions import LATEST
 from papers.versions import NAMES
@@ -71,45 +61,8 @@ from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
-from topics.queue import awaiting_text
 
 PAPERS_PER_PAGE = 25
-FEED_ITEMS = 50
-# Staff's "N awaiting review" is cached this long: a cached page costs no query.
-AWAITING_SECONDS = 60
-
-
-def awaiting_slot(reader: Reader, slug: str) -> str:
-    """Staff only, on the shared topic page: "N awaiting review", linked to the
-    topic's pending papers in the review queue; nothing for readers."""
-    if not (reader.signed_in and reader.user.is_staff):
-        return ""
-    topic_id, count = cached_value(
-        f"topics:awaiting:{slug}", lambda: _awaiting(slug), AWAITING_SECONDS
-    )
-    if not count:
-        return ""
-    url = reverse("admin:topics_reviewitem_changelist")
-    query = urlencode({"topic__id__exact": topic_id, "pending__exact": 1})
-    return format_html(
-        '<a class="awaiting-review" href="{}?{}">{}</a>',
-        url,
-        query,
-        awaiting_text(count),
-    )
-
-
-def _awaiting(slug: str) -> tuple[int | None, int]:
-    # One query: the topic's id (for the queue's filter) with its count.
-    pending = Count("review_items", filter=Q(review_items__pending=True))
-    row = Topic.objects.filter(slug=slug).values_list("pk").annotate(n=pending)
-    found = row.first()
-    return (found[0], found[1]) if found else (None, 0)
-
-
-# The topic page is rendered once for everyone (papers.pagecache); this slot is
-# filled per request, like the follow button.
-FILLERS["awaiting"] = awaiting_slot
 
 
 def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -349,48 +302,6 @@ def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     # A redirect (302) even when limited: the reader lands back on the paper,
     # where the message says why.
     return redirect(next_url)
-
-
-class TopicFeed(Feed):
-    """The topic's latest papers as Atom, for feed readers."""
-
-    feed_type = Atom1Feed
-
-    def get_object(self, request: HttpRequest, slug: str) -> Topic:
-        return get_active_topic(slug)
-
-    def title(self, topic: Topic) -> str:
-        return f"{topic.name} · Momentum"
-
-    def subtitle(self, topic: Topic) -> str:
-        return topic.description
-
-    def link(self, topic: Topic) -> str:
-        return topic.get_absolute_url()
-
-    def items(self, topic: Topic) -> QuerySet[Paper]:
-        return (
-            Paper.objects.filter(paper_topics__topic=topic)
-            .order_by("-first_announced", "-id")
-            .only(
-                "arxiv_id", "title", "abstract", "author_names", "published", "updated"
-            )[:FEED_ITEMS]
-        )
-
-    def item_title(self, paper: Paper) -> str:
-        return latex_to_text(paper.title)
-
-    def item_description(self, paper: Paper) -> str:
-        return paper.abstract
-
-    def item_author_name(self, paper: Paper) -> str:
-        return paper.author_names
-
-    def item_pubdate(self, paper: Paper):
-        return paper.published
-
-    def item_updateddate(self, paper: Paper):
-        return paper.updated
 
 
 def _page(request: HttpRequest, papers: QuerySet, count: int | None = None):

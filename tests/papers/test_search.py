@@ -15,15 +15,15 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from papers.highlight import excerpt
+from papers.highlight import mark_words
+from papers.highlight import marked_words
+from papers.highlight import to_html
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from papers.search import Term
 from papers.search import arxiv_id_query
-from papers.search import excerpt
-from papers.search import mark_words
-from papers.search import marked_words
 from papers.search import parse_query
-from papers.search import to_html
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
