@@ -120,7 +120,7 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert "25002 new" in output
     assert "Seed topics: 34" in output
     assert "RL for LLM Agents: 213 pins and 357 exclusions" in output
-    assert "cross-validated precision" in output
+    assert "cross-validated on your decisions: precision" in output
     assert f"admin@momentum.localhost / momentum-admin  ({site}/admin/)" in output
     feed = pages["/topics/rl-for-llm-agents/feed/"][1]
     assert feed.count(f'href="{site}/papers/') > 20
