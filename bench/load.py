@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 
 import bench.pages as pages
+import bench.pages_fill as pages_fill
+import bench.pages_server as pages_server
 from bench.common import BASE_DIR
 from bench.common import run_wrk
 
@@ -96,11 +98,11 @@ def main() -> None:
         if shutil.which(tool) is None:
             sys.exit(f"bench.load needs {tool}: apt-get install -y {tool}")
 
-    url = pages.prepare_server_database(args.papers, args.topics, refill=False)
+    url = pages_server.prepare_server_database(args.papers, args.topics, refill=False)
     from topics.models import Topic
     from topics.query import topic_papers
 
-    slug, _ = pages.largest_seed_topic()
+    slug, _ = pages_fill.largest_seed_topic()
     newest = topic_papers(Topic.objects.get(slug=slug)).first()
     paths = [
         "/",
@@ -114,10 +116,10 @@ def main() -> None:
     os.environ.update(
         MOMENTUM_API_ANON_RATE="1000000/minute", MOMENTUM_API_USER_RATE="1000000/minute"
     )
-    port = pages.free_port()
+    port = pages_server.free_port()
     base = f"http://127.0.0.1:{port}"
-    cache_port = pages.free_port()
-    pages.CACHE_URL = f"redis://127.0.0.1:{cache_port}/0"
+    cache_port = pages_server.free_port()
+    pages_server.CACHE_URL = f"redis://127.0.0.1:{cache_port}/0"
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "mixed.lua"
@@ -126,8 +128,10 @@ def main() -> None:
         )
         cache = start_redis(cache_port)
         try:
-            with pages.gunicorn(port, Path(tmp) / "gunicorn.log", url):
-                minimal = pages.wrk(base + "/bench/minimal/", min(args.seconds, 10))
+            with pages_server.gunicorn(port, Path(tmp) / "gunicorn.log", url):
+                minimal = pages_server.wrk(
+                    base + "/bench/minimal/", min(args.seconds, 10)
+                )
                 results["steady"] = wrk_mixed(
                     base, script, args.seconds, args.connections
                 )

@@ -42,262 +42,37 @@ run are lower than without it.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import hashlib
-import itertools
 import json
-import os
-import random
-import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
-from collections.abc import Iterator
 from pathlib import Path
 
-from bench.common import BASE_DIR
-from bench.common import BENCH_DATABASE
-from bench.common import DEMO_CORPUS
 from bench.common import Timer
 from bench.common import corpus_rows
-from bench.common import run_wrk
-from bench.common import setup_django
+from bench.pages_fill import SEED_TOPICS
+from bench.pages_fill import largest_seed_topic
+from bench.pages_server import CACHE_URL
+from bench.pages_server import WORKERS
+from bench.pages_server import WRK_CONNECTIONS
+from bench.pages_server import WRK_THREADS
+from bench.pages_server import average_baseline
+from bench.pages_server import fetch
+from bench.pages_server import free_port
+from bench.pages_server import gunicorn
+from bench.pages_server import prepare_server_database
+from bench.pages_server import worker_pids
+from bench.pages_server import wrk
 
-# Redis database 9: the bench's own, emptied before each run.
-CACHE_URL = os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/9")
-SEED_TOPICS = BASE_DIR / "data" / "demo" / "topics.json"
-# Bump when the fill below changes what it stores.
-FILL_VERSION = 1
 TARGETS = {"visitor": 0.5, "reader": 0.3}
 # Signed-in pages with a target (the others are reported).
 READER_TARGETS = ("home", "topic")
 COLD_TARGET = 2.0
 COLD_SAMPLES = 30
 SEARCH = "/search/?q=reinforcement+learning"
-UPSERT_BATCH = 2000
-WORKERS = 2
-WRK_THREADS = 2
-WRK_CONNECTIONS = 8
-
-
-# FILL
-# ------------------------------------------------------------------------------
-
-
-def signature(papers: int, topics: int) -> str:
-    """What the filled database holds; a match means it can be reused as is."""
-    facts = {
-        "fill": FILL_VERSION,
-        "papers": papers,
-        "topics": topics,
-        "corpus": DEMO_CORPUS.stat().st_size,
-        "seed": hashlib.sha256(SEED_TOPICS.read_bytes()).hexdigest(),
-    }
-    digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
-    return f"bench.pages {digest[:16]} {papers} papers {topics} topics"
-
-
-def database_url(papers: int, topics: int) -> str:
-    """One scratch database per size, so a small smoke run keeps the full one."""
-    return os.environ.get("BENCH_PAGES_DATABASE_URL") or (
-        BENCH_DATABASE.rsplit("/", 1)[0] + f"/momentum_bench_pages_p{papers}_t{topics}"
-    )
-
-
-def _psql(url: str, sql: str) -> str:
-    server = url.rsplit("/", 1)[0] + "/postgres"
-    done = subprocess.run(
-        ["psql", server, "-tAc", sql], check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
-
-
-def stored_signature(url: str) -> str:
-    """The signature the database was filled with ('' if none or no database)."""
-    name = url.rsplit("/", 1)[1]
-    return _psql(
-        url,
-        "SELECT coalesce(shobj_description(oid, 'pg_database'), '') "
-        f"FROM pg_database WHERE datname = '{name}'",
-    )
-
-
-def store_signature(url: str, value: str) -> None:
-    name = url.rsplit("/", 1)[1]
-    _psql(url, f"COMMENT ON DATABASE {name} IS '{value}'")
-
-
-def synthetic_id(copy: int, number: int) -> str:
-    """A distinct arXiv id per (copy, row): YYMM from 1001 on, never a real pair."""
-    return f"{10 + copy // 12:02d}{copy % 12 + 1:02d}.{number:05d}"
-
-
-def recombined_lines(papers: int) -> Iterator[str]:
-    """Snapshot lines for `papers` papers from the demo corpus.
-
-    The first copy is the corpus as is; each later copy keeps a paper's
-    abstract, authors, categories and dates and takes another paper's title.
-    """
-    rows = list(corpus_rows())
-    for n in range(papers):
-        copy, number = divmod(n, len(rows))
-        row = rows[number]
-        title = rows[(number + copy * 7919) % len(rows)]["title"]
-        yield json.dumps({**row, "id": synthetic_id(copy, number), "title": title})
-
-
-def seed_phrases() -> list[str]:
-    """The quoted phrases of the seed topics' rules, in first-seen order."""
-    seen: dict[str, None] = {}
-    for entry in json.loads(SEED_TOPICS.read_text()):
-        for phrase in re.findall(r'"([^"]{4,})"', entry["rule"]):
-            seen.setdefault(phrase, None)
-    return list(seen)
-
-
-def generated_rules(count: int, seed: int = 11) -> list[tuple[str, str]]:
-    """(name, rule) for `count` topics whose rules recombine the seed phrases."""
-    from topics.rules import RuleError
-    from topics.rules import compile_rule
-
-    rng = random.Random(seed)
-    phrases = seed_phrases()
-    shapes = [
-        '"{a}" OR "{b}" OR "{c}"',
-        'ti:("{a}" OR "{b}") OR abs:"{c}"',
-        '("{a}" OR "{b}" OR "{c}") ANDNOT ti:survey',
-        '("{a}" OR "{b}") AND (LLM OR "{c}" OR learning)',
-        'abs:"{a}" OR ti:"{b}" OR "{c}" OR "{d}"',
-    ]
-    rules: list[tuple[str, str]] = []
-    while len(rules) < count:
-        a, b, c, d = rng.sample(phrases, 4)
-        rule = rng.choice(shapes).format(a=a, b=b, c=c, d=d)
-        try:
-            compile_rule(rule)
-        except RuleError:
-            continue
-        rules.append((f"{a.capitalize()} and {b}"[:100], rule))
-    return rules
-
-
-def fill(papers: int, topics: int) -> None:
-    """Topics, papers, tags and momentum, through the real pipeline's functions."""
-    from django.db import connection
-    from django.utils import timezone
-    from django.utils.text import slugify
-
-    from papers.ingest.records import Rejected
-    from papers.ingest.snapshot import iter_snapshot
-    from papers.ingest.upsert import upsert_records
-    from papers.models import IngestRun
-    from topics.models import Topic
-    from topics.momentum import refresh_momentum
-    from topics.seed import load_topics
-    from topics.tagging import retag_all
-
-    with Timer() as timer:
-        seeded = load_topics()
-        for number, (name, rule) in enumerate(
-            generated_rules(max(topics - len(seeded), 0)), 1
-        ):
-            Topic.objects.create(
-                name=f"{name} ({number})",
-                slug=f"bench-{number:03d}-{slugify(name)}"[:120],
-                description="Generated by bench.pages from the seed rules' phrases.",
-                rule=rule,
-            )
-    print(f"  topics    {Topic.objects.count():9,}  in {timer.seconds:6.1f} s")
-
-    run = IngestRun.objects.create(source="bench.pages", format="snapshot")
-    with Timer() as timer:
-        records = iter_snapshot(recombined_lines(papers))
-        while batch := list(itertools.islice(records, UPSERT_BATCH)):
-            rejected = [r for r in batch if isinstance(r, Rejected)]
-            assert not rejected, rejected[:3]
-            result = upsert_records(batch)
-            run.fetched_count += len(batch)
-            run.new_count += len(result.new_ids)
-    run.status = IngestRun.Status.SUCCEEDED
-    run.finished_at = timezone.now()
-    run.save()
-    print(f"  papers    {run.new_count:9,}  in {timer.seconds:6.1f} s")
-
-    with Timer() as timer:
-        tagged = retag_all()
-    print(f"  tagging   {tagged.papers:9,}  in {timer.seconds:6.1f} s")
-    with Timer() as timer:
-        refresh_momentum()
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-    print(f"  momentum, VACUUM ANALYZE   in {timer.seconds:6.1f} s")
-
-
-def open_kept_database(url: str) -> None:
-    """Set Django up on a filled database, kept from an earlier run."""
-    setup_django(fresh_database=False, url=url)
-    # Migrations added since the fill apply to the kept data, as in production.
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v0"],
-        cwd=BASE_DIR,
-        check=True,
-        env=os.environ,
-    )
-
-
-def prepare_database(url: str, papers: int, topics: int, refill: bool) -> None:
-    """Reuse the filled database when its signature matches, else fill it anew."""
-    wanted = signature(papers, topics)
-    name = url.rsplit("/", 1)[1]
-    if not refill and stored_signature(url) == wanted:
-        print(f"database: reusing {name} ({wanted})")
-        open_kept_database(url)
-        return
-    print(f"database: filling {name}")
-    setup_django(fresh_database=True, url=url)
-    fill(papers, topics)
-    store_signature(url, wanted)
-
-
-# PAGES
-# ------------------------------------------------------------------------------
-
-
-def prepare_server_database(papers: int, topics: int, refill: bool) -> str:
-    """Fill (or reuse) the database and set this process up as the server runs,
-    for the script's own Django (fill, query counts, freshness); return its URL."""
-    url = database_url(papers, topics)
-    os.environ.update(
-        {
-            key: value
-            for key, value in server_env(url).items()
-            if key.startswith(("DJANGO_", "CACHE_"))
-        }
-    )
-    prepare_database(url, papers, topics, refill)
-    return url
-
-
-def largest_seed_topic() -> tuple[str, int]:
-    from django.db.models import Count
-
-    from topics.models import Topic
-
-    seed = [entry["slug"] for entry in json.loads(SEED_TOPICS.read_text())]
-    topic = (
-        Topic.objects.filter(slug__in=seed, is_active=True)
-        .annotate(n=Count("paper_topics"))
-        .order_by("-n", "slug")
-        .first()
-    )
-    assert topic is not None, "no seed topic"
-    return topic.slug, topic.n
 
 
 def query_counts(
@@ -326,107 +101,6 @@ def query_counts(
             runs.append((len(queries), timer.seconds * 1000))
         counts[name] = (runs[0][0], runs[1][0], len(response.content), runs[0][1])
     return counts
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def server_env(url: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DATABASE_URL=url,
-        DJANGO_DEBUG="false",
-        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
-        CACHE_URL=CACHE_URL,
-        DJANGO_LOG_LEVEL="WARNING",
-        PYTHONPATH=str(BASE_DIR),
-    )
-    env.setdefault("DJANGO_SECRET_KEY", "bench-only-" + "x" * 50)
-    env.pop("CELERY_BROKER_URL", None)
-    return env
-
-
-@contextlib.contextmanager
-def gunicorn(port: int, log: Path, url: str) -> Iterator[subprocess.Popen]:
-    """gunicorn serving bench.settings on 127.0.0.1:port until the block ends."""
-    command = [
-        str(Path(sys.executable).parent / "gunicorn"),
-        "config.wsgi",
-        "-w",
-        str(WORKERS),
-        "-b",
-        f"127.0.0.1:{port}",
-        "--log-level",
-        "warning",
-    ]
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            command, cwd=BASE_DIR, env=server_env(url), stdout=out, stderr=out
-        )
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/bench/minimal/", server, log)
-        yield server
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-def wait_until_up(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"gunicorn exited ({server.returncode}):\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    sys.exit(f"gunicorn did not answer {url} within 60 s:\n{log.read_text()}")
-
-
-def worker_pids(master: int) -> list[int]:
-    children = Path(f"/proc/{master}/task/{master}/children").read_text()
-    return [int(pid) for pid in children.split()]
-
-
-def wrk(url: str, seconds: float, cookie: str = "") -> dict[str, float]:
-    """Run wrk against url (with this Cookie header); requests/s, mean latency
-    (ms) and failed responses."""
-    headers = ["-H", f"Cookie: {cookie}"] if cookie else []
-    out, rps = run_wrk(
-        url,
-        f"-t{WRK_THREADS}",
-        f"-c{WRK_CONNECTIONS}",
-        f"-d{max(1, round(seconds))}s",
-        *headers,
-    )
-    latency = re.search(r"Latency\s+([\d.]+)(us|ms|s)\b", out)
-    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    errors = re.search(r"Socket errors:.*timeout (\d+)", out)
-    return {
-        "rps": rps,
-        "latency_ms": float(latency.group(1)) * scale[latency.group(2)]
-        if latency
-        else float("nan"),
-        "failed": float(bad.group(1) if bad else 0)
-        + float(errors.group(1) if errors else 0),
-    }
-
-
-def fetch(url: str, cookie: str = "") -> str:
-    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return response.read().decode()
 
 
 def bench_reader(slug: str) -> tuple[object, str]:
@@ -595,14 +269,6 @@ def load(
         if spy is not None:
             spy.wait(timeout=seconds + 30)
     return results
-
-
-def average_baseline(result: dict[str, float], url: str, seconds: float) -> None:
-    """Measure the baseline again and keep the mean of its first and last runs:
-    the machine's other load drifts during a run."""
-    first, last = result["rps"], wrk(url, seconds)["rps"]
-    result["rps"] = (first + last) / 2
-    result["spread"] = abs(first - last) / 2
 
 
 def main() -> None:

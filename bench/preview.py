@@ -37,11 +37,11 @@ from bench.common import BENCH_DATABASE
 from bench.common import DEMO_CORPUS
 from bench.common import Timer
 from bench.common import setup_django
-from bench.pages import SEED_TOPICS
-from bench.pages import open_kept_database
-from bench.pages import recombined_lines
-from bench.pages import store_signature
-from bench.pages import stored_signature
+from bench.pages_fill import SEED_TOPICS
+from bench.pages_fill import open_kept_database
+from bench.pages_fill import recombined_lines
+from bench.pages_fill import store_signature
+from bench.pages_fill import stored_signature
 
 FILL_VERSION = 1
 UPSERT_BATCH = 1000

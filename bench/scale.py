@@ -51,7 +51,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import bench.pages as pages
+import bench.pages_server as pages_server
 from bench.common import BASE_DIR
 from bench.common import BENCH_DATABASE
 from bench.common import Timer
@@ -101,11 +101,11 @@ def child(*options: str) -> dict[str, Any]:
 
 def server_environment(url: str) -> None:
     """This process (and its children) set up as bench.pages' server runs."""
-    pages.CACHE_URL = CACHE_URL
+    pages_server.CACHE_URL = CACHE_URL
     os.environ.update(
         {
             key: value
-            for key, value in pages.server_env(url).items()
+            for key, value in pages_server.server_env(url).items()
             if key.startswith(("DJANGO_", "CACHE_"))
         }
     )
@@ -181,8 +181,9 @@ def _percentiles(result: dict, name: str) -> str:
 
 def report(results: dict[str, dict[str, Any]], seconds: float) -> None:
     print(
-        f"\nbench.scale: gunicorn {pages.WORKERS} sync workers, wrk "
-        f"-t{pages.WRK_THREADS} -c{pages.WRK_CONNECTIONS}, {seconds:g} s per "
+        f"\nbench.scale: gunicorn {pages_server.WORKERS} sync workers, wrk "
+        f"-t{pages_server.WRK_THREADS} -c{pages_server.WRK_CONNECTIONS}, "
+        f"{seconds:g} s per "
         f"measure; x min: the rate over the minimal view's in the same run"
     )
     print(f"{'':26}" + "".join(f"{name:>22}" for name in results))

@@ -3,7 +3,7 @@ pipeline and then SQL copies of its papers (see bench.scale)."""
 
 from __future__ import annotations
 
-import bench.pages as pages
+import bench.pages_fill as pages_fill
 from bench.common import Timer
 from bench.common import corpus_rows
 from bench.common import setup_django
@@ -21,7 +21,7 @@ GIN_INDEXES = {
 def signature(papers: int) -> str:
     return (
         f"bench.scale v{FILL_VERSION} {papers} papers {TOPICS} topics "
-        + (pages.signature(corpus_size(), TOPICS).split()[1])
+        + (pages_fill.signature(corpus_size(), TOPICS).split()[1])
     )
 
 
@@ -33,13 +33,13 @@ def prepare(url: str, papers: int, refill: bool) -> bool:
     """Fill the size's database, or reuse it; True when it was filled now."""
     wanted = signature(papers)
     name = url.rsplit("/", 1)[1]
-    if not refill and pages.stored_signature(url) == wanted:
+    if not refill and pages_fill.stored_signature(url) == wanted:
         print(f"database: reusing {name} ({wanted})", flush=True)
-        pages.open_kept_database(url)
+        pages_fill.open_kept_database(url)
         return False
     print(f"database: filling {name}", flush=True)
     setup_django(fresh_database=True, url=url)
-    pages.fill(corpus_size(), TOPICS)
+    pages_fill.fill(corpus_size(), TOPICS)
     from topics.prefilter import refresh_rule_documents
 
     with Timer() as timer:
@@ -56,7 +56,7 @@ def prepare(url: str, papers: int, refill: bool) -> bool:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
     print(f"  momentum, VACUUM ANALYZE   in {timer.seconds:6.1f} s", flush=True)
-    pages.store_signature(url, wanted)
+    pages_fill.store_signature(url, wanted)
     return True
 
 
@@ -151,7 +151,7 @@ def _copy_sql(model, copy: int, strides: dict, last: int) -> str:
     from papers.models import Paper
 
     days = copy * SHIFT_DAYS
-    prefix = pages.synthetic_id(copy, 0).split(".")[0]
+    prefix = pages_fill.synthetic_id(copy, 0).split(".")[0]
     columns, values = [], []
     for field in model._meta.concrete_fields:
         column = field.column

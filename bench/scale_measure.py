@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import bench.pages as pages
+import bench.pages_fill as pages_fill
+import bench.pages_server as pages_server
 from bench.common import Timer
 from bench.common import corpus_rows
 from bench.common import run_wrk
@@ -90,8 +92,8 @@ def wrk_varied(
         script.flush()
         out, rps = run_wrk(
             url,
-            f"-t{pages.WRK_THREADS}",
-            f"-c{pages.WRK_CONNECTIONS}",
+            f"-t{pages_server.WRK_THREADS}",
+            f"-c{pages_server.WRK_CONNECTIONS}",
             f"-d{max(1, round(seconds))}s",
             "-s",
             script.name,
@@ -108,8 +110,8 @@ def wrk_varied(
 
 
 def warm_and_load(url: str, seconds: float, cookie: str = "") -> dict[str, float]:
-    pages.wrk(url, min(2.0, seconds), cookie)
-    return pages.wrk(url, seconds, cookie)
+    pages_server.wrk(url, min(2.0, seconds), cookie)
+    return pages_server.wrk(url, seconds, cookie)
 
 
 def announced_days() -> tuple[int, int]:
@@ -126,7 +128,7 @@ def announced_days() -> tuple[int, int]:
 
 
 def search_queries() -> list[str]:
-    return pages.seed_phrases()[:30] + COMMON_QUERIES
+    return pages_fill.seed_phrases()[:30] + COMMON_QUERIES
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -139,7 +141,7 @@ def measure_web(url: str, seconds: float) -> dict[str, Any]:
     from topics.models import Topic
     from topics.query import topic_papers
 
-    slug, tagged = pages.largest_seed_topic()
+    slug, tagged = pages_fill.largest_seed_topic()
     topic = Topic.objects.get(slug=slug)
     newest = topic_papers(topic).first()
     _, reader = pages.bench_reader(slug)
@@ -153,12 +155,12 @@ def measure_web(url: str, seconds: float) -> dict[str, Any]:
         for q in search_queries()
     ]
     topic_path = f"/topics/{slug}/"
-    port = pages.free_port()
+    port = pages_server.free_port()
     base = f"http://127.0.0.1:{port}"
     result: dict[str, Any] = {"topic": slug, "topic_papers": tagged}
     with (
         tempfile.TemporaryDirectory() as tmp,
-        pages.gunicorn(port, Path(tmp) / "gunicorn.log", url) as server,
+        pages_server.gunicorn(port, Path(tmp) / "gunicorn.log", url) as server,
     ):
         minimal = warm_and_load(base + "/bench/minimal/", seconds)
         result["topic_warm"] = warm_and_load(base + topic_path, seconds)
@@ -173,10 +175,10 @@ def measure_web(url: str, seconds: float) -> dict[str, Any]:
         cold = pages.cold_topic_page(base, topic_path, slug, reader)
         result["topic_cold_ms"] = cold["this"]
         result["topic_warm_ttfb_ms"] = cold["warm"]
-        pages.average_baseline(minimal, base + "/bench/minimal/", seconds)
+        pages_server.average_baseline(minimal, base + "/bench/minimal/", seconds)
         result["minimal"] = minimal
         result["web_rss_mib"] = max(
-            peak_rss_mib(pid) for pid in pages.worker_pids(server.pid)
+            peak_rss_mib(pid) for pid in pages_server.worker_pids(server.pid)
         )
     return result
 
@@ -203,12 +205,12 @@ def worker_jobs(slug: str) -> dict[str, float]:
         retag_topics([topic])
     with Timer() as momentum:
         refresh_momentum()
-    prefix = pages.synthetic_id(INGEST_COPY, 0).split(".")[0]
+    prefix = pages_fill.synthetic_id(INGEST_COPY, 0).split(".")[0]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "batch.jsonl"
         with path.open("w") as out:
             for number, row in zip(range(INGEST_PAPERS), corpus_rows(), strict=False):
-                row["id"] = pages.synthetic_id(INGEST_COPY, number)
+                row["id"] = pages_fill.synthetic_id(INGEST_COPY, number)
                 out.write(json.dumps(row) + "\n")
         with Timer() as ingest:
             run = ingest_path(path, tagger=IngestTagger())
