@@ -8,9 +8,10 @@ The model's score and the rule's match become one calibrated probability (a
 logistic fit on the curators' decisions, each scored by a model that never saw
 it). A paper at or above `include_at` is in, at or below `exclude_at` out, and
 between is the band: a judge's verdict or a curator decides it. The thresholds
-are fitted on those decisions to the topic's precision target: of the papers
-decided "in", at least that share belong, and the papers decided "out" hold at
-most the rest (1 - target) of the relevant ones.
+are fitted on those decisions to the topic's two targets: of the papers decided
+"in", at least the precision target's share belong; the papers decided "out"
+hold at most the rest of the relevant ones that the recall target allows
+(1 - recall target). The band is what the two edges leave between them.
 """
 
 from __future__ import annotations
@@ -168,10 +169,12 @@ def fit_thresholds(
     labels: Sequence[bool],
     *,
     target: float,
+    recall_target: float,
 ) -> Thresholds | None:
     """Calibrate on these decided papers (each score from a model that did not see
-    it) and draw the band edges meeting `target`; None with too few decisions of
-    either kind, or when no papers can be decided "in" at the target."""
+    it) and draw the band edges: "in" at the precision `target`, "out" keeping
+    `recall_target` of the relevant papers above it. None with too few decisions
+    of either kind, or when no papers can be decided "in" at the target."""
     y = np.asarray(labels, dtype=bool)
     if int(y.sum()) < MIN_EACH or int((~y).sum()) < MIN_EACH:
         return None
@@ -184,7 +187,7 @@ def fit_thresholds(
         # No edge reaches the target: a band over everything the rule matches
         # would empty the topic, so the rule keeps deciding until one does.
         return None
-    exclude_at = min(_exclude_edge(p, y, target), include_at)
+    exclude_at = min(_exclude_edge(p, y, recall_target), include_at)
     decided_in = p >= include_at
     decided_out = p <= exclude_at
     hits = int((decided_in & y).sum())
@@ -222,13 +225,13 @@ def _include_edge(p: np.ndarray, y: np.ndarray, target: float) -> float:
     return float(ordered[meeting[-1]]) if len(meeting) else 1.0 + EPSILON
 
 
-def _exclude_edge(p: np.ndarray, y: np.ndarray, target: float) -> float:
-    """The highest probability at and below which lie at most 1 - target of the
-    relevant decided papers: automatic exclusions keep the target share of the
+def _exclude_edge(p: np.ndarray, y: np.ndarray, recall_target: float) -> float:
+    """The highest probability at and below which lie at most 1 - recall_target
+    of the relevant decided papers: automatic exclusions keep that share of the
     topic's papers; below every paper if none."""
     order = np.argsort(p, kind="stable")
     ordered = p[order]
     lost = np.cumsum(y[order]) / max(int(y.sum()), 1)
     last_of_run = np.append(ordered[1:] != ordered[:-1], True)
-    meeting = np.flatnonzero((lost <= 1 - target) & last_of_run)
+    meeting = np.flatnonzero((lost <= 1 - recall_target) & last_of_run)
     return float(ordered[meeting[-1]]) if len(meeting) else -EPSILON

@@ -203,14 +203,17 @@ def decision_scores(data: TrainingSet, folds: int = FOLDS) -> np.ndarray:
     return scores
 
 
-def topic_thresholds(data: TrainingSet, *, target: float) -> Thresholds | None:
-    """The band's edges fitted to `target` on the curators' decisions."""
+def topic_thresholds(
+    data: TrainingSet, *, target: float, recall_target: float
+) -> Thresholds | None:
+    """The band's edges fitted to the targets on the curators' decisions."""
     scores = decision_scores(data)
     return fit_thresholds(
         scores.tolist(),
         data.rule[data.decided].tolist(),
         data.labels[data.decided].astype(bool).tolist(),
         target=target,
+        recall_target=recall_target,
     )
 
 
@@ -229,7 +232,11 @@ def train(topic: Topic, *, force: bool = False) -> TopicModel:
     )
     scorer = fit_set(data) if enough else None
     thresholds = (
-        topic_thresholds(data, target=topic.precision_target) if enough else None
+        topic_thresholds(
+            data, target=topic.precision_target, recall_target=topic.recall_target
+        )
+        if enough
+        else None
     )
     model, _ = TopicModel.objects.update_or_create(
         topic=topic,

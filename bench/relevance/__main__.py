@@ -8,18 +8,24 @@ A scratch PostgreSQL database is filled with the demo corpus and the seed topics
 it (topics.relevance). For each round, the other round's labels become curator
 decisions (bench.relevance.simulate) and the round's own papers are removed
 from training altogether; the model and its thresholds (fitted to the topic's
-precision target, 0.95) then decide the round's papers in, out or pending.
+precision and recall targets, 0.95 and 0.90) then decide the round's papers in,
+out or pending.
 
 Printed per round: precision and recall of the papers decided automatically
 (the band left aside; recall of every relevant paper too), the band (pending
 papers, in the sample and as a share of the round's candidate papers, each
 labeled paper standing for its stratum), and F1 if the band were judged
-correctly. Then a
-learning curve: a simulated curator deciding 0, 50, 100 and 200 of the other
-round's papers, uncertainty-first (retraining after each burst of 50) against a
-random order, with F1 of automatic membership (pending papers out) and F1 with
-the band judged correctly. The last line per topic says how far a second, blind
-reading of round 1 agrees with its labels: the ceiling.
+correctly. Then learning curves: a simulated curator deciding 0, 50, 100 and
+200 papers, uncertainty-first (retraining after each burst of 50) against a
+random order, with F1 of the round's membership (pending papers out) and F1
+with the band judged correctly. Two curators:
+  - reviewing the round itself, as the review queue asks: a decided paper is
+    in or out as its label says, and the model, retrained on the decisions,
+    decides the rest, none of which it trained on;
+  - model only: the curator decides the other round's papers, so the round's
+    F1 moves only through what the model learned.
+The last line per topic says how far a second, blind reading of round 1 agrees
+with its labels: the ceiling.
 """
 
 from __future__ import annotations
@@ -109,12 +115,15 @@ def report_round(labeled: dict, topic, data, base, round_: int, *, curve: bool) 
     from bench.relevance.simulate import train
     from bench.relevance.simulate import with_decisions
 
-    target = topic.precision_target
+    targets = {
+        "target": topic.precision_target,
+        "recall_target": topic.recall_target,
+    }
     test = data.rounds == round_
-    pool = ~test
+    other = ~test
     actual = data.actual[test]
     with Timer() as timer:
-        model = train(with_decisions(base, data, pool, test), target)
+        model = train(with_decisions(base, data, other, test), **targets)
         outcome = decide_all(model, data, test)
     auto, band = outcome.member, outcome.band
     hits = int((auto & actual).sum())
@@ -130,7 +139,7 @@ def report_round(labeled: dict, topic, data, base, round_: int, *, curve: bool) 
     )
     print(
         f"  round {round_} ({int(test.sum())} papers, {int(actual.sum())} relevant;"
-        f" trained on round {3 - round_}'s {int(pool.sum())} decisions; {edges};"
+        f" trained on round {3 - round_}'s {int(other.sum())} decisions; {edges};"
         f" {timer.seconds:.0f} s)"
     )
     print(
@@ -142,22 +151,27 @@ def report_round(labeled: dict, topic, data, base, round_: int, *, curve: bool) 
     )
     if not curve:
         return
-    print(f"    curator on round {3 - round_}    F1 automatic   F1 band judged")
-    for name, first in (("uncertainty-first", True), ("random order", False)):
-        curve = curator_curve(
-            base,
-            data,
-            pool=pool,
-            test=test,
-            steps=STEPS,
-            target=target,
-            uncertain_first=first,
-        )
-        autos = " ".join(f"{f1(o.member, actual):.3f}@{k}" for k, o in curve)
-        bands = " ".join(
-            f"{f1(o.member | (o.band & actual), actual):.3f}" for _, o in curve
-        )
-        print(f"    {name:<18} {autos}   {bands}")
+    pools = (
+        (f"reviewing round {round_}", test),
+        (f"model only, round {3 - round_}", other),
+    )
+    print(f"    {'curator deciding':<40} F1 automatic (pending out)   F1 band judged")
+    for where, pool in pools:
+        for name, first in (("uncertainty-first", True), ("random order", False)):
+            curve = curator_curve(
+                base,
+                data,
+                pool=pool,
+                test=test,
+                steps=STEPS,
+                uncertain_first=first,
+                **targets,
+            )
+            autos = " ".join(f"{f1(o.member, actual):.3f}@{k}" for k, o in curve)
+            bands = " ".join(
+                f"{f1(o.member | (o.band & actual), actual):.3f}" for _, o in curve
+            )
+            print(f"    {where + ', ' + name:<40} {autos}   {bands}")
 
 
 def agreement(papers: list[dict]) -> str:
@@ -203,7 +217,8 @@ def main() -> None:
         # The topic's training set with no decisions, read once.
         base = training_set(topic)
         print(
-            f"\n{labeled['name']} (precision target {topic.precision_target:.2f};"
+            f"\n{labeled['name']} (precision target {topic.precision_target:.2f},"
+            f" recall target {topic.recall_target:.2f};"
             f" {len(data.ids)} labeled papers)"
         )
         for round_ in (1, 2):

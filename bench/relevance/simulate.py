@@ -105,8 +105,12 @@ def with_decisions(
     )
 
 
-def train(data: TrainingSet, target: float) -> Model:
-    thresholds = topic_thresholds(data, target=target) if data.decisions else None
+def train(data: TrainingSet, *, target: float, recall_target: float) -> Model:
+    thresholds = (
+        topic_thresholds(data, target=target, recall_target=recall_target)
+        if data.decisions
+        else None
+    )
     return Model(fit_set(data), thresholds)
 
 
@@ -148,17 +152,19 @@ def curator_curve(
     pool: np.ndarray,
     test: np.ndarray,
     steps: Sequence[int],
-    target: float,
     uncertain_first: bool,
+    **targets: float,
 ) -> list[tuple[int, Outcome]]:
     """The test papers' outcome after each number of decisions in `steps`, the
     curator deciding `pool` papers uncertainty-first (retraining after each
-    burst) or in a seeded random order."""
+    burst) or in a seeded random order. Where the pool is the test papers
+    themselves, a decided paper's outcome is the curator's decision, and the
+    model trains on no undecided test paper."""
     decided = np.zeros(len(labeled.ids), dtype=bool)
     order = list(np.flatnonzero(pool))
     random.Random(20261201).shuffle(order)
     results = []
-    model = train(with_decisions(base, labeled, decided, test), target)
+    model = train(with_decisions(base, labeled, decided, test), **targets)
     made = 0
     for step in steps:
         step = min(step, len(order))
@@ -173,6 +179,22 @@ def curator_curve(
                 chosen = np.array(order[made : made + burst])
             decided[chosen] = True
             made += burst
-            model = train(with_decisions(base, labeled, decided, test), target)
-        results.append((made, decide_all(model, labeled, test)))
+            model = train(
+                with_decisions(base, labeled, decided, test & ~decided), **targets
+            )
+        outcome = decide_all(model, labeled, test)
+        results.append((made, with_reviews(outcome, labeled, decided, test)))
     return results
+
+
+def with_reviews(
+    outcome: Outcome, labeled: Labeled, decided: np.ndarray, test: np.ndarray
+) -> Outcome:
+    """The test papers' outcome once the curator's decisions among them count:
+    a decided paper is in or out as the curator said, never in the band."""
+    reviewed = decided[test]
+    return Outcome(
+        member=np.where(reviewed, labeled.actual[test], outcome.member),
+        band=outcome.band & ~reviewed,
+        probability=outcome.probability,
+    )

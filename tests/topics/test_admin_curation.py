@@ -48,6 +48,7 @@ def change_form(topic: Topic, **fields: str) -> dict[str, str]:
         "is_active": "on",
         "membership": topic.membership,
         "precision_target": str(topic.precision_target),
+        "recall_target": str(topic.recall_target),
         "paper_topics-TOTAL_FORMS": "0",
         "paper_topics-INITIAL_FORMS": "0",
         "exclusions-TOTAL_FORMS": "0",

@@ -213,14 +213,16 @@ def test_automatic_decisions_carry_the_calibrated_probability():
     assert decision.probability == pytest.approx(0.8808, abs=1e-4)
 
 
-def test_thresholds_keep_the_precision_target_on_the_decisions():
+def test_thresholds_keep_both_targets_on_the_decisions():
     # Scores of 40 decided papers: relevant ones high, with two errors each way.
     relevant = [0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.3, 0.2] * 2
     other = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.7, 0.8] * 2
     scores = relevant + other
     labels = [True] * len(relevant) + [False] * len(other)
 
-    fitted = fit_thresholds(scores, [False] * len(scores), labels, target=0.95)
+    fitted = fit_thresholds(
+        scores, [False] * len(scores), labels, target=0.95, recall_target=0.95
+    )
 
     assert fitted is not None
     assert fitted.exclude_at < fitted.include_at
@@ -244,17 +246,39 @@ def test_a_higher_target_widens_the_band():
     scores = relevant + other
     rule = [False] * len(scores)
 
-    loose = fit_thresholds(scores, rule, labels, target=0.8)
-    strict = fit_thresholds(scores, rule, labels, target=0.99)
+    loose = fit_thresholds(scores, rule, labels, target=0.8, recall_target=0.8)
+    strict = fit_thresholds(scores, rule, labels, target=0.99, recall_target=0.8)
 
     assert strict.band > loose.band
+
+
+def test_a_lower_recall_target_excludes_more_and_narrows_the_band():
+    # Relevant papers the model scores low cost a high recall target a wide band.
+    relevant = [0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.4, 0.3, 0.2, 0.1] * 2
+    other = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45] * 2
+    labels = [True] * len(relevant) + [False] * len(other)
+    scores = relevant + other
+    rule = [False] * len(scores)
+
+    keeping = fit_thresholds(scores, rule, labels, target=0.95, recall_target=0.95)
+    trading = fit_thresholds(scores, rule, labels, target=0.95, recall_target=0.8)
+
+    assert trading.exclude_at > keeping.exclude_at
+    assert trading.include_at == keeping.include_at
+    assert trading.band < keeping.band
+    p = [trading.calibration.probability(score, False) for score in relevant]
+    lost = sum(q <= trading.exclude_at for q in p)
+    assert 0 < lost <= 0.2 * len(relevant)
 
 
 def test_too_few_decisions_of_a_kind_fit_no_thresholds():
     scores = [0.9, 0.8, 0.7, 0.2, 0.1, 0.15, 0.05, 0.3, 0.25]
     labels = [True, True, True, False, False, False, False, False, False]
 
-    assert fit_thresholds(scores, [False] * 9, labels, target=0.95) is None
+    assert (
+        fit_thresholds(scores, [False] * 9, labels, target=0.95, recall_target=0.9)
+        is None
+    )
 
 
 def test_calibration_round_trips_through_json():
@@ -269,4 +293,7 @@ def test_no_thresholds_when_nothing_reaches_the_target():
     scores = [0.9, 0.8, 0.7, 0.6, 0.5] * 2
     labels = [True, False] * 5
 
-    assert fit_thresholds(scores, [True] * 10, labels, target=0.95) is None
+    assert (
+        fit_thresholds(scores, [True] * 10, labels, target=0.95, recall_target=0.9)
+        is None
+    )

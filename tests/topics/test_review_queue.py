@@ -346,6 +346,7 @@ def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
     assert f'<a href="{queue_url}">4 papers to review</a>' in text
     assert 'name="membership"' in text
     assert 'name="precision_target"' in text
+    assert 'name="recall_target"' in text
 
 
 def test_topic_page_says_when_too_few_decisions_to_train(admin_client, topic):
@@ -399,8 +400,11 @@ def test_changing_membership_retrains_after_commit(
     assert topic.membership == Topic.Membership.SUGGEST
 
 
-def test_changing_confidence_retrains_and_other_edits_do_not(
-    admin_client, topic, django_capture_on_commit_callbacks
+@pytest.mark.parametrize(
+    "target", [{"precision_target": "0.9"}, {"recall_target": "0.8"}]
+)
+def test_changing_a_target_retrains_and_other_edits_do_not(
+    admin_client, topic, django_capture_on_commit_callbacks, target
 ):
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
@@ -410,9 +414,12 @@ def test_changing_confidence_retrains_and_other_edits_do_not(
     ):
         admin_client.post(url, change_form(topic, description="Now described"))
         assert not delay.called
-        admin_client.post(url, change_form(topic, precision_target="0.9"))
+        admin_client.post(url, change_form(topic, **target))
 
     delay.assert_called_once_with(topic.pk, True)
+    topic.refresh_from_db()
+    field, value = next(iter(target.items()))
+    assert getattr(topic, field) == float(value)
 
 
 def test_train_action_queues_a_forced_training_per_active_topic(

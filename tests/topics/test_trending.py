@@ -146,6 +146,7 @@ def test_admin_refuses_the_slug_trending(admin_client):
             "is_active": "on",
             "membership": "rule",
             "precision_target": "0.95",
+            "recall_target": "0.9",
             "paper_topics-TOTAL_FORMS": "0",
             "paper_topics-INITIAL_FORMS": "0",
             "exclusions-TOTAL_FORMS": "0",

@@ -40,7 +40,7 @@ from topics.preview import preview_rule
 from topics.tasks import train_topic_model
 
 # Saving these re-applies the topic's model in its new mode.
-MODEL_FIELDS = {"membership", "precision_target"}
+MODEL_FIELDS = {"membership", "precision_target", "recall_target"}
 
 
 def train_after_commit(topic_id: int) -> None:
@@ -104,6 +104,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
                     "retag_status",
                     "membership",
                     "precision_target",
+                    "recall_target",
                     "relevance_model",
                     "review_queue",
                 ],

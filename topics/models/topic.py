@@ -70,9 +70,17 @@ class Topic(models.Model):
         default=0.95,
         validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
         help_text=(
-            "With automatic decisions: the share of the papers decided in (or out) "
-            "automatically that must be right, on your decisions cross-validated. "
-            "The band of papers left for review is the widest that keeps it."
+            "With automatic decisions: the share of the papers decided in "
+            "automatically that must belong, on your decisions cross-validated."
+        ),
+    )
+    recall_target = models.FloatField(
+        default=0.90,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text=(
+            "With automatic decisions: the share of the relevant papers that must "
+            "stay above the automatic exclusions, on your decisions cross-validated. "
+            "A higher target keeps more unsure papers in the band for review."
         ),
     )
     papers = models.ManyToManyField(
