@@ -61,6 +61,20 @@ class _Breaker:
 class ResilientRedisCacheClient(RedisCacheClient):
     """Django's Redis client, answering as a miss while Redis fails."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        # Django builds a redis.Redis for every call, and building one (its
+        # table of response callbacks) costs more than the round trip itself.
+        # A client is safe to share; one per connection pool, kept.
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
     def add(self, key: Any, value: Any, timeout: Any) -> bool:
         # As if added: a debounce or a one-time ticket lets its caller go on.
         return _Breaker.call(

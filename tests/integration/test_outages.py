@@ -133,6 +133,25 @@ def test_an_outage_costs_one_attempt_per_breaker_window_not_one_per_call(cache_r
     assert time.monotonic() - started < 10
 
 
+def test_the_kept_redis_client_serves_again_after_a_restart(cache_redis):
+    from django.core.cache import cache
+
+    cache.set("greeting", "hello")
+    client = cache._cache.get_client(write=True)
+    # One client per connection pool, kept: building one per call cost more
+    # than the round trip.
+    assert cache._cache.get_client() is client
+
+    cache_redis.stop()
+    assert cache.get("greeting") is None  # a miss, not an error
+    cache_redis.start()
+    resilient._Breaker.open_until = 0.0  # as once its window has passed
+
+    cache.set("greeting", "hello again")
+    assert cache.get("greeting") == "hello again"
+    assert cache._cache.get_client() is client
+
+
 # --- The broker down --------------------------------------------------------------
 
 
