@@ -46,10 +46,14 @@ from papers.pagecache import cached_value
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
 CANDIDATES = 1000
-# Where it looks for them first: the newest so many papers, each window eight
-# times the last (newest_matches); few, as each is a query. Counted in papers,
-# not days, so a window holds as many whatever the corpus's pace.
-WINDOW_PAPERS = (4_000, 32_000, 256_000)
+# Where it looks for them first: the newest FIRST_WINDOW papers, then a window
+# as large as the matches' density there says is needed (newest_matches),
+# taken from windows of twice as many papers each. Counted in papers, not days,
+# so a window holds as many whatever the corpus's pace.
+FIRST_WINDOW = 4_000
+WINDOW_PAPERS = tuple(FIRST_WINDOW * 2**n for n in range(12))
+# How much more than the density says the next window takes (it is estimated).
+WINDOW_MARGIN = 1.25
 # Papers without a day first on both databases (PostgreSQL's default for DESC,
 # and the order of the paper_announced_idx index).
 NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
@@ -241,18 +245,24 @@ def newest_matches(
 
     Finding the newest of a word's matches reads every match (PostgreSQL sorts
     what the full-text index gives), so the search looks in windows of the
-    newest papers first (WINDOW_PAPERS), where the full-text index and the
-    date's are combined: once a window holds `limit` matches, no older paper
-    can be among the newest. A common word stops in the first window, whatever
-    the corpus's size; a rare one goes through them all, each cheap.
+    newest papers first, where the full-text index and the date's are
+    combined: once a window holds `limit` matches, no older paper can be among
+    the newest. A common word stops in the first window, whatever the corpus's
+    size; a rarer one in the next, sized from how many the first held; a rare
+    one reads the whole corpus, where it has few matches.
     """
     ordered = matches.order_by(*NEWEST_FIRST)
-    for start in window_starts():
+    wanted = 0.0
+    for papers, start in window_starts():
+        if papers < wanted:
+            continue
         # Papers without a day come first in this order: in every window.
         recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
         rows = _newest(ordered.filter(recent), limit, rank)
         if len(rows) == limit:
             return rows
+        # Matches this sparse fill `limit` only in a window this much larger.
+        wanted = papers * WINDOW_MARGIN * limit / max(len(rows), 1)
     return _newest(ordered, limit, rank)
 
 
@@ -277,15 +287,15 @@ def _newest(
         return cursor.fetchall()
 
 
-def window_starts() -> list[date]:
-    """The announcement day of the WINDOW_PAPERS[n]-th newest paper, for each
-    window the corpus fills, kept in the cache a while: windows from stale days
-    still find the newest matches, since the last query of newest_matches has
-    no window."""
+def window_starts() -> list[tuple[int, date]]:
+    """(papers, the announcement day of the papers-th newest) for each of
+    WINDOW_PAPERS the corpus fills, kept in the cache a while: windows from
+    stale days still find the newest matches, since the last query of
+    newest_matches has no window."""
     return cached_value(WINDOWS_KEY, _window_starts, WINDOWS_SECONDS)
 
 
-def _window_starts() -> list[date]:
+def _window_starts() -> list[tuple[int, date]]:
     days = Paper.objects.order_by(*NEWEST_FIRST).values_list(
         "first_announced", flat=True
     )
@@ -295,7 +305,7 @@ def _window_starts() -> list[date]:
         if not found:
             break  # the corpus is smaller: the last query reads it all
         if found[0] is not None:
-            starts.append(found[0])
+            starts.append((papers, found[0]))
     return starts
 
 

@@ -624,7 +624,8 @@ def test_windows_of_the_newest_papers_find_what_the_whole_corpus_does(
     monkeypatch.setattr("papers.search.CANDIDATES", 4)
     arxiv_ids = dated_papers(13)
     # Every third paper matches: the newest five matches reach past the first
-    # window (3 papers) and the second (6).
+    # window (3 papers); the next is sized from its density (12 for the
+    # category, none for the word, which reads all).
     for arxiv_id in arxiv_ids[::3]:
         Paper.objects.filter(arxiv_id=arxiv_id).update(title="Robot agents")
 
@@ -634,7 +635,7 @@ def test_windows_of_the_newest_papers_find_what_the_whole_corpus_does(
         response = client.get("/search/", params)
         return shown_ids(response), "4+ papers" in response.text
 
-    assert shown((3, 6)) == shown((3,)) == shown(())
+    assert shown((3, 6, 12)) == shown((3,)) == shown(())
     assert shown(())[1]
 
 
