@@ -1,7 +1,7 @@
 """bench/scale: the site at 100k, 300k and 1M papers, beside the minimal view.
 
     PYTHONPATH=. .venv/bin/python -m bench.scale [--sizes 100k,300k,1m]
-        [--seconds 10] [--save FILE] [--refill]
+        [--seconds 10] [--save FILE] [--refill] [--only search,api_list]
 
 Prerequisites: PostgreSQL and Redis on 127.0.0.1, and wrk (`apt-get install -y wrk`).
 
@@ -35,6 +35,11 @@ afterwards, so the fill is kept).
 Last, the database's size and the peak resident memory (VmHWM / ru_maxrss) of a
 gunicorn worker and of that worker process.
 
+--only NAMES measures only those of the served pages (topic_warm, topic_reader,
+home_feed, paper, search, api_list, api_search, topic_cold), still between the
+minimal view's two runs, and none of the worker's jobs: a quick loop for work
+on one page.
+
 Prints one column per size; --save FILE writes the figures as JSON.
 """
 
@@ -57,6 +62,7 @@ from bench.common import BENCH_DATABASE
 from bench.common import Timer
 from bench.common import setup_django
 from bench.scale_fill import prepare
+from bench.scale_measure import WEB_MEASURES
 from bench.scale_measure import database_bytes
 from bench.scale_measure import measure_web
 from bench.scale_measure import worker_jobs
@@ -71,6 +77,18 @@ def parse_size(text: str) -> int:
     if match is None:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (100k, 1m, 5000)")
     return int(match.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[match.group(2)]
+
+
+def only_measures(text: str) -> frozenset[str]:
+    """search,api_list -> those names, each one of WEB_MEASURES."""
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = names - set(WEB_MEASURES)
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"not a measure: {', '.join(sorted(unknown)) or text!r} "
+            f"(one of {', '.join(WEB_MEASURES)})"
+        )
+    return names
 
 
 def label(papers: int) -> str:
@@ -118,8 +136,11 @@ def server_environment(url: str) -> None:
     )
 
 
-def run_size(papers: int, seconds: float, refill: bool) -> dict[str, Any]:
-    """One size, measured in this process (Django set up on its database)."""
+def run_size(
+    papers: int, seconds: float, refill: bool, only: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """One size, measured in this process (Django set up on its database); with
+    `only`, those web measures and no worker jobs."""
     url = database_url(papers)
     server_environment(url)
     with Timer() as fill:
@@ -136,37 +157,57 @@ def run_size(papers: int, seconds: float, refill: bool) -> dict[str, Any]:
         "fill_s": fill.seconds,
     }
     with Timer() as web:
-        result.update(measure_web(url, seconds))
+        result.update(measure_web(url, seconds, only))
     with Timer() as jobs:
-        result.update(child("--worker-jobs", result["topic"], "--size", str(papers)))
+        if only is None:
+            result.update(
+                child("--worker-jobs", result["topic"], "--size", str(papers))
+            )
     result["web_s"], result["jobs_s"] = web.seconds, jobs.seconds
     result["database_bytes"] = database_bytes()
     return result
 
 
+# (title, the figure it reads, its cell): a row is printed when every size has it.
 ROWS = [
-    ("papers", lambda r: f"{r['papers']:,}"),
-    ("fill (s; 0 when reused)", lambda r: f"{r['fill_s'] if r['filled'] else 0:.0f}"),
-    ("minimal req/s", lambda r: f"{r['minimal']['rps']:,.0f}"),
-    ("topic warm req/s (x min)", lambda r: _rate(r, "topic_warm")),
-    ("topic cold TTFB ms", lambda r: f"{r['topic_cold_ms']:.0f}"),
-    ("topic signed-in req/s", lambda r: _rate(r, "topic_reader")),
-    ("home feed req/s", lambda r: _rate(r, "home_feed")),
-    ("paper page req/s", lambda r: _rate(r, "paper")),
-    ("search uncached req/s", lambda r: _rate(r, "search")),
-    ("search p50 / p95 ms", lambda r: _percentiles(r, "search")),
-    ("API list req/s", lambda r: _rate(r, "api_list")),
-    ("API list p50 / p95 ms", lambda r: _percentiles(r, "api_list")),
-    ("API search req/s", lambda r: _rate(r, "api_search")),
-    ("API search p50 / p95 ms", lambda r: _percentiles(r, "api_search")),
-    ("rule preview s", lambda r: f"{r['preview_s']:.1f}"),
-    ("re-tag one topic s", lambda r: f"{r['retag_s']:.1f}"),
-    ("momentum refresh s", lambda r: f"{r['momentum_s']:.1f}"),
-    ("ingest 10k papers s", lambda r: f"{r['ingest_s']:.1f}"),
-    ("database size MiB", lambda r: f"{r['database_bytes'] / 2**20:,.0f}"),
-    ("web worker peak RSS MiB", lambda r: f"{r['web_rss_mib']:.0f}"),
-    ("worker peak RSS MiB", lambda r: f"{r['worker_rss_mib']:.0f}"),
-    ("size took (s)", lambda r: f"{r['total_s']:.0f}"),
+    ("papers", "papers", lambda r: f"{r['papers']:,}"),
+    (
+        "fill (s; 0 when reused)",
+        "fill_s",
+        lambda r: f"{r['fill_s'] if r['filled'] else 0:.0f}",
+    ),
+    ("minimal req/s", "minimal", lambda r: f"{r['minimal']['rps']:,.0f}"),
+    ("topic warm req/s (x min)", "topic_warm", lambda r: _rate(r, "topic_warm")),
+    ("topic cold TTFB ms", "topic_cold_ms", lambda r: f"{r['topic_cold_ms']:.0f}"),
+    ("topic signed-in req/s", "topic_reader", lambda r: _rate(r, "topic_reader")),
+    ("home feed req/s", "home_feed", lambda r: _rate(r, "home_feed")),
+    ("paper page req/s", "paper", lambda r: _rate(r, "paper")),
+    ("search uncached req/s", "search", lambda r: _rate(r, "search")),
+    ("search p50 / p95 ms", "search", lambda r: _percentiles(r, "search")),
+    ("API list req/s", "api_list", lambda r: _rate(r, "api_list")),
+    ("API list p50 / p95 ms", "api_list", lambda r: _percentiles(r, "api_list")),
+    ("API search req/s", "api_search", lambda r: _rate(r, "api_search")),
+    (
+        "API search p50 / p95 ms",
+        "api_search",
+        lambda r: _percentiles(r, "api_search"),
+    ),
+    ("rule preview s", "preview_s", lambda r: f"{r['preview_s']:.1f}"),
+    ("re-tag one topic s", "retag_s", lambda r: f"{r['retag_s']:.1f}"),
+    ("momentum refresh s", "momentum_s", lambda r: f"{r['momentum_s']:.1f}"),
+    ("ingest 10k papers s", "ingest_s", lambda r: f"{r['ingest_s']:.1f}"),
+    (
+        "database size MiB",
+        "database_bytes",
+        lambda r: f"{r['database_bytes'] / 2**20:,.0f}",
+    ),
+    ("web worker peak RSS MiB", "web_rss_mib", lambda r: f"{r['web_rss_mib']:.0f}"),
+    (
+        "worker peak RSS MiB",
+        "worker_rss_mib",
+        lambda r: f"{r['worker_rss_mib']:.0f}",
+    ),
+    ("size took (s)", "total_s", lambda r: f"{r['total_s']:.0f}"),
 ]
 
 
@@ -187,16 +228,21 @@ def report(results: dict[str, dict[str, Any]], seconds: float) -> None:
         f"measure; x min: the rate over the minimal view's in the same run"
     )
     print(f"{'':26}" + "".join(f"{name:>22}" for name in results))
-    for title, cell in ROWS:
-        print(f"{title:26}" + "".join(f"{cell(r):>22}" for r in results.values()))
+    for title, figure, cell in ROWS:
+        if all(figure in r for r in results.values()):
+            print(f"{title:26}" + "".join(f"{cell(r):>22}" for r in results.values()))
     failed = {
-        name: sum(r[key]["failed"] for key in ("search", "api_list", "api_search"))
+        name: sum(
+            r[key]["failed"] for key in ("search", "api_list", "api_search") if key in r
+        )
         for name, r in results.items()
     }
     if any(failed.values()):
         print(f"failed answers (non-2xx/3xx) in the varied loads: {failed}")
     names = list(results)
-    if len(names) > 1:
+    if len(names) > 1 and all(
+        "search" in r and "api_list" in r for r in results.values()
+    ):
         first, last = results[names[0]], results[names[-1]]
         growth = {
             "search p95": last["search"]["p95_ms"] / first["search"]["p95_ms"],
@@ -222,6 +268,13 @@ def main() -> None:
     parser.add_argument(
         "--refill", action="store_true", help="fill the databases even if they match"
     )
+    parser.add_argument(
+        "--only",
+        type=only_measures,
+        help="measure only these served pages (comma-separated: "
+        + ", ".join(WEB_MEASURES)
+        + "), no worker jobs",
+    )
     # Internal: one size, or a worker's jobs, in a process of its own.
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker-jobs", metavar="SLUG", help=argparse.SUPPRESS)
@@ -234,7 +287,7 @@ def main() -> None:
         args.out.write_text(json.dumps(worker_jobs(args.worker_jobs)))
         return
     if args.size:
-        result = run_size(args.size, args.seconds, args.refill)
+        result = run_size(args.size, args.seconds, args.refill, args.only)
         args.out.write_text(json.dumps(result))
         return
 
@@ -244,6 +297,8 @@ def main() -> None:
     for papers in args.sizes:
         print(f"\n== {label(papers)} papers", flush=True)
         options = ["--size", str(papers), "--seconds", str(args.seconds)]
+        if args.only:
+            options += ["--only", ",".join(sorted(args.only))]
         with Timer() as timer:
             result = child(*options, *(["--refill"] if args.refill else []))
         result["total_s"] = timer.seconds

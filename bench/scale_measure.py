@@ -10,6 +10,7 @@ import resource
 import sys
 import tempfile
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +137,24 @@ def peak_rss_mib(pid: int) -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
 
-def measure_web(url: str, seconds: float) -> dict[str, Any]:
-    """The served pages' figures (see the module's docstring)."""
+# The web measures, by name (bench.scale --only picks some).
+WEB_MEASURES = (
+    "topic_warm",
+    "topic_reader",
+    "home_feed",
+    "paper",
+    "search",
+    "api_list",
+    "api_search",
+    "topic_cold",
+)
+
+
+def measure_web(
+    url: str, seconds: float, only: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """The served pages' figures (see the module's docstring); with `only`,
+    those measures alone, between the minimal view's two runs."""
     from topics.models import Topic
     from topics.query import topic_papers
 
@@ -158,23 +175,40 @@ def measure_web(url: str, seconds: float) -> dict[str, Any]:
     port = pages_server.free_port()
     base = f"http://127.0.0.1:{port}"
     result: dict[str, Any] = {"topic": slug, "topic_papers": tagged}
+
+    def topic_cold() -> dict[str, float]:
+        cold = pages.cold_topic_page(base, topic_path, slug, reader)
+        return {"topic_cold_ms": cold["edited"], "topic_warm_ttfb_ms": cold["warm"]}
+
+    # Each gives its figures under the names the report reads.
+    measures: dict[str, Callable[[], dict[str, Any]]] = {
+        "topic_warm": lambda: {"topic_warm": warm_and_load(base + topic_path, seconds)},
+        "topic_reader": lambda: {
+            "topic_reader": warm_and_load(base + topic_path, seconds, reader)
+        },
+        "home_feed": lambda: {"home_feed": warm_and_load(base + "/", seconds, reader)},
+        "paper": lambda: {
+            "paper": warm_and_load(base + newest.get_absolute_url(), seconds)
+        },
+        "search": lambda: {"search": wrk_varied(base, searches, seconds)},
+        "api_list": lambda: {
+            "api_list": wrk_varied(
+                base, ["/api/v1/papers/?cursor={day}.{unique}"], seconds, days=days
+            )
+        },
+        "api_search": lambda: {
+            "api_search": wrk_varied(base, api_searches, seconds, days=days)
+        },
+        "topic_cold": topic_cold,
+    }
     with (
         tempfile.TemporaryDirectory() as tmp,
         pages_server.gunicorn(port, Path(tmp) / "gunicorn.log", url) as server,
     ):
         minimal = warm_and_load(base + "/bench/minimal/", seconds)
-        result["topic_warm"] = warm_and_load(base + topic_path, seconds)
-        result["topic_reader"] = warm_and_load(base + topic_path, seconds, reader)
-        result["home_feed"] = warm_and_load(base + "/", seconds, reader)
-        result["paper"] = warm_and_load(base + newest.get_absolute_url(), seconds)
-        result["search"] = wrk_varied(base, searches, seconds)
-        result["api_list"] = wrk_varied(
-            base, ["/api/v1/papers/?cursor={day}.{unique}"], seconds, days=days
-        )
-        result["api_search"] = wrk_varied(base, api_searches, seconds, days=days)
-        cold = pages.cold_topic_page(base, topic_path, slug, reader)
-        result["topic_cold_ms"] = cold["this"]
-        result["topic_warm_ttfb_ms"] = cold["warm"]
+        for name in WEB_MEASURES:
+            if only is None or name in only:
+                result.update(measures[name]())
         pages_server.average_baseline(minimal, base + "/bench/minimal/", seconds)
         result["minimal"] = minimal
         result["web_rss_mib"] = max(

@@ -7,9 +7,10 @@ unstemmed in author names, so "Levine" finds Levine but not Levin.
 
 A search ranks a bounded set: the CANDIDATES newest matches, read from the
 full-text index (GIN on PostgreSQL, FTS5 on SQLite) in announcement order with a
-LIMIT, in windows of the newest days first (`newest_match_ids`), so its cost does
-not grow with how many papers a common word matches. The API lists matches newest
-first and never ranks them (`matching_papers`).
+LIMIT, in windows of the newest papers first (`newest_matches`), so its cost does
+not grow with how many papers a common word matches. On PostgreSQL the query that
+finds them ranks them too, and only the page shown is read whole and marked. The
+API lists matches newest first and never ranks them (`matching_papers`).
 
 What matched is marked by the database with sentinels (papers.highlight).
 """
@@ -17,9 +18,9 @@ What matched is marked by the database with sentinels (papers.highlight).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from datetime import timedelta
 from functools import reduce
 from operator import and_
 from operator import or_
@@ -28,13 +29,10 @@ from typing import Any
 from django.contrib.postgres.search import SearchHeadline
 from django.contrib.postgres.search import SearchQuery
 from django.contrib.postgres.search import SearchQueryField
-from django.contrib.postgres.search import SearchRank
 from django.db import connection
 from django.db.models import BooleanField
 from django.db.models import F
 from django.db.models import Func
-from django.db.models import Max
-from django.db.models import Min
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -48,14 +46,21 @@ from papers.pagecache import cached_value
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
 CANDIDATES = 1000
-# Where it looks for them first: days back from the newest paper, each window
-# eight times the last (newest_match_ids); few, as each is a query.
-WINDOW_DAYS = (7, 56, 448)
+# Where it looks for them first: the newest FIRST_WINDOW papers, then a window
+# as large as the matches' density there says is needed (newest_matches),
+# taken from windows of twice as many papers each. Counted in papers, not days,
+# so a window holds as many whatever the corpus's pace.
+FIRST_WINDOW = 4_000
+WINDOW_PAPERS = tuple(FIRST_WINDOW * 2**n for n in range(12))
+# How much more than the density says the next window takes (it is estimated).
+WINDOW_MARGIN = 1.25
 # Papers without a day first on both databases (PostgreSQL's default for DESC,
 # and the order of the paper_announced_idx index).
 NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
-SPAN_KEY = "search:span"
-SPAN_SECONDS = 300
+WINDOWS_KEY = "search:windows"
+WINDOWS_SECONDS = 300
+# What a search row's highlighting reads; the rest of a row is papers.rows'.
+SHOWN_FIELDS = ("arxiv_id", "title", "abstract", "first_announced")
 CONFIG = "english"
 # websearch syntax: "a phrase", -excluded, or.
 TERM = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
@@ -158,18 +163,19 @@ def matching_papers(
 class SearchResults:
     """The newest CANDIDATES matches, best first: a sequence Paginator can page.
 
+    `ids` are in the order shown; `page(window)` reads those papers.
     `capped` says more papers matched than were ranked ("1,000+ papers").
     """
 
     ids: list[int]
     capped: bool
-    ranked: QuerySet[Paper]
+    page: Callable[[slice], list[Paper]]
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, window: slice) -> list[Paper]:
-        return list(self.ranked[window]) if self.ids else []
+        return self.page(window) if self.ids else []
 
 
 def search_papers(text: str, **filters: Any) -> SearchResults:
@@ -182,59 +188,125 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`,
     then to papers.rows.search_rows.
     """
-    ids = newest_match_ids(matching_papers(text, **filters), CANDIDATES + 1)
+    matches = matching_papers(text, **filters)
+    alternatives = parse_query(text) if text.strip() else []
+    if alternatives and connection.vendor == "postgresql":
+        return _ranked_full_text(matches, alternatives)
+    ids = newest_match_ids(matches, CANDIDATES + 1)
     among = ids[:CANDIDATES]
     candidates = Paper.objects.filter(
         IsAmong(among) if connection.vendor == "postgresql" else Q(pk__in=among)
     )
-    alternatives = parse_query(text) if text.strip() else []
     if not alternatives:
         ranked = candidates.order_by(*NEWEST_FIRST)
-    elif connection.vendor == "postgresql":
-        ranked = _full_text(candidates, alternatives)
     else:
         ranked = _fts5(candidates, alternatives)
-    # What highlighting needs; the rows shown come from papers.rows.search_rows.
-    ranked = ranked.only("arxiv_id", "title", "abstract", "first_announced")
-    return SearchResults(ids[:CANDIDATES], len(ids) > CANDIDATES, ranked)
+    ranked = ranked.only(*SHOWN_FIELDS)
+    return SearchResults(
+        among, len(ids) > CANDIDATES, lambda window: list(ranked[window])
+    )
+
+
+def _ranked_full_text(
+    matches: QuerySet[Paper], alternatives: list[list[Term]]
+) -> SearchResults:
+    """PostgreSQL: the newest matches ranked as they are found (ts_rank, then
+    newest first); the page's papers read with their marks."""
+    found = newest_matches(matches, CANDIDATES + 1, rank=_tsquery(alternatives))
+    ranked = sorted(found[:CANDIDATES], key=_best_first)
+    ids = [pk for pk, _, _ in ranked]
+
+    def page(window: slice) -> list[Paper]:
+        shown = ids[window]
+        papers = _marked(Paper.objects.filter(IsAmong(shown)).order_by(), alternatives)
+        by_id = {paper.pk: paper for paper in papers.only(*SHOWN_FIELDS)}
+        return [by_id[pk] for pk in shown if pk in by_id]
+
+    return SearchResults(ids, len(found) > CANDIDATES, page)
+
+
+def _best_first(row: tuple[int, date | None, float]) -> tuple:
+    """ORDER BY rank DESC, first_announced DESC (papers without a day first,
+    as PostgreSQL puts NULLs for DESC), id DESC, as a sort key."""
+    pk, day, rank = row
+    return (-rank, day is not None, -day.toordinal() if day else 0, -pk)
 
 
 def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
-    """The ids of the `limit` newest of these papers (newest first).
+    """The ids of the `limit` newest of these papers (newest first)."""
+    return [pk for pk, _, _ in newest_matches(matches, limit)]
+
+
+def newest_matches(
+    matches: QuerySet[Paper], limit: int, *, rank: RawSQL | None = None
+) -> list[tuple[int, date | None, float]]:
+    """(id, first_announced, ts_rank against `rank`, or 0.0) of the `limit`
+    newest of these papers, newest first.
 
     Finding the newest of a word's matches reads every match (PostgreSQL sorts
     what the full-text index gives), so the search looks in windows of the
-    newest days first (WINDOW_DAYS), where the full-text index and the date's
-    are combined: once a window holds `limit` matches, no older paper can be
-    among the newest. A common word stops in the first windows, at the cost of
-    the papers they hold however old the corpus reaches; a rare one goes through
-    them all, each cheap.
+    newest papers first, where the full-text index and the date's are
+    combined: once a window holds `limit` matches, no older paper can be among
+    the newest. A common word stops in the first window, whatever the corpus's
+    size; a rarer one in the next, sized from how many the first held; a rare
+    one reads the whole corpus, where it has few matches.
     """
-    ordered = matches.order_by(*NEWEST_FIRST).values_list("pk", flat=True)
-    span = corpus_span()
-    for days in WINDOW_DAYS if span["newest"] else ():
-        start = span["newest"] - timedelta(days=days)
-        if start < span["oldest"]:
-            break  # the window holds every paper
+    ordered = matches.order_by(*NEWEST_FIRST)
+    wanted = 0.0
+    for papers, start in window_starts():
+        if papers < wanted:
+            continue
         # Papers without a day come first in this order: in every window.
-        recent = Q(first_announced__gt=start) | Q(first_announced__isnull=True)
-        ids = list(ordered.filter(recent)[:limit])
-        if len(ids) == limit:
-            return ids
-    return list(ordered[:limit])
+        recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
+        rows = _newest(ordered.filter(recent), limit, rank)
+        if len(rows) == limit:
+            return rows
+        # Matches this sparse fill `limit` only in a window this much larger.
+        wanted = papers * WINDOW_MARGIN * limit / max(len(rows), 1)
+    return _newest(ordered, limit, rank)
 
 
-def corpus_span() -> dict[str, Any]:
-    """The corpus's first and last announcement day, kept in the cache a while:
-    windows from a stale span still find the newest matches, since the last
-    query of newest_match_ids has no window."""
-    return cached_value(
-        SPAN_KEY,
-        lambda: Paper.objects.aggregate(
-            newest=Max("first_announced"), oldest=Min("first_announced")
-        ),
-        SPAN_SECONDS,
+def _newest(
+    ordered: QuerySet[Paper], limit: int, rank: RawSQL | None
+) -> list[tuple[int, date | None, float]]:
+    newest = ordered[:limit]
+    if rank is None:
+        return [
+            (pk, day, 0.0) for pk, day in newest.values_list("id", "first_announced")
+        ]
+    # Ranked outside the LIMIT's subquery: only the rows kept, each read once.
+    sql, params = newest.values_list(
+        "id", "first_announced", "search_vector"
+    ).query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT newest.id, newest.first_announced, "
+            f"ts_rank(newest.search_vector, {rank.sql}) FROM ({sql}) AS newest",
+            [*rank.params, *params],
+        )
+        return cursor.fetchall()
+
+
+def window_starts() -> list[tuple[int, date]]:
+    """(papers, the announcement day of the papers-th newest) for each of
+    WINDOW_PAPERS the corpus fills, kept in the cache a while: windows from
+    stale days still find the newest matches, since the last query of
+    newest_matches has no window."""
+    return cached_value(WINDOWS_KEY, _window_starts, WINDOWS_SECONDS)
+
+
+def _window_starts() -> list[tuple[int, date]]:
+    days = Paper.objects.order_by(*NEWEST_FIRST).values_list(
+        "first_announced", flat=True
     )
+    starts = []
+    for papers in WINDOW_PAPERS:
+        found = list(days[papers - 1 : papers])
+        if not found:
+            break  # the corpus is smaller: the last query reads it all
+        if found[0] is not None:
+            starts.append((papers, found[0]))
+    return starts
 
 
 def parse_query(text: str) -> list[list[Term]]:
@@ -262,24 +334,19 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
     return match.group("id"), int(version) if version else None
 
 
-def _full_text(
-    papers: QuerySet[Paper], alternatives: list[list[Term]]
-) -> QuerySet[Paper]:
-    """The candidates (matches all) ranked, with their marks."""
-    query = _tsquery(alternatives)
-    papers = papers.annotate(rank=SearchRank(F("search_vector"), query))
+def _marked(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:
+    """The papers with their marks: every stemmed form of a positive term that
+    matched, in title and abstract (none when every term is excluded)."""
     positive = _positive(alternatives)
-    if positive:
-        # Marks every stemmed form that matched. PostgreSQL defers costly output
-        # functions past ORDER BY ... LIMIT, so only a page's rows pay for them.
-        marked = reduce(
-            or_, (SearchQuery(t, search_type="phrase", config=CONFIG) for t in positive)
-        )
-        papers = papers.annotate(
-            title_marked=_headline("title", marked),
-            abstract_marked=_headline("abstract", marked),
-        )
-    return papers.order_by("-rank", "-first_announced", "-id")
+    if not positive:
+        return papers
+    marked = reduce(
+        or_, (SearchQuery(t, search_type="phrase", config=CONFIG) for t in positive)
+    )
+    return papers.annotate(
+        title_marked=_headline("title", marked),
+        abstract_marked=_headline("abstract", marked),
+    )
 
 
 def _tsquery(alternatives: list[list[Term]]) -> RawSQL:

@@ -12,6 +12,7 @@ from datetime import date
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 
@@ -613,6 +614,29 @@ def test_pages_run_through_the_candidate_set_only(client, db, monkeypatch):
     assert sorted(shown_ids(first) + shown_ids(second)) == sorted(arxiv_ids[-30:])
     # Past the last page, the last page (as Paginator.get_page does).
     assert shown_ids(beyond) == shown_ids(second)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("params", [{"q": "robot"}, {"category": "cs.LG"}])
+def test_windows_of_the_newest_papers_find_what_the_whole_corpus_does(
+    client, db, monkeypatch, params
+):
+    monkeypatch.setattr("papers.search.CANDIDATES", 4)
+    arxiv_ids = dated_papers(13)
+    # Every third paper matches: the newest five matches reach past the first
+    # window (3 papers); the next is sized from its density (12 for the
+    # category, none for the word, which reads all).
+    for arxiv_id in arxiv_ids[::3]:
+        Paper.objects.filter(arxiv_id=arxiv_id).update(title="Robot agents")
+
+    def shown(windows: tuple[int, ...]) -> tuple[list[str], bool]:
+        monkeypatch.setattr("papers.search.WINDOW_PAPERS", windows)
+        cache.clear()  # the windows' days and the page
+        response = client.get("/search/", params)
+        return shown_ids(response), "4+ papers" in response.text
+
+    assert shown((3, 6, 12)) == shown((3,)) == shown(())
+    assert shown(())[1]
 
 
 @pytest.mark.django_db
