@@ -61,6 +61,10 @@ class _Breaker:
 class ResilientRedisCacheClient(RedisCacheClient):
     """Django's Redis client, answering as a miss while Redis fails."""
 
+    # Set by RedisCacheClient.__init__; not in the stubs.
+    _client: Callable[..., Any]
+    _get_connection_pool: Callable[[bool], Any]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._clients: dict[int, Any] = {}
