@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AnonymousUser
 from django.db.models import Count
-from django.db.models import Exists
 from django.db.models import Max
 from django.db.models import OuterRef
 from django.db.models import QuerySet
@@ -28,17 +26,6 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
     if changed:
         content_changed(followers=[topic])
         reader_changed([user.pk])
-
-
-def with_follow_flag(
-    topics: QuerySet[Topic], user: User | AnonymousUser
-) -> QuerySet[Topic]:
-    """Annotate `is_followed` for this user, in the topics' own query."""
-    if not user.is_authenticated:
-        return topics
-    return topics.annotate(
-        is_followed=Exists(Follow.objects.filter(user=user, topic=OuterRef("pk")))
-    )
 
 
 def with_follower_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
 
-from django.contrib.auth.models import AnonymousUser
 from django.db.models import Count
 from django.db.models import Exists
 from django.db.models import F
@@ -19,8 +18,6 @@ from django.shortcuts import get_object_or_404
 
 from accounts.models import User
 from papers.models import Paper
-from topics.following import with_follow_flag
-from topics.following import with_follower_count
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicRelation
@@ -74,14 +71,10 @@ def topics_by_trend() -> list[Topic]:
     return with_figures(topics)
 
 
-def get_active_topic(slug: str, user: User | AnonymousUser | None = None) -> Topic:
-    """The active topic with this slug, with its `follower_count` (and whether
-    `user` follows it), in one query; or 404."""
-    topics = with_follower_count(
-        Topic.objects.filter(is_active=True).select_related("momentum")
-    )
-    if user is not None:
-        topics = with_follow_flag(topics, user)
+def get_active_topic(slug: str) -> Topic:
+    """The active topic with this slug (and its momentum), in one query; or 404.
+    Its follower count is a page value of its own (topics.views)."""
+    topics = Topic.objects.filter(is_active=True).select_related("momentum")
     return get_object_or_404(topics, slug=slug)
 
 
@@ -128,5 +121,7 @@ def related_topics(topic: Topic, limit: int = RELATED_SHOWN) -> list[Topic]:
             shared=Coalesce(Subquery(shared.values("shared")[:1]), 0),
         )
         .filter(Q(curated=True) | Q(shared__gt=0))
-        .order_by("-curated", "-shared", "name")[:limit]
+        .order_by("-curated", "-shared", "name")
+        # What the related block shows: a long rule or definition each is not.
+        .only("name", "slug")[:limit]
     )

@@ -261,7 +261,7 @@ def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
 
 
 def follow(request: HttpRequest, slug: str) -> HttpResponse:
-    topic = get_active_topic(slug, request.user)
+    topic = get_active_topic(slug)
     return toggle(
         request,
         is_on=lambda: Follow.objects.filter(
