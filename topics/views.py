@@ -222,14 +222,16 @@ def _topic_blocks(
     """The parts of a topic page cached apart from it, read in one round trip:
     a follow or a new paper renders the page anew, not these. Its momentum moves
     with the momentum refresh (`trending`), related topics with the topic, and
-    how many papers it holds (that week) with its papers."""
+    how many papers it holds (that week) with its papers only: an edit of its
+    text counts nothing again (names move when a topic goes, so a topic made
+    anew under its slug does not read the old count)."""
     slug = topic.slug
     parts = {
         "momentum": (f"topic-momentum:{slug}", (TRENDING,)),
         "related": (f"topic-related:{slug}", (topic_key(slug), NAMES)),
         "count": (
             f"topic-count:{slug}:{week or ''}",
-            (topic_key(slug), members_key(slug)),
+            (members_key(slug), NAMES),
         ),
     }
     renderers = {

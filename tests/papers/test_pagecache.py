@@ -173,6 +173,36 @@ def test_the_topic_pages_paper_count_follows_its_papers(
     assert '<span class="count">0</span>' in week
 
 
+def test_an_edit_of_a_topics_text_renders_its_page_without_counting_again(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.get("/topics/agents/")
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].description = "Agents that act."
+        corpus["agents"].save()
+
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/topics/agents/").text
+
+    assert "Agents that act." in page
+    assert '<span class="count">6</span>' in page
+    assert not [q for q in queries if "COUNT(" in q["sql"]]
+
+
+def test_a_topic_made_anew_under_a_slug_does_not_read_the_old_count(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    assert '<span class="count">6</span>' in client.get("/topics/agents/").text
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].delete()
+        make_topic("Agents", rule="ti:nothing-matches-this", slug="agents")
+
+    assert '<span class="count">0</span>' in client.get("/topics/agents/").text
+
+
 def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), True)
