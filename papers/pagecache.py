@@ -14,6 +14,8 @@ Readers. A cached render is the same for everyone: each reader's own state is a
 slot in it, filled for each request (papers.slots) from one small query whose
 answer is kept under the reader's own version (`reader:<id>`, moved by
 `reader_changed(...)` from the writers of that state) and read with the page.
+So is the reader's user (accounts.backends.read_ahead): a signed-in request
+reads the cache twice, its session and then the page with all it needs.
 
 Failure. A cache error is a miss: the page renders uncached and answers. A
 version the cache missed while it was down is bounded by PAGE_TIMEOUT.
@@ -38,6 +40,9 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.loader import get_template
 
+from accounts.backends import read_ahead
+from accounts.backends import session_user_id
+from accounts.backends import user_key
 from papers.versions import EVERYTHING
 from papers.versions import HARVEST_KEY
 from papers.versions import Dependencies
@@ -131,17 +136,27 @@ def cached_page(
     scopes = [EVERYTHING, *scopes]
     address = f"{variant}|{request.get_full_path()}"
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
-    reader = request.user.pk if request.user.is_authenticated else None
+    # Who the session says signed in: their user is read with the page.
+    signed_in_as = session_user_id(request)
     # Read with the page: what its slots need (papers.slots).
     small = [HARVEST_KEY]
-    if reader is not None:
-        scopes.append(reader_key(reader))
-        own_key = ReaderState.key_for(key, reader)
-        small += [own_key, ReaderState.shown_key_for(own_key)]
+    if signed_in_as is not None:
+        own_key = ReaderState.key_for(key, signed_in_as)
+        small += [user_key(signed_in_as), own_key, ReaderState.shown_key_for(own_key)]
     values = values or {}
     small += [value.key for value in values.values()]
+    reader_scopes = [reader_key(signed_in_as)] if signed_in_as is not None else []
     value_scopes = {value.scope for value in values.values()} - set(scopes)
-    found = get_many([key, *small, *(version_key(s) for s in [*scopes, *value_scopes])])
+    found = get_many(
+        [
+            key,
+            *small,
+            *(version_key(s) for s in [*scopes, *reader_scopes, *value_scopes]),
+        ]
+    )
+    reader = _reader(request, signed_in_as, found)
+    if reader is not None:
+        scopes.append(reader_key(reader))
     prefetched = {name: found[name] for name in small if name in found}
     versions = current_versions(scopes, found)
     shown = _page_values(values, found, versions)
@@ -166,6 +181,16 @@ def cached_page(
     page.reader_state = state
     page.values = shown
     return page
+
+
+def _reader(request: HttpRequest, user_id: Any, found: dict[str, Any]) -> Any:
+    """The signed-in reader's id, or None: Django's get_user, its user taken
+    from what was read with the page."""
+    if user_id is None:
+        return None
+    with read_ahead({user_key(user_id): found.get(user_key(user_id))}):
+        signed_in = request.user.is_authenticated  # reads the user now
+    return request.user.pk if signed_in else None
 
 
 def _page_values(

@@ -15,6 +15,7 @@ from papers.library import set_saved
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.versions import content_changed
+from tests.cachetrips import cache_round_trips
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -201,6 +202,34 @@ def test_a_topic_made_anew_under_a_slug_does_not_read_the_old_count(
         make_topic("Agents", rule="ti:nothing-matches-this", slug="agents")
 
     assert '<span class="count">0</span>' in client.get("/topics/agents/").text
+
+
+def test_a_warm_topic_page_reads_the_readers_user_with_the_page(
+    corpus, alice, django_assert_num_queries
+):
+    reader = signed_in(alice)
+    reader.get("/topics/agents/")
+    reader.get("/topics/agents/")  # the reader's state, asked once, kept
+
+    with django_assert_num_queries(0), cache_round_trips() as trips:
+        page = reader.get("/topics/agents/")
+
+    assert 'action="/accounts/logout/"' in page.text  # signed in
+    # The session, then the page with the reader's user and state.
+    assert len(trips) == 2
+    assert f"auth:user:{alice.pk}" in " ".join(map(str, trips[1]))
+
+
+def test_a_reader_signed_out_elsewhere_meets_the_page_as_a_visitor(corpus, alice):
+    reader = signed_in(alice)
+    reader.get("/topics/agents/")
+    alice.set_password("a-new-password-for-alice")
+    alice.save()  # other sessions end: their hash no longer matches
+
+    page = reader.get("/topics/agents/").text
+
+    assert 'action="/accounts/logout/"' not in page
+    assert ">Log in</a>" in page
 
 
 def test_a_save_moves_nothing_shared(warm, alice, django_capture_on_commit_callbacks):
