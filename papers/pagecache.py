@@ -278,13 +278,22 @@ def render_shared(request: HttpRequest, template: str, context: dict) -> str:
 def cached_fragments(
     items: dict[str, tuple[str, ...]],
     render: Callable[[list[str]], dict[str, Any]],
+    *,
+    reader_of: HttpRequest | None = None,
 ) -> dict[str, Any]:
     """Each item's HTML, or other small value (item → the scopes it depends on),
     from the cache while those versions stand, else rendered (those missing,
-    together) by `render`."""
+    together) by `render`. With `reader_of`, that request's user is read in
+    the same round trip (see cached_page)."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
     keys = {item: f"pages:fragment:{item}" for item in items}
-    found = get_many([*keys.values(), *(version_key(scope) for scope in scopes)])
+    signed_in_as = session_user_id(reader_of) if reader_of is not None else None
+    users = [user_key(signed_in_as)] if signed_in_as is not None else []
+    found = get_many(
+        [*keys.values(), *users, *(version_key(scope) for scope in scopes)]
+    )
+    if reader_of is not None:
+        _reader(reader_of, signed_in_as, found)
     versions = current_versions(scopes, found)
     wanted = {
         item: tuple(versions[scope] for scope in (EVERYTHING, *deps))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import Count
 from django.db.models import Exists
@@ -16,7 +17,6 @@ from django.db.models import Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from accounts.models import User
 from papers.models import Paper
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -100,9 +100,9 @@ def feed_papers(followed: Iterable[int]) -> QuerySet[Paper]:
     return Paper.objects.filter(pk__in=tagged).order_by("-first_announced", "-id")
 
 
-def followed_topics(user: User) -> list[tuple[int, str]]:
+def followed_topics(user_id: Any) -> list[tuple[int, str]]:
     """(id, slug) of the active topics the reader follows, by slug."""
-    follows = Topic.objects.filter(is_active=True, follows__user=user)
+    follows = Topic.objects.filter(is_active=True, follows__user_id=user_id)
     return list(follows.order_by("slug").values_list("pk", "slug"))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from functools import wraps
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -20,7 +21,7 @@ from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from accounts.models import User
+from accounts.backends import session_user_id
 from accounts.requests import signed_in
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
@@ -87,8 +88,11 @@ def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return _reader_feed(request, request.user)
+    signed_in_as = session_user_id(request)
+    if signed_in_as is not None:
+        feed = _reader_feed(request, signed_in_as)
+        if feed is not None:
+            return feed
     page = cached_page(request, [LATEST, TRENDING, NAMES], lambda deps: _home(request))
     return page_response(request, page)
 
@@ -99,16 +103,21 @@ def _home(request: HttpRequest) -> tuple[str, dict]:
     return render_shared(request, "topics/home.html", context), {}
 
 
-def _reader_feed(request: HttpRequest, user: User) -> HttpResponse:
+def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     """New papers from the topics the user follows, shared by every reader who
     follows the same topics; those the feed showed this reader on an earlier
-    visit are marked seen."""
-    # Cached until they follow or unfollow, or a topic is renamed or deactivated.
-    key = f"followed:{user.pk}"
+    visit are marked seen. None when the session no longer signs them in."""
+    # Cached until they follow or unfollow, or a topic is renamed or deactivated;
+    # the user is read with them.
+    key = f"followed:{user_id}"
     followed = cached_fragments(
-        {key: (reader_key(user.pk), NAMES)},
-        lambda missing: {key: followed_topics(user)},
+        {key: (reader_key(user_id), NAMES)},
+        lambda missing: {key: followed_topics(user_id)},
+        reader_of=request,
     )[key]
+    if not request.user.is_authenticated:
+        return None
+    user = request.user
     slugs = [slug for _, slug in followed]
     page = cached_page(
         request,
