@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from urllib.parse import unquote
 
 import lz4.frame
 from django.contrib.auth.models import AnonymousUser
@@ -56,8 +57,9 @@ from papers.versions import version_key
 # and how long a change made while the cache was unreachable goes unseen.
 PAGE_TIMEOUT = 10 * 60
 FRAGMENT_TIMEOUT = 60 * 60
-# In the pages' keys: entries stored another way (zlib, before) are not read.
-PAGE_FORMAT = "lz4"
+# In the pages' keys: entries stored another way are not read (1: zlib and
+# slots unparsed; 2: LZ4, slots parsed when stored).
+PAGE_FORMAT = 2
 SLOT = re.compile(r"<!--slot:([^>]*)-->")
 # What a shared render must never see: it is the same for every reader.
 SHARED_CONTEXT = {
@@ -75,10 +77,11 @@ SHARED_CONTEXT = {
 
 @dataclass
 class Rendered:
-    """A page as rendered for everyone, its slots found once (start, end, spec)."""
+    """A page as rendered for everyone, its slots found once: (start, end, kind,
+    arguments), as papers.slots.slot wrote them."""
 
     body: str
-    slots: list[tuple[int, int, str]]
+    slots: list[tuple[int, int, str, list[str]]]
     deps: dict[str, int | None] = field(default_factory=dict)
     # What the page's view needs on a hit, e.g. the ids of the papers it lists.
     meta: dict[str, Any] = field(default_factory=dict)
@@ -91,7 +94,10 @@ class Rendered:
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
-        slots = [(m.start(), m.end(), m.group(1)) for m in SLOT.finditer(body)]
+        slots = []
+        for found in SLOT.finditer(body):
+            kind, *args = [unquote(part) for part in found.group(1).split(" ")]
+            slots.append((found.start(), found.end(), kind, args))
         return cls(body, slots, deps, meta)
 
     def packed(self) -> tuple:

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import quote
-from urllib.parse import unquote
 
 from django.apps import apps
 from django.conf import settings
@@ -114,10 +113,7 @@ def page_response(request: HttpRequest, page: Rendered | HttpResponse) -> HttpRe
 def fill(request: HttpRequest, page: Rendered) -> str:
     """The page for this request: every slot filled with the reader's own."""
     wanted: dict[str, set[str]] = defaultdict(set)
-    slots = []
-    for start, end, spec in page.slots:
-        kind, *args = [unquote(part) for part in spec.split(" ")]
-        slots.append((start, end, kind, args))
+    for _, _, kind, args in page.slots:
         if kind in STATE_OF:
             key = args[:2] if kind == "flag" else args[:1]
             wanted[STATE_OF[kind]].add(" ".join(key))
@@ -127,7 +123,7 @@ def fill(request: HttpRequest, page: Rendered) -> str:
     if reader.signed_in:
         reader.state = _cached_state(reader.user, wanted, page.reader_state)
     out, position = [], 0
-    for start, end, kind, args in slots:
+    for start, end, kind, args in page.slots:
         out.append(page.body[position:start])
         out.append(FILLERS[kind](reader, *args))
         position = end
