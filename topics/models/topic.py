@@ -23,6 +23,15 @@ from topics.rules import compile_rule
 RESERVED_SLUGS = frozenset({"trending"})
 
 
+def target_field(default: float, help_text: str) -> models.FloatField:
+    """A share the topic's membership thresholds must keep (topics.membership)."""
+    return models.FloatField(
+        default=default,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text=help_text,
+    )
+
+
 class Topic(models.Model):
     """A research topic that curators define with a rule in arXiv's search syntax."""
 
@@ -66,22 +75,16 @@ class Topic(models.Model):
     membership = models.CharField(
         max_length=10, choices=Membership.choices, default=Membership.RULE
     )
-    precision_target = models.FloatField(
-        default=0.95,
-        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
-        help_text=(
-            "With automatic decisions: the share of the papers decided in "
-            "automatically that must belong, on your decisions cross-validated."
-        ),
+    precision_target = target_field(
+        0.95,
+        "With automatic decisions: the share of the papers decided in "
+        "automatically that must belong, on your decisions cross-validated.",
     )
-    recall_target = models.FloatField(
-        default=0.90,
-        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
-        help_text=(
-            "With automatic decisions: the share of the relevant papers that must "
-            "stay above the automatic exclusions, on your decisions cross-validated. "
-            "A higher target keeps more unsure papers in the band for review."
-        ),
+    recall_target = target_field(
+        0.90,
+        "With automatic decisions: the share of the relevant papers that must "
+        "stay above the automatic exclusions, on your decisions cross-validated. "
+        "A higher target keeps more unsure papers in the band for review.",
     )
     papers = models.ManyToManyField(
         Paper, through="PaperTopic", related_name="topics", blank=True
