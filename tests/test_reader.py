@@ -187,6 +187,18 @@ def test_paper_page_shows_why_related_papers_and_bibtex(
     assert 'aria-pressed="false"' in response.text
 
 
+def test_related_papers_come_from_the_weeks_around_the_paper(reader, topic):
+    long_before = add_papers(topic, date(2025, 6, 1), 3, title="Agent history")
+    page = reader.get("/papers/2606.00003/").text
+
+    assert "Agent study 7" in page
+    assert "Agent history" not in page  # a year older, though it shares the topic
+    # From the old paper's side the same: its neighbours, not this year's.
+    old = reader.get(f"/papers/{long_before[0].arxiv_id}/").text
+    assert "Agent history" in old
+    assert "Agent study 7" not in old
+
+
 # --- Topic page: weeks, pages, feed -----------------------------------------------
 
 
