@@ -143,20 +143,22 @@ def cached_page(
     address = f"{variant}|{request.get_full_path()}"
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
     # Who the session says signed in: their user is read with the page.
-    signed_in_as = session_user_id(request)
+    signed_in_as, user_keys = _session_user(request)
     # Read with the page: what its slots need (papers.slots).
     small = [HARVEST_KEY]
+    reader_scopes = []
     if signed_in_as is not None:
         own_key = ReaderState.key_for(key, signed_in_as)
-        small += [user_key(signed_in_as), own_key, ReaderState.shown_key_for(own_key)]
+        small += [own_key, ReaderState.shown_key_for(own_key)]
+        reader_scopes.append(reader_key(signed_in_as))
     values = values or {}
     small += [value.key for value in values.values()]
-    reader_scopes = [reader_key(signed_in_as)] if signed_in_as is not None else []
     value_scopes = {value.scope for value in values.values()} - set(scopes)
     found = get_many(
         [
             key,
             *small,
+            *user_keys,
             *(version_key(s) for s in [*scopes, *reader_scopes, *value_scopes]),
         ]
     )
@@ -187,6 +189,13 @@ def cached_page(
     page.reader_state = state
     page.values = shown
     return page
+
+
+def _session_user(request: HttpRequest) -> tuple[Any, list[str]]:
+    """The id of the user the session is signed in as (or None), and the cache
+    key of that user to read with what the request reads anyway."""
+    user_id = session_user_id(request)
+    return user_id, [user_key(user_id)] if user_id is not None else []
 
 
 def _reader(request: HttpRequest, user_id: Any, found: dict[str, Any]) -> Any:
@@ -293,10 +302,11 @@ def cached_fragments(
     the same round trip (see cached_page)."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
     keys = {item: f"pages:fragment:{item}" for item in items}
-    signed_in_as = session_user_id(reader_of) if reader_of is not None else None
-    users = [user_key(signed_in_as)] if signed_in_as is not None else []
+    signed_in_as, user_keys = (
+        _session_user(reader_of) if reader_of is not None else (None, [])
+    )
     found = get_many(
-        [*keys.values(), *users, *(version_key(scope) for scope in scopes)]
+        [*keys.values(), *user_keys, *(version_key(scope) for scope in scopes)]
     )
     if reader_of is not None:
         _reader(reader_of, signed_in_as, found)
