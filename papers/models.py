@@ -166,6 +166,35 @@ class SavedPaper(models.Model):
         return f"{self.user} saved {self.paper.arxiv_id}"
 
 
+class Rating(models.Model):
+    """One reader's thumbs up (+1) or down (-1) on a paper: with their saves, the
+    signal their own recommendations learn from."""
+
+    UP = 1
+    DOWN = -1
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="ratings")
+    value = models.SmallIntegerField(choices=[(UP, "up"), (DOWN, "down")])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="rating_unique"),
+            models.CheckConstraint(
+                condition=models.Q(value__in=[1, -1]), name="rating_value_up_or_down"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["user", "-created_at"], name="rating_user_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} rated {self.paper.arxiv_id} {self.value:+d}"
+
+
 class ShownPaper(models.Model):
     """A paper shown to one reader in their feed: what the feed marks "seen" on
     later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as new ones
