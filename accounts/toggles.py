@@ -36,8 +36,7 @@ def toggle(
     next_url = safe_next(request, fallback)
     wanted = (request.POST or request.GET).get("on") != "0"
     if not request.user.is_authenticated:
-        come_back = f"{request.path}?{urlencode({'on': int(wanted), 'next': next_url})}"
-        login = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': come_back})}"
+        login = login_and_back(request, {"on": int(wanted), "next": next_url})
         if json:
             return JsonResponse({"login_url": login}, status=401)
         return redirect(login)
@@ -54,6 +53,13 @@ def toggle(
     if json:
         return JsonResponse({"on": wanted})
     return redirect(next_url)
+
+
+def login_and_back(request: HttpRequest, query: dict[str, object]) -> str:
+    """The log-in address that comes back to this path with `query`, where a
+    GET asks to confirm what a visitor clicked."""
+    come_back = f"{request.path}?{urlencode(query)}"
+    return f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': come_back})}"
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:

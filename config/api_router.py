@@ -14,6 +14,7 @@ from papers.api import ARXIV_ID_PATH
 from papers.api import FeedSourceViewSet
 from papers.api import IngestRunViewSet
 from papers.api import PaperViewSet
+from papers.api import RatingViewSet
 from papers.api import SavedViewSet
 from topics.api import SLUG_PATH
 from topics.api import FlagView
@@ -27,6 +28,7 @@ router.register("papers", PaperViewSet, basename="paper")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("me/follows", FollowViewSet, basename="follow")
 router.register("me/saved", SavedViewSet, basename="saved")
+router.register("me/ratings", RatingViewSet, basename="rating")
 router.register("ingest-runs", IngestRunViewSet, basename="ingest-run")
 router.register("feed-sources", FeedSourceViewSet, basename="feed-source")
 

@@ -1,4 +1,5 @@
-"""API views for papers, the caller's saved papers, and ingestion (staff)."""
+"""API views for papers, the caller's saved and rated papers, and ingestion
+(staff)."""
 
 from __future__ import annotations
 
@@ -37,13 +38,17 @@ from core.api.views import read_query
 from papers.filters import PaperFilterSerializer
 from papers.filters import search_arguments
 from papers.library import saved_papers
+from papers.library import set_rating
 from papers.library import set_saved
+from papers.library import signal_papers
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.pagination import CursorSerializer
 from papers.pagination import PaperCursorPagination
+from papers.pagination import SignalCursorPagination
+from papers.pagination import SignalCursorSerializer
 from papers.query import get_paper
 from papers.query import with_listing_data
 from papers.search import matching_papers
@@ -53,6 +58,9 @@ from papers.serializers import IngestRunSerializer
 from papers.serializers import PaperDetailSerializer
 from papers.serializers import PaperPageSerializer
 from papers.serializers import PaperSerializer
+from papers.serializers import RatingInputSerializer
+from papers.serializers import RatingPageSerializer
+from papers.serializers import RatingSerializer
 from papers.serializers import SavedPaperSerializer
 from papers.serializers import SaveInputSerializer
 
@@ -255,6 +263,76 @@ class SavedViewSet(
     )
     def destroy(self, request: Request, arxiv_id: str) -> Response:
         set_saved(signed_in(request), get_paper(arxiv_id), False)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RatingViewSet(StrictQueryParams, viewsets.GenericViewSet):
+    """The caller's thumbs up and down, with their saved papers counted as up:
+    the signal their recommendations learn from (papers.library.signal_papers)."""
+
+    serializer_class = RatingSerializer
+    lookup_field = "arxiv_id"
+    lookup_value_regex = ARXIV_ID_PATH
+
+    def allowed_query_params(self) -> AbstractSet[str]:
+        if self.action == "list":
+            return SignalCursorPagination.query_params
+        return set()
+
+    @extend_schema(
+        summary="List rated papers",
+        description="The papers the caller rated, and those they saved without "
+        "rating them (as 1), most recently rated or saved first, with cursor "
+        "pagination: follow `next` until it is null.",
+        parameters=[SignalCursorSerializer],
+        responses={200: RatingPageSerializer},
+    )
+    def list(self, request: Request) -> Response:
+        pagination = SignalCursorPagination(request)
+        rows, next_url = pagination.page(signal_papers(signed_in(request)))
+        data = RatingSerializer(rows, many=True).data
+        return Response({"next": next_url, "results": data})
+
+    @extend_schema(
+        summary="Rate a paper",
+        description="Thumbs up (1) or down (-1); a rating given again changes "
+        "nothing, another replaces it. 201 for a paper not rated before, else 200.",
+        request=RatingInputSerializer,
+        responses={
+            200: RatingSerializer,
+            201: RatingSerializer,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="There is no such paper (code not_found, with the field).",
+            ),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        given = RatingInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            paper = get_paper(given.validated_data["paper"])
+        except Http404:
+            raise serializers.ValidationError(
+                {"paper": ["There is no such paper."]}, code="does_not_exist"
+            ) from None
+        user = signed_in(request)
+        before = set_rating(user, paper, given.validated_data["rating"])
+        entry = signal_papers(user).get(pk=paper.pk)
+        return Response(
+            RatingSerializer(entry).data,
+            status=status.HTTP_201_CREATED if before is None else status.HTTP_200_OK,
+        )
+
+    @extend_schema(
+        summary="Clear a paper's rating",
+        description="Idempotent: clearing a paper not rated changes nothing. A "
+        "saved paper stays saved, and so still counts as 1 in the list.",
+        parameters=[PAPER_ID_PARAMETER],
+        responses={204: None},
+    )
+    def destroy(self, request: Request, arxiv_id: str) -> Response:
+        set_rating(signed_in(request), get_paper(arxiv_id), None)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

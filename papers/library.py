@@ -1,4 +1,5 @@
-"""A reader's own state of papers: their library (saved papers), and which papers
+"""A reader's own state of papers: their library (saved papers), their ratings
+(thumbs up or down), what the two say together (their signal), and which papers
 their feed has shown them ("seen")."""
 
 from __future__ import annotations
@@ -9,12 +10,18 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists
+from django.db.models import IntegerField
 from django.db.models import OuterRef
+from django.db.models import Q
 from django.db.models import QuerySet
+from django.db.models import Subquery
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
+from papers.models import Rating
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import ReaderState
@@ -28,7 +35,78 @@ def set_saved(user: User, paper: Paper, saved: bool) -> None:
     else:
         changed = SavedPaper.objects.filter(user=user, paper=paper).delete()[0] > 0
     if changed:
-        reader_changed([user.pk])
+        ratings_changed(user)
+
+
+def set_rating(user: User, paper: Paper, value: int | None) -> int | None:
+    """Rate a paper up (Rating.UP) or down (Rating.DOWN), or clear its rating
+    (None); idempotent. Returns the rating it replaced (None if there was none).
+    A changed rating is dated anew: it is what the reader says now."""
+    if value not in (Rating.UP, Rating.DOWN, None):
+        raise ValueError(
+            f"A rating is {Rating.UP}, {Rating.DOWN} or None, not {value!r}."
+        )
+    with transaction.atomic():
+        current = (
+            Rating.objects.select_for_update().filter(user=user, paper=paper).first()
+        )
+        before = current.value if current else None
+        if before == value:
+            return before
+        if value is None:
+            Rating.objects.filter(user=user, paper=paper).delete()
+        elif current is None:
+            Rating.objects.create(user=user, paper=paper, value=value)
+        else:
+            current.value, current.created_at = value, timezone.now()
+            current.save(update_fields=["value", "created_at"])
+    ratings_changed(user)
+    return before
+
+
+def ratings_changed(user: User) -> None:
+    """What follows a change of the reader's signal (a save, unsave or rating)."""
+    reader_changed([user.pk])
+
+
+def signal_papers(user: User) -> QuerySet[Paper]:
+    """The papers the reader saved or rated, annotated with `signal` (+1 or -1)
+    and `signal_at` (when they said so): a rating is what they said, a saved
+    paper they did not rate counts as +1 from when they saved it. Most recent
+    first (`-signal_at`, `-pk`)."""
+    rated = Rating.objects.filter(user=user, paper=OuterRef("pk"))
+    saved = SavedPaper.objects.filter(user=user, paper=OuterRef("pk"))
+    mine = Q(pk__in=Rating.objects.filter(user=user).values("paper_id")) | Q(
+        pk__in=SavedPaper.objects.filter(user=user).values("paper_id")
+    )
+    return (
+        Paper.objects.filter(mine)
+        .annotate(
+            rating=Subquery(rated.values("value")[:1]),
+            signal=Coalesce("rating", Value(Rating.UP), output_field=IntegerField()),
+            signal_at=Coalesce(
+                Subquery(rated.values("created_at")[:1]),
+                Subquery(saved.values("created_at")[:1]),
+            ),
+            is_rated=Exists(rated),
+            is_saved=Exists(saved),
+        )
+        .order_by("-signal_at", "-pk")
+    )
+
+
+def reader_signal(user: User) -> dict[int, int]:
+    """{paper id: +1 or -1} of what the reader saved or rated (signal_papers)."""
+    # `signal` is signal_papers' annotation, which its return type does not name.
+    return dict(signal_papers(user).values_list("pk", "signal"))  # type: ignore[misc]
+
+
+def rating_of(user: User, paper: Paper) -> int | None:
+    return (
+        Rating.objects.filter(user=user, paper=paper)
+        .values_list("value", flat=True)
+        .first()
+    )
 
 
 def with_saved_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:

@@ -13,7 +13,10 @@ papers per announcement day and breaks on papers with no date.
 
 from __future__ import annotations
 
+from datetime import UTC
 from datetime import date
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -108,3 +111,60 @@ class PaperCursorPagination:
     @staticmethod
     def wrap(results: list[Any], next_url: str | None) -> dict[str, Any]:
         return {"next": next_url, "results": results}
+
+
+# A reader's signal (papers.library.signal_papers), most recent first: the cursor
+# is the last row's `<microseconds since the epoch>.<paper id>`. Sixteen digits
+# of microseconds reach the year 2286, all valid times.
+SIGNAL_CURSOR = RegexValidator(
+    r"\A[0-9]{1,16}\.[0-9]{1,18}\Z",
+    message="Invalid cursor; use the next link as given.",
+    code="invalid_cursor",
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class SignalCursorSerializer(serializers.Serializer):
+    cursor = Text(
+        pattern=SIGNAL_CURSOR,
+        required=False,
+        help_text="Where the page starts: take it from the `next` link of the "
+        "previous page (any cursor of this form is a valid position).",
+    )
+    page_size = QueryInteger(
+        required=False,
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        help_text=f"Entries per page, 1 to {MAX_PAGE_SIZE} (default 25).",
+    )
+
+    def validate_cursor(self, value: str) -> tuple[datetime, int]:
+        micros, pk = (int(part) for part in value.split("."))
+        return EPOCH + timedelta(microseconds=micros), pk
+
+
+class SignalCursorPagination:
+    """Pages of signal_papers(), in its order (-signal_at, -pk); bad parameters
+    are refused before any work, as PaperCursorPagination does."""
+
+    page_size = 25
+    query_params = query_names(SignalCursorSerializer)
+
+    def __init__(self, request: Request) -> None:
+        params = read_query(SignalCursorSerializer, request)
+        self.request = request
+        self.size: int = params.get("page_size", self.page_size)
+        self.start: tuple[datetime, int] | None = params.get("cursor")
+
+    def page(self, papers: QuerySet[Paper]) -> tuple[list[Paper], str | None]:
+        if self.start is not None:
+            at, pk = self.start
+            papers = papers.filter(Q(signal_at__lt=at) | Q(signal_at=at, pk__lt=pk))
+        rows = list(papers[: self.size + 1])  # in signal_papers' order
+        if len(rows) <= self.size:
+            return rows, None
+        rows = rows[: self.size]
+        last = rows[-1]
+        micros = (last.signal_at - EPOCH) // timedelta(microseconds=1)  # type: ignore[attr-defined]
+        url = self.request.build_absolute_uri()
+        return rows, replace_query_param(url, "cursor", f"{micros}.{last.pk}")

@@ -14,6 +14,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from core.api.fields import Choice
 from core.api.fields import Text
 from papers.bibtex import bibtex_entry
 from papers.models import Category
@@ -188,6 +189,53 @@ class SaveInputSerializer(serializers.Serializer):
         pattern=rf"\A(?:{ARXIV_ID_PATH})\Z",
         max_length=60,
         help_text="An arXiv id, with or without its version.",
+    )
+
+
+class RatingSerializer(serializers.Serializer):
+    """One paper of the caller's signal (papers.library.signal_papers)."""
+
+    paper = serializers.CharField(
+        source="arxiv_id", help_text="The paper's arXiv id, without version."
+    )
+    rating = serializers.ChoiceField(
+        choices=[1, -1],
+        source="signal",
+        help_text="1 (thumbs up) or -1 (thumbs down). A saved paper the caller "
+        "did not rate counts as 1.",
+    )
+    created_at = serializers.DateTimeField(
+        source="signal_at",
+        help_text="When the caller rated it (last changed), or else saved it.",
+    )
+    rated = serializers.BooleanField(
+        source="is_rated", help_text="Whether the caller rated it (else: saved)."
+    )
+    saved = serializers.BooleanField(
+        source="is_saved", help_text="Whether the paper is among the saved ones."
+    )
+
+
+@extend_schema_serializer(many=False)
+class RatingPageSerializer(serializers.Serializer):
+    next = serializers.URLField(
+        allow_null=True, help_text="The next page; null on the last."
+    )
+    results = RatingSerializer(many=True)
+
+
+class RatingInputSerializer(serializers.Serializer):
+    paper = Text(
+        pattern=rf"\A(?:{ARXIV_ID_PATH})\Z",
+        max_length=60,
+        help_text="An arXiv id, with or without its version.",
+    )
+    rating = Choice(
+        choices=[1, -1],
+        help_text="1 (thumbs up) or -1 (thumbs down), a JSON integer.",
+        error_messages={
+            "invalid_choice": "A rating is 1 (thumbs up) or -1 (thumbs down)."
+        },
     )
 
 

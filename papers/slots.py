@@ -4,8 +4,8 @@ A shared render (papers.pagecache) holds a slot, `<!--slot:KIND ARG...-->`, wher
 each reader's page differs: the header's user menu, messages, each follow and
 save button, the "Not relevant?" flags, what the feed showed before ("seen") and
 the last harvest's age. `fill()` replaces each slot for the request: it asks
-which of the page's papers and topics the reader saved, follows, flagged or was
-shown, in one query (its answer cached under the reader's version until they
+which of the page's papers and topics the reader saved, rated, follows, flagged
+or was shown, in one query (its answer cached under the reader's version until they
 change something: papers.pagecache.ReaderState), and writes each slot from its
 template (`partials/`),
 rendered once per process with stand-ins for the address, the `next` address
@@ -42,6 +42,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.models import User
 from accounts.requests import signed_in
+from papers.models import Rating
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import PAGE_TIMEOUT
@@ -63,6 +64,7 @@ TOGGLES = {
 # Slots whose state is the reader's, by the state they read.
 STATE_OF = {
     "save": "save",
+    "rate": "rating",
     "follow": "follow",
     "flag": "flag",
     "seen": "seen",
@@ -146,8 +148,9 @@ def _cached_state(
 
 
 def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
-    """Of the keys wanted, those the reader saved (arXiv ids), follows (topic
-    slugs), flagged ("slug arxiv-id") and was shown by the feed: one query."""
+    """Of the keys wanted, those the reader saved (arXiv ids), rated up or
+    down (arXiv ids, as "up" and "down"), follows (topic slugs), flagged
+    ("slug arxiv-id") and was shown by the feed: one query."""
     # Follows and flags live in the topics app, which builds on this one:
     # looked up by name, not imported.
     follow = apps.get_model("topics", "Follow")
@@ -155,6 +158,10 @@ def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]
     queries: list[QuerySet] = []
     if keys := wanted.get("save"):
         queries.append(_owned(SavedPaper, user, "save", F("paper__arxiv_id"), keys))
+    if keys := wanted.get("rating"):
+        paper = F("paper__arxiv_id")
+        queries.append(_owned(Rating, user, "up", paper, keys, value=Rating.UP))
+        queries.append(_owned(Rating, user, "down", paper, keys, value=Rating.DOWN))
     if keys := wanted.get("seen"):
         queries.append(_owned(ShownPaper, user, "seen", F("paper__arxiv_id"), keys))
     if keys := wanted.get("follow"):
@@ -171,9 +178,10 @@ def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]
     return dict(state)
 
 
-def _owned(model, user: User, kind: str, key, keys: set[str]) -> QuerySet:
-    """(kind, key) of the reader's rows of `model` whose key is one of `keys`."""
-    rows = model.objects.filter(user=user).annotate(
+def _owned(model, user: User, kind: str, key, keys: set[str], **where) -> QuerySet:
+    """(kind, key) of the reader's rows of `model` (those matching `where`)
+    whose key is one of `keys`."""
+    rows = model.objects.filter(user=user, **where).annotate(
         slot_kind=Value(kind, output_field=CharField()), slot_key=key
     )
     rows = rows.filter(slot_key__in=sorted(keys)).order_by()
@@ -211,6 +219,26 @@ def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
         small=size == "small",
     )
     html = html.replace(URL, escape(address(route, param, key)))
+    html = html.replace(NEXT, reader.next)
+    return html.replace(CSRF, reader.csrf) if reader.signed_in else html
+
+
+def _rating(reader: Reader, arxiv_id: str, size: str) -> str:
+    """The thumbs up and down of a paper: one form, each button saying what it
+    does (rate, or clear the rating it shows pressed)."""
+    rating = None
+    if reader.signed_in:
+        rated = [
+            kind for kind in ("up", "down") if arxiv_id in reader.state.get(kind, ())
+        ]
+        rating = rated[0] if rated else None
+    html = skeleton(
+        "partials/rating.html",
+        signed_in=reader.signed_in,
+        rating=rating,
+        small=size == "small",
+    )
+    html = html.replace(URL, escape(address("papers:rate", "arxiv_id", arxiv_id)))
     html = html.replace(NEXT, reader.next)
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
@@ -265,6 +293,7 @@ FILLERS: dict[str, Callable[..., str]] = {
     "menu": _menu,
     "messages": _messages,
     "save": functools.partial(_toggle, kind="save"),
+    "rate": _rating,
     "follow": functools.partial(_toggle, kind="follow"),
     "flag": _flag,
     "seen": _seen,

@@ -9,5 +9,6 @@ app_name = "papers"
 urlpatterns = [
     # Old-style ids contain a slash (math/0601001v2), so actions come first.
     path("<path:arxiv_id>/save/", views.save, name="save"),
+    path("<path:arxiv_id>/rate/", views.rate, name="rate"),
     path("<path:arxiv_id>/", views.paper_detail, name="detail"),
 ]

@@ -9,9 +9,15 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.http import HttpResponseBadRequest
+from django.http import JsonResponse
 from django.shortcuts import redirect
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
 
 from accounts.requests import signed_in
+from accounts.toggles import login_and_back
+from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
@@ -19,9 +25,12 @@ from papers.forms import SearchForm
 from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
+from papers.library import rating_of
 from papers.library import saved_papers
+from papers.library import set_rating
 from papers.library import set_saved
 from papers.models import Paper
+from papers.models import Rating
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
 from papers.pagecache import render_shared
@@ -83,6 +92,52 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         f"{'' if saving else ' from your saved papers'}?",
         fallback=paper.get_absolute_url(),
     )
+
+
+# What a rating form posts, and what it means.
+RATINGS: dict[str, int | None] = {"up": Rating.UP, "down": Rating.DOWN, "clear": None}
+RATING_QUESTIONS = {
+    "up": "Thumbs up for “{}”?",
+    "down": "Thumbs down for “{}”?",
+    "clear": "Clear your rating of “{}”?",
+}
+
+
+@require_http_methods(["GET", "POST"])
+def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+    """A paper's thumbs up or down, `rating=up|down|clear`: the row's or the
+    paper page's form (papers.slots), posted as is or by site.js in place
+    (`Accept: application/json`, answered `{"rating": "up"|"down"|null}`). A
+    visitor goes to log in and comes back to a one-click confirmation, as for
+    Save (accounts.toggles)."""
+    paper = get_paper(arxiv_id)
+    json = "application/json" in request.headers.get("Accept", "")
+    choice = (request.POST or request.GET).get("rating", "")
+    if choice not in RATINGS:
+        error = "rating must be up, down or clear."
+        if json:
+            return JsonResponse({"error": error}, status=400)
+        return HttpResponseBadRequest(error)
+    next_url = safe_next(request, paper.get_absolute_url())
+    if not request.user.is_authenticated:
+        login = login_and_back(request, {"rating": choice, "next": next_url})
+        if json:
+            return JsonResponse({"login_url": login}, status=401)
+        return redirect(login)
+    user = signed_in(request)
+    if request.method != "POST":
+        context = {
+            "question": RATING_QUESTIONS[choice].format(paper.title),
+            "action": request.path,
+            "rating": choice,
+            "already": rating_of(user, paper) == RATINGS[choice],
+            "next": next_url,
+        }
+        return render(request, "papers/confirm_rating.html", context)
+    set_rating(user, paper, RATINGS[choice])
+    if json:
+        return JsonResponse({"rating": None if choice == "clear" else choice})
+    return redirect(next_url)
 
 
 @login_required

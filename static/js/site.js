@@ -1,5 +1,6 @@
 // Momentum's few behaviours, on top of pages that work without JavaScript:
-// follow/save buttons submit in place, and the keyboard moves through papers.
+// follow/save and thumbs up/down buttons submit in place, and the keyboard
+// moves through papers.
 "use strict";
 
 (function () {
@@ -60,6 +61,64 @@
     if (!form) return;
     event.preventDefault();
     submitToggle(form);
+  });
+
+  // --- Thumbs up / down ------------------------------------------------------
+  // One form per paper; each button posts what it does (rating=up, down, or
+  // clear when it is the one pressed), and the answer says the rating now.
+  async function submitRating(form, button) {
+    const buttons = form.querySelectorAll("button");
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const body = new FormData(form);
+      body.set("rating", button.value);
+      const response = await fetch(form.action, {
+        method: "POST",
+        body,
+        headers: { Accept: "application/json", "X-CSRFToken": csrf() },
+        credentials: "same-origin",
+      });
+      const data = await response.json().catch(() => ({}));
+      if (response.status === 401 && data.login_url) {
+        window.location.assign(data.login_url);
+        return;
+      }
+      if (!response.ok) throw new Error(String(response.status));
+      setRating(form, data.rating);
+    } catch (error) {
+      // Fall back to the plain form post, with the button's own value.
+      const value = document.createElement("input");
+      value.type = "hidden";
+      value.name = "rating";
+      value.value = button.value;
+      form.append(value);
+      form.submit();
+    } finally {
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  function setRating(form, rating) {
+    form.classList.remove("up", "down");
+    if (rating) form.classList.add(rating);
+    form.querySelectorAll("button[data-rating]").forEach((button) => {
+      const pressed = button.dataset.rating === rating;
+      button.value = pressed ? "clear" : button.dataset.rating;
+      button.setAttribute("aria-pressed", pressed ? "true" : "false");
+    });
+  }
+
+  function rate(form, rating) {
+    const button = form.querySelector(`button[data-rating=${rating}]`);
+    if (form.method === "post") submitRating(form, button);
+    else form.requestSubmit(button); // a visitor's: to log in and back
+  }
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target.closest("form.rating[method=post]");
+    if (!form || !event.submitter) return;
+    event.preventDefault();
+    submitRating(form, event.submitter);
   });
 
   // --- Selection, the side panel and the drawer ------------------------------
@@ -204,6 +263,14 @@
         if (!form) return;
         if (form.method === "post") submitToggle(form);
         else form.submit();
+        break;
+      }
+      case "+":
+      case "=": // + without Shift
+      case "-": {
+        const form = selected && selected.querySelector("form.rating");
+        if (!form) return;
+        rate(form, event.key === "-" ? "down" : "up");
         break;
       }
       case "/": {

@@ -144,6 +144,20 @@ def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, 
     )
     page.locator("[data-paper] form.toggle button").first.click()
     expect(page.locator("[data-paper] form.toggle button").first).to_have_text("Saved")
+    thumb_down = page.locator("[data-paper] form.rating button[data-rating=down]")
+    thumb_down.first.click()
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+    expect(thumb_down.first).to_have_attribute("aria-pressed", "true")
+    page.goto("/papers/2606.00002/")
+    page.locator("form.rating button[data-rating=up]").click()
+    expect(page).to_have_url(re.compile(r"/papers/2606.00002/$"))
+    expect(page.locator("form.rating button[data-rating=up]")).to_have_attribute(
+        "aria-pressed", "true"
+    )
 
     assert Follow.objects.filter(user=alice, topic=topic).exists()
     assert alice.saved_papers.count() == 1
+    assert sorted(alice.ratings.values_list("paper__arxiv_id", "value")) == [
+        ("2606.00002", 1),
+        ("2606.00005", -1),  # the first row: the newest
+    ]

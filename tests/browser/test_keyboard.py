@@ -1,7 +1,7 @@
-"""Every list of papers from the keyboard, in a real browser: J/K/Enter/S on
-search, saved, the feed and a topic page; the first row selected on load; Back
-returns to the row that was opened; J and K turn the page; `?` lists the keys;
-and on a phone the abstract opens under the row."""
+"""Every list of papers from the keyboard, in a real browser: J/K/Enter/S and
++/- (thumbs up and down) on search, saved, the feed and a topic page; the first
+row selected on load; Back returns to the row that was opened; J and K turn the
+page; `?` lists the keys; and on a phone the abstract opens under the row."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from playwright.sync_api import Page
 from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
+from papers.models import Rating
 from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -82,6 +83,76 @@ def test_j_k_enter_and_s_work_on_every_list(page, follower, address):
 
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
+
+
+def thumbs(row):
+    form = row.locator("form.rating")
+    return form.locator("button[data-rating=up]"), form.locator(
+        "button[data-rating=down]"
+    )
+
+
+def rating_of(user, arxiv_id: str) -> int | None:
+    found = Rating.objects.filter(user=user, paper__arxiv_id=arxiv_id).first()
+    return found.value if found else None
+
+
+@pytest.mark.parametrize(
+    "address", ["/search/?q=agent", "/saved/", "/", "/topics/rl-agents/"]
+)
+def test_plus_and_minus_rate_the_selected_paper_in_place(page, follower, address):
+    page.goto(address)
+    page.keyboard.press("j")
+    second = rows(page).nth(1)
+    expect(second).to_have_class(SELECTED)
+    arxiv_id = second.get_attribute("data-paper")
+    up, down = thumbs(second)
+    url = page.url
+
+    page.keyboard.press("+")
+    expect(up).to_have_attribute("aria-pressed", "true")
+    expect(down).to_have_attribute("aria-pressed", "false")
+    assert rating_of(follower, arxiv_id) == Rating.UP
+
+    page.keyboard.press("-")  # the two are exclusive
+    expect(down).to_have_attribute("aria-pressed", "true")
+    expect(up).to_have_attribute("aria-pressed", "false")
+    assert rating_of(follower, arxiv_id) == Rating.DOWN
+
+    page.keyboard.press("-")  # again: cleared
+    expect(down).to_have_attribute("aria-pressed", "false")
+    assert rating_of(follower, arxiv_id) is None
+    page.keyboard.press("=")  # + without Shift
+    expect(up).to_have_attribute("aria-pressed", "true")
+    assert page.url == url  # in place: no reload
+    expect(second).to_have_class(SELECTED)
+
+    # The first row was not touched; the rating is there after a reload.
+    assert rating_of(follower, rows(page).nth(0).get_attribute("data-paper")) is None
+    page.reload()
+    expect(thumbs(page.locator(f'[data-paper="{arxiv_id}"]'))[0]).to_have_attribute(
+        "aria-pressed", "true"
+    )
+
+
+def test_a_click_on_a_thumb_rates_in_place(page, follower):
+    page.goto("/topics/rl-agents/")
+    row = rows(page).nth(2)
+    up, down = thumbs(row)
+
+    down.click()
+    expect(down).to_have_attribute("aria-pressed", "true")
+    up.click()
+    expect(up).to_have_attribute("aria-pressed", "true")
+    expect(down).to_have_attribute("aria-pressed", "false")
+    assert rating_of(follower, row.get_attribute("data-paper")) == Rating.UP
+
+
+def test_a_visitors_plus_goes_to_log_in(page, topic):
+    page.goto("/topics/rl-agents/")
+    page.keyboard.press("+")
+
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
 
 
 def test_the_first_row_is_selected_on_load_without_scrolling_or_taking_focus(
@@ -161,6 +232,7 @@ def test_question_mark_lists_every_key(page, topic):
         "J/K",
         "Enter",
         "S",
+        "+/-",
         "/",
         "?",
         "Esc",
