@@ -33,6 +33,8 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),
+    path("saved/ris/", paper_views.saved_ris, name="saved_ris"),
+    path("saved/csl.json/", paper_views.saved_csl_json, name="saved_csl_json"),
     path("settings/", include("accounts.urls")),
     path("digest/", include("notifications.urls")),
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
