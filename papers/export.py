@@ -1,13 +1,16 @@
 """RIS and CSL-JSON of papers, beside BibTeX (papers.bibtex): what Zotero, Mendeley,
 EndNote and citeproc-based tools import.
 
-Both describe an arXiv paper as Zotero's own "preprint" item does: RIS type UNPB
-(unpublished work, which Zotero reads as a preprint) and CSL type "article" (CSL
-1.0.2's type for "a preprint, working paper, or other prepublication material";
-there is no "preprint" type in CSL, and Zotero's preprints export as "article"),
-with arXiv as the repository (publisher) and the arXiv id as the number. Unlike
-BibTeX, neither format is TeX: titles and abstracts are written as plain Unicode
-text (papers.latex), as every reader of these formats shows text as it is.
+RIS: type RPRT, which Zotero's RIS translator reads as a report with arXiv as the
+institution (PB), the arXiv id as the report number (SN) and "Preprint" as its
+type (M3), the form a preprint server's paper keeps through an import. The
+translator has no preprint type: UNPB or GEN would become a journal article with
+no journal, ELEC a web page. CSL-JSON: type "article", CSL 1.0.2's type for "a
+preprint, working paper, or other prepublication material" (CSL has no
+"preprint"; Zotero's preprints export as "article"), arXiv as the publisher and
+the arXiv id as the number. Unlike BibTeX, neither format is TeX: titles and
+abstracts are plain Unicode text (papers.latex), as their readers show text as
+it is.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from papers.models import Paper
 RIS_CONTENT_TYPE = "application/x-research-info-systems; charset=utf-8"
 CSL_CONTENT_TYPE = "application/vnd.citationstyles.csl+json; charset=utf-8"
 REPOSITORY = "arXiv"
+PREPRINT = "Preprint"
 
 # Words that end a name without being its family name ("Martin Luther King Jr.").
 SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
@@ -68,15 +72,16 @@ def ris_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
     """One RIS record (TY ... ER), one line per tag and value."""
     published = paper.published
     lines = [
-        ("TY", "UNPB"),
+        ("TY", "RPRT"),
         *(("AU", _ris_name(name)) for name in author_list(paper, authors)),
         ("TI", _text(paper.title)),
         ("AB", _text(paper.abstract)),
         ("PY", str(published.year) if published else ""),
         ("DA", published.strftime("%Y/%m/%d") if published else ""),
         ("PB", REPOSITORY),
+        ("SN", _arxiv_number(paper)),
+        ("M3", PREPRINT),
         ("DB", REPOSITORY),
-        ("AN", _arxiv_number(paper)),
         ("UR", f"https://arxiv.org/abs/{paper.arxiv_id}"),
         ("DO", paper.doi),
         ("N1", f"Journal reference: {paper.journal_ref}" if paper.journal_ref else ""),
@@ -115,7 +120,7 @@ def csl_item(paper: Paper, authors: Iterable[str] | None = None) -> dict[str, An
         "issued": _date_parts(paper.published),
         "abstract": _text(paper.abstract),
         "publisher": REPOSITORY,
-        "genre": "Preprint",
+        "genre": PREPRINT,
         "number": _arxiv_number(paper),
         "version": str(paper.version) if paper.version else None,
         "URL": f"https://arxiv.org/abs/{paper.arxiv_id}",

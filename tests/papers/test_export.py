@@ -93,10 +93,11 @@ def test_ris_download_is_read_back_by_rispy(reader, saved):
     assert response["Content-Disposition"] == (
         'attachment; filename="momentum-saved.ris"'
     )
-    records = by_number(rispy.loads(response.text), "accession_number")
+    records = by_number(rispy.loads(response.text), "issn")
     assert set(records) == {"arXiv:2606.00001", "arXiv:2606.00002"}
     first = records["arXiv:2606.00001"]
-    assert first["type_of_reference"] == "UNPB"
+    assert first["type_of_reference"] == "RPRT"
+    assert first["type_of_work"] == "Preprint"
     assert first["authors"] == [
         "Bollobás, Béla",
         "van der Waals, Ludwig",
@@ -114,7 +115,7 @@ def test_ris_download_is_read_back_by_rispy(reader, saved):
 
 
 def test_ris_of_a_paper_without_doi_leaves_it_out(reader, saved):
-    records = by_number(rispy.loads(reader.get("/saved/ris/").text), "accession_number")
+    records = by_number(rispy.loads(reader.get("/saved/ris/").text), "issn")
 
     plain = records["arXiv:2606.00002"]
     assert "doi" not in plain
