@@ -86,7 +86,9 @@ def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
         raise Http404("No such feed.")
     followed = cached_follows(user_id)
     slugs = [slug for _, slug in followed]
-    item = "atom:followed:" + hashlib.sha256(" ".join(slugs).encode()).hexdigest()
+    # Its links name the site: a render for another site address is not read.
+    shared = f"{settings.MOMENTUM_SITE_URL} {' '.join(slugs)}"
+    item = "atom:followed:" + hashlib.sha256(shared.encode()).hexdigest()
     atom = cached_fragments(
         {item: (NAMES, *map(topic_key, slugs))},
         lambda missing: {item: _reader_atom([pk for pk, _ in followed])},
