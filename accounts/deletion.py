@@ -14,7 +14,7 @@ logger = logging.getLogger(__name__)
 @transaction.atomic
 def delete_account(*, user: User) -> None:
     """Delete the user with their follows, saved papers, digest preferences, API
-    token and email addresses (all cascade). Topic exclusions a curator made stay,
+    token, private feed and email addresses (all cascade). Topic exclusions a curator made stay,
     without their author."""
     user_id = user.pk
     user.delete()

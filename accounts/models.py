@@ -139,3 +139,22 @@ class DigestPreferences(models.Model):
         preferences = super().from_db(db, field_names, values, **kwargs)
         preferences._stored_frequency = preferences.frequency
         return preferences
+
+
+class FeedToken(models.Model):
+    """The secret in the address of a reader's private Atom feed (accounts.feeds).
+
+    Neither the address nor anything that gives it is stored: the key is an HMAC
+    of `nonce` under SECRET_KEY, re-made to show it on the settings page, and a
+    request is matched by the key's SHA-256 `digest`. Rotating draws a new nonce
+    (the old address dies); revoking deletes the row."""
+
+    user = models.OneToOneField(
+        User, on_delete=models.CASCADE, related_name="feed_token"
+    )
+    nonce = models.CharField(max_length=32)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Private feed of {self.user}"

@@ -21,6 +21,12 @@ from django.db import DatabaseError
 logger = logging.getLogger(__name__)
 
 
+def site_url(path: str = "") -> str:
+    """An absolute address on this site, from MOMENTUM_SITE_URL: "/papers/x/" →
+    "https://momentum.example/papers/x/"."""
+    return settings.MOMENTUM_SITE_URL.rstrip("/") + path
+
+
 def site_domain() -> str:
     """The host (and port, if any) of MOMENTUM_SITE_URL: what Sites calls a domain."""
     return urlsplit(settings.MOMENTUM_SITE_URL).netloc

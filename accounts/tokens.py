@@ -1,9 +1,13 @@
 """API tokens: one DRF token per user, created, rotated and revoked here.
 
 The settings page and the REST API (`me/token/`) both call these functions.
+`token_digest` is how a secret is kept when only its hash is stored (the
+private feed's key, accounts.feed_tokens).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from django.db import transaction
 from rest_framework.authtoken.models import Token
@@ -15,12 +19,19 @@ class TokenExistsError(Exception):
     """The user already has a token; rotate it instead of creating another."""
 
 
+def token_digest(key: str) -> str:
+    """The SHA-256 of a secret key, as stored and looked up instead of the key.
+    A random key of 160 bits or more needs no salt or slow hash: nothing can be
+    guessed from the digest, and a lookup by it compares no secret in Python."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def get_token(*, user: User) -> Token | None:
     """The user's API token, or None."""
     return Token.objects.filter(user=user).first()
 
 
-def _lock_user(user: User) -> None:
+def lock_user(user: User) -> None:
     # Two requests for one user (double submit, two tabs) must not both pass the
     # existence check; the user row is the lock. SQLite ignores FOR UPDATE, but
     # its IMMEDIATE transactions already serialise writers.
@@ -30,7 +41,7 @@ def _lock_user(user: User) -> None:
 @transaction.atomic
 def create_token(*, user: User) -> Token:
     """Create the user's API token; raise TokenExistsError if they have one."""
-    _lock_user(user)
+    lock_user(user)
     if Token.objects.filter(user=user).exists():
         raise TokenExistsError
     return Token.objects.create(user=user)
@@ -40,7 +51,7 @@ def create_token(*, user: User) -> Token:
 def rotate_token(*, user: User) -> Token:
     """Replace the user's token with a new key (creating one if none); the old
     key stops working at once."""
-    _lock_user(user)
+    lock_user(user)
     # The key is the primary key, so a new key is a new row.
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)

@@ -8,15 +8,18 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
+from accounts import feed_tokens
 from accounts import tokens
 from accounts.deletion import delete_account
 from accounts.forms import DeleteAccountForm
 from accounts.forms import DigestPreferencesForm
 from accounts.models import DigestPreferences
 from accounts.requests import signed_in
+from accounts.sites import site_url
 
 # A new key waits in the session for the one page view that shows it.
 NEW_KEY_SESSION_KEY = "accounts_new_api_key"
@@ -30,10 +33,14 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         form.save()
         messages.success(request, "Your digest preferences are saved.")
         return redirect("accounts:settings")
+    feed = feed_tokens.get_feed_token(signed_in(request))
+    feed_key = feed_tokens.key_of(feed) if feed is not None else None
     context = {
         "digest_form": form,
         "token": tokens.get_token(user=signed_in(request)),
         "new_key": request.session.pop(NEW_KEY_SESSION_KEY, None),
+        "feed": feed,
+        "feed_url": feed_url(feed_key) if feed_key else None,
     }
     return render(request, "accounts/settings.html", context)
 
@@ -75,6 +82,47 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     else:
         messages.info(request, "You had no API token.")
     return redirect("accounts:settings")
+
+
+def feed_url(key: str) -> str:
+    """The absolute address of the private feed with this key."""
+    return site_url(reverse("reader_feed", kwargs={"key": key}))
+
+
+def _back_to_feed() -> HttpResponse:
+    # The settings page at its private feed section.
+    return redirect(reverse("accounts:settings") + "#feed-heading")
+
+
+@require_POST
+@login_required
+def feed_create(request: HttpRequest) -> HttpResponse:
+    feed_tokens.create_feed(signed_in(request))
+    messages.success(
+        request, "Your private feed is ready: add its address to your feed reader."
+    )
+    return _back_to_feed()
+
+
+@require_POST
+@login_required
+def feed_rotate(request: HttpRequest) -> HttpResponse:
+    feed_tokens.rotate_feed(signed_in(request))
+    messages.success(
+        request,
+        "Your private feed has a new address; the old one no longer works.",
+    )
+    return _back_to_feed()
+
+
+@require_POST
+@login_required
+def feed_revoke(request: HttpRequest) -> HttpResponse:
+    if feed_tokens.revoke_feed(signed_in(request)):
+        messages.success(request, "Your private feed is turned off.")
+    else:
+        messages.info(request, "You had no private feed.")
+    return _back_to_feed()
 
 
 @login_required

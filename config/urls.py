@@ -15,6 +15,7 @@ from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
 from papers import views as paper_views
 from topics.ask import views as ask_views
+from topics.feeds import reader_feed
 from topics.views import home
 
 urlpatterns = [
@@ -33,7 +34,11 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),
+    path("saved/ris/", paper_views.saved_ris, name="saved_ris"),
+    path("saved/csl.json/", paper_views.saved_csl_json, name="saved_csl_json"),
     path("settings/", include("accounts.urls")),
+    # A reader's own feed: the key in the address is its only credential.
+    path("feed/<str:key>.atom", reader_feed, name="reader_feed"),
     path("digest/", include("notifications.urls")),
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),

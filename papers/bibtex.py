@@ -26,7 +26,7 @@ _ESCAPES = {
 
 def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
     """One @misc entry; authors default to the paper's stored author line."""
-    names = list(authors) if authors is not None else _split(paper.author_names)
+    names = author_list(paper, authors)
     fields = [
         ("title", _braced(paper.title)),
         ("author", " and ".join(_escape(name) for name in names)),
@@ -83,5 +83,9 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def _split(author_names: str) -> list[str]:
-    return [name for name in author_names.split(", ") if name]
+def author_list(paper: Paper, authors: Iterable[str] | None = None) -> list[str]:
+    """The paper's authors in order: those given (its authorships' names), else
+    its stored author line, which costs no query. Every export format reads this."""
+    if authors is not None:
+        return list(authors)
+    return [name for name in paper.author_names.split(", ") if name]

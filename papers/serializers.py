@@ -17,6 +17,8 @@ from rest_framework.reverse import reverse
 from core.api.fields import Choice
 from core.api.fields import Text
 from papers.bibtex import bibtex_entry
+from papers.export import csl_item
+from papers.export import ris_entry
 from papers.models import Category
 from papers.models import FeedSource
 from papers.models import IngestRun
@@ -136,6 +138,8 @@ class PaperDetailSerializer(PaperSerializer):
     topics = serializers.SerializerMethodField()  # type: ignore[assignment]
     versions = VersionSerializer(many=True, read_only=True)
     bibtex = serializers.SerializerMethodField()
+    ris = serializers.SerializerMethodField()
+    csl = serializers.SerializerMethodField()
 
     class Meta:
         model = Paper
@@ -159,6 +163,8 @@ class PaperDetailSerializer(PaperSerializer):
             "versions",
             "topics",
             "bibtex",
+            "ris",
+            "csl",
             "links",
         ]
 
@@ -167,7 +173,27 @@ class PaperDetailSerializer(PaperSerializer):
         return PaperTagSerializer(self.context["tags"], many=True).data  # type: ignore[return-value]  # many=True: a list
 
     def get_bibtex(self, paper: Paper) -> str:
-        return bibtex_entry(paper, (a.author.name for a in paper.authorships.all()))
+        return bibtex_entry(paper, _author_names(paper))
+
+    def get_ris(self, paper: Paper) -> str:
+        """The paper as one RIS record (TY UNPB ... ER), lines ending in CRLF."""
+        return ris_entry(paper, _author_names(paper))
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "additionalProperties": True,
+            "description": "The paper as one CSL-JSON item (CSL 1.0.2, type "
+            "article): id, type, title, author, issued, URL and the others it has.",
+        }
+    )
+    def get_csl(self, paper: Paper) -> dict[str, Any]:
+        return csl_item(paper, _author_names(paper))
+
+
+def _author_names(paper: Paper) -> list[str]:
+    # The authorships as prefetched, in order.
+    return [authorship.author.name for authorship in paper.authorships.all()]
 
 
 # One page object, also where list views would make it an array of pages.

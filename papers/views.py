@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -21,6 +23,10 @@ from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
+from papers.export import CSL_CONTENT_TYPE
+from papers.export import RIS_CONTENT_TYPE
+from papers.export import csl_json
+from papers.export import ris_file
 from papers.forms import SearchForm
 from papers.highlight import highlight
 from papers.ingest.records import ParseError
@@ -154,13 +160,40 @@ def saved(request: HttpRequest) -> HttpResponse:
 @login_required
 def saved_bibtex(request: HttpRequest) -> HttpResponse:
     """BibTeX of the user's saved papers: all, or those ticked (`?id=` repeated)."""
-    papers = saved_papers(signed_in(request)).select_related("primary_category")
+    return _saved_export(
+        request, bibtex_file, "application/x-bibtex; charset=utf-8", "bib"
+    )
+
+
+@login_required
+def saved_ris(request: HttpRequest) -> HttpResponse:
+    """RIS of the user's saved papers, chosen as for BibTeX."""
+    return _saved_export(request, ris_file, RIS_CONTENT_TYPE, "ris")
+
+
+@login_required
+def saved_csl_json(request: HttpRequest) -> HttpResponse:
+    """CSL-JSON of the user's saved papers, chosen as for BibTeX."""
+    return _saved_export(request, csl_json, CSL_CONTENT_TYPE, "json")
+
+
+def _saved_export(
+    request: HttpRequest,
+    write: Callable[[Iterable[Paper]], str],
+    content_type: str,
+    extension: str,
+) -> HttpResponse:
+    """The saved papers (all, or those ticked: `?id=` repeated) as a download."""
+    papers = (
+        saved_papers(signed_in(request))
+        .select_related("primary_category")
+        .prefetch_related("categories")
+    )
     if chosen := request.GET.getlist("id"):
         papers = papers.filter(arxiv_id__in=chosen)
-    response = HttpResponse(
-        bibtex_file(papers), content_type="application/x-bibtex; charset=utf-8"
-    )
-    response["Content-Disposition"] = 'attachment; filename="momentum-saved.bib"'
+    response = HttpResponse(write(papers), content_type=content_type)
+    filename = f"momentum-saved.{extension}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

@@ -1,18 +1,36 @@
-"""A topic's latest papers as an Atom feed, for feed readers."""
+"""Atom feeds, for feed readers: a topic's latest papers, and a reader's own
+feed (the new papers of the topics they follow) at a secret address."""
 
 from __future__ import annotations
 
+import hashlib
+
+from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.db.models import QuerySet
+from django.http import Http404
 from django.http import HttpRequest
+from django.http import HttpResponse
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import escape
 
+from accounts.feed_tokens import feed_reader
+from accounts.sites import site_url
 from papers.latex import latex_to_text
 from papers.models import Paper
+from papers.pagecache import cached_fragments
+from papers.versions import NAMES
+from papers.versions import topic_key
+from topics.following import cached_follows
 from topics.models import Topic
+from topics.query import feed_papers
 from topics.query import get_active_topic
 
 FEED_ITEMS = 50
+ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
+# Stands for the feed's own (secret) address in the shared render, so that one
+# reader's key never reaches another who follows the same topics.
+OWN_ADDRESS = "urn:momentum:own-address"
 
 
 class TopicFeed(Feed):
@@ -55,3 +73,70 @@ class TopicFeed(Feed):
 
     def item_updateddate(self, paper: Paper):
         return paper.updated
+
+
+def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
+    """The reader's feed as Atom at their secret address (accounts.feed_tokens),
+    without a session. A key never made, rotated away or revoked is the same 404.
+    The Atom is rendered once for everyone who follows the same topics and
+    cached under those topics' versions; only the feed's own address is filled
+    in per request."""
+    user_id = feed_reader(key)
+    if user_id is None:
+        raise Http404("No such feed.")
+    followed = cached_follows(user_id)
+    slugs = [slug for _, slug in followed]
+    # Its links name the site: a render for another site address is not read.
+    shared = f"{settings.MOMENTUM_SITE_URL} {' '.join(slugs)}"
+    item = "atom:followed:" + hashlib.sha256(shared.encode()).hexdigest()
+    atom = cached_fragments(
+        {item: (NAMES, *map(topic_key, slugs))},
+        lambda missing: {item: _reader_atom([pk for pk, _ in followed])},
+    )[item]
+    own = escape(site_url(request.path))
+    response = HttpResponse(atom.replace(OWN_ADDRESS, own), ATOM_CONTENT_TYPE)
+    # The address is a credential: no shared cache keeps it, no search engine.
+    response["Cache-Control"] = "private"
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+def _reader_atom(followed: list[int]) -> str:
+    names = list(
+        Topic.objects.filter(pk__in=followed)
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+    site = settings.MOMENTUM_SITE_NAME
+    about = (
+        f"New papers in {', '.join(names)}"
+        if names
+        else f"You follow no topics yet: choose some at {site_url('/topics/')}"
+    )
+    feed = Atom1Feed(
+        title=f"Your feed · {site}",
+        link=site_url("/"),
+        description=about,
+        subtitle=about,
+        feed_url=OWN_ADDRESS,
+        language="en",
+    )
+    papers = (
+        feed_papers(followed).only(
+            "arxiv_id", "title", "abstract", "author_names", "published", "updated"
+        )[:FEED_ITEMS]
+        if followed
+        else []
+    )
+    for paper in papers:
+        link = site_url(paper.get_absolute_url())
+        feed.add_item(
+            title=latex_to_text(paper.title),
+            link=link,
+            unique_id=link,
+            description=paper.abstract,
+            author_name=paper.author_names,
+            pubdate=paper.published,
+            updateddate=paper.updated,
+        )
+    return feed.writeString("utf-8")

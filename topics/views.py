@@ -43,18 +43,17 @@ from papers.versions import TRENDING
 from papers.versions import Dependencies
 from papers.versions import followers_key
 from papers.versions import members_key
-from papers.versions import reader_key
 from papers.versions import topic_key
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
+from topics.following import cached_follows
 from topics.following import set_following
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.query import active_topics
 from topics.query import feed_papers
-from topics.query import followed_topics
 from topics.query import get_active_topic
 from topics.query import merged_into
 from topics.query import related_topics
@@ -107,14 +106,8 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     """New papers from the topics the user follows, shared by every reader who
     follows the same topics; those the feed showed this reader on an earlier
     visit are marked seen. None when the session no longer signs them in."""
-    # Cached until they follow or unfollow, or a topic is renamed or deactivated;
-    # the user is read with them.
-    key = f"followed:{user_id}"
-    followed = cached_fragments(
-        {key: (reader_key(user_id), NAMES)},
-        lambda missing: {key: followed_topics(user_id)},
-        reader_of=request,
-    )[key]
+    # The user is read with their follows.
+    followed = cached_follows(user_id, reader_of=request)
     if not request.user.is_authenticated:
         return None
     user = request.user

@@ -1,0 +1,172 @@
+"""RIS and CSL-JSON of papers, beside BibTeX (papers.bibtex): what Zotero, Mendeley,
+EndNote and citeproc-based tools import.
+
+RIS: type RPRT, which Zotero's RIS translator reads as a report with arXiv as the
+institution (PB), the arXiv id as the report number (SN) and "Preprint" as its
+type (M3), the form a preprint server's paper keeps through an import. The
+translator has no preprint type: UNPB or GEN would become a journal article with
+no journal, ELEC a web page. CSL-JSON: type "article", CSL 1.0.2's type for "a
+preprint, working paper, or other prepublication material" (CSL has no
+"preprint"; Zotero's preprints export as "article"), arXiv as the publisher and
+the arXiv id as the number. Unlike BibTeX, neither format is TeX: titles and
+abstracts are plain Unicode text (papers.latex), as their readers show text as
+it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from papers.bibtex import author_list
+from papers.bibtex import cite_key
+from papers.latex import latex_to_text
+from papers.models import Paper
+
+RIS_CONTENT_TYPE = "application/x-research-info-systems; charset=utf-8"
+CSL_CONTENT_TYPE = "application/vnd.citationstyles.csl+json; charset=utf-8"
+REPOSITORY = "arXiv"
+PREPRINT = "Preprint"
+
+# Words that end a name without being its family name ("Martin Luther King Jr.").
+SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
+# Lower-case words that belong to the family name that follows ("van der Waals").
+PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "la"}
+    | {"le", "ten", "ter", "zu", "bin", "ibn", "al", "el", "st."}
+)
+# A name with one of these words is a group's, not a person's: never split.
+GROUPS = frozenset(
+    {"collaboration", "consortium", "team", "group", "collaborations", "project"}
+    | {"committee", "initiative", "network", "survey", "observatory", "experiment"}
+)
+
+
+# NAMES
+# ------------------------------------------------------------------------------
+
+
+def split_name(name: str) -> tuple[str, str, str] | None:
+    """(family, given, suffix) of a person's name as arXiv prints it ("Forenames
+    Keyname Suffix"), or None when it is not splittable: one word, or a group
+    ("ATLAS Collaboration"), which both formats then keep whole."""
+    words = name.split()
+    suffix = ""
+    if len(words) > 2 and words[-1] in SUFFIXES:
+        suffix = words.pop()
+    if len(words) < 2 or any(word.lower() in GROUPS for word in words):
+        return None
+    start = len(words) - 1
+    while start > 1 and words[start - 1] in PARTICLES:
+        start -= 1
+    return " ".join(words[start:]), " ".join(words[:start]), suffix
+
+
+# RIS
+# ------------------------------------------------------------------------------
+
+
+def ris_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
+    """One RIS record (TY ... ER), one line per tag and value."""
+    published = paper.published
+    lines = [
+        ("TY", "RPRT"),
+        *(("AU", _ris_name(name)) for name in author_list(paper, authors)),
+        ("TI", _text(paper.title)),
+        ("AB", _text(paper.abstract)),
+        ("PY", str(published.year) if published else ""),
+        ("DA", published.strftime("%Y/%m/%d") if published else ""),
+        ("PB", REPOSITORY),
+        ("SN", _arxiv_number(paper)),
+        ("M3", PREPRINT),
+        ("DB", REPOSITORY),
+        ("UR", f"https://arxiv.org/abs/{paper.arxiv_id}"),
+        ("DO", paper.doi),
+        ("N1", f"Journal reference: {paper.journal_ref}" if paper.journal_ref else ""),
+        *(("KW", code) for code in _category_codes(paper)),
+    ]
+    # A line break inside a value would end it: RIS values are one line each.
+    body = "".join(
+        f"{tag}  - {' '.join(value.split())}\r\n" for tag, value in lines if value
+    )
+    return body + "ER  - \r\n"
+
+
+def ris_file(papers: Iterable[Paper]) -> str:
+    return "\r\n".join(ris_entry(paper) for paper in papers)
+
+
+def _ris_name(name: str) -> str:
+    """ "Family, Given" (and ", Suffix"), the form RIS readers split on commas."""
+    parts = split_name(name)
+    if parts is None:
+        return name
+    return ", ".join(part for part in parts if part)
+
+
+# CSL-JSON
+# ------------------------------------------------------------------------------
+
+
+def csl_item(paper: Paper, authors: Iterable[str] | None = None) -> dict[str, Any]:
+    """One CSL-JSON item (CSL 1.0.2), only with the variables the paper has."""
+    item: dict[str, Any] = {
+        "id": cite_key(paper),
+        "type": "article",
+        "title": _text(paper.title),
+        "author": [_csl_name(name) for name in author_list(paper, authors)],
+        "issued": _date_parts(paper.published),
+        "abstract": _text(paper.abstract),
+        "publisher": REPOSITORY,
+        "genre": PREPRINT,
+        "number": _arxiv_number(paper),
+        "version": str(paper.version) if paper.version else None,
+        "URL": f"https://arxiv.org/abs/{paper.arxiv_id}",
+        "DOI": paper.doi,
+        "note": f"Journal reference: {paper.journal_ref}" if paper.journal_ref else "",
+        "keyword": ", ".join(_category_codes(paper)),
+    }
+    return {name: value for name, value in item.items() if value}
+
+
+def csl_json(papers: Iterable[Paper]) -> str:
+    """A CSL-JSON file: an array of items."""
+    items = [csl_item(paper) for paper in papers]
+    return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
+
+
+def _csl_name(name: str) -> dict[str, str]:
+    parts = split_name(name)
+    if parts is None:
+        return {"literal": name}
+    family, given, suffix = parts
+    return {"family": family, "given": given, **({"suffix": suffix} if suffix else {})}
+
+
+def _date_parts(moment: datetime | None) -> dict[str, list[list[int]]] | None:
+    if moment is None:
+        return None
+    return {"date-parts": [[moment.year, moment.month, moment.day]]}
+
+
+# SHARED
+# ------------------------------------------------------------------------------
+
+
+def _text(text: str) -> str:
+    """TeX as plain text, on one line: arXiv's line breaks only wrap the text."""
+    return " ".join(latex_to_text(text).split())
+
+
+def _arxiv_number(paper: Paper) -> str:
+    """arXiv's own citation form of the id: "arXiv:2606.01234"."""
+    return f"arXiv:{paper.arxiv_id}"
+
+
+def _category_codes(paper: Paper) -> list[str]:
+    """The primary category first, then the others (as prefetched, if they are)."""
+    primary = paper.primary_category.code if paper.primary_category else None
+    codes = [category.code for category in paper.categories.all()] if paper.pk else []
+    return list(dict.fromkeys(code for code in [primary, *codes] if code))

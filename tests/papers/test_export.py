@@ -1,0 +1,223 @@
+"""RIS and CSL-JSON of saved papers, read back with the parsers reference managers
+use: rispy for RIS, citeproc-py (CSL-JSON into a rendered bibliography)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import rispy
+from citeproc import Citation
+from citeproc import CitationItem
+from citeproc import CitationStylesBibliography
+from citeproc import CitationStylesStyle
+from citeproc import formatter
+from citeproc.source.json import CiteProcJSON
+
+from papers.export import csl_item
+from papers.export import split_name
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from papers.models import SavedPaper
+from tests.papers.factories import paper_record
+
+TITLE = "\N{GREEK SMALL LETTER ALPHA}-Divergence Agents: a Study"
+HARVARD = "harvard-cite-them-right"  # the style citeproc-py ships
+
+
+@pytest.fixture
+def saved(alice) -> list[Paper]:
+    """alice's library: a paper with accents, TeX, a DOI and a journal reference,
+    and a plain one with no DOI."""
+    upsert_records(
+        [
+            paper_record(
+                "2606.00001",
+                version=2,
+                title="$\\alpha$-Divergence Agents:\n  a \\emph{Study}",
+                authors=(
+                    "Béla Bollobás",
+                    "Ludwig van der Waals",
+                    "ATLAS Collaboration",
+                ),
+                abstract="We train agents.\nWith 50% less data.",
+                doi="10.1000/xyz.123",
+                journal_ref="Phys. Rev. D 99, 1 (2026)",
+            ),
+            paper_record(
+                "2606.00002",
+                title="Plain Agents",
+                authors=("Martin Luther King Jr.", "Plato"),
+                categories=("cs.AI",),
+            ),
+        ]
+    )
+    papers = list(Paper.objects.order_by("arxiv_id"))
+    for paper in papers:
+        SavedPaper.objects.create(user=alice, paper=paper)
+    return papers
+
+
+def by_number(records: list[dict], key: str) -> dict[str, dict]:
+    return {record[key]: record for record in records}
+
+
+# --- Names ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("Ada Lovelace", ("Lovelace", "Ada", "")),
+        ("J. P. Hague", ("Hague", "J. P.", "")),
+        ("Ludwig van der Waals", ("van der Waals", "Ludwig", "")),
+        ("Martin Luther King Jr.", ("King", "Martin Luther", "Jr.")),
+        ("Tenglong (Victor) Gu", ("Gu", "Tenglong (Victor)", "")),
+        ("Plato", None),
+        ("The ATLAS Collaboration", None),
+    ],
+)
+def test_names_split_into_family_and_given_when_they_can(name, parts):
+    assert split_name(name) == parts
+
+
+# --- RIS --------------------------------------------------------------------------
+
+
+def test_ris_download_is_read_back_by_rispy(reader, saved):
+    response = reader.get("/saved/ris/")
+
+    assert response["Content-Type"] == (
+        "application/x-research-info-systems; charset=utf-8"
+    )
+    assert response["Content-Disposition"] == (
+        'attachment; filename="momentum-saved.ris"'
+    )
+    records = by_number(rispy.loads(response.text), "issn")
+    assert set(records) == {"arXiv:2606.00001", "arXiv:2606.00002"}
+    first = records["arXiv:2606.00001"]
+    assert first["type_of_reference"] == "RPRT"
+    assert first["type_of_work"] == "Preprint"
+    assert first["authors"] == [
+        "Bollobás, Béla",
+        "van der Waals, Ludwig",
+        "ATLAS Collaboration",
+    ]
+    # One line each, TeX as text.
+    assert first["title"] == TITLE
+    assert first["abstract"] == "We train agents. With 50% less data."
+    assert (first["year"], first["date"]) == ("2026", "2026/06/08")
+    assert first["urls"] == ["https://arxiv.org/abs/2606.00001"]
+    assert first["doi"] == "10.1000/xyz.123"
+    assert first["notes"] == ["Journal reference: Phys. Rev. D 99, 1 (2026)"]
+    assert first["publisher"] == "arXiv"
+    assert first["keywords"] == ["cs.LG", "cs.AI"]
+
+
+def test_ris_of_a_paper_without_doi_leaves_it_out(reader, saved):
+    records = by_number(rispy.loads(reader.get("/saved/ris/").text), "issn")
+
+    plain = records["arXiv:2606.00002"]
+    assert "doi" not in plain
+    assert "notes" not in plain
+    assert plain["authors"] == ["King, Martin Luther, Jr.", "Plato"]
+    assert plain["keywords"] == ["cs.AI"]
+
+
+def test_ris_of_ticked_papers_only(reader, saved):
+    text = reader.get("/saved/ris/?id=2606.00002").text
+
+    assert [r["title"] for r in rispy.loads(text)] == ["Plain Agents"]
+
+
+def test_exports_hold_only_the_readers_own_papers(saved, bob):
+    from tests.clients import signed_in
+
+    as_bob = signed_in(bob)
+    assert rispy.loads(as_bob.get("/saved/ris/").text) == []
+    assert as_bob.get("/saved/csl.json/?id=2606.00001").json() == []
+
+
+@pytest.mark.parametrize("path", ["/saved/ris/", "/saved/csl.json/"])
+def test_exports_need_signing_in(client, db, path):
+    response = client.get(path)
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+# --- CSL-JSON ---------------------------------------------------------------------
+
+
+def test_csl_json_download_has_the_items(reader, saved, django_assert_max_num_queries):
+    with django_assert_max_num_queries(6):
+        response = reader.get("/saved/csl.json/")
+
+    assert response["Content-Type"] == (
+        "application/vnd.citationstyles.csl+json; charset=utf-8"
+    )
+    assert response["Content-Disposition"] == (
+        'attachment; filename="momentum-saved.json"'
+    )
+    items = by_number(json.loads(response.content), "number")
+    first = items["arXiv:2606.00001"]
+    assert first == {
+        "id": "arxiv:2606.00001",
+        "type": "article",
+        "title": TITLE,
+        "author": [
+            {"family": "Bollobás", "given": "Béla"},
+            {"family": "van der Waals", "given": "Ludwig"},
+            {"literal": "ATLAS Collaboration"},
+        ],
+        "issued": {"date-parts": [[2026, 6, 8]]},
+        "abstract": "We train agents. With 50% less data.",
+        "publisher": "arXiv",
+        "genre": "Preprint",
+        "number": "arXiv:2606.00001",
+        "version": "2",
+        "URL": "https://arxiv.org/abs/2606.00001",
+        "DOI": "10.1000/xyz.123",
+        "note": "Journal reference: Phys. Rev. D 99, 1 (2026)",
+        "keyword": "cs.LG, cs.AI",
+    }
+    plain = items["arXiv:2606.00002"]
+    assert "DOI" not in plain
+    assert plain["author"][0] == {
+        "family": "King",
+        "given": "Martin Luther",
+        "suffix": "Jr.",
+    }
+
+
+def test_csl_json_renders_a_bibliography_with_citeproc(reader, saved):
+    items = json.loads(reader.get("/saved/csl.json/").content)
+    source = CiteProcJSON(items)
+    style = CitationStylesStyle(HARVARD, validate=False)
+    bibliography = CitationStylesBibliography(style, source, formatter.plain)
+    bibliography.register(Citation([CitationItem("arxiv:2606.00001")]))
+
+    entry = str(bibliography.bibliography()[0])
+
+    assert "Bollobás, B." in entry
+    assert "2026" in entry
+    assert TITLE in entry
+
+
+def test_api_detail_carries_ris_and_csl(anonymous, saved):
+    paper = anonymous.get("/api/v1/papers/2606.00001/").json()
+
+    [record] = rispy.loads(paper["ris"])
+    assert record["authors"][0] == "Bollobás, Béla"
+    assert paper["csl"] == csl_item(saved[0], [a["name"] for a in paper["authors"]])
+    assert paper["csl"]["author"][1] == {"family": "van der Waals", "given": "Ludwig"}
+
+
+def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved):
+    page = reader.get("/saved/").text
+
+    for path in ("/saved/bibtex/", "/saved/ris/", "/saved/csl.json/"):
+        assert f'href="{path}"' in page
+    # The ticked papers' one form (GET, so it works without JavaScript).
+    assert 'formaction="/saved/ris/"' in page
+    assert 'formaction="/saved/csl.json/"' in page
