@@ -10,6 +10,7 @@ from unittest import mock
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
 
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -17,6 +18,7 @@ from papers.models import IngestRun
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
 from tests.papers.factories import paper_record
+from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics import similar
 from topics.tagging import IngestTagger
@@ -24,6 +26,7 @@ from topics.tagging import tag_papers
 from topics.tasks import update_similar_papers
 
 pytestmark = pytest.mark.django_db
+POSTGRESQL = connection.vendor == "postgresql"
 
 # Three subjects, three papers each (abstracts in arXiv's words), and one
 # paper with nothing but a title.
@@ -440,3 +443,13 @@ def test_the_api_says_when_there_is_no_such_paper(anonymous, db):
     store()
     cache.clear()
     assert anonymous.get("/api/v1/papers/2606.10001/similar/").json() == {"results": []}
+
+
+# The embedded default (`make run`) is SQLite: the ORM's bulk writes there.
+@pytest.mark.skipif(not POSTGRESQL, reason="the suite runs on SQLite")
+@pytest.mark.sqlite
+@pytest.mark.slow
+def test_this_module_passes_on_sqlite(tmp_path):
+    result = run_module_on_sqlite(__file__, tmp_path)
+
+    assert result.returncode == 0, result.stdout + result.stderr
