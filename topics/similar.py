@@ -64,6 +64,8 @@ MIN_SCORE = 0.1
 # are a full build: the vocabulary is refitted to what the corpus now says.
 REBUILD_SHARE = 0.2
 DECIMALS = 6
+# A similar paper's id and its score.
+Similar = tuple[int, float]
 
 
 @dataclass
@@ -108,7 +110,9 @@ class Corpus:
                     scores[position, twins] = 0.0
             yield chunk, scores
 
-    def nearest(self, scores: np.ndarray, among: np.ndarray | None = None) -> list:
+    def nearest(
+        self, scores: np.ndarray, among: np.ndarray | None = None
+    ) -> list[Similar]:
         """The SIMILAR_SHOWN best (paper id, score) of one row's scores (over
         `among`, rows of the corpus, or all), best first, ties to the lower id."""
         pks = self.pks if among is None else self.pks[among]
@@ -125,7 +129,9 @@ def title_key(title: str) -> str:
     return " ".join(re.findall(r"\w+", title.casefold()))
 
 
-def read_corpus(index: SimilarityIndex | None = None) -> tuple[Corpus, list, list]:
+def read_corpus(
+    index: SimilarityIndex | None = None,
+) -> tuple[Corpus, list[str], list[float]]:
     """Every paper's vector: with `index`, by its vocabulary and idf; without,
     fitted now. Returns the corpus, the vocabulary and the idf."""
     pks: list[int] = []
@@ -156,7 +162,7 @@ def read_corpus(index: SimilarityIndex | None = None) -> tuple[Corpus, list, lis
         except ValueError:
             # No paper has a term two papers share (an empty or tiny corpus).
             counts = csr_matrix((len(pks), 0))
-            vocabulary: list = []
+            vocabulary: list[str] = []
         else:
             vocabulary = counter.get_feature_names_out().tolist()
         # Smoothed idf, as topics.scoring.fit computes it.
@@ -253,7 +259,9 @@ def update_similar() -> SimilarResult:
     if len(changed) > REBUILD_SHARE * index.papers or grown:
         return build_all()
     corpus, _, _ = read_corpus(index)
-    rows = np.asarray([corpus.rows[pk] for pk in changed if pk in corpus.rows])
+    rows = np.asarray(
+        [corpus.rows[pk] for pk in changed if pk in corpus.rows], dtype=np.int64
+    )
     result = SimilarResult(papers=len(rows))
     older = _older_lists(corpus, rows)
     for chunk, scores in corpus.scores(rows):
@@ -270,7 +278,7 @@ def update_similar() -> SimilarResult:
     return result
 
 
-def _older_lists(corpus: Corpus, rows: np.ndarray) -> dict[int, list]:
+def _older_lists(corpus: Corpus, rows: np.ndarray) -> dict[int, list[Similar]]:
     """The new lists of the other papers that changed papers now enter (scoring
     at least their 10th) or were in: their stored entries, each changed paper
     scored anew."""
@@ -295,7 +303,7 @@ def _older_lists(corpus: Corpus, rows: np.ndarray) -> dict[int, list]:
     others = np.asarray(sorted(affected))
     stored = _stored_lists([int(pk) for pk in corpus.pks[others]])
     changed_set = set(changed_pks)
-    lists = {}
+    lists: dict[int, list[Similar]] = {}
     for start in range(0, len(others), CHUNK):
         chunk = others[start : start + CHUNK]
         # Each one's scores with the changed papers only.
@@ -311,7 +319,7 @@ def _older_lists(corpus: Corpus, rows: np.ndarray) -> dict[int, list]:
     return lists
 
 
-def _best(items: list[tuple[int, float]]) -> list[tuple[int, float]]:
+def _best(items: list[Similar]) -> list[Similar]:
     return sorted(items, key=lambda item: (-item[1], item[0]))[:SIMILAR_SHOWN]
 
 
@@ -319,8 +327,8 @@ def _best(items: list[tuple[int, float]]) -> list[tuple[int, float]]:
 # ------------------------------------------------------------------------------
 
 
-def _stored_lists(paper_ids: Sequence[int]) -> dict[int, list[tuple[int, float]]]:
-    lists: dict[int, list[tuple[int, float]]] = defaultdict(list)
+def _stored_lists(paper_ids: Sequence[int]) -> dict[int, list[Similar]]:
+    lists: dict[int, list[Similar]] = defaultdict(list)
     for start in range(0, len(paper_ids), READ_CHUNK):
         rows = SimilarPaper.objects.filter(
             paper_id__in=paper_ids[start : start + READ_CHUNK]
@@ -332,7 +340,7 @@ def _stored_lists(paper_ids: Sequence[int]) -> dict[int, list[tuple[int, float]]
     return lists
 
 
-def store_lists(lists: dict[int, list[tuple[int, float]]]) -> int:
+def store_lists(lists: dict[int, list[Similar]]) -> int:
     """Write the lists that differ from the stored ones, and move those papers'
     pages on; returns how many changed."""
     stored = _stored_lists(list(lists))
