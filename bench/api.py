@@ -23,9 +23,9 @@ the SQL queries per request on a cold and a warm cache. Throttling stays on, at
 rates wrk cannot reach. Last, it checks the served answers are fresh after a
 change through the curators' functions, and undoes the change.
 
-Before serving, it builds every paper's similar papers (topics.similar) unless
-they were built for this corpus already (--rebuild-similar builds them anyway),
-and prints how long that took and the process's peak memory.
+Before serving, it builds every paper's similar papers (topics.similar), and
+prints how long that took and the process's peak memory; --reuse-similar keeps
+a build of this corpus instead (the fill's ingest may have made one).
 """
 
 from __future__ import annotations
@@ -129,15 +129,15 @@ def load(base: str, paths: dict[str, str], seconds: float) -> dict[str, dict]:
     return results
 
 
-def build_similar(force: bool) -> str:
-    """Build every paper's similar papers (unless built for this corpus and not
-    `force`); what it took, as a line to print."""
+def build_similar(*, reuse: bool) -> str:
+    """Build every paper's similar papers (with `reuse`, only if not built for
+    this corpus); what it took, as a line to print."""
     from topics.similar import build_all
     from topics.similar import build_if_changed
 
-    result = build_all() if force else build_if_changed()
+    result = build_if_changed() if reuse else build_all()
     if result is None:
-        return "built before for this corpus (--rebuild-similar to time a build)"
+        return "built before for this corpus (not timed: --reuse-similar)"
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return f"{result} (peak memory of this process {peak:,.0f} MiB)"
 
@@ -151,9 +151,9 @@ def main() -> None:
         "--refill", action="store_true", help="fill the database even if it matches"
     )
     parser.add_argument(
-        "--rebuild-similar",
+        "--reuse-similar",
         action="store_true",
-        help="build the similar papers even if built for this corpus",
+        help="do not build the similar papers again if built for this corpus",
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -165,7 +165,7 @@ def main() -> None:
 
     from papers.models import Paper
 
-    similar = build_similar(args.rebuild_similar)
+    similar = build_similar(reuse=args.reuse_similar)
     slug, tagged = largest_seed_topic()
     newest = (
         Paper.objects.filter(paper_topics__topic__slug=slug)
