@@ -16,11 +16,16 @@ a warm-up:
   - papers:      /api/v1/papers/?topic=<the seed topic with the most papers>;
   - topic:       /api/v1/topics/<that topic>/papers/;
   - paper:       /api/v1/papers/<the newest paper of that topic>/;
+  - similar:     /api/v1/papers/<that paper>/similar/ (target: <= 50 ms warm);
 and prints requests per second, each ratio to the minimal DRF view (target:
 >= 0.35; caching counts when it is invalidated correctly on every change), and
 the SQL queries per request on a cold and a warm cache. Throttling stays on, at
 rates wrk cannot reach. Last, it checks the served answers are fresh after a
 change through the curators' functions, and undoes the change.
+
+Before serving, it builds every paper's similar papers (topics.similar), and
+prints how long that took and the process's peak memory; --reuse-similar keeps
+a build of this corpus instead (the fill's ingest may have made one).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -123,6 +129,19 @@ def load(base: str, paths: dict[str, str], seconds: float) -> dict[str, dict]:
     return results
 
 
+def build_similar(*, reuse: bool) -> str:
+    """Build every paper's similar papers (with `reuse`, only if not built for
+    this corpus); what it took, as a line to print."""
+    from topics.similar import build_all
+    from topics.similar import build_if_changed
+
+    result = build_if_changed() if reuse else build_all()
+    if result is None:
+        return "built before for this corpus (not timed: --reuse-similar)"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return f"{result} (peak memory of this process {peak:,.0f} MiB)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--papers", type=int, default=100_000)
@@ -130,6 +149,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument(
         "--refill", action="store_true", help="fill the database even if it matches"
+    )
+    parser.add_argument(
+        "--reuse-similar",
+        action="store_true",
+        help="do not build the similar papers again if built for this corpus",
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -141,6 +165,7 @@ def main() -> None:
 
     from papers.models import Paper
 
+    similar = build_similar(reuse=args.reuse_similar)
     slug, tagged = largest_seed_topic()
     newest = (
         Paper.objects.filter(paper_topics__topic__slug=slug)
@@ -153,6 +178,7 @@ def main() -> None:
         "papers": f"/api/v1/papers/?topic={slug}",
         "topic": f"/api/v1/topics/{slug}/papers/",
         "paper": f"/api/v1/papers/{newest}/",
+        "similar": f"/api/v1/papers/{newest}/similar/",
     }
     counts = query_counts(paths)
     port = free_port()
@@ -174,6 +200,7 @@ def main() -> None:
         f"{args.seconds:g} s per address after a warm-up ({took:.0f} s in all); "
         f"cache {CACHE_URL}"
     )
+    print(f"similar papers: {similar}")
     print()
     print(
         f"{'address':12} {'path':44} {'queries':>9} {'cold':>8} {'KiB':>6} "

@@ -19,6 +19,7 @@ from rest_framework import mixins
 from rest_framework import serializers
 from rest_framework import status
 from rest_framework import viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny
 from rest_framework.permissions import IsAdminUser
@@ -37,6 +38,8 @@ from core.api.views import query_names
 from core.api.views import read_query
 from papers.filters import PaperFilterSerializer
 from papers.filters import search_arguments
+from papers.ingest.records import ParseError
+from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
 from papers.library import set_rating
 from papers.library import set_saved
@@ -49,7 +52,9 @@ from papers.pagination import CursorSerializer
 from papers.pagination import PaperCursorPagination
 from papers.pagination import SignalCursorPagination
 from papers.pagination import SignalCursorSerializer
+from papers.query import find_paper
 from papers.query import get_paper
+from papers.query import similar_ids
 from papers.query import with_listing_data
 from papers.search import matching_papers
 from papers.serializers import ARXIV_ID_PATH
@@ -63,6 +68,7 @@ from papers.serializers import RatingPageSerializer
 from papers.serializers import RatingSerializer
 from papers.serializers import SavedPaperSerializer
 from papers.serializers import SaveInputSerializer
+from papers.serializers import SimilarPapersSerializer
 
 PAPER_ID_PARAMETER = OpenApiParameter(
     "arxiv_id",
@@ -193,6 +199,36 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
             )
             context = {"request": request, "tags": tags}
             return PaperDetailSerializer(paper, context=context).data
+
+        return conditional_response(request, build)
+
+    @extend_schema(
+        summary="Similar papers",
+        description="The papers nearest to this one by the text of their title and "
+        "abstract (tf-idf cosine), nearest first: at most 10, never another "
+        "version of itself or a paper with the same title. Precomputed after "
+        "ingest; a paper just ingested may have none yet.",
+        parameters=[PAPER_ID_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: SimilarPapersSerializer, 304: NOT_MODIFIED},
+    )
+    @action(detail=True, methods=["get"])
+    def similar(self, request: Request, arxiv_id: str) -> Response | HttpResponse:
+        def build() -> dict[str, Any]:
+            try:
+                base_id, _ = split_arxiv_id(arxiv_id)
+            except ParseError as exc:
+                raise Http404(str(exc)) from exc
+            paper = find_paper(base_id)
+            if paper is None:
+                raise Http404(f"No paper {base_id}")
+            ids = similar_ids(paper)
+            found = with_listing_data(Paper.objects.filter(arxiv_id__in=ids))
+            papers = found.prefetch_related("categories").in_bulk(field_name="arxiv_id")
+            nearest = [papers[similar] for similar in ids if similar in papers]
+            context = {"request": request}
+            return {
+                "results": PaperSerializer(nearest, many=True, context=context).data
+            }
 
         return conditional_response(request, build)
 

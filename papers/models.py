@@ -195,6 +195,53 @@ class Rating(models.Model):
         return f"{self.user} rated {self.paper.arxiv_id} {self.value:+d}"
 
 
+class SimilarPaper(models.Model):
+    """One of the papers nearest to `paper` by the text of its title and abstract
+    (topics.similar): rank 1 is the nearest, at most SIMILAR_SHOWN per paper."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    similar = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    # Cosine of the two papers' tf-idf vectors, rounded to 6 places.
+    score = models.FloatField()
+
+    class Meta:
+        ordering = ["paper", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "rank"], name="similar_paper_rank_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["paper", "similar"], name="similar_paper_pair_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.similar_id} is #{self.rank} similar to {self.paper_id}"
+
+
+class SimilarityIndex(models.Model):
+    """The vocabulary and idf similar papers were computed with, one row: new
+    papers are read with the same, so their scores compare with the stored ones
+    until the next full build."""
+
+    vocabulary = models.JSONField(default=list)
+    idf = models.JSONField(default=list)
+    # How many papers the vocabulary was fitted on, and what the corpus was then
+    # (topics.tagging.corpus_fingerprint): a second build of the same skips.
+    papers = models.PositiveIntegerField(default=0)
+    fingerprint = models.CharField(max_length=200, blank=True)
+    built_at = models.DateTimeField(null=True, blank=True)
+    # Papers modified up to here have their lists; later ones are the next update's.
+    checked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "similarity index"
+
+    def __str__(self) -> str:
+        return f"similarity index of {self.papers} papers"
+
+
 class ShownPaper(models.Model):
     """A paper shown to one reader in their feed: what the feed marks "seen" on
     later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as new ones

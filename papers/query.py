@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from datetime import timedelta
 
@@ -17,11 +18,14 @@ from papers.library import with_saved_flag
 from papers.models import Authorship
 from papers.models import IngestRun
 from papers.models import Paper
+from papers.models import SimilarPaper
 
 # Related papers are counted among those announced this close to the paper:
 # counting the shared topics of every paper of its topics grew with the corpus
 # (95 s for a paper page at a million papers).
 RELATED_WINDOW = timedelta(days=60)
+# Similar papers a paper's page and the API show, and topics.similar stores.
+SIMILAR_SHOWN = 10
 
 
 def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
@@ -73,10 +77,12 @@ def find_paper(arxiv_id: str) -> Paper | None:
     return Paper.objects.filter(arxiv_id=arxiv_id).only("arxiv_id").first()
 
 
-def related_papers(paper: Paper, topic_ids: list[int], limit: int = 6) -> list[Paper]:
+def related_papers(
+    paper: Paper, topic_ids: list[int], limit: int = 6, besides: Iterable[str] = ()
+) -> list[Paper]:
     """Papers sharing the most of these topics with `paper`, of those announced
     within RELATED_WINDOW of it, newest first; with no topics, the newest of its
-    primary category."""
+    primary category. Papers `besides` (arXiv ids, shown already) left out."""
     if topic_ids:
         papers: QuerySet[Paper] = Paper.objects.filter(
             paper_topics__topic__in=topic_ids
@@ -98,7 +104,19 @@ def related_papers(paper: Paper, topic_ids: list[int], limit: int = 6) -> list[P
     else:
         return []
     return list(
-        papers.exclude(pk=paper.pk).only("arxiv_id", "title", "first_announced")[:limit]
+        papers.exclude(pk=paper.pk)
+        .exclude(arxiv_id__in=list(besides))
+        .only("arxiv_id", "title", "first_announced")[:limit]
+    )
+
+
+def similar_ids(paper: Paper) -> list[str]:
+    """The arXiv ids of the papers most similar to `paper` by text, nearest
+    first (precomputed by topics.similar)."""
+    return list(
+        SimilarPaper.objects.filter(paper=paper)
+        .order_by("rank")
+        .values_list("similar__arxiv_id", flat=True)[:SIMILAR_SHOWN]
     )
 
 

@@ -205,6 +205,12 @@ class PaperPageSerializer(serializers.Serializer):
     results = PaperSerializer(many=True)
 
 
+class SimilarPapersSerializer(serializers.Serializer):
+    results = PaperSerializer(
+        many=True, help_text="At most 10, the nearest by text first."
+    )
+
+
 class SavedPaperSerializer(serializers.Serializer):
     saved_at = serializers.DateTimeField()
     paper = PaperSerializer(source="*")

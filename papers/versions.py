@@ -4,7 +4,8 @@ every change moves the versions of what it changed, nothing else.
 Each topic has one (`topic:<slug>`: its page, papers, momentum, related topics),
 and so do its follower count (`followers:<slug>`) and which papers it holds
 (`members:<slug>`, what a paper page's related papers read); each paper
-(`paper:<arxiv id>`: its page and its rows); each reader's own state
+(`paper:<arxiv id>`: its page and its rows) and its similar papers
+(`similar:<arxiv id>`, moved by `similar_changed`); each reader's own state
 (`reader:<id>`, see papers.slots); and the lists that span many:
 
 - `latest`: the newest papers (the home page for visitors);
@@ -70,6 +71,12 @@ def followers_key(slug: str) -> str:
     return f"followers:{slug}"
 
 
+def similar_key(arxiv_id: str) -> str:
+    """Which papers are similar to this one (topics.similar), which only its
+    own page shows: moved without re-rendering its rows."""
+    return f"similar:{arxiv_id}"
+
+
 def reader_key(user_id: int) -> str:
     """One reader's own state, which slots show (papers.slots)."""
     return f"reader:{user_id}"
@@ -107,6 +114,25 @@ def content_changed(
         # The topics they are in before the change: they may be leaving them.
         scopes |= _topic_scopes(_topic_slugs(paper_ids))
     transaction.on_commit(lambda: _bump(scopes, paper_ids))
+
+
+def similar_changed(paper_ids: Iterable[int]) -> None:
+    """Move on, once the current transaction commits, these papers' similar
+    papers (their pages) and the API's content version; nothing else."""
+    ids = list(paper_ids)
+    if ids:
+        transaction.on_commit(
+            lambda: _set_versions(_similar_scopes(ids), {VERSION_KEY})
+        )
+
+
+def _similar_scopes(paper_ids: list[int]) -> set[str]:
+    scopes: set[str] = set()
+    for start in range(0, len(paper_ids), CHUNK):
+        chunk = paper_ids[start : start + CHUNK]
+        arxiv_ids = Paper.objects.filter(pk__in=chunk).values_list("arxiv_id")
+        scopes |= {similar_key(arxiv_id) for (arxiv_id,) in arxiv_ids}
+    return scopes
 
 
 def reader_changed(user_ids: Iterable[int]) -> None:

@@ -43,6 +43,7 @@ from papers.pagecache import render_shared
 from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
+from papers.query import similar_ids
 from papers.rows import paper_rows
 from papers.rows import search_rows
 from papers.search import arxiv_id_query
@@ -53,6 +54,7 @@ from papers.versions import SEARCH
 from papers.versions import Dependencies
 from papers.versions import members_key
 from papers.versions import paper_key
+from papers.versions import similar_key
 
 SEARCH_RESULTS_PER_PAGE = 25
 
@@ -65,7 +67,7 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         base_id, _ = split_arxiv_id(arxiv_id)
     except ParseError as exc:
         raise Http404(str(exc)) from exc
-    scopes = [paper_key(base_id), NAMES]
+    scopes = [paper_key(base_id), similar_key(base_id), NAMES]
     render = partial(_paper_page, request, arxiv_id)
     return page_response(request, cached_page(request, scopes, render))
 
@@ -74,14 +76,21 @@ def _paper_page(
     request: HttpRequest, arxiv_id: str, deps: Dependencies
 ) -> tuple[str, dict]:
     paper = get_paper(arxiv_id)
-    active = paper.paper_topics.filter(topic__is_active=True)
-    tags = list(active.select_related("topic").order_by("topic__name"))
-    # Related papers are those of its topics: read after their versions.
+    # Its tags in active topics, by topic name: read with it (with_listing_data).
+    tags = list(paper.active_tags)  # type: ignore[attr-defined]
+    similar = similar_ids(paper)
+    # Similar papers' rows are theirs, related papers those of its topics:
+    # read after their versions.
+    deps.add(paper_key(similar_id) for similar_id in similar)
     deps.add(members_key(tag.topic.slug) for tag in tags)
     context = {
         "paper": paper,
         "tags": tags,
-        "related": related_papers(paper, [tag.topic_id for tag in tags]),
+        "similar": paper_rows(similar),
+        # Those shown as similar are not shown again.
+        "related": related_papers(
+            paper, [tag.topic_id for tag in tags], besides=similar
+        ),
         "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
     }
     return render_shared(request, "papers/detail.html", context), {}

@@ -18,6 +18,7 @@ from django.db.models import Count
 from django.db.models import Max
 from django.db.models import QuerySet
 
+from core.queue import send_after_commit
 from papers.ingest.records import PaperRecord
 from papers.ingest.upsert import UpsertResult
 from papers.models import Paper
@@ -171,8 +172,13 @@ class IngestTagger:
         return tags
 
     def after_runs(self) -> None:
-        """Runs stored new or changed papers: the topics' figures follow."""
+        """Runs stored new or changed papers: the topics' figures follow, and
+        their similar papers are found in the background (tagging queue)."""
         refresh_momentum()
+        # Imported here: the tasks module imports this one.
+        from topics.tasks import update_similar_papers
+
+        send_after_commit(update_similar_papers)
 
 
 def retag_topics(

@@ -12,6 +12,7 @@ from django.utils import timezone
 from core.queue import send_after_commit
 from core.tasks import durable
 from topics import relevance
+from topics import similar
 from topics.ask.fulltext import download_pdf
 from topics.judging import Judge
 from topics.judging import judge_pending
@@ -28,6 +29,8 @@ PDF_TIME_LIMIT = 5 * 60  # retries with backoff included
 TRAIN_TIME_LIMIT = 30 * 60
 # A batch of verdicts, each bounded by MOMENTUM_JUDGE_TIMEOUT.
 JUDGE_TIME_LIMIT = 60 * 60
+# A full build of similar papers: about two minutes at 25,000 papers.
+SIMILAR_TIME_LIMIT = 60 * 60
 
 
 @shared_task(**durable(RETAG_TIME_LIMIT))
@@ -50,6 +53,14 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
     # The band is redrawn: the judge gets its new pending papers.
     if Judge.from_settings() and awaiting_counts([topic_id]):
         send_after_commit(judge_pending_papers, topic_id)
+
+
+@shared_task(**durable(SIMILAR_TIME_LIMIT))
+def update_similar_papers() -> None:
+    """After ingest, and on a schedule for a send that was lost: the similar
+    papers of the papers changed since the last pass (topics.similar);
+    idempotent, and a no-op when nothing changed."""
+    logger.info("similar papers %s", similar.update_similar())
 
 
 @shared_task

@@ -68,6 +68,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": cron_schedule("MOMENTUM_MODEL_CRON", "30 3 * * *"),
         "options": {"expires": 6 * 60 * 60},
     },
+    # Similar papers of papers changed since the last pass, should the send
+    # after an ingest have been lost (a no-op when nothing changed).
+    "update-similar-papers": {
+        "task": "topics.tasks.update_similar_papers",
+        "schedule": env.int("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
+        "options": {"expires": 3000},
+    },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",

@@ -121,6 +121,8 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert "Seed topics: 34" in output
     assert "RL for LLM Agents: 213 pins and 357 exclusions" in output
     assert "cross-validated on your decisions: precision" in output
+    assert "Similar papers: built for 25002 papers" in output
+    assert 'id="similar"' in pages["/papers/2607.21419/"][1]
     assert f"admin@momentum.localhost / momentum-admin  ({site}/admin/)" in output
     feed = pages["/topics/rl-for-llm-agents/feed/"][1]
     assert feed.count(f'href="{site}/papers/') > 20
@@ -152,6 +154,7 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     again = manage("load_demo", env=env)
     assert again.returncode == 0, again.stderr
     assert "Demo corpus already loaded." in again.stdout
+    assert "Similar papers: up to date." in again.stdout
 
 
 SHARED_CACHE = "redis://127.0.0.1:6379/1"

@@ -11,7 +11,9 @@ from unittest import mock
 import pytest
 from django.core.management import call_command
 
+from papers.models import SimilarPaper
 from topics import relevance
+from topics import similar
 from topics import tagging
 from topics.management.commands import load_demo
 from topics.models import PaperTopic
@@ -83,3 +85,16 @@ def test_a_changed_seed_rule_retags_only_its_topic(demo):
     titles = topic.papers.values_list("title", flat=True)
     assert titles
     assert all("agent" in title.lower() for title in titles)
+
+
+def test_the_demo_shows_similar_papers_and_a_second_run_builds_none(demo):
+    assert SimilarPaper.objects.exists()
+    rows = set(SimilarPaper.objects.values_list("paper_id", "similar_id", "rank"))
+
+    with mock.patch.object(similar, "build_all", wraps=similar.build_all) as build:
+        call_command("load_demo", stdout=io.StringIO())
+
+    build.assert_not_called()
+    assert set(SimilarPaper.objects.values_list("paper_id", "similar_id", "rank")) == (
+        rows
+    )

@@ -34,6 +34,7 @@ from topics.momentum import refresh_momentum
 from topics.queue import awaiting_counts
 from topics.queue import model_summary
 from topics.seed import load_topics
+from topics.similar import build_if_changed
 from topics.tagging import retag_changed_topics
 
 DEMO_CORPUS = (
@@ -97,6 +98,7 @@ class Command(BaseCommand):
             self.stdout.write("Tagging: every topic is up to date.")
         self.load_decisions()
         refresh_momentum()
+        self.find_similar()
         for source in DEFAULT_SOURCES:
             FeedSource.objects.get_or_create(name=source["name"], defaults=source)
         self.create_users()
@@ -115,6 +117,14 @@ class Command(BaseCommand):
         if run.status == IngestRun.Status.FAILED:
             raise CommandError(run.message)
         self.stdout.write(f"Demo corpus: {run.message}")
+
+    def find_similar(self) -> None:
+        """Every paper's similar papers, unless built for these papers already."""
+        self.stdout.write("Similar papers (a minute or two if the papers changed)...")
+        result = build_if_changed()
+        self.stdout.write(
+            f"Similar papers: {result}" if result else "Similar papers: up to date."
+        )
 
     def load_decisions(self) -> None:
         """The labeled sets' judgments as curator decisions (relevant: pin, not:
