@@ -13,6 +13,11 @@ from django.shortcuts import redirect
 
 from accounts.requests import signed_in
 from accounts.toggles import toggle
+from papers.authors import author_topics
+from papers.authors import coauthors
+from papers.authors import get_author
+from papers.authors import papers_by
+from papers.authors import set_following_author
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
 from papers.forms import SearchForm
@@ -21,6 +26,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import saved_papers
 from papers.library import set_saved
+from papers.models import AuthorFollow
 from papers.models import Paper
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
@@ -82,6 +88,41 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         question=f"{'Save' if saving else 'Remove'} “{paper.title}”"
         f"{'' if saving else ' from your saved papers'}?",
         fallback=paper.get_absolute_url(),
+    )
+
+
+def author_detail(request: HttpRequest, author_id: int) -> HttpResponse:
+    """An author's papers, newest first, their frequent co-authors and their
+    topics. Any paper or tag may change them (`search`); topics' names show."""
+
+    def render(deps: Dependencies) -> tuple[str, dict]:
+        author = get_author(author_id)
+        papers = papers_by([author]).values_list("arxiv_id", flat=True)
+        page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
+        context = {
+            "author": author,
+            "page": page,
+            "rows": paper_rows(list(page.object_list)),
+            "coauthors": coauthors(author),
+            "topics": author_topics(author),
+        }
+        return render_shared(request, "papers/author.html", context), {}
+
+    page = cached_page(request, [SEARCH, NAMES], render)
+    return page_response(request, page)
+
+
+def follow_author(request: HttpRequest, author_id: int) -> HttpResponse:
+    author = get_author(author_id)
+    following = request.GET.get("on") != "0"
+    return toggle(
+        request,
+        is_on=lambda: AuthorFollow.objects.filter(
+            user=signed_in(request), author=author
+        ).exists(),
+        set_on=lambda on: set_following_author(signed_in(request), author, on),
+        question=f"{'Follow' if following else 'Unfollow'} {author.name}?",
+        fallback=author.get_absolute_url(),
     )
 
 
