@@ -13,9 +13,9 @@ logger = logging.getLogger(__name__)
 
 @transaction.atomic
 def delete_account(*, user: User) -> None:
-    """Delete the user with their follows, saved papers, digest preferences, API
-    token, private feed and email addresses (all cascade). Topic exclusions a curator made stay,
-    without their author."""
+    """Delete the user with their follows (topics and authors), saved papers,
+    ratings, digest preferences, API token, private feed and email addresses
+    (all cascade). Topic exclusions a curator made stay, without their author."""
     user_id = user.pk
     user.delete()
     logger.info("Deleted account %s", user_id)

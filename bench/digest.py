@@ -58,7 +58,7 @@ def fill(users: int, papers: int) -> None:
         for n in range(TOPICS)
     )
     authors = Author.objects.bulk_create(
-        Author(name=f"Author {n}") for n in range(20_000)
+        Author(name=f"Author {n}", key=f"author {n}") for n in range(20_000)
     )
     affiliations = Affiliation.objects.bulk_create(
         Affiliation(name=f"University {n}") for n in range(500)

@@ -11,6 +11,7 @@ from accounts.api import ProfileView
 from accounts.api import TokenRotateView
 from accounts.api import TokenView
 from papers.api import ARXIV_ID_PATH
+from papers.api import AuthorFollowViewSet
 from papers.api import FeedSourceViewSet
 from papers.api import IngestRunViewSet
 from papers.api import PaperViewSet
@@ -29,6 +30,7 @@ router.register("topics", TopicViewSet, basename="topic")
 router.register("me/follows", FollowViewSet, basename="follow")
 router.register("me/saved", SavedViewSet, basename="saved")
 router.register("me/ratings", RatingViewSet, basename="rating")
+router.register("me/followed-authors", AuthorFollowViewSet, basename="followed-author")
 router.register("ingest-runs", IngestRunViewSet, basename="ingest-run")
 router.register("feed-sources", FeedSourceViewSet, basename="feed-source")
 

@@ -31,6 +31,12 @@ urlpatterns = [
     ),
     path("papers/", include("papers.urls")),
     path("search/", paper_views.search, name="search"),
+    path("authors/<int:author_id>/", paper_views.author_detail, name="author"),
+    path(
+        "authors/<int:author_id>/follow/",
+        paper_views.follow_author,
+        name="author_follow",
+    ),
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),

@@ -14,13 +14,16 @@ from django.db.models import Prefetch
 from django.utils.http import urlencode
 
 from notifications.plan import Plan
+from notifications.plan import planned_authors
 from papers.latex import latex_to_text
+from papers.models import Author
 from papers.models import Authorship
 from papers.models import Paper
 from topics.models import Topic
 from topics.momentum import Momentum
 
 AUTHORS_SHOWN = 3
+AUTHORS_SECTION = "By authors you follow"
 AFFILIATIONS_SHOWN = 2
 SUMMARY_CHARS = 200
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
@@ -34,15 +37,24 @@ class Entry:
     affiliations: list[str]
     summary: str
     also_in: list[Topic]
+    # The followed authors who wrote it: why it is here (or here too).
+    by_followed: list[Author]
 
 
 @dataclass
 class Section:
-    topic: Topic
+    """A followed topic's new papers; or, with no topic, those of followed
+    authors that no topic section holds."""
+
+    topic: Topic | None
     momentum: Momentum | None
     entries: list[Entry]
     more: int
     more_url: str
+
+    @property
+    def title(self) -> str:
+        return self.topic.name if self.topic else AUTHORS_SECTION
 
 
 @dataclass
@@ -58,30 +70,38 @@ class Content:
 
     @property
     def topic_count(self) -> int:
-        return len(self.sections)
+        return sum(1 for section in self.sections if section.topic is not None)
+
+    @property
+    def has_authors(self) -> bool:
+        """Whether it holds a section of followed authors' papers."""
+        return any(section.topic is None for section in self.sections)
 
 
 def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
-    """Each plan's papers and topics, loaded for all plans at once (five queries)."""
+    """Each plan's papers, topics and followed authors, loaded for all plans at
+    once (six queries)."""
     plans = list(plans)
-    paper_ids = {
-        paper_id
+    entries = [
+        entry
         for plan in plans
         for section in plan.sections
-        for paper_id, _ in section["papers"]
-    }
+        for entry in section["papers"]
+    ]
+    paper_ids = {entry[0] for entry in entries}
     topic_ids = {
-        topic_id
+        section["topic"]
         for plan in plans
         for section in plan.sections
-        for topic_id in [section["topic"]]
-        + [other for _, others in section["papers"] for other in others]
-    }
+        if section["topic"] is not None
+    } | {other for entry in entries for other in entry[1]}
+    author_ids = {pk for entry in entries for pk in planned_authors(entry)}
     papers = _papers(paper_ids) if paper_ids else {}
     topics = (
         Topic.objects.select_related("momentum").in_bulk(topic_ids) if topic_ids else {}
     )
-    return [_shape(plan, papers, topics, site_url) for plan in plans]
+    authors = Author.objects.in_bulk(author_ids) if author_ids else {}
+    return [_shape(plan, papers, topics, authors, site_url) for plan in plans]
 
 
 def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
@@ -107,18 +127,26 @@ def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
 
 
 def _shape(
-    plan: Plan, papers: Mapping[int, Paper], topics: dict[int, Topic], site_url: str
+    plan: Plan,
+    papers: Mapping[int, Paper],
+    topics: dict[int, Topic],
+    authors: Mapping[int, Author],
+    site_url: str,
 ) -> Content:
     sections = []
     for planned in plan.sections:
-        topic = topics.get(planned["topic"])
+        topic = topics.get(planned["topic"]) if planned["topic"] is not None else None
         entries = [
-            _entry(papers[paper_id], [topics[t] for t in others if t in topics])
-            for paper_id, others in planned["papers"]
+            _entry(
+                papers[entry[0]],
+                [topics[t] for t in entry[1] if t in topics],
+                [authors[a] for a in planned_authors(entry) if a in authors],
+            )
+            for entry in planned["papers"]
             # A paper or topic deleted since planning is left out.
-            if paper_id in papers
+            if entry[0] in papers
         ]
-        if topic is None or not entries:
+        if (topic is None and planned["topic"] is not None) or not entries:
             continue
         stored = getattr(topic, "momentum", None)
         query = urlencode({"week": plan.since.isoformat()})
@@ -128,13 +156,15 @@ def _shape(
                 momentum=Momentum.stored(stored) if stored else None,
                 entries=entries,
                 more=planned["more"],
-                more_url=f"{site_url}{topic.get_absolute_url()}?{query}",
+                more_url=f"{site_url}{topic.get_absolute_url()}?{query}"
+                if topic
+                else f"{site_url}/",
             )
         )
     return Content(plan.since, sections)
 
 
-def _entry(paper: Paper, also_in: list[Topic]) -> Entry:
+def _entry(paper: Paper, also_in: list[Topic], by_followed: list[Author]) -> Entry:
     names = [name for name in paper.author_names.split(", ") if name]
     affiliations: list[str] = []
     for authorship in paper.first_authorships:  # type: ignore[attr-defined]
@@ -148,6 +178,7 @@ def _entry(paper: Paper, also_in: list[Topic]) -> Entry:
         affiliations=affiliations[:AFFILIATIONS_SHOWN],
         summary=one_line(latex_to_text(paper.abstract)),
         also_in=also_in,
+        by_followed=by_followed,
     )
 
 

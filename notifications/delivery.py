@@ -54,6 +54,7 @@ from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
 from notifications.schedule import OFF
 from notifications.schedule import Schedule
+from papers.models import AuthorFollow
 from topics.models import Follow
 
 logger = logging.getLogger(__name__)
@@ -74,11 +75,12 @@ def open_due_digests(*, at: datetime) -> int:
     unmuted = Follow.objects.filter(
         user=OuterRef("pk"), muted=False, topic__is_active=True
     )
+    authors = AuthorFollow.objects.filter(user=OuterRef("pk"))
     last_due = Digest.objects.filter(
         user=OuterRef("pk"), kind=Digest.Kind.SCHEDULED
     ).order_by("-due_at")
     users = (
-        User.objects.filter(Exists(unmuted), is_active=True)
+        User.objects.filter(Exists(unmuted) | Exists(authors), is_active=True)
         .exclude(digest__frequency=OFF)
         .annotate(last_due=Subquery(last_due.values("due_at")[:1]))
         .values_list(
@@ -284,7 +286,7 @@ def _record(digest: Digest, plan: Plan, claim: str) -> None:
                 topic_id=section["topic"],
             )
             for section in plan.sections
-            for paper_id, _ in section["papers"]
+            for paper_id, *_ in section["papers"]
         )
 
 

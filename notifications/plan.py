@@ -2,15 +2,20 @@
 holds, as plain JSON (`Digest.sections`), so retries and "view in browser" show
 exactly the papers the first attempt chose.
 
-Planning works on a batch of users with a fixed number of queries (follows,
-last sent periods, recent tags of the followed topics, papers already sent), so
-the cost per batch does not grow with the number of users in it.
+Planning works on a batch of users with a fixed number of queries (follows of
+topics and of authors, last sent periods, recent tags of the followed topics,
+recent papers of the followed authors, papers already sent), so the cost per
+batch does not grow with the number of users in it.
 
 Rules: for each followed, unmuted, active topic, in the order followed, the
 papers first announced since the period of the last digest the user received,
 never one already sent to them; a paper in several followed topics appears once,
-under the first, naming the others; past the cap, topics share the slots evenly
-and each says how many more it has.
+under the first, naming the others. Then the new papers by followed authors
+that no topic section holds, in a section of their own ("topic": None), newest
+first. A paper by a followed author names them, in whichever section it is
+(a third item: their ids), so a paper both in a followed topic and by a
+followed author appears once, with both reasons. Past the cap, sections share
+the slots evenly and each says how many more it has.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from django.db.models import Max
 
 from notifications.models import Digest
 from notifications.models import DigestPaper
+from papers.models import AuthorFollow
+from papers.models import Authorship
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.momentum import latest_announcement_day
@@ -61,10 +68,17 @@ class Plan:
         return sum(len(section["papers"]) for section in self.sections)
 
 
+def planned_authors(entry: Sequence[Any]) -> list[int]:
+    """The followed authors a planned paper ([id, other topics, authors]) names;
+    entries planned before authors could be followed have two items."""
+    return list(entry[2]) if len(entry) > 2 else []
+
+
 def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
-    """Plan each request's digest (keyed by user id); reads only, four queries."""
+    """Plan each request's digest (keyed by user id); reads only, six queries."""
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
+    author_follows = _author_follows(user_ids)
     last_sent = _last_sent_periods(user_ids)
     latest_week = (
         latest_week_start() if any(request.fresh for request in requests) else None
@@ -74,22 +88,45 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
         for request in requests
     }
     topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
-    if not topic_ids:
+    author_ids = {pk for ids in author_follows.values() for pk in ids}
+    if not topic_ids and not author_ids:
         return {user_id: Plan(since[user_id]) for user_id in user_ids}
     earliest = min(since.values())
     by_topic, topics_of = _recent_tags(topic_ids, earliest)
+    by_author, authors_of = _recent_authorships(author_ids, earliest)
     sent = _already_sent(requests, earliest)
     return {
         request.user_id: _plan_one(
             request,
             since[request.user_id],
-            follows.get(request.user_id, []),
-            by_topic,
-            topics_of,
+            Followed(
+                follows.get(request.user_id, []),
+                author_follows.get(request.user_id, []),
+            ),
+            Recent(by_topic, topics_of, by_author, authors_of),
             set() if request.fresh else sent.get(request.user_id, set()),
         )
         for request in requests
     }
+
+
+@dataclass(frozen=True)
+class Followed:
+    """One reader's followed topics and authors (ids), in the order followed."""
+
+    topics: list[int]
+    authors: list[int]
+
+
+@dataclass(frozen=True)
+class Recent:
+    """The recent papers of every followed topic and author of a batch, newest
+    first, and each such paper's topics and authors."""
+
+    by_topic: dict[int, list[tuple[int, date]]]
+    topics_of: dict[int, set[int]]
+    by_author: dict[int, list[tuple[int, date]]]
+    authors_of: dict[int, set[int]]
 
 
 def _follows(user_ids: list[int]) -> dict[int, list[int]]:
@@ -101,6 +138,18 @@ def _follows(user_ids: list[int]) -> dict[int, list[int]]:
     )
     for user_id, topic_id in rows:
         follows[user_id].append(topic_id)
+    return follows
+
+
+def _author_follows(user_ids: list[int]) -> dict[int, list[int]]:
+    follows: dict[int, list[int]] = defaultdict(list)
+    rows = (
+        AuthorFollow.objects.filter(user_id__in=user_ids)
+        .order_by("created_at", "pk")
+        .values_list("user_id", "author_id")
+    )
+    for user_id, author_id in rows:
+        follows[user_id].append(author_id)
     return follows
 
 
@@ -157,6 +206,29 @@ def _recent_tags(
     return by_topic, topics_of
 
 
+def _recent_authorships(
+    author_ids: set[int], earliest: date
+) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]]]:
+    """Each author's papers announced since `earliest`, newest first, and each
+    such paper's authors (of these)."""
+    by_author: dict[int, list[tuple[int, date]]] = defaultdict(list)
+    authors_of: dict[int, set[int]] = defaultdict(set)
+    if not author_ids:
+        return by_author, authors_of
+    rows = (
+        Authorship.objects.filter(
+            author_id__in=author_ids, paper__first_announced__gte=earliest
+        )
+        .order_by("-paper__first_announced", "-paper_id")
+        .values_list("author_id", "paper_id", "paper__first_announced")
+    )
+    for author_id, paper_id, day in rows:
+        if paper_id not in authors_of or author_id not in authors_of[paper_id]:
+            by_author[author_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
+        authors_of[paper_id].add(author_id)
+    return by_author, authors_of
+
+
 def _already_sent(
     requests: Sequence[PlanRequest], earliest: date
 ) -> dict[int, set[int]]:
@@ -178,44 +250,66 @@ def _already_sent(
 def _plan_one(
     request: PlanRequest,
     since: date,
-    followed: list[int],
-    by_topic: dict[int, list[tuple[int, date]]],
-    topics_of: dict[int, set[int]],
+    followed: Followed,
+    recent: Recent,
     sent: set[int],
 ) -> Plan:
-    # Each new paper goes under the first followed topic that has it.
+    # Each new paper goes under the first followed topic that has it; those of
+    # followed authors that no topic has, in the authors' section after them.
     placed: set[int] = set()
-    new: dict[int, list[int]] = {}
-    for topic_id in followed:
+    new: dict[int | None, list[int]] = {}
+    for topic_id in followed.topics:
         papers = [
             paper_id
-            for paper_id, day in by_topic.get(topic_id, [])
+            for paper_id, day in recent.by_topic.get(topic_id, [])
             if day >= since and paper_id not in sent and paper_id not in placed
         ]
         placed.update(papers)
         if papers:
             new[topic_id] = papers
+    by_authors = {
+        paper_id: day
+        for author_id in followed.authors
+        for paper_id, day in recent.by_author.get(author_id, [])
+        if day >= since and paper_id not in sent and paper_id not in placed
+    }
+    if by_authors:
+        # Newest first, as each topic's (ties: the higher id first).
+        new[None] = sorted(
+            by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True
+        )
     shares = share_slots([len(papers) for papers in new.values()], request.max_papers)
     sections = []
-    for (topic_id, papers), shown in zip(new.items(), shares, strict=True):
+    for (section_topic, papers), shown in zip(new.items(), shares, strict=True):
         sections.append(
             {
-                "topic": topic_id,
+                "topic": section_topic,
                 "papers": [
-                    [
-                        paper_id,
-                        [
-                            other
-                            for other in followed
-                            if other != topic_id and other in topics_of[paper_id]
-                        ],
-                    ]
+                    _entry(paper_id, section_topic, followed, recent)
                     for paper_id in papers[:shown]
                 ],
                 "more": len(papers) - shown,
             }
         )
     return Plan(since, sections)
+
+
+def _entry(
+    paper_id: int, topic_id: int | None, followed: Followed, recent: Recent
+) -> list[Any]:
+    """[paper id, the other followed topics it is in], and the followed authors
+    who wrote it when there are any."""
+    others = [
+        other
+        for other in followed.topics
+        if other != topic_id and other in recent.topics_of.get(paper_id, ())
+    ]
+    authors = [
+        author
+        for author in followed.authors
+        if author in recent.authors_of.get(paper_id, ())
+    ]
+    return [paper_id, others, authors] if authors else [paper_id, others]
 
 
 def share_slots(counts: list[int], cap: int) -> list[int]:

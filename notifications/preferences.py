@@ -15,6 +15,7 @@ from notifications.delivery import request_test_digest
 from notifications.digest import preview_content
 from notifications.models import Digest
 from notifications.tasks import send_digest
+from papers.models import AuthorFollow
 from topics.models import Follow
 from topics.momentum import latest_announcement_day
 
@@ -41,7 +42,11 @@ def unsubscribe(*, user: User) -> bool:
 def send_test_digest(*, user: User) -> bool:
     """Open a test digest and send it; raises TestDigestRefused. False when the
     broker is down: the digest waits in the outbox for the next tick to send."""
-    if not Follow.objects.filter(user=user, muted=False).exists():
+    follows_authors = AuthorFollow.objects.filter(user=user).exists()
+    if (
+        not follows_authors
+        and not Follow.objects.filter(user=user, muted=False).exists()
+    ):
         raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")
     if not user.emailaddress_set.filter(verified=True).exists():  # type: ignore[attr-defined]  # allauth
         raise TestDigestRefused("Verify your email address first.")

@@ -28,8 +28,10 @@ class CategoryAdmin(admin.ModelAdmin):
 
 @admin.register(Author)
 class AuthorAdmin(admin.ModelAdmin):
-    list_display = ["name"]
-    search_fields = ["name"]
+    list_display = ["name", "key"]
+    search_fields = ["name", "key"]
+    # Set from the name when the author is created (papers.identity).
+    readonly_fields = ["key"]
 
 
 @admin.register(Affiliation)

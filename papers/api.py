@@ -36,6 +36,7 @@ from core.api.views import StrictPageNumberPagination
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
 from core.api.views import read_query
+from papers.authors import set_following_author
 from papers.filters import PaperFilterSerializer
 from papers.filters import search_arguments
 from papers.ingest.records import ParseError
@@ -44,6 +45,8 @@ from papers.library import saved_papers
 from papers.library import set_rating
 from papers.library import set_saved
 from papers.library import signal_papers
+from papers.models import Author
+from papers.models import AuthorFollow
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -58,6 +61,8 @@ from papers.query import similar_ids
 from papers.query import with_listing_data
 from papers.search import matching_papers
 from papers.serializers import ARXIV_ID_PATH
+from papers.serializers import AuthorFollowInputSerializer
+from papers.serializers import AuthorFollowSerializer
 from papers.serializers import FeedSourceSerializer
 from papers.serializers import IngestRunSerializer
 from papers.serializers import PaperDetailSerializer
@@ -77,6 +82,14 @@ PAPER_ID_PARAMETER = OpenApiParameter(
     pattern=rf"^(?:{ARXIV_ID_PATH})$",
     description="An arXiv id with or without its version: 2606.01234, "
     "2606.01234v2, math/0601001.",
+)
+
+AUTHOR_ID_PARAMETER = OpenApiParameter(
+    "author_id",
+    str,
+    OpenApiParameter.PATH,
+    pattern=r"^[0-9]{1,18}$",
+    description="The author's id, as in their page's address /authors/<id>/.",
 )
 PAPER_LIST_PARAMETERS = [PaperFilterSerializer, CursorSerializer]
 PAPER_LIST_ERRORS = {
@@ -369,6 +382,73 @@ class RatingViewSet(StrictQueryParams, viewsets.GenericViewSet):
     )
     def destroy(self, request: Request, arxiv_id: str) -> Response:
         set_rating(signed_in(request), get_paper(arxiv_id), None)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AuthorFollowViewSet(
+    StrictQueryParams, mixins.ListModelMixin, viewsets.GenericViewSet
+):
+    """The authors the caller follows: their new papers join the caller's feed
+    and digest."""
+
+    serializer_class = AuthorFollowSerializer
+    pagination_class = None
+    lookup_field = "author_id"
+    lookup_value_regex = "[0-9]{1,18}"
+
+    def get_queryset(self) -> QuerySet[AuthorFollow]:
+        return (
+            AuthorFollow.objects.filter(user=signed_in(self.request))
+            .select_related("author")
+            .order_by("author__name", "author_id")
+        )
+
+    @extend_schema(summary="List followed authors")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Follow an author",
+        description="Idempotent: following a followed author changes nothing.",
+        request=AuthorFollowInputSerializer,
+        responses={
+            201: AuthorFollowSerializer,
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="There is no such author (code not_found, with the field).",
+            ),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        given = AuthorFollowInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        author = Author.objects.filter(pk=given.validated_data["author"]).first()
+        if author is None:
+            raise serializers.ValidationError(
+                {"author": ["There is no such author."]}, code="does_not_exist"
+            )
+        set_following_author(signed_in(request), author, True)
+        follow = self.get_queryset().get(author=author)
+        return Response(
+            AuthorFollowSerializer(follow).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(
+        summary="Unfollow an author",
+        description="Idempotent: unfollowing an author not followed changes nothing.",
+        parameters=[AUTHOR_ID_PARAMETER],
+        responses={
+            204: OpenApiResponse(description="Not followed (any more)."),
+            404: OpenApiResponse(
+                ErrorSerializer, description="There is no such author (not_found)."
+            ),
+        },
+    )
+    def destroy(self, request: Request, author_id: str) -> Response:
+        author = Author.objects.filter(pk=int(author_id)).first()
+        if author is None:
+            raise Http404("No such author.")
+        set_following_author(signed_in(request), author, False)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

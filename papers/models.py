@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
+from papers.identity import MAX_KEY_LENGTH
+from papers.identity import author_key
 from papers.routes import address
+from papers.routes import author_address
 
 
 class Category(models.Model):
@@ -28,15 +32,50 @@ class Category(models.Model):
 
 
 class Author(models.Model):
-    """A name as arXiv prints it. arXiv has no author ids, so one name is one author."""
+    """A name as arXiv prints it. arXiv has no author ids, so one name is one
+    author: the printings of a name whose normalised `key` is the same
+    (papers.identity) are one author, shown as first seen (or, where existing
+    authors were merged, as most of their papers printed it)."""
 
-    name = models.CharField(max_length=300, unique=True)
+    name = models.CharField(max_length=300)
+    key = models.CharField(max_length=MAX_KEY_LENGTH, unique=True)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.key = self.key or author_key(self.name)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return author_address(self.pk)
+
+
+class AuthorFollow(models.Model):
+    """A reader following an author: the author's new papers join their feed
+    and digest."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="author_follows",
+    )
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="follows")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "author"], name="author_follow_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} follows {self.author}"
 
 
 class Affiliation(models.Model):

@@ -15,6 +15,7 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from core.api.fields import Choice
+from core.api.fields import Integer
 from core.api.fields import Text
 from papers.bibtex import bibtex_entry
 from papers.export import csl_item
@@ -325,3 +326,21 @@ class FeedSourceSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+
+class AuthorRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="As in the page's address /authors/<id>/.")
+    name = serializers.CharField(help_text="The name as the author's papers print it.")
+
+
+class AuthorFollowSerializer(serializers.Serializer):
+    author = AuthorRefSerializer()
+    followed_at = serializers.DateTimeField(source="created_at")
+
+
+class AuthorFollowInputSerializer(serializers.Serializer):
+    author = Integer(
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="The author's id (as in their page's address /authors/<id>/).",
+    )

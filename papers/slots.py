@@ -29,6 +29,7 @@ from django.db.models import CharField
 from django.db.models import F
 from django.db.models import QuerySet
 from django.db.models import Value
+from django.db.models.functions import Cast
 from django.db.models.functions import Concat
 from django.http import HttpRequest
 from django.http import HttpResponse
@@ -42,6 +43,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.models import User
 from accounts.requests import signed_in
+from papers.models import AuthorFollow
 from papers.models import Rating
 from papers.models import SavedPaper
 from papers.models import ShownPaper
@@ -51,21 +53,39 @@ from papers.pagecache import Rendered
 from papers.pagecache import cached_value
 from papers.query import last_harvest
 from papers.routes import address
+from papers.routes import author_address
 from papers.versions import HARVEST_KEY
 
 # Stand-ins in a slot's template, replaced for each request.
 URL, NEXT, CSRF, NAME = "\x1aurl\x1a", "\x1anext\x1a", "\x1acsrf\x1a", "\x1aname\x1a"
-# Each button: its route, the route's argument, and its labels when on, off,
-# and off in a list (small).
-TOGGLES = {
-    "save": ("papers:save", "arxiv_id", "Saved", "Save", "Save"),
-    "follow": ("topics:follow", "slug", "Following", "Follow this topic", "Follow"),
+# Each button: its address for a key, and its labels when on, off, and off in
+# a list (small).
+TOGGLES: dict[str, tuple[Callable[[str], str], str, str, str]] = {
+    "save": (
+        functools.partial(address, "papers:save", "arxiv_id"),
+        "Saved",
+        "Save",
+        "Save",
+    ),
+    "follow": (
+        functools.partial(address, "topics:follow", "slug"),
+        "Following",
+        "Follow this topic",
+        "Follow",
+    ),
+    "follow-author": (
+        lambda author_id: author_address(int(author_id), "follow"),
+        "Following",
+        "Follow this author",
+        "Follow",
+    ),
 }
 # Slots whose state is the reader's, by the state they read.
 STATE_OF = {
     "save": "save",
     "rate": "rating",
     "follow": "follow",
+    "follow-author": "follow-author",
     "flag": "flag",
     "seen": "seen",
     "seen-class": "seen",
@@ -149,8 +169,8 @@ def _cached_state(
 
 def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
     """Of the keys wanted, those the reader saved (arXiv ids), rated up or
-    down (arXiv ids, as "up" and "down"), follows (topic slugs), flagged
-    ("slug arxiv-id") and was shown by the feed: one query."""
+    down (arXiv ids, as "up" and "down"), follows (topic slugs, author ids),
+    flagged ("slug arxiv-id") and was shown by the feed: one query."""
     # Follows and flags live in the topics app, which builds on this one:
     # looked up by name, not imported.
     follow = apps.get_model("topics", "Follow")
@@ -166,6 +186,9 @@ def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]
         queries.append(_owned(ShownPaper, user, "seen", F("paper__arxiv_id"), keys))
     if keys := wanted.get("follow"):
         queries.append(_owned(follow, user, "follow", F("topic__slug"), keys))
+    if keys := wanted.get("follow-author"):
+        author_id = Cast("author_id", output_field=CharField())
+        queries.append(_owned(AuthorFollow, user, "follow-author", author_id, keys))
     if keys := wanted.get("flag"):
         key = Concat(
             "topic__slug", Value(" "), "paper__arxiv_id", output_field=CharField()
@@ -207,7 +230,7 @@ def skeleton(template: str, **context: object) -> str:
 
 
 def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
-    route, param, label_on, label_off, label_small = TOGGLES[kind]
+    address_of, label_on, label_off, label_small = TOGGLES[kind]
     on = reader.signed_in and key in reader.state.get(kind, ())
     html = skeleton(
         "partials/toggle.html",
@@ -218,7 +241,7 @@ def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
         kind=kind,
         small=size == "small",
     )
-    html = html.replace(URL, escape(address(route, param, key)))
+    html = html.replace(URL, escape(address_of(key)))
     html = html.replace(NEXT, reader.next)
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
@@ -295,6 +318,7 @@ FILLERS: dict[str, Callable[..., str]] = {
     "save": functools.partial(_toggle, kind="save"),
     "rate": _rating,
     "follow": functools.partial(_toggle, kind="follow"),
+    "follow-author": functools.partial(_toggle, kind="follow-author"),
     "flag": _flag,
     "seen": _seen,
     "seen-class": _seen_class,

@@ -21,6 +21,11 @@ from accounts.requests import signed_in
 from accounts.toggles import login_and_back
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
+from papers.authors import author_topics
+from papers.authors import coauthors
+from papers.authors import get_author
+from papers.authors import papers_by
+from papers.authors import set_following_author
 from papers.bibtex import bibtex_entry
 from papers.bibtex import bibtex_file
 from papers.export import CSL_CONTENT_TYPE
@@ -35,6 +40,7 @@ from papers.library import rating_of
 from papers.library import saved_papers
 from papers.library import set_rating
 from papers.library import set_saved
+from papers.models import AuthorFollow
 from papers.models import Paper
 from papers.models import Rating
 from papers.pagecache import Rendered
@@ -153,6 +159,41 @@ def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     if json:
         return JsonResponse({"rating": None if choice == "clear" else choice})
     return redirect(next_url)
+
+
+def author_detail(request: HttpRequest, author_id: int) -> HttpResponse:
+    """An author's papers, newest first, their frequent co-authors and their
+    topics. Any paper or tag may change them (`search`); topics' names show."""
+
+    def render(deps: Dependencies) -> tuple[str, dict]:
+        author = get_author(author_id)
+        papers = papers_by([author]).values_list("arxiv_id", flat=True)
+        page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
+        context = {
+            "author": author,
+            "page": page,
+            "rows": paper_rows(list(page.object_list)),
+            "coauthors": coauthors(author),
+            "topics": author_topics(author),
+        }
+        return render_shared(request, "papers/author.html", context), {}
+
+    page = cached_page(request, [SEARCH, NAMES], render)
+    return page_response(request, page)
+
+
+def follow_author(request: HttpRequest, author_id: int) -> HttpResponse:
+    author = get_author(author_id)
+    following = request.GET.get("on") != "0"
+    return toggle(
+        request,
+        is_on=lambda: AuthorFollow.objects.filter(
+            user=signed_in(request), author=author
+        ).exists(),
+        set_on=lambda on: set_following_author(signed_in(request), author, on),
+        question=f"{'Follow' if following else 'Unfollow'} {author.name}?",
+        fallback=author.get_absolute_url(),
+    )
 
 
 @login_required

@@ -19,12 +19,12 @@ from accounts.sites import site_url
 from papers.latex import latex_to_text
 from papers.models import Paper
 from papers.pagecache import cached_fragments
-from papers.versions import NAMES
-from papers.versions import topic_key
-from topics.following import cached_follows
 from topics.models import Topic
-from topics.query import feed_papers
 from topics.query import get_active_topic
+from topics.reader_feed import Following
+from topics.reader_feed import cached_following
+from topics.reader_feed import feed_papers
+from topics.reader_feed import feed_scopes
 
 FEED_ITEMS = 50
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
@@ -84,14 +84,13 @@ def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
     user_id = feed_reader(key)
     if user_id is None:
         raise Http404("No such feed.")
-    followed = cached_follows(user_id)
-    slugs = [slug for _, slug in followed]
+    followed = cached_following(user_id)
     # Its links name the site: a render for another site address is not read.
-    shared = f"{settings.MOMENTUM_SITE_URL} {' '.join(slugs)}"
+    shared = f"{settings.MOMENTUM_SITE_URL} {followed.variant}"
     item = "atom:followed:" + hashlib.sha256(shared.encode()).hexdigest()
     atom = cached_fragments(
-        {item: (NAMES, *map(topic_key, slugs))},
-        lambda missing: {item: _reader_atom([pk for pk, _ in followed])},
+        {item: tuple(feed_scopes(followed))},
+        lambda missing: {item: _reader_atom(followed)},
     )[item]
     own = escape(site_url(request.path))
     response = HttpResponse(atom.replace(OWN_ADDRESS, own), ATOM_CONTENT_TYPE)
@@ -101,12 +100,13 @@ def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
     return response
 
 
-def _reader_atom(followed: list[int]) -> str:
+def _reader_atom(followed: Following) -> str:
     names = list(
-        Topic.objects.filter(pk__in=followed)
+        Topic.objects.filter(pk__in=[pk for pk, _ in followed.topics])
         .order_by("name")
         .values_list("name", flat=True)
     )
+    names += [f"by {name}" for _, name in followed.authors]
     site = settings.MOMENTUM_SITE_NAME
     about = (
         f"New papers in {', '.join(names)}"
@@ -125,7 +125,7 @@ def _reader_atom(followed: list[int]) -> str:
         feed_papers(followed).only(
             "arxiv_id", "title", "abstract", "author_names", "published", "updated"
         )[:FEED_ITEMS]
-        if followed
+        if followed.anything
         else []
     )
     for paper in papers:

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Count
 from django.db.models import Max
 from django.db.models import OuterRef
 from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest
 
 from accounts.models import User
-from papers.pagecache import cached_fragments
-from papers.versions import NAMES
 from papers.versions import content_changed
 from papers.versions import reader_changed
-from papers.versions import reader_key
 from topics.models import Follow
 from topics.models import Topic
-from topics.query import followed_topics
 
 
 def set_following(user: User, topic: Topic, following: bool) -> None:
@@ -33,20 +26,6 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
     if changed:
         content_changed(followers=[topic])
         reader_changed([user.pk])
-
-
-def cached_follows(
-    user_id: Any, *, reader_of: HttpRequest | None = None
-) -> list[tuple[int, str]]:
-    """(id, slug) of the active topics the reader follows (followed_topics),
-    cached until they follow or unfollow, or a topic is renamed or deactivated.
-    With `reader_of`, that request's user is read in the same round trip."""
-    key = f"followed:{user_id}"
-    return cached_fragments(
-        {key: (reader_key(user_id), NAMES)},
-        lambda missing: {key: followed_topics(user_id)},
-        reader_of=reader_of,
-    )[key]
 
 
 def with_follower_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:

@@ -94,12 +94,6 @@ def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:
     return papers.order_by("-first_announced", "-id")
 
 
-def feed_papers(followed: Iterable[int]) -> QuerySet[Paper]:
-    """New papers of these topics (a reader's follows), newest first, each once."""
-    tagged = PaperTopic.objects.filter(topic__in=followed).values("paper_id")
-    return Paper.objects.filter(pk__in=tagged).order_by("-first_announced", "-id")
-
-
 def followed_topics(user_id: Any) -> list[tuple[int, str]]:
     """(id, slug) of the active topics the reader follows, by slug."""
     follows = Topic.objects.filter(is_active=True, follows__user_id=user_id)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Iterable
 from datetime import date
 from functools import wraps
 from typing import Any
@@ -34,6 +35,7 @@ from papers.pagecache import cached_page
 from papers.pagecache import render_shared
 from papers.query import get_paper
 from papers.query import latest_papers
+from papers.routes import author_address
 from papers.rows import paper_rows
 from papers.slots import page_response
 from papers.versions import LATEST
@@ -47,13 +49,11 @@ from papers.versions import topic_key
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
-from topics.following import cached_follows
 from topics.following import set_following
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.query import active_topics
-from topics.query import feed_papers
 from topics.query import get_active_topic
 from topics.query import merged_into
 from topics.query import related_topics
@@ -61,6 +61,11 @@ from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
+from topics.reader_feed import Following
+from topics.reader_feed import by_followed_authors
+from topics.reader_feed import cached_following
+from topics.reader_feed import feed_papers
+from topics.reader_feed import feed_scopes
 
 PAPERS_PER_PAGE = 25
 
@@ -103,20 +108,20 @@ def _home(request: HttpRequest) -> tuple[str, dict]:
 
 
 def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
-    """New papers from the topics the user follows, shared by every reader who
-    follows the same topics; those the feed showed this reader on an earlier
-    visit are marked seen. None when the session no longer signs them in."""
-    # The user is read with their follows.
-    followed = cached_follows(user_id, reader_of=request)
+    """New papers from the topics and authors the user follows, shared by every
+    reader who follows the same ones; those the feed showed this reader on an
+    earlier visit are marked seen. None when the session no longer signs them
+    in."""
+    # The user is read with what they follow.
+    followed = cached_following(user_id, reader_of=request)
     if not request.user.is_authenticated:
         return None
     user = request.user
-    slugs = [slug for _, slug in followed]
     page = cached_page(
         request,
-        [NAMES, TRENDING, *map(topic_key, slugs)],
-        lambda deps: _feed(request, [pk for pk, _ in followed]),
-        variant="feed:" + " ".join(slugs),
+        [TRENDING, *feed_scopes(followed)],
+        lambda deps: _feed(request, followed),
+        variant="feed:" + followed.variant,
     )
     # Filled (with `seen` as it was) before this visit is recorded.
     response = page_response(request, page)
@@ -125,17 +130,31 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     return response
 
 
-def _feed(request: HttpRequest, followed: list[int]) -> tuple[str, dict]:
+def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
     page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
-    topics = active_topics().filter(pk__in=followed).order_by("name")
+    shown = list(page.object_list)
+    by_authors = by_followed_authors(followed, [pk for pk, _ in shown])
+    rows = paper_rows([arxiv_id for _, arxiv_id in shown])
+    topic_ids = [pk for pk, _ in followed.topics]
+    topics = active_topics().filter(pk__in=topic_ids).order_by("name")
     context = {
         "page": page,
-        "rows": paper_rows([arxiv_id for _, arxiv_id in page.object_list]),
-        "followed": with_figures(topics) if followed else [],
-        "suggested": [] if followed else trending_topics(limit=8),
+        "rows": [
+            (row, _authors_linked(by_authors.get(pk, ())))
+            for (pk, _), row in zip(shown, rows, strict=True)
+        ],
+        "followed": with_figures(topics) if topic_ids else [],
+        "followed_authors": _authors_linked(followed.authors),
+        "anything": followed.anything,
+        "suggested": [] if followed.anything else trending_topics(limit=8),
     }
-    meta = {"seen": True, "papers": [pk for pk, _ in page.object_list]}
+    meta = {"seen": True, "papers": [pk for pk, _ in shown]}
     return render_shared(request, "topics/feed.html", context), meta
+
+
+def _authors_linked(authors: Iterable[tuple[int, str]]) -> list[tuple[str, str]]:
+    """(address, name) of these (id, name) authors."""
+    return [(author_address(pk), name) for pk, name in authors]
 
 
 def topic_list(request: HttpRequest) -> HttpResponse:

@@ -24,6 +24,7 @@ from django.utils import timezone
 from core.bulk import ensure_names
 from core.bulk import ids_by
 from core.bulk import insert_rows
+from papers.identity import author_key
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import repair_text
 from papers.ingest.schedule import listing_day
@@ -340,9 +341,25 @@ def _add_categories(
     )
 
 
+def _ensure_authors(names: Iterable[str]) -> dict[str, int]:
+    """Each printed name's author id, found by the name's key (papers.identity),
+    so "J. Müller" and "J.Muller" are one author; one new to the site is
+    created under the first printing seen. Safe beside a concurrent writer."""
+    key_of = {name: author_key(name) for name in names}
+    first_printed: dict[str, str] = {}
+    for name, key in key_of.items():
+        first_printed.setdefault(key, name)
+    ids = ids_by(Author, "key", first_printed)
+    if missing := first_printed.keys() - ids.keys():
+        rows = [(first_printed[key], key) for key in sorted(missing)]
+        insert_rows(Author, ["name", "key"], rows, ignore_conflicts=True)
+        ids.update(ids_by(Author, "key", missing))
+    return {name: ids[key] for name, key in key_of.items()}
+
+
 def _add_authorships(pairs: list[tuple[PaperRecord, int]]) -> None:
-    author_ids = ensure_names(
-        Author, {a.name for record, _ in pairs for a in record.authors}
+    author_ids = _ensure_authors(
+        [author.name for record, _ in pairs for author in record.authors]
     )
     insert_rows(
         Authorship,

@@ -9,6 +9,7 @@ from papers import slots
 from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Paper
+from papers.routes import author_address
 
 register = template.Library()
 
@@ -43,7 +44,22 @@ def first_names(names: list[object], shown: int = 3, label: str = "authors") -> 
     """The first few names and how many more there are, e.g. "A, B, C +9"."""
     # Built here, not by a template: every row shows a few such lists.
     listed = format_html_join(", ", "<span>{}</span>", ((n,) for n in names[:shown]))
-    more = len(names) - shown
+    return _with_more(listed, len(names), shown, label)
+
+
+@register.simple_tag
+def author_links(authors: list[Author], shown: int = 3) -> str:
+    """The first few authors, each linked to their page, and how many more."""
+    listed = format_html_join(
+        ", ",
+        '<a href="{}">{}</a>',
+        ((author_address(author.pk), author.name) for author in authors[:shown]),
+    )
+    return _with_more(listed, len(authors), shown, "authors")
+
+
+def _with_more(listed: str, total: int, shown: int, label: str) -> str:
+    more = total - shown
     if more <= 0:
         return listed
     return format_html(

@@ -69,6 +69,7 @@ MATRIX = [
         {"muted": True},
         (401, 200, 404, 404),
     ),
+    ("get", "/api/v1/me/followed-authors/", None, (401, 200, 200, 200)),
     ("get", "/api/v1/me/saved/", None, (401, 200, 200, 200)),
     ("post", "/api/v1/me/saved/", {"paper": "2606.00100"}, (401, 201, 201, 201)),
     ("delete", "/api/v1/me/saved/2606.00100/", None, (401, 204, 204, 204)),

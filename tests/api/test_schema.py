@@ -93,6 +93,8 @@ def test_schema_describes_every_endpoint(client):
         "/api/v1/me/follows/{slug}/",
         "/api/v1/me/saved/",
         "/api/v1/me/saved/{arxiv_id}/",
+        "/api/v1/me/followed-authors/",
+        "/api/v1/me/followed-authors/{author_id}/",
         "/api/v1/me/token/",
         "/api/v1/me/token/rotate/",
         "/api/v1/ingest-runs/",

@@ -8,7 +8,7 @@ from django.db import connection
 from core.bulk import ensure_names
 from core.bulk import ids_by
 from core.bulk import insert_rows
-from papers.models import Author
+from papers.models import Affiliation
 from papers.models import Category
 from tests.sqlite_run import run_module_on_sqlite
 
@@ -41,15 +41,14 @@ def test_insert_rows_can_skip_rows_that_exist():
 
 
 def test_ensure_names_creates_the_missing_and_maps_every_name():
-    kept = Author.objects.create(name="Ada Lovelace")
+    # Affiliations: authors are found by their key (papers.identity) instead.
+    kept = Affiliation.objects.create(name="CERN")
 
-    ids = ensure_names(Author, {"Ada Lovelace", "Alan Turing"})
+    ids = ensure_names(Affiliation, {"CERN", "MIT"})
 
-    assert ids["Ada Lovelace"] == kept.pk
-    assert ids == dict(Author.objects.values_list("name", "pk"))
-    assert ids_by(Author, "name", ["Alan Turing"]) == {
-        "Alan Turing": ids["Alan Turing"]
-    }
+    assert ids["CERN"] == kept.pk
+    assert ids == dict(Affiliation.objects.values_list("name", "pk"))
+    assert ids_by(Affiliation, "name", ["MIT"]) == {"MIT": ids["MIT"]}
 
 
 # On SQLite the suite ran this module already; from PostgreSQL it runs it there.

@@ -1,0 +1,326 @@
+"""Authors on the site: their page, links to it from every name, following
+one, and their new papers in the feed."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from datetime import datetime
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from papers.authors import set_following_author
+from papers.ingest.runs import ingest_entries
+from papers.ingest.upsert import upsert_records
+from papers.models import Author
+from papers.models import AuthorFollow
+from papers.models import IngestRun
+from tests.clients import signed_in
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.following import set_following
+from topics.tagging import IngestTagger
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+# A page rendered anew: who, the author, the count and page of papers, the
+# co-authors, the topics, the rows, the reader's state.
+MAX_PAGE_QUERIES = 12
+
+
+def day(n: int) -> datetime:
+    return datetime(2026, 6, n, 15, tzinfo=UTC)
+
+
+@pytest.fixture
+def corpus(db):
+    """Ada wrote three agent papers (two with Alan, one with Grace) and a robot
+    paper with Grace; Alan wrote one alone, and Edsger one without Ada."""
+    agents = make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    robots = make_topic("Robot Learning", rule="ti:robot", slug="robot-learning")
+    records = [
+        paper_record("2606.00001", title="Agent one", published=day(1)),
+        paper_record("2606.00002", title="Agent two", published=day(2)),
+        paper_record(
+            "2606.00003",
+            title="Agent three",
+            published=day(3),
+            authors=("Ada Lovelace", "Grace Hopper"),
+        ),
+        paper_record(
+            "2606.00004",
+            title="Robot four",
+            published=day(4),
+            authors=("ADA LOVELACE", "Grace Hopper"),
+        ),
+        paper_record(
+            "2606.00005",
+            title="Robot <b>five</b>",
+            published=day(5),
+            authors=("Alan Turing",),
+        ),
+        paper_record(
+            "2606.00006",
+            title="Plain six",
+            published=day(6),
+            authors=("Edsger Dijkstra",),
+        ),
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    return {
+        "agents": agents,
+        "robots": robots,
+        **{a.name.split()[0].lower(): a for a in Author.objects.all()},
+    }
+
+
+def ingest(record) -> None:
+    """Store a paper as a harvest does: its pages' versions move at commit."""
+    run = IngestRun.objects.create(source="test")
+    ingest_entries(run, [record], tagger=IngestTagger())
+
+
+def listed(html: str) -> list[str]:
+    return re.findall(r'data-paper="([^"]+)"', html)
+
+
+# --- The author's page -------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["visitor", "reader"])
+def test_author_page_lists_papers_coauthors_and_topics(
+    who, alice, corpus, django_assert_max_num_queries
+):
+    client = Client() if who == "visitor" else signed_in(alice)
+    ada = corpus["ada"]
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = client.get(f"/authors/{ada.pk}/")
+
+    assert page.status_code == 200
+    assert "<h1>Ada Lovelace</h1>" in page.text
+    # Both printings of her name are hers, newest first.
+    assert listed(page.text) == ["2606.00004", "2606.00003", "2606.00002", "2606.00001"]
+    coauthors = page.text.split('id="coauthors"')[1].split("</ul>")[0]
+    assert re.findall(
+        r'href="/authors/(\d+)/">([^<]+)</a> <span[^>]*>(\d+)', coauthors
+    ) == [
+        (str(corpus["alan"].pk), "Alan Turing", "2"),
+        (str(corpus["grace"].pk), "Grace Hopper", "2"),
+    ]
+    topics = page.text.split('id="author-topics"')[1].split("</ul>")[0]
+    assert re.findall(
+        r'href="(/topics/[^"]+/)">([^<]+)</a> <span[^>]*>(\d+)', topics
+    ) == [
+        ("/topics/rl-agents/", "RL for LLM Agents", "3"),
+        ("/topics/robot-learning/", "Robot Learning", "1"),
+    ]
+    # The rows are the shared rows, with the reader's own Save button.
+    assert 'action="/papers/2606.00004/save/"' in page.text
+    assert f'action="/authors/{ada.pk}/follow/"' in page.text
+
+
+def test_author_page_is_paged_and_served_from_the_cache(
+    client, corpus, django_assert_max_num_queries
+):
+    ada = corpus["ada"]
+    upsert_records(
+        [
+            paper_record(f"2606.{n:05d}", title=f"More {n}", published=day(7))
+            for n in range(100, 130)
+        ]
+    )
+    first = client.get(f"/authors/{ada.pk}/")
+    second = client.get(f"/authors/{ada.pk}/?page=2")
+
+    assert len(listed(first.text)) == 25
+    assert listed(second.text)[-1] == "2606.00001"
+    assert "Page 2 of 2" in second.text
+    with django_assert_max_num_queries(0):
+        again = client.get(f"/authors/{ada.pk}/")
+    assert again.text == first.text
+
+
+def test_a_new_paper_by_the_author_shows_on_their_cached_page(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    ada = corpus["ada"]
+    assert "Fresh agent" not in client.get(f"/authors/{ada.pk}/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(paper_record("2606.00200", title="Fresh agent", published=day(9)))
+
+    assert listed(client.get(f"/authors/{ada.pk}/").text)[0] == "2606.00200"
+
+
+def test_an_unknown_author_is_404(client, db):
+    assert client.get("/authors/999999/").status_code == 404
+    assert client.get("/authors/x/").status_code == 404
+
+
+# --- Links from every name -------------------------------------------------------
+
+
+def test_every_printed_author_name_links_to_the_authors_page(client, corpus):
+    ada, grace = corpus["ada"], corpus["grace"]
+    ada_link = f'<a href="/authors/{ada.pk}/">Ada Lovelace</a>'
+
+    home = client.get("/").text
+    topic = client.get("/topics/robot-learning/").text
+    paper = client.get("/papers/2606.00004/").text
+    search = client.get("/search/?q=robot").text
+
+    for html in (home, topic, paper, search):
+        assert ada_link in html
+    assert f'<a href="/authors/{grace.pk}/">Grace Hopper</a>' in paper
+
+
+def test_linking_names_adds_no_query_per_row(client, corpus):
+    upsert_records(
+        [
+            paper_record(
+                f"2606.{n:05d}",
+                title=f"Agent {n}",
+                authors=tuple(f"Writer {n} {k}" for k in range(5)),
+            )
+            for n in range(300, 320)
+        ]
+    )
+
+    with CaptureQueriesContext(connection) as captured:
+        home = client.get("/").text
+
+    assert len(listed(home)) == 25
+    assert home.count('href="/authors/') >= 25 * 3
+    authorships = [q for q in captured if 'FROM "papers_authorship" ' in q["sql"]]
+    assert len(authorships) == 1  # the rows' authors, read with the rows
+
+
+# --- Following an author ------------------------------------------------------------
+
+
+def json_post(client: Client, url: str, on: int):
+    return client.post(url, {"on": on}, headers={"accept": "application/json"})
+
+
+def test_follow_an_author_in_place(reader, alice, corpus):
+    url = f"/authors/{corpus['ada'].pk}/follow/"
+
+    assert json_post(reader, url, 1).json() == {"on": True}
+    json_post(reader, url, 1)  # the same request again changes nothing more
+    assert AuthorFollow.objects.filter(user=alice, author=corpus["ada"]).count() == 1
+
+    assert json_post(reader, url, 0).json() == {"on": False}
+    assert not AuthorFollow.objects.exists()
+
+
+def test_follow_an_author_without_javascript(reader, alice, corpus):
+    page = f"/authors/{corpus['ada'].pk}/"
+    assert "Follow this author" in reader.get(page).text
+
+    response = reader.post(f"{page}follow/", {"on": "1", "next": page})
+
+    assert response.status_code == 302
+    assert response["Location"] == page
+    button = reader.get(page).text.split(f'action="{page}follow/"')[1]
+    assert 'aria-pressed="true">Following</button>' in button.split("</form>")[0]
+
+
+def test_a_visitor_following_an_author_signs_in_first(client, alice, corpus):
+    page = f"/authors/{corpus['ada'].pk}/"
+
+    response = client.post(f"{page}follow/", {"on": "1", "next": page})
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+    assert not AuthorFollow.objects.exists()
+    client.force_login(alice)
+    confirm = client.get(f"{page}follow/?on=1&next={page}")
+    assert "Follow Ada Lovelace?" in confirm.text
+    assert not AuthorFollow.objects.exists()  # a GET changes nothing
+
+
+def test_following_an_author_needs_csrf(alice, corpus):
+    client = signed_in(alice, enforce_csrf_checks=True)
+
+    url = f"/authors/{corpus['ada'].pk}/follow/"
+    assert client.post(url, {"on": "1"}).status_code == 403
+    assert not AuthorFollow.objects.exists()
+
+
+def test_a_follow_changes_the_readers_cached_page_only(alice, bob, corpus):
+    page = f"/authors/{corpus['ada'].pk}/"
+    as_alice, as_bob = signed_in(alice), signed_in(bob)
+    as_alice.get(page)
+    as_bob.get(page)
+
+    set_following_author(alice, corpus["ada"], True)
+
+    assert 'aria-pressed="true">Following' in as_alice.get(page).text
+    assert 'aria-pressed="true">Following' not in as_bob.get(page).text
+
+
+# --- The feed ----------------------------------------------------------------------
+
+
+def test_the_feed_holds_new_papers_of_followed_topics_and_authors(
+    reader, alice, corpus, django_assert_max_num_queries
+):
+    reader.get("/")  # signed in: the session and user are cached
+    set_following(alice, corpus["robots"], True)
+    set_following_author(alice, corpus["grace"], True)
+
+    # A topic feed's (tests/test_pages.py: a page and two writes, what it
+    # showed), and the followed authors and which rows they wrote.
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES + 2 + 2):
+        feed = reader.get("/").text
+
+    # Robots: 4 and 5; by Grace: 3 and 4 (once, with its reason).
+    assert listed(feed) == ["2606.00005", "2606.00004", "2606.00003"]
+    grace = corpus["grace"]
+    why = f'By <a href="/authors/{grace.pk}/">Grace Hopper</a>, whom you follow'
+    assert feed.count(why) == 2
+    before_five = feed.split('data-paper="2606.00005"')[0]
+    assert "whom you follow" not in before_five.split('data-paper="')[-1]
+    assert "from the 1 topic and by the 1 author you follow" in feed
+    assert "Your authors" in feed
+
+
+def test_a_feed_of_authors_only_shows_their_papers(reader, alice, corpus):
+    set_following_author(alice, corpus["alan"], True)
+
+    feed = reader.get("/").text
+
+    assert listed(feed) == ["2606.00005", "2606.00002", "2606.00001"]
+    assert "You don't follow any topic yet" not in feed
+
+
+def test_readers_following_the_same_share_a_feed_that_others_do_not(alice, bob, corpus):
+    set_following_author(alice, corpus["alan"], True)
+    set_following_author(bob, corpus["edsger"], True)
+
+    assert listed(signed_in(alice).get("/").text)[0] == "2606.00005"
+    assert listed(signed_in(bob).get("/").text) == ["2606.00006"]
+
+
+def test_a_followed_authors_new_paper_enters_the_cached_feed(
+    reader, alice, corpus, django_capture_on_commit_callbacks
+):
+    set_following_author(alice, corpus["edsger"], True)
+    assert listed(reader.get("/").text) == ["2606.00006"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(
+            paper_record(
+                "2606.00400",
+                title="Go to considered",
+                published=day(10),
+                authors=("Edsger W. Dijkstra", "EDSGER DIJKSTRA"),
+            )
+        )
+
+    assert listed(reader.get("/").text) == ["2606.00400", "2606.00006"]

@@ -1,0 +1,115 @@
+"""A reader's feed, composed in one place: what they follow (topics and
+authors), the papers that brings, and why each is there. The home feed reads
+and the private Atom feed (topics.feeds) read it; other sources (saved
+searches) are meant to add to it here."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from papers.authors import followed_authors
+from papers.models import Authorship
+from papers.models import Paper
+from papers.pagecache import cached_fragments
+from papers.versions import NAMES
+from papers.versions import SEARCH
+from papers.versions import reader_key
+from papers.versions import topic_key
+from topics.models import PaperTopic
+from topics.query import followed_topics
+
+
+@dataclass(frozen=True)
+class Following:
+    """What a reader's feed is made of: (id, slug) of the active topics they
+    follow, by slug, and (id, name) of the authors, in the order followed."""
+
+    topics: tuple[tuple[int, str], ...] = ()
+    authors: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.topics or self.authors)
+
+    @property
+    def variant(self) -> str:
+        """What a render of this feed is shared under: every reader who
+        follows the same topics and authors sees the same page."""
+        slugs = " ".join(slug for _, slug in self.topics)
+        authors = " ".join(str(pk) for pk, _ in self.authors)
+        return f"topics:{slugs}|authors:{authors}"
+
+
+def following(user_id: Any) -> Following:
+    """What the reader follows (two queries)."""
+    return Following(tuple(followed_topics(user_id)), tuple(followed_authors(user_id)))
+
+
+def cached_following(
+    user_id: Any, *, reader_of: HttpRequest | None = None
+) -> Following:
+    """What the reader follows, cached until they follow or unfollow, or a topic
+    is renamed or deactivated. With `reader_of`, that request's user is read in
+    the same round trip."""
+    key = f"following:{user_id}"
+    return cached_fragments(
+        {key: (reader_key(user_id), NAMES)},
+        lambda missing: {key: following(user_id)},
+        reader_of=reader_of,
+    )[key]
+
+
+def feed_scopes(followed: Following) -> list[str]:
+    """What a render of this feed depends on: the followed topics, and when
+    authors are followed any new paper (it may be theirs); topics' names."""
+    scopes = [NAMES, *(topic_key(slug) for _, slug in followed.topics)]
+    if followed.authors:
+        scopes.append(SEARCH)
+    return scopes
+
+
+def feed_papers(followed: Following) -> QuerySet[Paper]:
+    """New papers of the followed topics and by the followed authors, newest
+    first, each once."""
+    sources: list[QuerySet] = []
+    if followed.topics:
+        topic_ids = [pk for pk, _ in followed.topics]
+        sources.append(PaperTopic.objects.filter(topic__in=topic_ids))
+    if followed.authors:
+        author_ids = [pk for pk, _ in followed.authors]
+        sources.append(Authorship.objects.filter(author__in=author_ids))
+    if not sources:
+        return Paper.objects.none()
+    # One list of ids (a UNION), so the database joins it as it would one
+    # source: an OR of two IN would read every paper.
+    ids = [source.order_by().values("paper_id") for source in sources]
+    union = ids[0].union(*ids[1:]) if len(ids) > 1 else ids[0]
+    return Paper.objects.filter(pk__in=union).order_by("-first_announced", "-id")
+
+
+def by_followed_authors(
+    followed: Following, paper_ids: Iterable[int]
+) -> dict[int, list[tuple[int, str]]]:
+    """For each of these papers a followed author wrote, those authors (id,
+    name) in the paper's order: why it is in the feed. One query, none when
+    the reader follows no author."""
+    if not followed.authors:
+        return {}
+    names = dict(followed.authors)
+    rows = (
+        Authorship.objects.filter(paper_id__in=list(paper_ids), author__in=names)
+        .order_by("paper_id", "position")
+        .values_list("paper_id", "author_id")
+    )
+    found: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for paper_id, author_id in rows:
+        author = (author_id, names[author_id])
+        if author not in found[paper_id]:  # a paper may print one name twice
+            found[paper_id].append(author)
+    return dict(found)
