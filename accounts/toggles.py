@@ -44,7 +44,8 @@ def toggle(
         context = {
             "question": question,
             "action": request.path,
-            "on": wanted,
+            "field": "on",
+            "value": int(wanted),
             "already": is_on() == wanted,
             "next": next_url,
         }

@@ -150,11 +150,12 @@ def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         context = {
             "question": RATING_QUESTIONS[choice].format(paper.title),
             "action": request.path,
-            "rating": choice,
+            "field": "rating",
+            "value": choice,
             "already": rating_of(user, paper) == RATINGS[choice],
             "next": next_url,
         }
-        return render(request, "papers/confirm_rating.html", context)
+        return render(request, "confirm_toggle.html", context)
     set_rating(user, paper, RATINGS[choice])
     if json:
         return JsonResponse({"rating": None if choice == "clear" else choice})
