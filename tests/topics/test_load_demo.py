@@ -11,6 +11,8 @@ from unittest import mock
 import pytest
 from django.core.management import call_command
 
+from accounts.models import User
+from papers.models import AuthorFollow
 from papers.models import SimilarPaper
 from topics import relevance
 from topics import similar
@@ -98,3 +100,19 @@ def test_the_demo_shows_similar_papers_and_a_second_run_builds_none(demo):
     assert set(SimilarPaper.objects.values_list("paper_id", "similar_id", "rank")) == (
         rows
     )
+
+
+def test_the_demo_reader_has_a_library_and_a_second_run_keeps_it(demo):
+    reader = User.objects.get(email=load_demo.DEMO_READER[0])
+    ratings = dict(reader.ratings.values_list("paper__arxiv_id", "value"))
+    saved = set(reader.saved_papers.values_list("paper__arxiv_id", flat=True))
+    # Only as many as the 1,000 papers' largest followed topic holds.
+    assert 1 <= len(saved) <= load_demo.DEMO_SAVES
+    assert list(ratings.values()).count(-1) == load_demo.DEMO_DOWNS
+    assert not saved & set(ratings)
+    assert AuthorFollow.objects.filter(user=reader).count() == 1
+
+    call_command("load_demo", stdout=io.StringIO())
+    again = dict(reader.ratings.values_list("paper__arxiv_id", "value"))
+    assert again == ratings
+    assert reader.saved_papers.count() == len(saved)

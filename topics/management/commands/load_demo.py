@@ -14,14 +14,19 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.db import transaction
+from django.db.models import Count
 from django.urls import reverse
 
 from accounts.models import User
+from papers.authors import set_following_author
 from papers.ingest.runs import file_checksum
 from papers.ingest.runs import ingest_path
+from papers.library import set_rating
+from papers.library import set_saved
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
+from papers.models import Rating
 from topics import relevance
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
@@ -31,6 +36,7 @@ from topics.models import Topic
 from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
+from topics.query import topic_papers
 from topics.queue import awaiting_counts
 from topics.queue import model_summary
 from topics.seed import load_topics
@@ -46,6 +52,9 @@ DEMO_ADMIN = ("admin@momentum.localhost", "momentum-admin")
 DEMO_READER = ("reader@momentum.localhost", "momentum-reader")
 DEMO_FOLLOWS = ["rl-for-llm-agents", "llm-agent-training", "agent-benchmarks"]
 DEMO_JOINED = datetime(2026, 6, 1, tzinfo=UTC)
+# The demo reader's library: saves and thumbs up from a topic they follow,
+# thumbs down from one they don't.
+DEMO_SAVES, DEMO_UPS, DEMO_DOWNS = 6, 3, 2
 # What a fresh site harvests once workers and beat run (make worker, make beat).
 DEFAULT_SOURCES: list[dict[str, Any]] = [
     *(
@@ -162,6 +171,7 @@ class Command(BaseCommand):
         reader = self.ensure_user(*DEMO_READER)
         for topic in Topic.objects.filter(slug__in=DEMO_FOLLOWS):
             set_following(reader, topic, True)
+        self.seed_library(reader)
         # The reader has been around since the corpus began, so the digests of
         # its weeks are theirs to get (`manage.py digests run --at ...`).
         User.objects.filter(pk=reader.pk, date_joined__gt=DEMO_JOINED).update(
@@ -175,6 +185,32 @@ class Command(BaseCommand):
             )
         )
         self.show_digest_commands(reader)
+
+    def seed_library(self, reader: User) -> None:
+        """The demo reader's own signal, so that ratings, authors and the
+        exports show at once: saves and thumbs up among the newest papers of the
+        largest topic they follow, thumbs down in the largest they don't, and the
+        first author of their newest save followed. Once they have saved or
+        rated anything it is theirs and left alone."""
+        if reader.saved_papers.exists() or reader.ratings.exists():
+            return
+        by_size = Topic.objects.annotate(size=Count("paper_topics")).order_by(
+            "-size", "slug"
+        )
+        followed = by_size.filter(slug__in=DEMO_FOLLOWS).first()
+        other = by_size.exclude(slug__in=DEMO_FOLLOWS).first()
+        if followed is None or other is None:
+            return
+        liked = list(topic_papers(followed)[: DEMO_SAVES + DEMO_UPS])
+        disliked = topic_papers(other).exclude(pk__in=[p.pk for p in liked])
+        for paper in liked[:DEMO_SAVES]:
+            set_saved(reader, paper, True)
+        for paper in liked[DEMO_SAVES:]:
+            set_rating(reader, paper, Rating.UP)
+        for paper in disliked[:DEMO_DOWNS]:
+            set_rating(reader, paper, Rating.DOWN)
+        if liked and (first := liked[0].authorships.order_by("position").first()):
+            set_following_author(reader, first.author, True)
 
     def show_digest_commands(self, reader: User) -> None:
         last_day = latest_announcement_day()
