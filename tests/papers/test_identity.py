@@ -80,9 +80,9 @@ def test_ingest_finds_an_author_by_key_and_shows_the_first_printing():
     assert Paper.objects.get(arxiv_id="2606.00002").author_names == "JOSE GARCIA"
 
 
-def _stored_before(name: str, placeholder: str) -> Author:
+def _stored_before(name: str, stale_key: str) -> Author:
     """An author as stored before keys: each its own, whatever its name."""
-    return Author.objects.create(name=name, key=placeholder)
+    return Author.objects.create(name=name, key=stale_key)
 
 
 @pytest.mark.django_db
@@ -95,11 +95,11 @@ def test_merge_makes_authors_whose_keys_collide_one(alice, bob):
         ]
     )
     kept = Author.objects.get()
-    kept.key = "placeholder-1"
+    kept.key = "stale-key-1"
     kept.save()
-    rare = _stored_before("ANNA KOWALSKA", "placeholder-2")
-    other = _stored_before("Anna  Kowalska", "placeholder-3")
-    alone = _stored_before("Ada Lovelace", "placeholder-4")
+    rare = _stored_before("ANNA KOWALSKA", "stale-key-2")
+    other = _stored_before("Anna  Kowalska", "stale-key-3")
+    alone = _stored_before("Ada Lovelace", "stale-key-4")
     # 2606.00003 printed her twice: once in each form, at two places.
     shared = Paper.objects.get(arxiv_id="2606.00003")
     Authorship.objects.create(paper=shared, author=rare, position=1)
@@ -134,7 +134,7 @@ def test_merge_makes_authors_whose_keys_collide_one(alice, bob):
 
 @pytest.mark.django_db
 def test_merge_with_nothing_to_merge_only_sets_keys():
-    author = _stored_before("Émile Borel", "placeholder")
+    author = _stored_before("Émile Borel", "stale-key")
 
     assert merge_authors(Author, Authorship) == 0
 
