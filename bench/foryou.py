@@ -37,9 +37,9 @@ from sklearn.svm import LinearSVC
 
 from bench.common import BASE_DIR
 from bench.common import corpus_rows
-from topics.foryou import Vocabulary
 from topics.foryou import fit_reader
 from topics.scoring import paper_text
+from topics.vectors import Vocabulary
 
 TOPICS = ["rl-for-llm-agents", "tool-use"]
 SAVES = 20
@@ -88,8 +88,8 @@ def main() -> None:
     rows = list(corpus_rows())
     row_of = {row["id"]: i for i, row in enumerate(rows)}
     started = time.perf_counter()
-    vocabulary = Vocabulary.fit([paper_text(r["title"], r["abstract"]) for r in rows])
-    ours = vocabulary.vectors([paper_text(r["title"], r["abstract"]) for r in rows])
+    texts = [paper_text(r["title"], r["abstract"]) for r in rows]
+    vocabulary, ours = Vocabulary.fit(texts)
     print(
         f"{len(rows):,} papers; shared vocabulary {len(vocabulary.terms):,} terms "
         f"fitted and vectorised in {time.perf_counter() - started:.1f} s"

@@ -20,6 +20,7 @@ from papers.api import SavedViewSet
 from topics.api import SLUG_PATH
 from topics.api import FlagView
 from topics.api import FollowViewSet
+from topics.api import RecommendationView
 from topics.api import TopicViewSet
 from topics.ask.api import PaperAskView
 from topics.ask.api import TopicAskView
@@ -40,6 +41,11 @@ urlpatterns = [
     path("me/digest/", DigestPreferencesView.as_view(), name="me-digest"),
     path("me/token/", TokenView.as_view(), name="me-token"),
     path("me/token/rotate/", TokenRotateView.as_view(), name="me-token-rotate"),
+    path(
+        "me/recommendations/",
+        RecommendationView.as_view(),
+        name="me-recommendations",
+    ),
     path("topics/<slug:slug>/ask/", TopicAskView.as_view(), name="topic-ask"),
     re_path(
         rf"^topics/(?P<slug>{SLUG_PATH})/papers/(?P<arxiv_id>{ARXIV_ID_PATH})"

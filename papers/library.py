@@ -18,6 +18,7 @@ from django.db.models import Subquery
 from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from accounts.models import User
 from papers.models import Paper
@@ -65,11 +66,13 @@ def set_rating(user: User, paper: Paper, value: int | None) -> int | None:
 
 
 def ratings_changed(user: User) -> None:
-    """What follows a change of the reader's signal (a save, unsave or rating)."""
+    """What follows a change of the reader's signal (a save, unsave or rating):
+    their pages, and what MOMENTUM_SIGNAL_CHANGED does (their For you model)."""
     reader_changed([user.pk])
+    import_string(settings.MOMENTUM_SIGNAL_CHANGED)(user.pk)
 
 
-def signal_papers(user: User) -> QuerySet[Paper]:
+def signal_papers(user: User | int) -> QuerySet[Paper]:
     """The papers the reader saved or rated, annotated with `signal` (+1 or -1)
     and `signal_at` (when they said so): a rating is what they said, a saved
     paper they did not rate counts as +1 from when they saved it. Most recent

@@ -281,6 +281,51 @@ class SimilarityIndex(models.Model):
         return f"similarity index of {self.papers} papers"
 
 
+class PaperVector(models.Model):
+    """A paper's unit tf-idf vector over SimilarityIndex's vocabulary: the
+    columns (int32) and values (float32) of its nonzero terms, little-endian.
+    Written with similar papers (topics.similar); read by readers' For you
+    models (topics.recommend), so neither tokenises the corpus again."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    terms = models.BinaryField()
+    weights = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"vector of {self.paper_id}"
+
+
+class ReaderModel(models.Model):
+    """A reader's For you model (topics.foryou) and the papers it ranks highest.
+
+    Both are arrays, stored packed (topics.recommend), one row per reader: the
+    model's largest weights over SimilarityIndex's vocabulary, and the ids and
+    scores of the best of the newest papers, best first. Scoring new papers
+    for every reader reads and writes one row each, not a row per paper."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="+",
+    )
+    terms = models.BinaryField()
+    weights = models.BinaryField()
+    # How many positives (saves and thumbs up) it learnt from, and a digest of
+    # the whole signal: the same signal is not learnt twice.
+    positives = models.PositiveIntegerField()
+    signal = models.CharField(max_length=64)
+    trained_at = models.DateTimeField()
+    recommended = models.BinaryField()
+    scores = models.BinaryField()
+    scored_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"For you model of {self.user_id}"
+
+
 class ShownPaper(models.Model):
     """A paper shown to one reader in their feed: what the feed marks "seen" on
     later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as new ones

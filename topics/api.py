@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
 from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import exceptions
 from rest_framework import mixins
 from rest_framework import serializers
@@ -21,6 +23,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from accounts.requests import signed_in
@@ -29,16 +32,23 @@ from core.api.caching import NOT_MODIFIED
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
+from core.api.fields import QueryInteger
+from core.api.fields import Text
+from core.api.views import MAX_PAGE_SIZE
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
+from core.api.views import read_query
 from papers.api import PAPER_ID_PARAMETER
 from papers.api import PAPER_LIST_ERRORS
 from papers.api import PAPER_LIST_PARAMETERS
 from papers.api import paper_list_response
 from papers.filters import PaperFilterSerializer
+from papers.models import Paper
 from papers.pagination import PaperCursorPagination
 from papers.query import get_paper
+from papers.query import with_listing_data
 from papers.serializers import PaperPageSerializer
+from papers.serializers import PaperSerializer
 from topics.curation import request_retag
 from topics.editing import save_topic
 from topics.flags import FlagResult
@@ -56,6 +66,8 @@ from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import with_figures
+from topics.recommend import reasons
+from topics.recommend import recommended
 from topics.serializers import FollowInputSerializer
 from topics.serializers import FollowMuteSerializer
 from topics.serializers import FollowSerializer
@@ -342,3 +354,102 @@ class FlagView(StrictQueryParams, APIView):
             FlagSerializer({**data, "flags": flags or 0}).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
+
+
+# The recommendations' cursor: the last item's score in millionths (scores are
+# kept to six places) and its paper id, `<score>.<id>`; every string of this form
+# is a position.
+RECOMMENDATION_CURSOR = RegexValidator(
+    r"\A-?[0-9]{1,12}\.[0-9]{1,18}\Z",
+    message="Invalid cursor; use the next link as given.",
+    code="invalid_cursor",
+)
+
+
+class RecommendationQuerySerializer(serializers.Serializer):
+    cursor = Text(
+        pattern=RECOMMENDATION_CURSOR,
+        required=False,
+        help_text="Where the page starts: take it from the `next` link of the "
+        "previous page.",
+    )
+    page_size = QueryInteger(
+        required=False,
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        help_text=f"Papers per page, 1 to {MAX_PAGE_SIZE} (default 25).",
+    )
+
+    def validate_cursor(self, value: str) -> tuple[int, int]:
+        score, pk = (int(part) for part in value.rsplit(".", 1))
+        return score, pk
+
+
+class ReasonSerializer(serializers.Serializer):
+    paper = serializers.CharField(
+        source="arxiv_id", help_text="The caller's paper it is most like."
+    )
+    title = serializers.CharField()
+    saved = serializers.BooleanField(
+        help_text="Whether the caller saved that paper (else: rated it up)."
+    )
+
+
+class RecommendationSerializer(serializers.Serializer):
+    paper = PaperSerializer()
+    score = serializers.FloatField(
+        help_text="The caller's model's score: higher is more like their papers; "
+        "comparable between the caller's recommendations only."
+    )
+    reason = ReasonSerializer(allow_null=True)
+
+
+@extend_schema_serializer(many=False)
+class RecommendationPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True)
+    results = RecommendationSerializer(many=True)
+
+
+class RecommendationView(StrictQueryParams, APIView):
+    """The caller's For you: the newest papers their model ranks highest."""
+
+    def allowed_query_params(self) -> AbstractSet[str]:
+        return query_names(RecommendationQuerySerializer)
+
+    @extend_schema(
+        summary="Recommended papers",
+        description="The newest papers the caller's own model (trained on their "
+        "saves and ratings) ranks highest, best first, each with the caller's "
+        "paper it is most like. Cursor pages: follow `next` until it is null. "
+        "Empty until the caller has saved or rated up a paper (and the model, "
+        "trained in the background, has run).",
+        parameters=[RecommendationQuerySerializer],
+        responses={200: RecommendationPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        params = read_query(RecommendationQuerySerializer, request)
+        size = params.get("page_size", PaperCursorPagination.page_size)
+        user = signed_in(request)
+        ranks = [(round(score * 1e6), pk) for pk, score in recommended(user.pk)]
+        start = 0
+        if (cursor := params.get("cursor")) is not None:
+            # The list is best first: past every item ranked at or above it.
+            start = sum(1 for rank in ranks if rank >= cursor)
+        page = ranks[start : start + size]
+        shown = [pk for _, pk in page]
+        papers = with_listing_data(Paper.objects.filter(pk__in=shown)).in_bulk()
+        like = reasons(user.pk, shown)
+        items = [
+            {"paper": papers[pk], "score": micros / 1e6, "reason": like.get(pk)}
+            for micros, pk in page
+            if pk in papers  # deleted since it was scored
+        ]
+        next_url = None
+        if start + size < len(ranks):
+            micros, pk = page[-1]
+            url = request.build_absolute_uri()
+            next_url = replace_query_param(url, "cursor", f"{micros}.{pk}")
+        data = RecommendationSerializer(
+            items, many=True, context={"request": request}
+        ).data
+        return Response({"next": next_url, "results": data})

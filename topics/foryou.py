@@ -1,11 +1,11 @@
 """A reader's own model: the arithmetic behind "For you". No database.
 
-Papers are vectors over one vocabulary shared by every reader (`Vocabulary`,
-fitted on the corpus with the topic models' features: topics.scoring), so a
-batch of new papers is vectorised once and scored for all readers with one
-sparse product. A reader's model is a linear SVM: their positives (saves and
-👍) against their 👎 and a seeded sample of the papers they did not rate,
-classes balanced, a 👎 weighing more than an unrated paper. Only its largest
+Papers are vectors over one vocabulary shared by every reader (and by similar
+papers: topics.vectors), so a batch of new papers is vectorised once and
+scored for all readers with one sparse product. A reader's model is a linear
+SVM: their positives (saves and 👍) against their 👎 and a seeded sample of
+the papers they did not rate, classes balanced, a 👎 weighing more than an
+unrated paper. Only its largest
 weights are kept (`KEPT_WEIGHTS`): the ranking is unchanged in bench.foryou and
 a model stays a few kilobytes.
 
@@ -22,15 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.svm import LinearSVC
 
-from topics.scoring import MAX_DF
-from topics.scoring import MIN_DF
-from topics.scoring import VECTORIZER
-from topics.scoring import tfidf
-
-VOCABULARY_SIZE = 30000
 UNRATED_SAMPLE = 4000  # unrated papers standing in for the reader's negatives
 REGULARIZATION = 0.1  # LinearSVC's C
 # A 👎 says more than an unrated paper, which a reader may simply not have seen.
@@ -39,33 +32,7 @@ KEPT_WEIGHTS = 2000
 
 
 @dataclass(frozen=True)
-class Vocabulary:
-    """The shared features: terms (words and word pairs) and their idf."""
-
-    terms: list[str]
-    idf: np.ndarray
-
-    @classmethod
-    def fit(cls, texts: Sequence[str]) -> Vocabulary:
-        counter = CountVectorizer(
-            min_df=MIN_DF, max_df=MAX_DF, max_features=VOCABULARY_SIZE, **VECTORIZER
-        )
-        counts = counter.fit_transform(texts)
-        # Smoothed idf, as scikit-learn's TfidfTransformer (and topics.scoring) has it.
-        documents = np.bincount(counts.indices, minlength=counts.shape[1])
-        idf = np.log((1.0 + counts.shape[0]) / (1.0 + documents)) + 1.0
-        return cls(counter.get_feature_names_out().tolist(), idf)
-
-    def vectors(self, texts: Sequence[str]) -> csr_matrix:
-        """Unit-length tf-idf rows, one per text."""
-        counter = CountVectorizer(
-            vocabulary={term: i for i, term in enumerate(self.terms)}, **VECTORIZER
-        )
-        return tfidf(counter.transform(texts), self.idf)
-
-
-@dataclass(frozen=True)
-class ReaderModel:
+class LinearModel:
     """A reader's weights over the vocabulary, the largest only."""
 
     weights: csr_matrix  # one row, a column per term
@@ -80,7 +47,7 @@ def fit_reader(
     negatives: Sequence[int] = (),
     *,
     seed: int = 0,
-) -> ReaderModel:
+) -> LinearModel:
     """Fit on rows of `vectors`: the reader's positives and explicit negatives,
     and a sample (seeded, so the same signal gives the same model) of the rows
     they did not rate."""
@@ -103,7 +70,7 @@ def fit_reader(
     classifier.fit(vectors[rows], labels, sample_weight=weights)
     coef = classifier.coef_[0]
     kept = np.sort(np.argsort(-np.abs(coef), kind="stable")[:KEPT_WEIGHTS])
-    return ReaderModel(
+    return LinearModel(
         csr_matrix((coef[kept], (np.zeros(len(kept)), kept)), shape=(1, len(coef)))
     )
 

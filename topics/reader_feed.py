@@ -1,5 +1,6 @@
 """A reader's feed, composed in one place: what they follow (topics and
-authors), the papers that brings, and why each is there. The home feed reads
+authors) and whether they have a For you model (topics.recommend), the papers
+that brings, and why each is there. The home feed reads
 and the private Atom feed (topics.feeds) read it; other sources (saved
 searches) are meant to add to it here."""
 
@@ -23,6 +24,8 @@ from papers.versions import reader_key
 from papers.versions import topic_key
 from topics.models import PaperTopic
 from topics.query import followed_topics
+from topics.recommend import DEFAULT_AT
+from topics.recommend import positives_learnt
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,18 @@ class Following:
 
     topics: tuple[tuple[int, str], ...] = ()
     authors: tuple[tuple[int, str], ...] = ()
+    # The positives the reader's For you model learnt from (0: no model):
+    # theirs alone, so not part of what a shared render is keyed by.
+    for_you: int = 0
 
     @property
     def anything(self) -> bool:
         return bool(self.topics or self.authors)
+
+    @property
+    def for_you_first(self) -> bool:
+        """For you is the feed's first order once the model learnt enough."""
+        return self.for_you >= DEFAULT_AT
 
     @property
     def variant(self) -> str:
@@ -47,16 +58,20 @@ class Following:
 
 
 def following(user_id: Any) -> Following:
-    """What the reader follows (two queries)."""
-    return Following(tuple(followed_topics(user_id)), tuple(followed_authors(user_id)))
+    """What the reader follows, and whether they have a model (three queries)."""
+    return Following(
+        tuple(followed_topics(user_id)),
+        tuple(followed_authors(user_id)),
+        for_you=positives_learnt(user_id),
+    )
 
 
 def cached_following(
     user_id: Any, *, reader_of: HttpRequest | None = None
 ) -> Following:
-    """What the reader follows, cached until they follow or unfollow, or a topic
-    is renamed or deactivated. With `reader_of`, that request's user is read in
-    the same round trip."""
+    """What the reader follows, cached until they follow or unfollow, their
+    model is trained, or a topic is renamed or deactivated. With `reader_of`,
+    that request's user is read in the same round trip."""
     key = f"following:{user_id}"
     return cached_fragments(
         {key: (reader_key(user_id), NAMES)},

@@ -1,9 +1,8 @@
 """Similar papers: each paper's nearest by the text of its title and abstract,
 precomputed into papers.SimilarPaper (the top SIMILAR_SHOWN per paper).
 
-Text is read as the topics' relevance models read it (topics.scoring: the title
-twice and the abstract, words and word pairs, sublinear tf-idf, rows scaled to
-unit length), so a score is the cosine of two papers' vectors. The whole corpus
+Papers are their vectors over the shared vocabulary (topics.vectors), so a
+score is the cosine of two papers' texts. The whole corpus
 is compared in chunks of rows (a sparse product, CHUNK rows against every
 paper at a time), so memory stays bounded by the chunk, not the corpus squared.
 
@@ -12,9 +11,10 @@ a paper with exactly the same title (a duplicate). Scores are rounded to 6
 places and ties go to the older paper (the lower id), so a build gives the same
 lists every time.
 
-`build_all` fits the vocabulary and idf on the corpus (SimilarityIndex) and
-computes every list; `update_similar`, after ingest, reads the papers changed
-since the last pass with that vocabulary, computes their lists, and puts each
+`build_all` fits the vocabulary and idf on the corpus (SimilarityIndex),
+stores every paper's vector and computes every list; `update_similar`, after
+ingest, reads the stored vectors, computes those of the papers changed since
+the last pass with that vocabulary, computes their lists, and puts each
 of them into the lists of the older papers it scores above the 10th of; once
 changes reach REBUILD_SHARE of the papers the vocabulary was fitted on, it
 builds all again.
@@ -26,6 +26,7 @@ import logging
 import re
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,21 +37,21 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 from scipy.sparse import csr_matrix
-from sklearn.feature_extraction.text import CountVectorizer
+from scipy.sparse import vstack
 
 from core.bulk import insert_rows
 from papers.models import Paper
+from papers.models import PaperVector
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
 from papers.query import SIMILAR_SHOWN
 from papers.versions import similar_changed
-from topics.scoring import MAX_DF
-from topics.scoring import MAX_FEATURES
-from topics.scoring import MIN_DF
-from topics.scoring import VECTORIZER
+from topics.recommend import vocabulary_refitted
 from topics.scoring import paper_text
-from topics.scoring import tfidf
 from topics.tagging import corpus_fingerprint
+from topics.vectors import Vocabulary
+from topics.vectors import read_vectors
+from topics.vectors import store_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,9 @@ Similar = tuple[int, float]
 @dataclass
 class SimilarResult:
     papers: int = 0  # papers whose lists were computed
+    # The papers changed since the last pass, their vectors now stored (a full
+    # build: every paper).
+    vectorised: list[int] = field(default_factory=list)
     changed: int = 0  # lists that changed (new, longer, reordered)
     built: bool = False  # a full build (the vocabulary refitted)
     seconds: float = 0.0
@@ -130,63 +134,68 @@ def title_key(title: str) -> str:
 
 
 def read_corpus(
-    index: SimilarityIndex | None = None,
-) -> tuple[Corpus, list[str], list[float]]:
-    """Every paper's vector: with `index`, by its vocabulary and idf; without,
-    fitted now. Returns the corpus, the vocabulary and the idf."""
+    index: SimilarityIndex | None = None, changed: Collection[int] = ()
+) -> tuple[Corpus, Vocabulary]:
+    """Every paper's vector and title, the stored vectors (papers.PaperVector)
+    kept up to date. With `index`, by its vocabulary: vectors are read, and
+    computed (and stored) only for the `changed` papers and those without one.
+    Without, the vocabulary is fitted now and every vector computed and stored."""
     pks: list[int] = []
     titles: dict[str, list[int]] = defaultdict(list)
 
-    def texts() -> Iterator[str]:
+    def papers(fields: Sequence[str]) -> Iterator[tuple]:
         last = 0
-        while True:
-            rows = list(
-                Paper.objects.filter(pk__gt=last)
-                .order_by("pk")
-                .values_list("pk", "title", "abstract")[:READ_CHUNK]
-            )
-            if not rows:
-                return
-            for pk, title, abstract in rows:
-                titles[title_key(title)].append(len(pks))
-                pks.append(pk)
-                yield paper_text(title, abstract)
+        while rows := list(
+            Paper.objects.filter(pk__gt=last)
+            .order_by("pk")
+            .values_list("pk", "title", *fields)[:READ_CHUNK]
+        ):
+            for row in rows:
+                titles[title_key(row[1])].append(len(pks))
+                pks.append(row[0])
+                yield row
             last = rows[-1][0]
 
     if index is None:
-        counter = CountVectorizer(
-            min_df=MIN_DF, max_df=MAX_DF, max_features=MAX_FEATURES, **VECTORIZER
-        )
-        try:
-            counts = counter.fit_transform(texts())
-        except ValueError:
-            # No paper has a term two papers share (an empty or tiny corpus).
-            counts = csr_matrix((len(pks), 0))
-            vocabulary: list[str] = []
-        else:
-            vocabulary = counter.get_feature_names_out().tolist()
-        # Smoothed idf, as topics.scoring.fit computes it.
-        documents = np.bincount(counts.indices, minlength=counts.shape[1])
-        idf = np.log((1.0 + counts.shape[0]) / (1.0 + documents)) + 1.0
+        texts = (paper_text(t, a) for _, t, a in papers(["abstract"]))
+        vocabulary, vectors = Vocabulary.fit(texts)
+        PaperVector.objects.all().delete()
+        store_vectors(pks, vectors)
     else:
-        vocabulary, idf = index.vocabulary, np.asarray(index.idf)
-        if vocabulary:
-            counter = CountVectorizer(vocabulary=vocabulary, **VECTORIZER)
-            counts = counter.transform(texts())
-        else:
-            counts = csr_matrix((sum(1 for _ in texts()), 0))
-    if min(counts.shape):
-        vectors = tfidf(counts, idf).astype(np.float32).tocsr()
-    else:  # no paper, or no term two papers share
-        vectors = csr_matrix(counts.shape, dtype=np.float32)
+        vocabulary = Vocabulary(index.vocabulary, np.asarray(index.idf))
+        vectors = _stored_corpus(vocabulary, [pk for pk, _ in papers([])], changed)
     twins = {
         row: np.asarray(rows)
         for rows in titles.values()
         if len(rows) > 1
         for row in rows
     }
-    corpus = Corpus(np.asarray(pks, dtype=np.int64), vectors, twins)
-    return corpus, vocabulary, [float(x) for x in idf]
+    return Corpus(np.asarray(pks, dtype=np.int64), vectors, twins), vocabulary
+
+
+def _stored_corpus(
+    vocabulary: Vocabulary, pks: list[int], changed: Collection[int]
+) -> csr_matrix:
+    """The vectors of these papers (ids, in order): stored, or computed now
+    (and stored) for the changed ones and those without."""
+    width = len(vocabulary.terms)
+    fresh = set(changed)
+    known, stored = read_vectors([pk for pk in pks if pk not in fresh], width)
+    missing = sorted(set(pks) - set(known))
+    computed_pks: list[int] = []
+    parts = [stored]
+    for start in range(0, len(missing), READ_CHUNK):
+        rows = Paper.objects.filter(pk__in=missing[start : start + READ_CHUNK])
+        found = list(rows.order_by("pk").values_list("pk", "title", "abstract"))
+        vectors = vocabulary.vectors(paper_text(t, a) for _, t, a in found)
+        store_vectors([pk for pk, _, _ in found], vectors)
+        computed_pks += [pk for pk, _, _ in found]
+        parts.append(vectors)
+    # A paper deleted since it was listed gets an empty row (the last).
+    parts.append(csr_matrix((1, width), dtype=np.float32))
+    row_of = {pk: row for row, pk in enumerate(known + computed_pks)}
+    empty = len(row_of)
+    return vstack(parts, format="csr")[[row_of.get(pk, empty) for pk in pks]]
 
 
 # BUILDING
@@ -203,13 +212,15 @@ def _locked_index() -> SimilarityIndex:
 @transaction.atomic
 def build_all() -> SimilarResult:
     """Fit the vocabulary on the whole corpus and compute every paper's list."""
-    _locked_index()
+    previous = _locked_index().vocabulary
     began = time.monotonic()
     # Taken first: papers changed while it runs are the next update's.
     fingerprint = corpus_fingerprint()
     checked = Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
-    corpus, vocabulary, idf = read_corpus()
-    result = SimilarResult(papers=len(corpus.pks), built=True)
+    corpus, vocabulary = read_corpus()
+    result = SimilarResult(
+        papers=len(corpus.pks), built=True, vectorised=corpus.pks.tolist()
+    )
     for rows, scores in corpus.scores(np.arange(len(corpus.pks))):
         lists = {
             int(corpus.pks[row]): corpus.nearest(row_scores)
@@ -218,13 +229,14 @@ def build_all() -> SimilarResult:
         result.changed += store_lists(lists)
     # Lists of papers deleted meanwhile went with them (on delete cascade).
     SimilarityIndex.objects.filter(pk=1).update(
-        vocabulary=vocabulary,
-        idf=idf,
+        vocabulary=vocabulary.terms,
+        idf=[float(x) for x in vocabulary.idf],
         papers=len(corpus.pks),
         fingerprint=fingerprint,
         built_at=timezone.now(),
         checked_until=checked or timezone.now(),
     )
+    vocabulary_refitted(previous, vocabulary.terms)
     result.seconds = time.monotonic() - began
     logger.info("similar papers %s", result)
     return result
@@ -258,11 +270,11 @@ def update_similar() -> SimilarResult:
     grown = total > (1 + REBUILD_SHARE) * index.papers
     if len(changed) > REBUILD_SHARE * index.papers or grown:
         return build_all()
-    corpus, _, _ = read_corpus(index)
+    corpus, _ = read_corpus(index, changed)
     rows = np.asarray(
         [corpus.rows[pk] for pk in changed if pk in corpus.rows], dtype=np.int64
     )
-    result = SimilarResult(papers=len(rows))
+    result = SimilarResult(papers=len(rows), vectorised=changed)
     older = _older_lists(corpus, rows)
     for chunk, scores in corpus.scores(rows):
         lists = {

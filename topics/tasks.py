@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from core.queue import send_after_commit
 from core.tasks import durable
+from topics import recommend
 from topics import relevance
 from topics import similar
 from topics.ask.fulltext import download_pdf
@@ -58,9 +59,29 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
 @shared_task(**durable(SIMILAR_TIME_LIMIT))
 def update_similar_papers() -> None:
     """After ingest, and on a schedule for a send that was lost: the similar
-    papers of the papers changed since the last pass (topics.similar);
+    papers of the papers changed since the last pass (topics.similar), then
+    those papers scored for every reader's For you (topics.recommend);
     idempotent, and a no-op when nothing changed."""
-    logger.info("similar papers %s", similar.update_similar())
+    result = similar.update_similar()
+    logger.info("similar papers %s", result)
+    # A full build scored every reader's list anew itself (recommend).
+    if result.vectorised and not result.built:
+        recommend.score_papers(result.vectorised)
+
+
+@shared_task(**durable(TRAIN_TIME_LIMIT))
+def train_reader_model(user_id: int) -> None:
+    """A reader's For you model, once their signal changed (recommend);
+    a no-op when it did not."""
+    recommend.train(user_id)
+
+
+@shared_task(**durable(TRAIN_TIME_LIMIT))
+def train_reader_models() -> None:
+    """Nightly: train the readers whose signal changed since their last
+    training (a send lost with the broker down), one after the other."""
+    for user_id in recommend.readers_with_signal():
+        recommend.train(user_id)
 
 
 @shared_task

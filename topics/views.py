@@ -66,8 +66,12 @@ from topics.reader_feed import by_followed_authors
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
+from topics.recommend import reasons
+from topics.recommend import recommended
 
 PAPERS_PER_PAGE = 25
+# The home feed's orders (`?order=`).
+FOR_YOU, NEWEST = "for-you", "newest"
 
 
 def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -117,12 +121,22 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     if not request.user.is_authenticated:
         return None
     user = request.user
-    page = cached_page(
-        request,
-        [TRENDING, *feed_scopes(followed)],
-        lambda deps: _feed(request, followed),
-        variant="feed:" + followed.variant,
-    )
+    if _for_you_order(request, followed):
+        page = cached_page(
+            request,
+            [TRENDING, LATEST, NAMES],
+            lambda deps: _for_you_feed(request, user.pk, followed),
+            variant=f"foryou:{user.pk}",
+        )
+    else:
+        # Readers with a model see the order switch: their render is apart.
+        switch = "|for-you" if followed.for_you else ""
+        page = cached_page(
+            request,
+            [TRENDING, *feed_scopes(followed)],
+            lambda deps: _feed(request, followed),
+            variant="feed:" + followed.variant + switch,
+        )
     # Filled (with `seen` as it was) before this visit is recorded.
     response = page_response(request, page)
     if isinstance(page, Rendered) and page.reader_state is not None:
@@ -130,26 +144,63 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     return response
 
 
+def _for_you_order(request: HttpRequest, followed: Following) -> bool:
+    """Whether the feed is in For you order: asked for (`?order=for-you`), or
+    the reader's first order and Newest not asked for."""
+    if not followed.for_you:
+        return False
+    asked = request.GET.get("order")
+    return asked == FOR_YOU or (asked != NEWEST and followed.for_you_first)
+
+
+def _for_you_feed(
+    request: HttpRequest, user_id: int, followed: Following
+) -> tuple[str, dict]:
+    """The papers the reader's model ranks highest among the newest, each with
+    the paper of theirs it is most like."""
+    ids = [pk for pk, _ in recommended(user_id)]
+    page = Paginator(ids, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
+    shown = list(page.object_list)
+    like = reasons(user_id, shown)
+    arxiv_ids = dict(Paper.objects.filter(pk__in=shown).values_list("pk", "arxiv_id"))
+    shown = [pk for pk in shown if pk in arxiv_ids]  # deleted since it was scored
+    rows = paper_rows([arxiv_ids[pk] for pk in shown])
+    context = _feed_context(followed, FOR_YOU) | {
+        "page": page,
+        "rows": [(row, [], like.get(pk)) for pk, row in zip(shown, rows, strict=True)],
+    }
+    meta = {"seen": True, "papers": shown}
+    return render_shared(request, "topics/feed.html", context), meta
+
+
 def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
     page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
     shown = list(page.object_list)
     by_authors = by_followed_authors(followed, [pk for pk, _ in shown])
     rows = paper_rows([arxiv_id for _, arxiv_id in shown])
-    topic_ids = [pk for pk, _ in followed.topics]
-    topics = active_topics().filter(pk__in=topic_ids).order_by("name")
-    context = {
+    context = _feed_context(followed, NEWEST) | {
         "page": page,
         "rows": [
-            (row, _authors_linked(by_authors.get(pk, ())))
+            (row, _authors_linked(by_authors.get(pk, ())), None)
             for (pk, _), row in zip(shown, rows, strict=True)
         ],
+    }
+    meta = {"seen": True, "papers": [pk for pk, _ in shown]}
+    return render_shared(request, "topics/feed.html", context), meta
+
+
+def _feed_context(followed: Following, order: str) -> dict:
+    """What both orders of the feed show beside their papers."""
+    topic_ids = [pk for pk, _ in followed.topics]
+    topics = active_topics().filter(pk__in=topic_ids).order_by("name")
+    return {
+        "order": order if followed.for_you else "",
+        "for_you_first": followed.for_you_first,
         "followed": with_figures(topics) if topic_ids else [],
         "followed_authors": _authors_linked(followed.authors),
         "anything": followed.anything,
         "suggested": [] if followed.anything else trending_topics(limit=8),
     }
-    meta = {"seen": True, "papers": [pk for pk, _ in shown]}
-    return render_shared(request, "topics/feed.html", context), meta
 
 
 def _authors_linked(authors: Iterable[tuple[int, str]]) -> list[tuple[str, str]]:

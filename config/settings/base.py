@@ -320,6 +320,9 @@ MOMENTUM_MODEL_MIN_DECISIONS = env.int("MOMENTUM_MODEL_MIN_DECISIONS", 10)
 # A curator's decision retrains the topic's model this long after the first
 # decision of a burst, so one training covers the whole burst.
 MOMENTUM_MODEL_TRAIN_DELAY = env.int("MOMENTUM_MODEL_TRAIN_DELAY", 120)
+# A reader's save or rating retrains their For you model this long after the
+# first of a burst.
+MOMENTUM_FOR_YOU_TRAIN_DELAY = env.int("MOMENTUM_FOR_YOU_TRAIN_DELAY", 30)
 # Readers' "not relevant" flags, per user.
 MOMENTUM_FLAG_RATE = env.str("MOMENTUM_FLAG_RATE", "30/hour")
 

@@ -32,6 +32,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 # What tags the papers every ingest stores (papers.ingest.runs.Tagger): named
 # here, so that papers does not import topics, the app above it.
 MOMENTUM_INGEST_TAGGER = "topics.tagging.IngestTagger"
+# What a change of a reader's signal (a save or a rating: papers.library) asks
+# for: a training of their For you model, named here for the same reason.
+MOMENTUM_SIGNAL_CHANGED = "topics.recommend.request_training"
 # The longest task, an ingest backfill, is stopped after this many seconds.
 MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
 # Redis hands an unacknowledged (late-acked) task to another worker after this
@@ -74,6 +77,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "topics.tasks.update_similar_papers",
         "schedule": env.int("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
         "options": {"expires": 3000},
+    },
+    # Trains the readers whose saves or ratings changed since their model was
+    # trained (a training whose send was lost); unchanged ones are skipped.
+    "train-reader-models": {
+        "task": "topics.tasks.train_reader_models",
+        "schedule": cron_schedule("MOMENTUM_FOR_YOU_CRON", "0 4 * * *"),
+        "options": {"expires": 6 * 60 * 60},
     },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {

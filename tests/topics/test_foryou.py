@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from topics.foryou import KEPT_WEIGHTS
-from topics.foryou import Vocabulary
 from topics.foryou import fit_reader
 from topics.foryou import nearest_positive
+from topics.vectors import Vocabulary
 
 AGENTS = [
     "Reinforcement learning trains language model agents to call tools",
@@ -29,8 +29,7 @@ TEXTS = AGENTS + GALAXIES
 
 
 def _vectors():
-    vocabulary = Vocabulary.fit(TEXTS)
-    return vocabulary, vocabulary.vectors(TEXTS)
+    return Vocabulary.fit(TEXTS)
 
 
 def test_a_readers_model_ranks_papers_like_their_saves_first():

@@ -27,6 +27,7 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import Rating
+from topics import recommend
 from topics import relevance
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
@@ -171,7 +172,10 @@ class Command(BaseCommand):
         reader = self.ensure_user(*DEMO_READER)
         for topic in Topic.objects.filter(slug__in=DEMO_FOLLOWS):
             set_following(reader, topic, True)
-        self.seed_library(reader)
+        with transaction.atomic():  # one training of their model, at the commit
+            self.seed_library(reader)
+        # Their model, should it be missing (a no-op when it is up to date).
+        recommend.train(reader.pk)
         # The reader has been around since the corpus began, so the digests of
         # its weeks are theirs to get (`manage.py digests run --at ...`).
         User.objects.filter(pk=reader.pk, date_joined__gt=DEMO_JOINED).update(

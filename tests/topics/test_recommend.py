@@ -1,0 +1,311 @@
+"""For you (topics.recommend): a reader's model trained on their saves and
+ratings over the stored vectors, their list of the newest papers it ranks
+highest, new papers scored into it after ingest, the vocabulary refitted, the
+home feed's order and reasons, and GET /api/v1/me/recommendations/."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.core.cache import cache
+from django.test import override_settings
+
+from papers.library import set_rating
+from papers.library import set_saved
+from papers.models import Paper
+from papers.models import PaperVector
+from papers.models import Rating
+from papers.models import ReaderModel
+from tests.topics.factories import make_topic
+from tests.topics.test_similar import AGENTS
+from tests.topics.test_similar import PAPERS
+from tests.topics.test_similar import PROTEIN
+from tests.topics.test_similar import QUANTUM
+from tests.topics.test_similar import store
+from topics import recommend
+from topics import similar
+from topics.following import set_following
+from topics.tasks import update_similar_papers
+
+pytestmark = pytest.mark.django_db
+
+MAX_FEED_QUERIES = 19
+
+
+def paper(arxiv_id: str) -> Paper:
+    return Paper.objects.get(arxiv_id=arxiv_id)
+
+
+def listed(user_id: int) -> list[str]:
+    ids = [pk for pk, _ in recommend.recommended(user_id)]
+    arxiv_ids = dict(Paper.objects.filter(pk__in=ids).values_list("pk", "arxiv_id"))
+    return [arxiv_ids[pk] for pk in ids]
+
+
+@pytest.fixture
+def indexed(db):
+    """The small corpus of three subjects, its vectors stored."""
+    store()
+    similar.build_all()
+
+
+@pytest.fixture
+def likes_agents(alice, indexed):
+    """alice saved two agent papers and rated a protein paper 👎."""
+    with mock.patch.object(recommend, "request_training"):
+        set_saved(alice, paper(AGENTS[0]), True)
+        set_rating(alice, paper(AGENTS[1]), Rating.UP)
+        set_rating(alice, paper(PROTEIN[0]), Rating.DOWN)
+    return recommend.train(alice.pk)
+
+
+def test_a_build_stores_every_papers_vector(indexed):
+    assert PaperVector.objects.count() == len(PAPERS)
+
+
+def test_the_model_ranks_papers_like_the_readers_first(alice, likes_agents):
+    assert likes_agents.positives == 2
+    ranked = listed(alice.pk)
+    # Not what they rated; the third agent paper first.
+    assert not {AGENTS[0], AGENTS[1], PROTEIN[0]} & set(ranked)
+    assert ranked[0] == AGENTS[2]
+    # Ranked best first.
+    scores = [score for _, score in recommend.recommended(alice.pk)]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_the_same_signal_is_not_learnt_twice(alice, likes_agents):
+    again = recommend.train(alice.pk)
+    assert again.trained_at == likes_agents.trained_at
+
+
+def test_a_reader_without_a_positive_has_no_model(alice, bob, likes_agents):
+    with mock.patch.object(recommend, "request_training"):
+        set_rating(bob, paper(QUANTUM[0]), Rating.DOWN)
+        set_saved(alice, paper(AGENTS[0]), False)
+        set_rating(alice, paper(AGENTS[1]), None)
+
+    assert recommend.train(bob.pk) is None
+    assert recommend.train(alice.pk) is None
+    assert not ReaderModel.objects.exists()
+    assert recommend.recommended(alice.pk) == []
+
+
+def test_nothing_is_trained_before_similar_papers_are_built(alice):
+    store()
+    with mock.patch.object(recommend, "request_training"):
+        set_saved(alice, paper(AGENTS[0]), True)
+    assert recommend.train(alice.pk) is None
+
+
+def test_a_burst_of_changes_asks_for_one_training_after_the_commit(
+    alice, indexed, django_capture_on_commit_callbacks
+):
+    with (
+        mock.patch("topics.tasks.train_reader_model.apply_async") as send,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        set_saved(alice, paper(AGENTS[0]), True)
+        set_rating(alice, paper(AGENTS[1]), Rating.UP)
+        set_rating(alice, paper(PROTEIN[0]), Rating.DOWN)
+
+    assert send.call_count == 1
+    (args,), options = send.call_args
+    assert args == (alice.pk,)
+    assert options["countdown"] > 0
+    # The training clears the mark: the next change asks again.
+    recommend.train(alice.pk)
+    assert cache.get(recommend.training_due_key(alice.pk)) is None
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=True)
+def test_in_process_tasks_train_at_the_commit(
+    alice, indexed, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        set_saved(alice, paper(AGENTS[0]), True)
+
+    assert ReaderModel.objects.get(user=alice).positives == 1
+
+
+NEW_AGENT = {
+    "2606.20004": (
+        "Long-horizon agents trained with environment rewards",
+        "We train language model agents with reinforcement learning from "
+        "environment rewards; the policy improves on long horizons of tool calls "
+        "in web environments.",
+    )
+}
+NEW_QUANTUM = {
+    "2606.30004": (
+        "Faster decoders for surface codes",
+        "A decoder for surface codes corrects errors on physical qubits below the "
+        "threshold error rate in quantum error correction.",
+    )
+}
+
+
+def test_new_papers_are_scored_into_the_lists_after_ingest(alice, likes_agents):
+    store({**NEW_AGENT, **NEW_QUANTUM})
+    update_similar_papers()
+
+    ranked = listed(alice.pk)
+    assert ranked.index("2606.20004") < ranked.index("2606.30004")
+    assert ranked.index("2606.20004") <= 1
+    # Scored with the stored vector the similar papers' pass wrote.
+    assert PaperVector.objects.filter(paper__arxiv_id="2606.20004").exists()
+
+
+def test_papers_that_leave_the_window_leave_the_lists(alice, likes_agents):
+    with mock.patch.object(recommend, "WINDOW", 3):
+        store(NEW_AGENT)
+        update_similar_papers()
+        ranked = listed(alice.pk)
+
+    newest = Paper.objects.order_by("-first_announced", "-id")[:3]
+    assert set(ranked) <= {p.arxiv_id for p in newest}
+    assert "2606.20004" in ranked
+
+
+def test_a_refitted_vocabulary_keeps_the_models_and_scores_them_anew(
+    alice, likes_agents
+):
+    before = listed(alice.pk)
+    store(NEW_AGENT)
+    result = similar.build_all()
+
+    assert result.built
+    model = ReaderModel.objects.get(user=alice)
+    assert model.trained_at == likes_agents.trained_at  # remapped, not retrained
+    ranked = listed(alice.pk)
+    assert ranked[0] in {AGENTS[2], "2606.20004"}
+    assert set(before) <= set(ranked)
+
+
+def test_each_recommendation_names_the_readers_paper_most_like_it(alice, likes_agents):
+    agent, quantum = paper(AGENTS[2]), paper(QUANTUM[0])
+    with mock.patch.object(recommend, "request_training"):
+        set_saved(alice, paper(QUANTUM[1]), True)
+    found = recommend.reasons(alice.pk, [agent.pk, quantum.pk])
+
+    assert found[agent.pk].arxiv_id in {AGENTS[0], AGENTS[1]}
+    assert found[quantum.pk].arxiv_id == QUANTUM[1]
+    assert found[quantum.pk].saved
+
+
+# THE HOME FEED
+# ------------------------------------------------------------------------------
+
+
+def _five_positives(user) -> None:
+    with mock.patch.object(recommend, "request_training"):
+        for arxiv_id in [*AGENTS[:2], *QUANTUM]:
+            set_saved(user, paper(arxiv_id), True)
+    recommend.train(user.pk)
+
+
+def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
+    _five_positives(alice)
+
+    page = reader.get("/").content.decode()
+    assert 'aria-current="page">For you' in page
+    assert "Like <a" in page
+    assert "which you saved" in page
+    assert "/papers/2606.20003/" in page
+
+    newest = reader.get("/?order=newest").content.decode()
+    assert 'aria-current="page">Newest' in newest
+    assert "which you saved" not in newest
+
+
+def test_with_fewer_positives_newest_comes_first_and_for_you_is_offered(
+    reader, alice, likes_agents
+):
+    page = reader.get("/").content.decode()
+    assert 'aria-current="page">Newest' in page
+    assert 'href="?order=for-you"' in page
+
+    for_you = reader.get("/?order=for-you").content.decode()
+    assert "which you saved" in for_you or "which you rated 👍" in for_you
+    assert "once you have saved or liked five papers" in for_you
+
+
+def test_a_reader_without_a_model_sees_their_topics_newest_first(reader, alice):
+    topic = make_topic(rule="ti:agent")
+    set_following(alice, topic, True)
+
+    page = reader.get("/?order=for-you").content.decode()
+    assert "Order of the feed" not in page
+    assert "newest first" in page
+
+
+def test_two_readers_never_see_each_others_for_you(alice, bob, indexed):
+    from tests.clients import signed_in
+
+    _five_positives(alice)
+    with mock.patch.object(recommend, "request_training"):
+        for arxiv_id in [*PROTEIN[:2], "2606.40001", *QUANTUM[:2]]:
+            set_saved(bob, paper(arxiv_id), True)
+    recommend.train(bob.pk)
+
+    alices = signed_in(alice).get("/").content.decode()
+    bobs = signed_in(bob).get("/").content.decode()
+    assert alices.index("/papers/2606.20003/") < alices.index("/papers/2606.10003/")
+    assert bobs.index("/papers/2606.10003/") < bobs.index("/papers/2606.20003/")
+
+
+def test_the_for_you_feed_is_a_bounded_number_of_queries(
+    reader, alice, indexed, django_assert_max_num_queries
+):
+    _five_positives(alice)
+    with django_assert_max_num_queries(MAX_FEED_QUERIES):
+        assert reader.get("/").status_code == 200
+
+
+# THE API
+# ------------------------------------------------------------------------------
+
+
+def test_recommendations_come_in_cursor_pages_with_scores_and_reasons(
+    as_alice, alice, likes_agents
+):
+    everything = listed(alice.pk)
+    seen, url = [], "/api/v1/me/recommendations/?page_size=3"
+    while url:
+        body = as_alice.get(url).json()
+        for item in body["results"]:
+            seen.append(item["paper"]["arxiv_id"])
+            assert isinstance(item["score"], float)
+        url = body["next"]
+    assert seen == everything
+
+    first = as_alice.get("/api/v1/me/recommendations/").json()["results"][0]
+    assert first["paper"]["arxiv_id"] == AGENTS[2]
+    assert first["reason"]["paper"] in {AGENTS[0], AGENTS[1]}
+    assert set(first["reason"]) == {"paper", "title", "saved"}
+
+
+def test_recommendations_are_empty_without_a_model(as_bob, likes_agents):
+    assert as_bob.get("/api/v1/me/recommendations/").json() == {
+        "next": None,
+        "results": [],
+    }
+
+
+def test_recommendations_refuse_a_bad_cursor_or_parameter(as_alice, likes_agents):
+    bad = as_alice.get("/api/v1/me/recommendations/?cursor=abc")
+    assert bad.status_code == 400
+    assert "cursor" in bad.json()["error"]["fields"]
+    assert as_alice.get("/api/v1/me/recommendations/?order=x").status_code == 400
+
+
+def test_recommendations_need_a_signed_in_caller(anonymous, likes_agents):
+    assert anonymous.get("/api/v1/me/recommendations/").status_code in (401, 403)
+
+
+def test_recommendations_are_a_bounded_number_of_queries(
+    as_alice, likes_agents, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(15):
+        assert as_alice.get("/api/v1/me/recommendations/").status_code == 200
