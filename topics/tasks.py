@@ -12,6 +12,7 @@ from django.utils import timezone
 from core.queue import send_after_commit
 from core.tasks import durable
 from topics import relevance
+from topics import saved_searches
 from topics import similar
 from topics.ask.fulltext import download_pdf
 from topics.judging import Judge
@@ -31,6 +32,8 @@ TRAIN_TIME_LIMIT = 30 * 60
 JUDGE_TIME_LIMIT = 60 * 60
 # A full build of similar papers: about two minutes at 25,000 papers.
 SIMILAR_TIME_LIMIT = 60 * 60
+# New papers against every saved search: seconds for a day's papers.
+SAVED_SEARCH_TIME_LIMIT = 30 * 60
 
 
 @shared_task(**durable(RETAG_TIME_LIMIT))
@@ -61,6 +64,14 @@ def update_similar_papers() -> None:
     papers of the papers changed since the last pass (topics.similar);
     idempotent, and a no-op when nothing changed."""
     logger.info("similar papers %s", similar.update_similar())
+
+
+@shared_task(**durable(SAVED_SEARCH_TIME_LIMIT))
+def match_saved_searches() -> None:
+    """After ingest, and on a schedule for a send that was lost: every saved
+    search matched against the papers stored since it last was
+    (topics.saved_searches); idempotent, a no-op when no paper is new."""
+    logger.info("saved searches: %s new matches", saved_searches.match_new_papers())
 
 
 @shared_task

@@ -3,7 +3,12 @@ reader's limit, and their matches found when saved, edited and after ingest."""
 
 from __future__ import annotations
 
+from io import StringIO
+from pathlib import Path
+from unittest import mock
+
 import pytest
+from django.core.management import call_command
 
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
@@ -16,6 +21,7 @@ from topics.saved_searches import delete_search
 from topics.saved_searches import match_new_papers
 from topics.saved_searches import update_search
 from topics.tagging import tag_papers
+from topics.tasks import match_saved_searches
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +130,36 @@ def test_new_papers_are_matched_once_after_ingest(alice, corpus):
     assert matched(words) == {"2607.00001"}
     assert matched(rule) == {"2607.00001"}
     assert match_new_papers() == 0  # idempotent
+
+
+SNAPSHOT = (
+    Path(__file__).resolve().parent.parent
+    / "fixtures"
+    / "arxiv"
+    / "kaggle_jsonl"
+    / "arxivSpider_mnbvc_arxiv-metadata-oai-snapshot_head200.jsonl"
+)
+
+
+def test_an_ingest_of_a_real_snapshot_sends_the_matching_and_the_task_runs_it(
+    alice, corpus, django_capture_on_commit_callbacks
+):
+    words = create_search(alice, name="Neutrinos", query="neutrino", syntax="search")
+    rule = create_search(alice, name="Graphene", query="ti:graphene", syntax="rule")
+    assert SavedSearchMatch.objects.count() == 0
+
+    with (
+        mock.patch("topics.tasks.match_saved_searches.apply_async") as sent,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        call_command("ingest", str(SNAPSHOT), stdout=StringIO())
+    sent.assert_called_once()
+    assert SavedSearchMatch.objects.count() == 0  # the worker's task does it
+
+    match_saved_searches.apply()
+    # Stemmed ("neutrinos" too), whole words ("neutrinoless" in 0704.0063 is not).
+    assert matched(words) == {"0704.0032", "0704.0186", "0704.0190"}
+    assert matched(rule) == {"0704.0027"}
+    before = SavedSearch.objects.get(pk=rule.pk).revision
+    match_saved_searches.apply()  # the sweep, with nothing new
+    assert SavedSearch.objects.get(pk=rule.pk).revision == before
