@@ -63,6 +63,7 @@ from topics.query import trending_topics
 from topics.query import with_figures
 from topics.reader_feed import Following
 from topics.reader_feed import by_followed_authors
+from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
@@ -134,17 +135,19 @@ def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
     page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
     shown = list(page.object_list)
     by_authors = by_followed_authors(followed, [pk for pk, _ in shown])
+    by_searches = by_saved_searches(followed, [pk for pk, _ in shown])
     rows = paper_rows([arxiv_id for _, arxiv_id in shown])
     topic_ids = [pk for pk, _ in followed.topics]
     topics = active_topics().filter(pk__in=topic_ids).order_by("name")
     context = {
         "page": page,
         "rows": [
-            (row, _authors_linked(by_authors.get(pk, ())))
+            (row, _authors_linked(by_authors.get(pk, ())), by_searches.get(pk, []))
             for (pk, _), row in zip(shown, rows, strict=True)
         ],
         "followed": with_figures(topics) if topic_ids else [],
         "followed_authors": _authors_linked(followed.authors),
+        "searches": [name for _, name, _ in followed.searches],
         "anything": followed.anything,
         "suggested": [] if followed.anything else trending_topics(limit=8),
     }

@@ -141,8 +141,9 @@ def test_the_feed_costs_few_queries_and_one_once_cached(
     path = feed_path(alice)
     client = Client()
 
-    # The key, the followed topics and authors, the topics' names and the papers.
-    with django_assert_max_num_queries(5):
+    # The key, the followed topics and authors and the saved searches, the
+    # topics' names and the papers.
+    with django_assert_max_num_queries(6):
         assert client.get(path).status_code == 200
     # The key alone: the follows and the Atom come from the cache.
     with django_assert_max_num_queries(1):
