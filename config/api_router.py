@@ -21,6 +21,7 @@ from topics.api import SLUG_PATH
 from topics.api import FlagView
 from topics.api import FollowViewSet
 from topics.api import RecommendationView
+from topics.api import SavedSearchViewSet
 from topics.api import TopicViewSet
 from topics.ask.api import PaperAskView
 from topics.ask.api import TopicAskView
@@ -30,6 +31,7 @@ router.register("papers", PaperViewSet, basename="paper")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("me/follows", FollowViewSet, basename="follow")
 router.register("me/saved", SavedViewSet, basename="saved")
+router.register("me/searches", SavedSearchViewSet, basename="saved-search")
 router.register("me/ratings", RatingViewSet, basename="rating")
 router.register("me/followed-authors", AuthorFollowViewSet, basename="followed-author")
 router.register("ingest-runs", IngestRunViewSet, basename="ingest-run")

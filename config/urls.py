@@ -14,6 +14,7 @@ from config.health import healthz
 from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
 from papers import views as paper_views
+from topics import saved_search_views
 from topics.ask import views as ask_views
 from topics.feeds import reader_feed
 from topics.views import home
@@ -43,6 +44,14 @@ urlpatterns = [
     path("saved/ris/", paper_views.saved_ris, name="saved_ris"),
     path("saved/csl.json/", paper_views.saved_csl_json, name="saved_csl_json"),
     path("settings/", include("accounts.urls")),
+    # A reader's saved searches: the forms of the search and settings pages.
+    path("searches/", saved_search_views.create, name="saved_search_create"),
+    path("searches/<int:pk>/", saved_search_views.update, name="saved_search_update"),
+    path(
+        "searches/<int:pk>/delete/",
+        saved_search_views.delete,
+        name="saved_search_delete",
+    ),
     # A reader's own feed: the key in the address is its only credential.
     path("feed/<str:key>.atom", reader_feed, name="reader_feed"),
     path("digest/", include("notifications.urls")),

@@ -15,10 +15,12 @@ from django.utils.http import urlencode
 
 from notifications.plan import Plan
 from notifications.plan import planned_authors
+from notifications.plan import planned_searches
 from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Authorship
 from papers.models import Paper
+from topics.models import SavedSearch
 from topics.models import Topic
 from topics.momentum import Momentum
 
@@ -39,21 +41,27 @@ class Entry:
     also_in: list[Topic]
     # The followed authors who wrote it: why it is here (or here too).
     by_followed: list[Author]
+    # The reader's saved searches that match it, besides its section's.
+    matches: list[SavedSearch]
 
 
 @dataclass
 class Section:
     """A followed topic's new papers; or, with no topic, those of followed
-    authors that no topic section holds."""
+    authors that no topic section holds, or a saved search's that no section
+    before holds."""
 
     topic: Topic | None
     momentum: Momentum | None
     entries: list[Entry]
     more: int
     more_url: str
+    search: SavedSearch | None = None
 
     @property
     def title(self) -> str:
+        if self.search is not None:
+            return f'Matching your search "{self.search.name}"'
         return self.topic.name if self.topic else AUTHORS_SECTION
 
 
@@ -75,12 +83,20 @@ class Content:
     @property
     def has_authors(self) -> bool:
         """Whether it holds a section of followed authors' papers."""
-        return any(section.topic is None for section in self.sections)
+        return any(
+            section.topic is None and section.search is None
+            for section in self.sections
+        )
+
+    @property
+    def has_searches(self) -> bool:
+        """Whether it holds a section of a saved search's papers."""
+        return any(section.search is not None for section in self.sections)
 
 
 def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
-    """Each plan's papers, topics and followed authors, loaded for all plans at
-    once (six queries)."""
+    """Each plan's papers, topics, followed authors and saved searches, loaded
+    for all plans at once (seven queries)."""
     plans = list(plans)
     entries = [
         entry
@@ -96,12 +112,19 @@ def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:
         if section["topic"] is not None
     } | {other for entry in entries for other in entry[1]}
     author_ids = {pk for entry in entries for pk in planned_authors(entry)}
+    search_ids = {pk for entry in entries for pk in planned_searches(entry)} | {
+        section["search"]
+        for plan in plans
+        for section in plan.sections
+        if section.get("search") is not None
+    }
     papers = _papers(paper_ids) if paper_ids else {}
     topics = (
         Topic.objects.select_related("momentum").in_bulk(topic_ids) if topic_ids else {}
     )
     authors = Author.objects.in_bulk(author_ids) if author_ids else {}
-    return [_shape(plan, papers, topics, authors, site_url) for plan in plans]
+    searches = SavedSearch.objects.in_bulk(search_ids) if search_ids else {}
+    return [_shape(plan, papers, topics, authors, searches, site_url) for plan in plans]
 
 
 def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
@@ -131,22 +154,29 @@ def _shape(
     papers: Mapping[int, Paper],
     topics: dict[int, Topic],
     authors: Mapping[int, Author],
+    searches: Mapping[int, SavedSearch],
     site_url: str,
 ) -> Content:
     sections = []
     for planned in plan.sections:
         topic = topics.get(planned["topic"]) if planned["topic"] is not None else None
+        search_id = planned.get("search")
+        search = searches.get(search_id) if search_id is not None else None
         entries = [
             _entry(
                 papers[entry[0]],
                 [topics[t] for t in entry[1] if t in topics],
                 [authors[a] for a in planned_authors(entry) if a in authors],
+                [searches[s] for s in planned_searches(entry) if s in searches],
             )
             for entry in planned["papers"]
             # A paper or topic deleted since planning is left out.
             if entry[0] in papers
         ]
-        if (topic is None and planned["topic"] is not None) or not entries:
+        gone = (topic is None and planned["topic"] is not None) or (
+            search is None and search_id is not None
+        )
+        if gone or not entries:
             continue
         stored = getattr(topic, "momentum", None)
         query = urlencode({"week": plan.since.isoformat()})
@@ -159,12 +189,18 @@ def _shape(
                 more_url=f"{site_url}{topic.get_absolute_url()}?{query}"
                 if topic
                 else f"{site_url}/",
+                search=search,
             )
         )
     return Content(plan.since, sections)
 
 
-def _entry(paper: Paper, also_in: list[Topic], by_followed: list[Author]) -> Entry:
+def _entry(
+    paper: Paper,
+    also_in: list[Topic],
+    by_followed: list[Author],
+    matches: list[SavedSearch],
+) -> Entry:
     names = [name for name in paper.author_names.split(", ") if name]
     affiliations: list[str] = []
     for authorship in paper.first_authorships:  # type: ignore[attr-defined]
@@ -179,6 +215,7 @@ def _entry(paper: Paper, also_in: list[Topic], by_followed: list[Author]) -> Ent
         summary=one_line(latex_to_text(paper.abstract)),
         also_in=also_in,
         by_followed=by_followed,
+        matches=matches,
     )
 
 

@@ -56,6 +56,7 @@ from notifications.schedule import OFF
 from notifications.schedule import Schedule
 from papers.models import AuthorFollow
 from topics.models import Follow
+from topics.models import SavedSearch
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +77,14 @@ def open_due_digests(*, at: datetime) -> int:
         user=OuterRef("pk"), muted=False, topic__is_active=True
     )
     authors = AuthorFollow.objects.filter(user=OuterRef("pk"))
+    searches = SavedSearch.objects.filter(user=OuterRef("pk"))
     last_due = Digest.objects.filter(
         user=OuterRef("pk"), kind=Digest.Kind.SCHEDULED
     ).order_by("-due_at")
     users = (
-        User.objects.filter(Exists(unmuted) | Exists(authors), is_active=True)
+        User.objects.filter(
+            Exists(unmuted) | Exists(authors) | Exists(searches), is_active=True
+        )
         .exclude(digest__frequency=OFF)
         .annotate(last_due=Subquery(last_due.values("due_at")[:1]))
         .values_list(

@@ -4,8 +4,9 @@ exactly the papers the first attempt chose.
 
 Planning works on a batch of users with a fixed number of queries (follows of
 topics and of authors, last sent periods, recent tags of the followed topics,
-recent papers of the followed authors, papers already sent), so the cost per
-batch does not grow with the number of users in it.
+recent papers of the followed authors, recent matches of saved searches, papers
+already sent), so the cost per batch does not grow with the number of users in
+it.
 
 Rules: for each followed, unmuted, active topic, in the order followed, the
 papers first announced since the period of the last digest the user received,
@@ -14,8 +15,11 @@ under the first, naming the others. Then the new papers by followed authors
 that no topic section holds, in a section of their own ("topic": None), newest
 first. A paper by a followed author names them, in whichever section it is
 (a third item: their ids), so a paper both in a followed topic and by a
-followed author appears once, with both reasons. Past the cap, sections share
-the slots evenly and each says how many more it has.
+followed author appears once, with both reasons. Then, for each saved search
+(oldest first), its new matches that no earlier section holds, in a section of
+its own ("topic": None, "search": its id), newest first; a paper a saved search
+matches names it in whichever section it is (a fourth item: their ids). Past
+the cap, sections share the slots evenly and each says how many more it has.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from papers.models import AuthorFollow
 from papers.models import Authorship
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import SavedSearchMatch
 from topics.momentum import latest_announcement_day
 
 # A user who has not had a digest for a long time gets the last four weeks, not
@@ -74,8 +79,14 @@ def planned_authors(entry: Sequence[Any]) -> list[int]:
     return list(entry[2]) if len(entry) > 2 else []
 
 
+def planned_searches(entry: Sequence[Any]) -> list[int]:
+    """The saved searches a planned paper ([id, other topics, authors,
+    searches]) matches; entries planned before saved searches have fewer items."""
+    return list(entry[3]) if len(entry) > 3 else []
+
+
 def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
-    """Plan each request's digest (keyed by user id); reads only, six queries."""
+    """Plan each request's digest (keyed by user id); reads only, seven queries."""
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
     author_follows = _author_follows(user_ids)
@@ -89,9 +100,10 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     }
     topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
     author_ids = {pk for ids in author_follows.values() for pk in ids}
-    if not topic_ids and not author_ids:
-        return {user_id: Plan(since[user_id]) for user_id in user_ids}
     earliest = min(since.values())
+    searches, by_search, searches_of = _recent_matches(user_ids, earliest)
+    if not topic_ids and not author_ids and not searches:
+        return {user_id: Plan(since[user_id]) for user_id in user_ids}
     by_topic, topics_of = _recent_tags(topic_ids, earliest)
     by_author, authors_of = _recent_authorships(author_ids, earliest)
     sent = _already_sent(requests, earliest)
@@ -102,8 +114,9 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
             Followed(
                 follows.get(request.user_id, []),
                 author_follows.get(request.user_id, []),
+                searches.get(request.user_id, []),
             ),
-            Recent(by_topic, topics_of, by_author, authors_of),
+            Recent(by_topic, topics_of, by_author, authors_of, by_search, searches_of),
             set() if request.fresh else sent.get(request.user_id, set()),
         )
         for request in requests
@@ -112,21 +125,25 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
 
 @dataclass(frozen=True)
 class Followed:
-    """One reader's followed topics and authors (ids), in the order followed."""
+    """One reader's followed topics and authors (ids), in the order followed,
+    and their saved searches with new matches, oldest first."""
 
     topics: list[int]
     authors: list[int]
+    searches: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Recent:
-    """The recent papers of every followed topic and author of a batch, newest
-    first, and each such paper's topics and authors."""
+    """The recent papers of every followed topic and author and saved search of
+    a batch, newest first, and each such paper's topics, authors and searches."""
 
     by_topic: dict[int, list[tuple[int, date]]]
     topics_of: dict[int, set[int]]
     by_author: dict[int, list[tuple[int, date]]]
     authors_of: dict[int, set[int]]
+    by_search: dict[int, list[tuple[int, date]]] = field(default_factory=dict)
+    searches_of: dict[int, set[int]] = field(default_factory=dict)
 
 
 def _follows(user_ids: list[int]) -> dict[int, list[int]]:
@@ -229,6 +246,36 @@ def _recent_authorships(
     return by_author, authors_of
 
 
+def _recent_matches(
+    user_ids: list[int], earliest: date
+) -> tuple[
+    dict[int, list[int]], dict[int, list[tuple[int, date]]], dict[int, set[int]]
+]:
+    """Each reader's saved searches with matches announced since `earliest`
+    (oldest search first), each search's such papers, newest first, and each
+    paper's searches."""
+    searches: dict[int, list[int]] = defaultdict(list)
+    by_search: dict[int, list[tuple[int, date]]] = defaultdict(list)
+    searches_of: dict[int, set[int]] = defaultdict(set)
+    rows = (
+        SavedSearchMatch.objects.filter(
+            search__user_id__in=user_ids, paper__first_announced__gte=earliest
+        )
+        .order_by(
+            "search__created_at", "search_id", "-paper__first_announced", "-paper_id"
+        )
+        .values_list(
+            "search__user_id", "search_id", "paper_id", "paper__first_announced"
+        )
+    )
+    for user_id, search_id, paper_id, day in rows:
+        if search_id not in by_search:
+            searches[user_id].append(search_id)
+        by_search[search_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
+        searches_of[paper_id].add(search_id)
+    return searches, by_search, searches_of
+
+
 def _already_sent(
     requests: Sequence[PlanRequest], earliest: date
 ) -> dict[int, set[int]]:
@@ -255,9 +302,10 @@ def _plan_one(
     sent: set[int],
 ) -> Plan:
     # Each new paper goes under the first followed topic that has it; those of
-    # followed authors that no topic has, in the authors' section after them.
+    # followed authors that no topic has, in the authors' section after them;
+    # then those of each saved search that no section before has.
     placed: set[int] = set()
-    new: dict[int | None, list[int]] = {}
+    new: list[tuple[dict[str, Any], list[int]]] = []
     for topic_id in followed.topics:
         papers = [
             paper_id
@@ -266,7 +314,7 @@ def _plan_one(
         ]
         placed.update(papers)
         if papers:
-            new[topic_id] = papers
+            new.append(({"topic": topic_id}, papers))
     by_authors = {
         paper_id: day
         for author_id in followed.authors
@@ -275,17 +323,26 @@ def _plan_one(
     }
     if by_authors:
         # Newest first, as each topic's (ties: the higher id first).
-        new[None] = sorted(
-            by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True
-        )
-    shares = share_slots([len(papers) for papers in new.values()], request.max_papers)
+        newest = sorted(by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True)
+        placed.update(newest)
+        new.append(({"topic": None}, newest))
+    for search_id in followed.searches:
+        papers = [
+            paper_id
+            for paper_id, day in recent.by_search.get(search_id, [])
+            if day >= since and paper_id not in sent and paper_id not in placed
+        ]
+        placed.update(papers)
+        if papers:
+            new.append(({"topic": None, "search": search_id}, papers))
+    shares = share_slots([len(papers) for _, papers in new], request.max_papers)
     sections = []
-    for (section_topic, papers), shown in zip(new.items(), shares, strict=True):
+    for (head, papers), shown in zip(new, shares, strict=True):
         sections.append(
             {
-                "topic": section_topic,
+                **head,
                 "papers": [
-                    _entry(paper_id, section_topic, followed, recent)
+                    _entry(paper_id, head, followed, recent)
                     for paper_id in papers[:shown]
                 ],
                 "more": len(papers) - shown,
@@ -295,20 +352,29 @@ def _plan_one(
 
 
 def _entry(
-    paper_id: int, topic_id: int | None, followed: Followed, recent: Recent
+    paper_id: int, head: dict[str, Any], followed: Followed, recent: Recent
 ) -> list[Any]:
-    """[paper id, the other followed topics it is in], and the followed authors
-    who wrote it when there are any."""
+    """[paper id, the other followed topics it is in], the followed authors
+    who wrote it when there are any, and the other saved searches that match
+    it when there are any."""
     others = [
         other
         for other in followed.topics
-        if other != topic_id and other in recent.topics_of.get(paper_id, ())
+        if other != head["topic"] and other in recent.topics_of.get(paper_id, ())
     ]
     authors = [
         author
         for author in followed.authors
         if author in recent.authors_of.get(paper_id, ())
     ]
+    searches = [
+        search
+        for search in followed.searches
+        if search != head.get("search")
+        and search in recent.searches_of.get(paper_id, ())
+    ]
+    if searches:
+        return [paper_id, others, authors, searches]
     return [paper_id, others, authors] if authors else [paper_id, others]
 
 

@@ -17,6 +17,7 @@ from notifications.models import Digest
 from notifications.tasks import send_digest
 from papers.models import AuthorFollow
 from topics.models import Follow
+from topics.models import SavedSearch
 from topics.momentum import latest_announcement_day
 
 TEST_DIGEST_INTERVAL = timedelta(minutes=2)
@@ -45,6 +46,7 @@ def send_test_digest(*, user: User) -> bool:
     follows_authors = AuthorFollow.objects.filter(user=user).exists()
     if (
         not follows_authors
+        and not SavedSearch.objects.filter(user=user).exists()
         and not Follow.objects.filter(user=user, muted=False).exists()
     ):
         raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")

@@ -307,6 +307,17 @@ def _harvest(reader: Reader) -> str:
     return render_to_string("partials/last_harvest.html", {"last_harvest": finished})
 
 
+def _save_search(reader: Reader, query: str) -> str:
+    """The search page's "Save this search": the form, or the login link."""
+    context = {
+        "signed_in": reader.signed_in,
+        "query": query,
+        "next": reader.request.get_full_path(),
+        "csrf_token": reader.csrf if reader.signed_in else "",
+    }
+    return render_to_string("partials/save_search.html", context)
+
+
 def _value(reader: Reader, name: str) -> str:
     """A PageValue's HTML (papers.pagecache), rendered by its page's view."""
     return reader.values[name]
@@ -323,5 +334,6 @@ FILLERS: dict[str, Callable[..., str]] = {
     "seen": _seen,
     "seen-class": _seen_class,
     "harvest": _harvest,
+    "save-search": _save_search,
     "value": _value,
 }

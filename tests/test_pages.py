@@ -75,8 +75,9 @@ def test_home_shows_a_reader_the_feed_of_followed_topics(
 
     Follow.objects.create(user=reader, topic=corpus["robots"])
     # Two writes: what the feed showed (for "seen"), and forgetting the oldest;
-    # and whether the reader has a For you model.
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES + 3):
+    # and whether the reader has a For you model and their saved searches, read
+    # with what they follow.
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES + 4):
         response = client.get("/")
 
     assert response.status_code == 200

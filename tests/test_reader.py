@@ -321,8 +321,8 @@ def test_visiting_the_same_feed_again_writes_nothing(
     recorded = dict(ShownPaper.objects.values_list("paper_id", "shown_at"))
 
     # The reader's state moved with the record: what they follow (topics,
-    # authors, their model) and their slots are read again.
-    with django_assert_max_num_queries(4) as queries:
+    # authors, saved searches, their model) and their slots are read again.
+    with django_assert_max_num_queries(5) as queries:
         reader.get("/")
 
     writes = ("INSERT", "UPDATE", "DELETE")

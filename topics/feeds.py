@@ -1,5 +1,6 @@
 """Atom feeds, for feed readers: a topic's latest papers, and a reader's own
-feed (the new papers of the topics they follow) at a secret address."""
+feed (the new papers of the topics and authors they follow and of their saved
+searches) at a secret address."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from papers.pagecache import cached_fragments
 from topics.models import Topic
 from topics.query import get_active_topic
 from topics.reader_feed import Following
+from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
@@ -107,6 +109,7 @@ def _reader_atom(followed: Following) -> str:
         .values_list("name", flat=True)
     )
     names += [f"by {name}" for _, name in followed.authors]
+    names += [f'matching your search "{name}"' for _, name, _ in followed.searches]
     site = settings.MOMENTUM_SITE_NAME
     about = (
         f"New papers in {', '.join(names)}"
@@ -128,6 +131,8 @@ def _reader_atom(followed: Following) -> str:
         if followed.anything
         else []
     )
+    papers = list(papers)
+    searches = by_saved_searches(followed, [paper.pk for paper in papers])
     for paper in papers:
         link = site_url(paper.get_absolute_url())
         feed.add_item(
@@ -138,5 +143,9 @@ def _reader_atom(followed: Following) -> str:
             author_name=paper.author_names,
             pubdate=paper.published,
             updateddate=paper.updated,
+            # Why it is here, when a saved search brought it.
+            categories=[
+                f'Matches your search "{name}"' for name in searches.get(paper.pk, ())
+            ],
         )
     return feed.writeString("utf-8")

@@ -1,8 +1,7 @@
 """A reader's feed, composed in one place: what they follow (topics and
-authors) and whether they have a For you model (topics.recommend), the papers
-that brings, and why each is there. The home feed reads
-and the private Atom feed (topics.feeds) read it; other sources (saved
-searches) are meant to add to it here."""
+authors), their saved searches and whether they have a For you model
+(topics.recommend), the papers those bring, and why each is there. The home
+feed and the private Atom feed (topics.feeds) read it."""
 
 from __future__ import annotations
 
@@ -23,6 +22,8 @@ from papers.versions import SEARCH
 from papers.versions import reader_key
 from papers.versions import topic_key
 from topics.models import PaperTopic
+from topics.models import SavedSearch
+from topics.models import SavedSearchMatch
 from topics.query import followed_topics
 from topics.recommend import DEFAULT_AT
 from topics.recommend import positives_learnt
@@ -31,17 +32,19 @@ from topics.recommend import positives_learnt
 @dataclass(frozen=True)
 class Following:
     """What a reader's feed is made of: (id, slug) of the active topics they
-    follow, by slug, and (id, name) of the authors, in the order followed."""
+    follow, by slug, (id, name) of the authors, in the order followed, and
+    (id, name, revision) of their saved searches, oldest first."""
 
     topics: tuple[tuple[int, str], ...] = ()
     authors: tuple[tuple[int, str], ...] = ()
+    searches: tuple[tuple[int, str, int], ...] = ()
     # The positives the reader's For you model learnt from (0: no model):
     # theirs alone, so not part of what a shared render is keyed by.
     for_you: int = 0
 
     @property
     def anything(self) -> bool:
-        return bool(self.topics or self.authors)
+        return bool(self.topics or self.authors or self.searches)
 
     @property
     def for_you_first(self) -> bool:
@@ -51,17 +54,28 @@ class Following:
     @property
     def variant(self) -> str:
         """What a render of this feed is shared under: every reader who
-        follows the same topics and authors sees the same page."""
+        follows the same topics and authors sees the same page. Saved searches
+        are a reader's own: a feed with them is theirs alone, rendered again
+        when a search's matches or name change (its revision)."""
         slugs = " ".join(slug for _, slug in self.topics)
         authors = " ".join(str(pk) for pk, _ in self.authors)
-        return f"topics:{slugs}|authors:{authors}"
+        variant = f"topics:{slugs}|authors:{authors}"
+        if self.searches:
+            searches = " ".join(f"{pk}.{rev}" for pk, _, rev in self.searches)
+            variant += f"|searches:{searches}"
+        return variant
 
 
 def following(user_id: Any) -> Following:
-    """What the reader follows, and whether they have a model (three queries)."""
+    """What the reader follows, their saved searches and whether they have a
+    model (four queries)."""
+    searches = SavedSearch.objects.filter(user_id=user_id).values_list(
+        "pk", "name", "revision"
+    )
     return Following(
         tuple(followed_topics(user_id)),
         tuple(followed_authors(user_id)),
+        tuple(searches.order_by("created_at", "pk")),
         for_you=positives_learnt(user_id),
     )
 
@@ -69,9 +83,10 @@ def following(user_id: Any) -> Following:
 def cached_following(
     user_id: Any, *, reader_of: HttpRequest | None = None
 ) -> Following:
-    """What the reader follows, cached until they follow or unfollow, their
-    model is trained, or a topic is renamed or deactivated. With `reader_of`,
-    that request's user is read in the same round trip."""
+    """What the reader follows, cached until they follow or unfollow, change a
+    saved search or its matches change, their model is trained, or a topic is
+    renamed or deactivated. With `reader_of`, that request's user is read in
+    the same round trip."""
     key = f"following:{user_id}"
     return cached_fragments(
         {key: (reader_key(user_id), NAMES)},
@@ -90,8 +105,8 @@ def feed_scopes(followed: Following) -> list[str]:
 
 
 def feed_papers(followed: Following) -> QuerySet[Paper]:
-    """New papers of the followed topics and by the followed authors, newest
-    first, each once."""
+    """New papers of the followed topics, by the followed authors and matching
+    the saved searches, newest first, each once."""
     sources: list[QuerySet] = []
     if followed.topics:
         topic_ids = [pk for pk, _ in followed.topics]
@@ -99,10 +114,13 @@ def feed_papers(followed: Following) -> QuerySet[Paper]:
     if followed.authors:
         author_ids = [pk for pk, _ in followed.authors]
         sources.append(Authorship.objects.filter(author__in=author_ids))
+    if followed.searches:
+        search_ids = [pk for pk, _, _ in followed.searches]
+        sources.append(SavedSearchMatch.objects.filter(search__in=search_ids))
     if not sources:
         return Paper.objects.none()
     # One list of ids (a UNION), so the database joins it as it would one
-    # source: an OR of two IN would read every paper.
+    # source: an OR of several IN would read every paper.
     ids = [source.order_by().values("paper_id") for source in sources]
     union = ids[0].union(*ids[1:]) if len(ids) > 1 else ids[0]
     return Paper.objects.filter(pk__in=union).order_by("-first_announced", "-id")
@@ -128,3 +146,25 @@ def by_followed_authors(
         if author not in found[paper_id]:  # a paper may print one name twice
             found[paper_id].append(author)
     return dict(found)
+
+
+def by_saved_searches(
+    followed: Following, paper_ids: Iterable[int]
+) -> dict[int, list[str]]:
+    """For each of these papers a saved search matches, the names of those
+    searches, oldest search first: why it is in the feed. One query, none when
+    the reader has no saved search."""
+    if not followed.searches:
+        return {}
+    names = {pk: name for pk, name, _ in followed.searches}
+    rows = SavedSearchMatch.objects.filter(
+        paper_id__in=list(paper_ids), search__in=names
+    ).values_list("paper_id", "search_id")
+    found: dict[int, list[int]] = defaultdict(list)
+    for paper_id, search_id in rows:
+        found[paper_id].append(search_id)
+    order = list(names)
+    return {
+        paper_id: [names[pk] for pk in sorted(ids, key=order.index)]
+        for paper_id, ids in found.items()
+    }

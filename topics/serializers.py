@@ -16,12 +16,14 @@ from core.api.fields import Text
 from core.api.fields import named_rows
 from papers.models import Category
 from topics.models import Follow
+from topics.models import SavedSearch
 from topics.models import Topic
 from topics.rules import MAX_DEPTH
 from topics.rules import MAX_RULE_LENGTH
 from topics.rules import MAX_TERMS
 from topics.rules import RuleError
 from topics.rules import compile_rule
+from topics.saved_searches import SavedSearchError
 
 
 class WeekSerializer(serializers.Serializer):
@@ -267,4 +269,40 @@ class FollowInputSerializer(serializers.Serializer):
         slug_field="slug",
         queryset=Topic.objects.filter(is_active=True),
         help_text="The slug of an active topic (any other is a 404).",
+    )
+
+
+class SavedSearchSerializer(serializers.ModelSerializer):
+    matches = serializers.IntegerField(
+        source="match_count", help_text="The papers it matches now, as stored."
+    )
+
+    class Meta:
+        model = SavedSearch
+        fields = ["id", "name", "query", "syntax", "created_at", "matches"]
+
+
+class SavedSearchInputSerializer(serializers.Serializer):
+    name = Text(max_length=80, required=False, help_text="Unique among yours.")
+    query = Text(
+        max_length=MAX_RULE_LENGTH,
+        required=False,
+        help_text="In the search syntax or the topic rule language (`syntax`).",
+    )
+    syntax = serializers.ChoiceField(
+        choices=SavedSearch.Syntax.choices,
+        required=False,
+        help_text="`search` (the search page's words) or `rule` (a topic's rule "
+        "language); `search` when a new search does not say.",
+    )
+
+
+def saved_search_error(exc: SavedSearchError) -> serializers.ValidationError:
+    """A saved search refused, as the API's field error (with its position)."""
+    field = exc.field or "non_field_errors"
+    if exc.position is not None:
+        error = positioned_error(exc.message, code=exc.code, position=exc.position)
+        return serializers.ValidationError({field: error.detail})
+    return serializers.ValidationError(
+        {field: [serializers.ErrorDetail(exc.message, code=exc.code)]}
     )

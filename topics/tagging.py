@@ -173,12 +173,15 @@ class IngestTagger:
 
     def after_runs(self) -> None:
         """Runs stored new or changed papers: the topics' figures follow, and
-        their similar papers are found in the background (tagging queue)."""
+        their similar papers and saved searches' matches are found in the
+        background (tagging queue)."""
         refresh_momentum()
         # Imported here: the tasks module imports this one.
+        from topics.tasks import match_saved_searches
         from topics.tasks import update_similar_papers
 
         send_after_commit(update_similar_papers)
+        send_after_commit(match_saved_searches)
 
 
 def retag_topics(

@@ -13,6 +13,7 @@ from core.queue import send_after_commit
 from core.tasks import durable
 from topics import recommend
 from topics import relevance
+from topics import saved_searches
 from topics import similar
 from topics.ask.fulltext import download_pdf
 from topics.judging import Judge
@@ -32,6 +33,8 @@ TRAIN_TIME_LIMIT = 30 * 60
 JUDGE_TIME_LIMIT = 60 * 60
 # A full build of similar papers: about two minutes at 25,000 papers.
 SIMILAR_TIME_LIMIT = 60 * 60
+# New papers against every saved search: seconds for a day's papers.
+SAVED_SEARCH_TIME_LIMIT = 30 * 60
 
 
 @shared_task(**durable(RETAG_TIME_LIMIT))
@@ -82,6 +85,14 @@ def train_reader_models() -> None:
     training (a send lost with the broker down), one after the other."""
     for user_id in recommend.readers_with_signal():
         recommend.train(user_id)
+
+
+@shared_task(**durable(SAVED_SEARCH_TIME_LIMIT))
+def match_saved_searches() -> None:
+    """After ingest, and on a schedule for a send that was lost: every saved
+    search matched against the papers stored since it last was
+    (topics.saved_searches); idempotent, a no-op when no paper is new."""
+    logger.info("saved searches: %s new matches", saved_searches.match_new_papers())
 
 
 @shared_task

@@ -63,6 +63,7 @@ from topics.query import trending_topics
 from topics.query import with_figures
 from topics.reader_feed import Following
 from topics.reader_feed import by_followed_authors
+from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
@@ -167,7 +168,9 @@ def _for_you_feed(
     rows = paper_rows([arxiv_ids[pk] for pk in shown])
     context = _feed_context(followed, FOR_YOU) | {
         "page": page,
-        "rows": [(row, [], like.get(pk)) for pk, row in zip(shown, rows, strict=True)],
+        "rows": [
+            (row, [], [], like.get(pk)) for pk, row in zip(shown, rows, strict=True)
+        ],
     }
     meta = {"seen": True, "papers": shown}
     return render_shared(request, "topics/feed.html", context), meta
@@ -177,11 +180,17 @@ def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
     page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
     shown = list(page.object_list)
     by_authors = by_followed_authors(followed, [pk for pk, _ in shown])
+    by_searches = by_saved_searches(followed, [pk for pk, _ in shown])
     rows = paper_rows([arxiv_id for _, arxiv_id in shown])
     context = _feed_context(followed, NEWEST) | {
         "page": page,
         "rows": [
-            (row, _authors_linked(by_authors.get(pk, ())), None)
+            (
+                row,
+                _authors_linked(by_authors.get(pk, ())),
+                by_searches.get(pk, []),
+                None,
+            )
             for (pk, _), row in zip(shown, rows, strict=True)
         ],
     }
@@ -198,6 +207,7 @@ def _feed_context(followed: Following, order: str) -> dict:
         "for_you_first": followed.for_you_first,
         "followed": with_figures(topics) if topic_ids else [],
         "followed_authors": _authors_linked(followed.authors),
+        "searches": [name for _, name, _ in followed.searches],
         "anything": followed.anything,
         "suggested": [] if followed.anything else trending_topics(limit=8),
     }

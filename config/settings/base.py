@@ -273,6 +273,8 @@ MOMENTUM_CONTACT_EMAIL = env.str(
 # The feed marks papers it showed a reader before as "seen"; it remembers what it
 # showed for this many days.
 MOMENTUM_SEEN_DAYS = env.int("MOMENTUM_SEEN_DAYS", 180)
+# How many saved searches (private alerts) each reader may keep.
+MOMENTUM_SAVED_SEARCHES_MAX = env.int("MOMENTUM_SAVED_SEARCHES_MAX", 10)
 
 # DIGESTS
 # ------------------------------------------------------------------------------

@@ -85,6 +85,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": cron_schedule("MOMENTUM_FOR_YOU_CRON", "0 4 * * *"),
         "options": {"expires": 6 * 60 * 60},
     },
+    # Saved searches' matches among new papers, should the send after an
+    # ingest have been lost (a no-op when no paper is new).
+    "match-saved-searches": {
+        "task": "topics.tasks.match_saved_searches",
+        "schedule": env.int("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
+        "options": {"expires": 3000},
+    },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",

@@ -30,7 +30,7 @@ from topics.tasks import update_similar_papers
 
 pytestmark = pytest.mark.django_db
 
-MAX_FEED_QUERIES = 19
+MAX_FEED_QUERIES = 20
 
 
 def paper(arxiv_id: str) -> Paper:

@@ -9,6 +9,8 @@ from topics.models.relevance import ReviewItem
 from topics.models.relevance import TopicModel
 from topics.models.rules import RuleDocument
 from topics.models.rules import RuleTermsField
+from topics.models.saved import SavedSearch
+from topics.models.saved import SavedSearchMatch
 from topics.models.topic import RESERVED_SLUGS
 from topics.models.topic import Follow
 from topics.models.topic import PaperTopic
@@ -26,6 +28,8 @@ __all__ = [
     "ReviewItem",
     "RuleDocument",
     "RuleTermsField",
+    "SavedSearch",
+    "SavedSearchMatch",
     "Topic",
     "TopicAlias",
     "TopicExclusion",

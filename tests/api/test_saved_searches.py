@@ -1,0 +1,79 @@
+"""me/searches/: the caller's saved searches."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.conftest import assert_error
+from topics.models import SavedSearch
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/me/searches/"
+
+
+def test_save_list_edit_and_delete_a_search(as_alice, as_bob, corpus):
+    response = as_alice.post(URL, {"name": "Robots", "query": "robot"}, format="json")
+
+    assert response.status_code == 201, response.content
+    created = response.json()
+    assert created["syntax"] == "search"
+    assert (created["name"], created["matches"]) == ("Robots", 1)
+    item = f"{URL}{created['id']}/"
+    assert [s["id"] for s in as_alice.get(URL).json()] == [created["id"]]
+    assert as_bob.get(URL).json() == []
+    assert_error(as_bob.get(item), 404, "not_found")
+    assert_error(as_bob.delete(item), 404, "not_found")
+
+    edited = as_alice.patch(
+        item, {"query": "ti:agent", "syntax": "rule", "name": "Agents"}, format="json"
+    )
+    assert edited.status_code == 200, edited.content
+    assert edited.json()["matches"] == 8
+    assert as_alice.get(item).json()["name"] == "Agents"
+
+    assert as_alice.delete(item).status_code == 204
+    assert_error(as_alice.get(item), 404, "not_found")
+
+
+def test_an_invalid_query_is_refused_with_its_position(as_alice, corpus):
+    words = as_alice.post(
+        URL, {"name": "Quotes", "query": 'agents "tool use'}, format="json"
+    )
+    rule = as_alice.post(
+        URL, {"name": "Rule", "query": "ti:agent AND", "syntax": "rule"}, format="json"
+    )
+
+    (error,) = assert_error(words, 400, "invalid")["fields"]["query"]
+    assert error == {
+        "code": "invalid_query",
+        "message": "Unbalanced quote at position 7",
+        "position": 7,
+    }
+    (error,) = assert_error(rule, 400, "invalid")["fields"]["query"]
+    assert (error["code"], error["position"]) == ("invalid_rule", 9)
+    assert not SavedSearch.objects.exists()
+
+
+def test_the_limit_and_a_taken_name_are_refused(as_alice, corpus, settings):
+    settings.MOMENTUM_SAVED_SEARCHES_MAX = 2
+    first = as_alice.post(URL, {"name": "A", "query": "agent"}, format="json")
+    assert first.status_code == 201
+
+    taken = as_alice.post(URL, {"name": "A", "query": "robot"}, format="json")
+    second = as_alice.post(URL, {"name": "B", "query": "robot"}, format="json")
+    full = as_alice.post(URL, {"name": "C", "query": "robot"}, format="json")
+    missing = as_alice.post(URL, {"query": "robot"}, format="json")
+
+    assert assert_error(taken, 409, "conflict")["fields"]["name"][0]["code"] == "unique"
+    assert second.status_code == 201
+    (error,) = assert_error(full, 400, "invalid")["fields"]["non_field_errors"]
+    assert error["code"] == "limit"
+    assert "2 saved searches, the most a reader may keep" in error["message"]
+    assert "name" in assert_error(missing, 400, "invalid")["fields"]
+
+
+def test_saved_searches_need_signing_in(anonymous):
+    assert anonymous.get(URL).status_code == 401
+    response = anonymous.post(URL, {"name": "A", "query": "a"}, format="json")
+    assert response.status_code == 401

@@ -1,0 +1,110 @@
+"""Saved searches in the digest: a section per search after the topics and
+authors, each paper once, a paper in an earlier section naming the searches
+that match it."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from datetime import date
+from datetime import datetime
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+
+from accounts.models import User
+from notifications.content import shape_digests
+from notifications.delivery import hand_out
+from notifications.delivery import open_due_digests
+from notifications.delivery import send_digests
+from notifications.mailer import Mailer
+from notifications.models import DigestPaper
+from notifications.plan import PlanRequest
+from notifications.plan import plan_digests
+from tests.accounts.factories import verified
+from tests.notifications.factories import add_papers
+from topics.models import Follow
+from topics.saved_searches import create_search
+
+pytestmark = pytest.mark.django_db
+
+MONDAY = date(2026, 7, 13)
+MONDAY_9 = datetime(2026, 7, 13, 9, tzinfo=UTC)
+WEEK = timedelta(days=7)
+
+
+def days_ago(n: int) -> date:
+    return MONDAY - timedelta(days=n)
+
+
+def plan_of(user: User, max_papers: int = 30):
+    return plan_digests([PlanRequest(user.pk, MONDAY, WEEK, max_papers)])[user.pk]
+
+
+def test_a_section_per_search_after_the_topics_each_paper_once(
+    alice, bob, agents, django_assert_max_num_queries
+):
+    Follow.objects.create(user=alice, topic=agents)
+    [in_topic] = add_papers(agents, days_ago(1), title="Agents on an engine")
+    [engine] = add_papers([], days_ago(3), title="An engine alone")
+    [both] = add_papers([], days_ago(2), title="Engine notes")
+    [notes] = add_papers([], days_ago(4), title="Notes alone")
+    add_papers([], days_ago(9), title="An engine too old")
+    engines = create_search(alice, name="Engines", query="engine", syntax="search")
+    jottings = create_search(alice, name="Notes", query="notes", syntax="search")
+    create_search(bob, name="Bob's", query="alone", syntax="search")
+
+    requests = [PlanRequest(u.pk, MONDAY, WEEK, 30) for u in (alice, bob)]
+    # Follows of topics and authors, last periods, tags, authorships, saved
+    # searches' matches and papers sent: the same for any number of readers.
+    with django_assert_max_num_queries(7):
+        plans = plan_digests(requests)
+
+    assert plans[alice.pk].sections == [
+        {
+            "topic": agents.pk,
+            "papers": [[in_topic.pk, [], [], [engines.pk]]],
+            "more": 0,
+        },
+        {
+            "topic": None,
+            "search": engines.pk,
+            "papers": [[both.pk, [], [], [jottings.pk]], [engine.pk, []]],
+            "more": 0,
+        },
+        {"topic": None, "search": jottings.pk, "papers": [[notes.pk, []]], "more": 0},
+    ]
+    [bobs] = plans[bob.pk].sections
+    assert {entry[0] for entry in bobs["papers"]} == {engine.pk, notes.pk}
+
+    [content] = shape_digests([plans[alice.pk]], "https://m.example")
+    titles = [section.title for section in content.sections]
+    assert titles == [
+        "Agents",
+        'Matching your search "Engines"',
+        'Matching your search "Notes"',
+    ]
+    assert [s.name for s in content.sections[0].entries[0].matches] == ["Engines"]
+
+
+def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
+    reader = verified(alice)
+    User.objects.filter(pk=reader.pk).update(
+        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
+    )
+    [paper] = add_papers([], date(2026, 7, 10), title="Notes on the engine")
+    create_search(reader, name="Engines", query="engine", syntax="search")
+
+    open_due_digests(at=MONDAY_9)
+    [outcome] = send_digests(hand_out(), mailer=Mailer())
+
+    assert outcome.status == "sent"
+    [message] = mail.outbox
+    assert message.subject == '1 new paper matching your search "Engines"'
+    assert '== Matching your search "Engines" ==' in message.body
+    assert "and matching your saved searches" in message.body
+    assert "Matching your search &quot;Engines&quot;</h2>" in message.alternatives[0][0]
+    assert list(DigestPaper.objects.values_list("paper_id", "topic_id")) == [
+        (paper.pk, None)
+    ]
+    assert plan_of(reader).sections == []

@@ -1,0 +1,118 @@
+"""Saved searches in the reader's feeds: the home feed and the private Atom feed
+hold their matches, each row saying which search brought it, and no reader
+sees another's searches, even when they follow the same topics."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import feedparser
+import pytest
+from django.test import Client
+
+from accounts import feed_tokens
+from papers.ingest.upsert import upsert_records
+from tests.clients import signed_in
+from tests.papers.factories import paper_record
+from topics.following import set_following
+from topics.saved_searches import create_search
+from topics.saved_searches import match_new_papers
+from topics.saved_searches import update_search
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db
+
+# A topic feed's page (tests/test_pages.py: a page and two writes, what it
+# showed), the saved searches and which rows they brought.
+MAX_FEED_QUERIES = 12 + 2 + 2
+
+
+def listed(html: str) -> list[str]:
+    return re.findall(r'data-paper="([^"]+)"', html)
+
+
+def why(name: str) -> str:
+    return f"Matches your search &ldquo;{name}&rdquo;"
+
+
+def reasons(html: str) -> dict[str, list[str]]:
+    """Each row's saved searches, from the lines just above it."""
+    parts = html.split('data-paper="')
+    return {
+        part.split('"', 1)[0]: re.findall(
+            r"Matches your search &ldquo;(.*?)&rdquo;",
+            before.rsplit("</article>", 1)[-1],
+        )
+        for before, part in itertools.pairwise(parts)
+    }
+
+
+def test_matches_enter_the_feed_marked_and_no_other_reader_sees_them(
+    alice, bob, corpus, django_assert_max_num_queries
+):
+    for reader in (alice, bob):
+        set_following(reader, corpus["robots"], True)
+    create_search(alice, name="Old ideas", query='"old style"', syntax="search")
+    create_search(alice, name="Robots", query="ti:robot", syntax="rule")
+    create_search(bob, name="Agent 3", query='"agent 3"', syntax="search")
+    as_alice, as_bob = signed_in(alice), signed_in(bob)
+    as_alice.get("/")  # the session and user are cached
+
+    with django_assert_max_num_queries(MAX_FEED_QUERIES):
+        mine = as_alice.get("/").text
+    theirs = as_bob.get("/").text
+
+    # The robot paper is in the followed topic and matched too.
+    assert reasons(mine) == {"math/0601001": ["Old ideas"], "2606.00100": ["Robots"]}
+    assert "matching your 2 saved searches" in mine
+    assert reasons(theirs) == {"2606.00100": [], "2606.00003": ["Agent 3"]}
+    assert "Old ideas" not in theirs
+    assert "Agent 3" not in mine
+
+
+def test_a_changed_search_and_a_new_match_show_in_the_cached_feed(
+    alice, corpus, django_capture_on_commit_callbacks
+):
+    search = create_search(alice, name="Old", query='"old style"', syntax="search")
+    reader = signed_in(alice)
+    assert listed(reader.get("/").text) == ["math/0601001"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        update_search(search, query="robot", name="Robot")
+    feed = reader.get("/").text
+    assert listed(feed) == ["2606.00100"]
+    assert why("Robot") in feed
+
+    with django_capture_on_commit_callbacks(execute=True):
+        changed = upsert_records(
+            [paper_record("2606.00500", title="A robot hand")]
+        ).changed_ids
+        tag_papers(changed)
+        match_new_papers()
+    assert listed(reader.get("/").text)[0] == "2606.00500"
+
+
+def test_a_reader_with_only_searches_gets_a_feed(alice, corpus):
+    create_search(alice, name="Robots", query="robot", syntax="search")
+
+    feed = signed_in(alice).get("/").text
+
+    assert listed(feed) == ["2606.00100"]
+    assert "You don't follow any topic yet" not in feed
+    assert "Your searches" in feed
+
+
+def test_the_private_feed_holds_the_matches_with_their_search(alice, bob, corpus):
+    create_search(alice, name="Old ideas", query='"old style"', syntax="search")
+    set_following(bob, corpus["robots"], True)
+    path = f"/feed/{feed_tokens.create_feed(alice)}.atom"
+
+    feed = feedparser.parse(Client().get(path).content)
+
+    (entry,) = feed.entries
+    assert entry.link.endswith("/papers/math/0601001/")
+    assert [tag.term for tag in entry.tags] == ['Matches your search "Old ideas"']
+    assert 'matching your search "Old ideas"' in feed.feed.subtitle
+    bobs = f"/feed/{feed_tokens.create_feed(bob)}.atom"
+    assert "Old ideas" not in Client().get(bobs).text

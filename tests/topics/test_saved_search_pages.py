@@ -1,0 +1,97 @@
+"""Saved searches on the site, without JavaScript: "Save this search" on the
+search page, and the settings page's list to edit, delete and run them."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.clients import signed_in
+from topics.models import SavedSearch
+from topics.saved_searches import create_search
+
+pytestmark = pytest.mark.django_db
+
+# A search page rendered anew (tests/papers/test_search.py), its windows included.
+MAX_SEARCH_QUERIES = 13
+# The settings page: the session's user, digest preferences and panel, tokens,
+# the private feed, and the saved searches with their match counts.
+MAX_SETTINGS_QUERIES = 12
+
+
+def test_search_page_offers_a_reader_to_save_it_and_a_visitor_to_log_in(
+    alice, corpus, django_assert_max_num_queries
+):
+    reader = signed_in(alice)
+    with django_assert_max_num_queries(MAX_SEARCH_QUERIES):
+        page = reader.get("/search/", {"q": "robot"}).text
+    visitor = Client().get("/search/", {"q": "robot"}).text
+
+    assert "<summary>Save this search</summary>" in page
+    assert 'name="query" required value="robot"' in page
+    assert '<option value="rule">' in page
+    assert "<summary>Save this search</summary>" not in visitor
+    assert "/accounts/login/?next=/search/%3Fq%3Drobot" in visitor
+    # The shared render holds no one's form: the visitor's came from the cache.
+    assert "csrfmiddlewaretoken" not in visitor.split("save-search")[1]
+
+
+def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corpus):
+    reader = signed_in(alice)
+
+    saved = reader.post(
+        "/searches/",
+        {
+            "name": "Robots",
+            "query": "robot",
+            "syntax": "search",
+            "next": "/search/?q=robot",
+        },
+        follow=True,
+    )
+    refused = reader.post(
+        "/searches/",
+        {
+            "name": "Rule",
+            "query": "ti:robot AND",
+            "syntax": "rule",
+            "next": "/search/?q=x",
+        },
+        follow=True,
+    )
+
+    assert saved.redirect_chain[-1][0] == "/settings/#searches-heading"
+    assert "Saved &quot;Robots&quot;" in saved.text
+    assert SavedSearch.objects.get(user=alice).name == "Robots"
+    assert refused.redirect_chain[-1][0] == "/search/?q=x"
+    assert "Not saved: Invalid rule: " in refused.text
+    assert "at position 9" in refused.text
+
+
+def test_settings_list_edit_and_delete_saved_searches(
+    alice, bob, corpus, django_assert_max_num_queries
+):
+    search = create_search(alice, name="Robots", query="robot", syntax="search")
+    create_search(alice, name="Agents", query="ti:agent", syntax="rule")
+    create_search(bob, name="Bob's own", query="agent", syntax="search")
+    reader = signed_in(alice)
+    reader.get("/settings/")
+
+    with django_assert_max_num_queries(MAX_SETTINGS_QUERIES):
+        page = reader.get("/settings/").text
+
+    assert "Saved searches" in page
+    assert 'Robots <span class="count">1 paper</span>' in page
+    assert 'Agents <span class="count">8 papers</span>' in page
+    assert 'href="/search/?q=robot">Run it</a>' in page
+    assert "Bob&#x27;s own" not in page
+
+    reader.post(
+        f"/searches/{search.pk}/",
+        {"name": "Old", "query": '"old style"', "syntax": "search"},
+    )
+    search.refresh_from_db()
+    assert (search.name, search.matches.count()) == ("Old", 1)
+    assert signed_in(bob).post(f"/searches/{search.pk}/delete/").status_code == 404
+    reader.post(f"/searches/{search.pk}/delete/")
+    assert not SavedSearch.objects.filter(pk=search.pk).exists()

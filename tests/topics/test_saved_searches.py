@@ -1,0 +1,165 @@
+"""Saved searches: their queries checked by the two syntaxes' parsers, the
+reader's limit, and their matches found when saved, edited and after ingest."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from topics.models import SavedSearch
+from topics.models import SavedSearchMatch
+from topics.saved_searches import SavedSearchError
+from topics.saved_searches import check_query
+from topics.saved_searches import create_search
+from topics.saved_searches import delete_search
+from topics.saved_searches import match_new_papers
+from topics.saved_searches import update_search
+from topics.tagging import tag_papers
+from topics.tasks import match_saved_searches
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("query", "message", "position"),
+    [
+        ('agents "tool use', "Unbalanced quote at position 7", 7),
+        ("   ", "Type some words to search for at position 0", 0),
+        ("-robot -arm", "Only excluded words: add a word to look for at position 0", 0),
+        ("agents or -robot", "Only excluded words", 10),
+        ("or agents", "Nothing before or at position 0", 0),
+        ("agents or", "Nothing after or at position 7", 7),
+        ('""', "Nothing to search for at position 0", 0),
+        ("arXiv:2607.04713", "An arXiv id names one paper", 0),
+        ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
+    ],
+)
+def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, position):
+    with pytest.raises(SavedSearchError) as refused:
+        check_query(query, "search")
+
+    assert message in refused.value.message
+    assert refused.value.position == position
+    assert refused.value.field == "query"
+
+
+@pytest.mark.parametrize(
+    "query", ['agents "tool use" -robot', "robot or agent", "Levine", '-robot "arm"']
+)
+def test_search_syntax_takes_what_looks_for_something(query):
+    assert check_query(query, "search") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "position"),
+    [("ti:agent AND", 9), ('ti:"agent', 3), ("ti:agent or abs:robot", 9)],
+)
+def test_rules_are_refused_with_the_rule_languages_position(query, position):
+    with pytest.raises(SavedSearchError) as refused:
+        check_query(query, "rule")
+
+    assert refused.value.code == "invalid_rule"
+    assert refused.value.position == position
+    assert refused.value.message.startswith("Invalid rule: ")
+    assert refused.value.message.endswith(f"at position {position}")
+
+
+def test_names_are_unique_per_reader_and_the_limit_is_clear(alice, bob, settings):
+    settings.MOMENTUM_SAVED_SEARCHES_MAX = 2
+    create_search(alice, name="Agents", query="agent", syntax="search")
+    create_search(bob, name="Agents", query="agent", syntax="search")
+    with pytest.raises(SavedSearchError) as taken:
+        create_search(alice, name=" Agents ", query="robot", syntax="search")
+    assert (taken.value.field, taken.value.code) == ("name", "unique")
+
+    create_search(alice, name="Robots", query="ti:robot", syntax="rule")
+    with pytest.raises(SavedSearchError) as full:
+        create_search(alice, name="Third", query="arm", syntax="search")
+    assert full.value.code == "limit"
+    assert "2 saved searches" in full.value.message
+    assert SavedSearch.objects.filter(user=alice).count() == 2
+
+
+def matched(search: SavedSearch) -> set[str]:
+    return set(
+        SavedSearchMatch.objects.filter(search=search).values_list(
+            "paper__arxiv_id", flat=True
+        )
+    )
+
+
+def test_matches_are_found_when_saved_and_again_when_edited(alice, corpus):
+    words = create_search(alice, name="Robots", query="robot", syntax="search")
+    rule = create_search(
+        alice, name="Agents", query="ti:agent ANDNOT ti:robot", syntax="rule"
+    )
+
+    assert matched(words) == {"2606.00100"}
+    assert matched(rule) == {f"2606.{n:05d}" for n in range(1, 8)}
+
+    revision = SavedSearch.objects.get(pk=words.pk).revision
+    update_search(words, query='"old style"')
+    assert matched(words) == {"math/0601001"}
+    assert SavedSearch.objects.get(pk=words.pk).revision > revision
+    update_search(rule, name="Only agents")
+    assert SavedSearch.objects.get(pk=rule.pk).name == "Only agents"
+    assert len(matched(rule)) == 7
+
+    delete_search(words)
+    assert not SavedSearchMatch.objects.filter(search_id=words.pk).exists()
+
+
+def test_new_papers_are_matched_once_after_ingest(alice, corpus):
+    words = create_search(alice, name="Robots", query="robot -agent", syntax="search")
+    rule = create_search(alice, name="Arms", query='abs:"robot arm"', syntax="rule")
+    assert matched(words) == set()
+    assert matched(rule) == set()
+    records = [
+        paper_record("2607.00001", title="A robot", abstract="A robot arm grasps."),
+        paper_record("2607.00002", title="An agent", abstract="No arm here."),
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+
+    assert match_new_papers() == 2
+    assert matched(words) == {"2607.00001"}
+    assert matched(rule) == {"2607.00001"}
+    assert match_new_papers() == 0  # idempotent
+
+
+SNAPSHOT = (
+    Path(__file__).resolve().parent.parent
+    / "fixtures"
+    / "arxiv"
+    / "kaggle_jsonl"
+    / "arxivSpider_mnbvc_arxiv-metadata-oai-snapshot_head200.jsonl"
+)
+
+
+def test_an_ingest_of_a_real_snapshot_sends_the_matching_and_the_task_runs_it(
+    alice, corpus, django_capture_on_commit_callbacks
+):
+    words = create_search(alice, name="Neutrinos", query="neutrino", syntax="search")
+    rule = create_search(alice, name="Graphene", query="ti:graphene", syntax="rule")
+    assert SavedSearchMatch.objects.count() == 0
+
+    with (
+        mock.patch("topics.tasks.match_saved_searches.apply_async") as sent,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        call_command("ingest", str(SNAPSHOT), stdout=StringIO())
+    sent.assert_called_once()
+    assert SavedSearchMatch.objects.count() == 0  # the worker's task does it
+
+    match_saved_searches.apply()
+    # Stemmed ("neutrinos" too), whole words ("neutrinoless" in 0704.0063 is not).
+    assert matched(words) == {"0704.0032", "0704.0186", "0704.0190"}
+    assert matched(rule) == {"0704.0027"}
+    before = SavedSearch.objects.get(pk=rule.pk).revision
+    match_saved_searches.apply()  # the sweep, with nothing new
+    assert SavedSearch.objects.get(pk=rule.pk).revision == before

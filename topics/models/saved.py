@@ -1,0 +1,62 @@
+"""A reader's saved searches (private alerts) and the papers each matches."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from papers.models import Paper
+
+
+class SavedSearch(models.Model):
+    """A reader's own query, in the search syntax or the topic rule language;
+    its matches (SavedSearchMatch) enter their feed and digest under its name.
+    Written only by topics.saved_searches."""
+
+    class Syntax(models.TextChoices):
+        SEARCH = "search", "Search words"
+        RULE = "rule", "Topic rule"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="searches"
+    )
+    name = models.CharField(max_length=80)
+    query = models.TextField()
+    syntax = models.CharField(max_length=6, choices=Syntax.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Moves on whenever its matches change: the feed's shared render is keyed
+    # by it (topics.reader_feed.Following.variant).
+    revision = models.PositiveIntegerField(default=0)
+    # The newest paper (by id) its matches were looked for in: ingest matches
+    # only the papers after it (topics.saved_searches.match_new_papers).
+    checked_through = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "name"], name="saved_search_unique_name"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.name}"
+
+
+class SavedSearchMatch(models.Model):
+    """A paper a saved search matches."""
+
+    search = models.ForeignKey(
+        SavedSearch, on_delete=models.CASCADE, related_name="matches"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["search", "paper"], name="saved_search_match_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.search_id} ~ {self.paper_id}"

@@ -1,0 +1,73 @@
+"""The saved searches' forms, from the search page and the settings page: save,
+edit and delete, each a plain POST that answers with a redirect and a message
+(no JavaScript needed). The service is topics.saved_searches."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from accounts.requests import signed_in
+from accounts.toggles import safe_next
+from topics.models import SavedSearch
+from topics.saved_searches import SavedSearchError
+from topics.saved_searches import create_search
+from topics.saved_searches import delete_search
+from topics.saved_searches import update_search
+
+
+def _settings() -> HttpResponse:
+    return redirect(reverse("accounts:settings") + "#searches-heading")
+
+
+@require_POST
+@login_required
+def create(request: HttpRequest) -> HttpResponse:
+    try:
+        search = create_search(
+            signed_in(request),
+            name=request.POST.get("name", ""),
+            query=request.POST.get("query", ""),
+            syntax=request.POST.get("syntax", SavedSearch.Syntax.SEARCH),
+        )
+    except SavedSearchError as exc:
+        messages.error(request, f"Not saved: {exc}.")
+        return redirect(safe_next(request, reverse("search")))
+    messages.success(
+        request,
+        f'Saved "{search.name}": its new papers will come to your feed and digest.',
+    )
+    return _settings()
+
+
+@require_POST
+@login_required
+def update(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_object_or_404(SavedSearch, pk=pk, user=signed_in(request))
+    try:
+        update_search(
+            search,
+            name=request.POST.get("name"),
+            query=request.POST.get("query"),
+            syntax=request.POST.get("syntax"),
+        )
+    except SavedSearchError as exc:
+        messages.error(request, f'"{search.name}" not changed: {exc}.')
+    else:
+        messages.success(request, f'Your search "{search.name}" is saved.')
+    return _settings()
+
+
+@require_POST
+@login_required
+def delete(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_object_or_404(SavedSearch, pk=pk, user=signed_in(request))
+    delete_search(search)
+    messages.success(request, f'Your search "{search.name}" is deleted.')
+    return _settings()

@@ -1,0 +1,332 @@
+"""Saved searches: a reader's own query kept as a private alert. The one writer
+of SavedSearch and SavedSearchMatch: create, update and delete a search, check
+its query, and find its matches.
+
+A query is in the search syntax (papers.search: words, "phrases", -excluded,
+`or`) or in the topic rule language (topics.rules). Each is checked by its own
+parser; the search syntax is forgiving, so a query is refused when saving it
+would make a poor alert (check_query says which).
+
+Matches are stored, so the feed and the digest read them like a followed
+topic's papers. Saving or editing a search finds the newest MATCHES_KEPT over the
+corpus, from the database's full-text index (the search syntax) or from the
+rule prefilter's candidates and the exact matcher (rules). After every ingest,
+match_new_papers looks at the papers stored since each search was last matched:
+one full-text query per search-syntax search, and one pass of the new papers'
+documents through the rule searches' inverted index (a RuleSet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+from django.db import transaction
+from django.db.models import F
+from django.db.models import Max
+from django.db.models import Q
+
+from accounts.models import User
+from papers.models import Paper
+from papers.search import MAX_QUERY_LENGTH
+from papers.search import NEWEST_FIRST
+from papers.search import TERM
+from papers.search import IsAmong
+from papers.search import arxiv_id_query
+from papers.search import matching_papers as search_matches
+from papers.search import newest_match_ids
+from papers.search import parse_query
+from papers.versions import reader_changed
+from topics.models import SavedSearch
+from topics.models import SavedSearchMatch
+from topics.preview import iter_documents
+from topics.preview import matching_papers as rule_matches
+from topics.rules import CompiledRule
+from topics.rules import RuleError
+from topics.rules import RuleSet
+from topics.rules import compile_rule
+from topics.rules.terms import rule_condition
+
+# How many of its newest matches a search keeps when it is saved or edited.
+MATCHES_KEPT = 500
+NAME_LENGTH = SavedSearch._meta.get_field("name").max_length or 80
+
+Syntax = SavedSearch.Syntax
+
+
+@dataclass
+class SavedSearchError(ValueError):
+    """Why a search cannot be saved: the field at fault ("name", "query", or
+    None for the reader's limit), a code, and where in the query, if there."""
+
+    message: str
+    field: str | None = "query"
+    code: str = "invalid_query"
+    position: int | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def search_limit() -> int:
+    return int(settings.MOMENTUM_SAVED_SEARCHES_MAX)
+
+
+# CHECKING
+# ------------------------------------------------------------------------------
+
+
+def check_query(query: str, syntax: str) -> CompiledRule | None:
+    """Raise SavedSearchError for a query that cannot be saved; a rule's
+    compiled form. Positions are 0-based, as RuleError's."""
+    if syntax == Syntax.RULE:
+        return _check_rule(query)
+    if syntax != Syntax.SEARCH:
+        raise SavedSearchError(f"Unknown syntax {syntax!r}", "syntax", "invalid")
+    _check_search(query)
+    return None
+
+
+def _check_rule(query: str) -> CompiledRule:
+    try:
+        rule = compile_rule(query)
+    except RuleError as exc:
+        raise SavedSearchError(
+            f"Invalid rule: {exc}", position=exc.position, code="invalid_rule"
+        ) from exc
+    if rule_condition(rule.node) is None:
+        # Its matches could only be found by matching every paper.
+        raise SavedSearchError(
+            "Invalid rule: it gives no word, phrase or category to look for "
+            "at position 0",
+            position=0,
+            code="invalid_rule",
+        )
+    return rule
+
+
+def _check_search(query: str) -> None:
+    """The search syntax refuses nothing (papers.search.parse_query); an alert
+    refuses what would match nothing, everything, or not what was meant."""
+    if not query.strip():
+        raise _search_error("Type some words to search for", 0)
+    if len(query) > MAX_QUERY_LENGTH:
+        raise _search_error(
+            f"Too long ({len(query)} characters, limit {MAX_QUERY_LENGTH})",
+            MAX_QUERY_LENGTH,
+        )
+    if arxiv_id_query(query):
+        raise _search_error("An arXiv id names one paper: save the paper instead", 0)
+    # (start of the alternative, whether it has a positive term); `or`s' places.
+    alternatives: list[tuple[int, bool]] = []
+    start: int | None = None
+    last_or: int | None = None
+    positive = False
+    for match in TERM.finditer(query):
+        quoted = match.group(2) is not None
+        # TERM takes a quote left open as a phrase to the end of the text.
+        closed = len(match.group(0)) - len(match.group(1) or "") >= 2
+        if quoted and not (closed and match.group(0).endswith('"')):
+            raise _search_error("Unbalanced quote", match.start(2) - 1)
+        words = " ".join(match.group(2 if quoted else 4).split())
+        if not quoted and words.lower() == "or":
+            if start is None:
+                raise _search_error("Nothing before or", match.start())
+            alternatives.append((start, positive))
+            start, positive = None, False
+            last_or = match.start()
+            continue
+        if not words or words == "-":
+            continue
+        if start is None:
+            start = match.start()
+        positive = positive or not (match.group(1) or match.group(3))
+    if start is None:
+        if last_or is None:
+            raise _search_error("Nothing to search for", 0)
+        raise _search_error("Nothing after or", last_or)
+    alternatives.append((start, positive))
+    for begins, has_positive in alternatives:
+        if not has_positive:
+            raise _search_error("Only excluded words: add a word to look for", begins)
+    assert parse_query(query)  # what the checks let through searches for something
+
+
+def _search_error(message: str, position: int) -> SavedSearchError:
+    return SavedSearchError(f"{message} at position {position}", position=position)
+
+
+def _check_name(user: User, name: str, search: SavedSearch | None = None) -> str:
+    name = " ".join(name.split())
+    if not name:
+        raise SavedSearchError("Give the search a name", "name", "blank")
+    if len(name) > NAME_LENGTH:
+        raise SavedSearchError(
+            f"Names are at most {NAME_LENGTH} characters", "name", "max_length"
+        )
+    taken = SavedSearch.objects.filter(user=user, name=name)
+    if search is not None:
+        taken = taken.exclude(pk=search.pk)
+    if taken.exists():
+        raise SavedSearchError(
+            f'You already have a search named "{name}"', "name", "unique"
+        )
+    return name
+
+
+# WRITING
+# ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def create_search(user: User, *, name: str, query: str, syntax: str) -> SavedSearch:
+    """Save a new search for the reader and find its matches; raises
+    SavedSearchError (the query, the name, the limit)."""
+    # One creation at a time per reader, so that two cannot pass the limit.
+    User.objects.select_for_update().filter(pk=user.pk).first()
+    limit = search_limit()
+    if SavedSearch.objects.filter(user=user).count() >= limit:
+        raise SavedSearchError(
+            f"You have {limit} saved search{'es' if limit != 1 else ''}, "
+            "the most a reader may keep: "
+            "delete one to save another",
+            None,
+            "limit",
+        )
+    rule = check_query(query, syntax)
+    search = SavedSearch.objects.create(
+        user=user, name=_check_name(user, name), query=query, syntax=syntax
+    )
+    fill_matches(search, rule)
+    return search
+
+
+@transaction.atomic
+def update_search(
+    search: SavedSearch,
+    *,
+    name: str | None = None,
+    query: str | None = None,
+    syntax: str | None = None,
+) -> SavedSearch:
+    """Rename the search, or change its query (its matches are found again)."""
+    changes: dict[str, str] = {}
+    if name is not None:
+        changes["name"] = _check_name(search.user, name, search)
+    new_query = search.query if query is None else query
+    new_syntax = search.syntax if syntax is None else syntax
+    rematch = (new_query, new_syntax) != (search.query, search.syntax)
+    rule = check_query(new_query, new_syntax) if rematch else None
+    changes.update(query=new_query, syntax=new_syntax)
+    for field, value in changes.items():
+        setattr(search, field, value)
+    search.save(update_fields=list(changes))
+    if rematch:
+        fill_matches(search, rule)
+    else:
+        # Its name is in the feed's rows and the digest.
+        _touch([search.pk], [search.user_id])
+    return search
+
+
+@transaction.atomic
+def delete_search(search: SavedSearch) -> None:
+    search.delete()
+    reader_changed([search.user_id])
+
+
+def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
+    """Replace the search's matches with its MATCHES_KEPT newest over the
+    corpus; return how many."""
+    through = Paper.objects.aggregate(top=Max("pk"))["top"] or 0
+    if search.syntax == Syntax.RULE:
+        ids = _newest(rule_matches(rule or compile_rule(search.query))[0])
+    else:
+        matches = search_matches(search.query).filter(pk__lte=through)
+        ids = newest_match_ids(matches, MATCHES_KEPT)
+    SavedSearchMatch.objects.filter(search=search).delete()
+    SavedSearchMatch.objects.bulk_create(
+        SavedSearchMatch(search_id=search.pk, paper_id=pk) for pk in ids
+    )
+    SavedSearch.objects.filter(pk=search.pk).update(checked_through=through)
+    search.checked_through = through
+    _touch([search.pk], [search.user_id])
+    return len(ids)
+
+
+def _newest(ids: set[int]) -> list[int]:
+    """The MATCHES_KEPT newest of these papers."""
+    if not ids:
+        return []
+    among = IsAmong(list(ids)) if connection.vendor == "postgresql" else Q(pk__in=ids)
+    newest = Paper.objects.filter(among).order_by(*NEWEST_FIRST)
+    return list(newest.values_list("pk", flat=True)[:MATCHES_KEPT])
+
+
+def _touch(search_ids: list[int], user_ids: list[int]) -> None:
+    """These searches' matches or names changed: their readers' feeds follow."""
+    SavedSearch.objects.filter(pk__in=search_ids).update(revision=F("revision") + 1)
+    reader_changed(set(user_ids))
+
+
+# MATCHING NEW PAPERS
+# ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def match_new_papers() -> int:
+    """Match every saved search against the papers stored since it was last
+    matched; return how many matches were added. Idempotent: a second run finds
+    no paper past the searches' marks."""
+    through = Paper.objects.aggregate(top=Max("pk"))["top"] or 0
+    searches = list(
+        SavedSearch.objects.select_for_update()
+        .filter(checked_through__lt=through)
+        .order_by("pk")
+    )
+    if not searches:
+        return 0
+    found: list[tuple[int, int]] = []
+    rules: dict[int, CompiledRule] = {}
+    for search in searches:
+        if search.syntax == Syntax.SEARCH:
+            new = search_matches(search.query).filter(
+                pk__gt=search.checked_through, pk__lte=through
+            )
+            found += [(search.pk, pk) for pk in new.values_list("pk", flat=True)]
+        else:
+            try:
+                rules[search.pk] = compile_rule(search.query)
+            except RuleError:
+                continue  # checked when saved; a rule the language now refuses
+    if rules:
+        found += _rule_matches(searches, rules, through)
+    SavedSearchMatch.objects.bulk_create(
+        (SavedSearchMatch(search_id=s, paper_id=p) for s, p in found),
+        ignore_conflicts=True,
+    )
+    SavedSearch.objects.filter(pk__in=[s.pk for s in searches]).update(
+        checked_through=through
+    )
+    changed = {search_id for search_id, _ in found}
+    if changed:
+        owners = [s.user_id for s in searches if s.pk in changed]
+        _touch(sorted(changed), owners)
+    return len(found)
+
+
+def _rule_matches(
+    searches: list[SavedSearch], rules: dict[int, CompiledRule], through: int
+) -> list[tuple[int, int]]:
+    """(search, paper) for the new papers the rule searches match: each new
+    paper's document built once and matched against them all at once."""
+    since = {s.pk: s.checked_through for s in searches if s.pk in rules}
+    ruleset = RuleSet(rules)
+    new = Paper.objects.filter(pk__gt=min(since.values()), pk__lte=through)
+    found = []
+    for paper_id, doc, _ in iter_documents(new):
+        for search_id in ruleset.match(doc):
+            if paper_id > since[search_id]:
+                found.append((search_id, paper_id))
+    return found
