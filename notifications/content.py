@@ -57,6 +57,8 @@ class Section:
     more: int
     more_url: str
     search: SavedSearch | None = None
+    # In the order of the reader's For you model, best first (else newest).
+    ranked: bool = False
 
     @property
     def title(self) -> str:
@@ -87,6 +89,11 @@ class Content:
             section.topic is None and section.search is None
             for section in self.sections
         )
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the reader's model ordered its sections."""
+        return any(section.ranked for section in self.sections)
 
     @property
     def has_searches(self) -> bool:
@@ -190,6 +197,7 @@ def _shape(
                 if topic
                 else f"{site_url}/",
                 search=search,
+                ranked=planned.get("ranked", False),
             )
         )
     return Content(plan.since, sections)

@@ -18,8 +18,11 @@ first. A paper by a followed author names them, in whichever section it is
 followed author appears once, with both reasons. Then, for each saved search
 (oldest first), its new matches that no earlier section holds, in a section of
 its own ("topic": None, "search": its id), newest first; a paper a saved search
-matches names it in whichever section it is (a fourth item: their ids). Past
-the cap, sections share the slots evenly and each says how many more it has.
+matches names it in whichever section it is (a fourth item: their ids). For a
+reader with a For you model (topics.recommend), each section's papers are in
+its order instead, the papers most like theirs first ("ranked": true). Past
+the cap, sections share the slots evenly and each says how many more it has:
+those it leaves out are the newest's oldest or the model's least liked.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import SavedSearchMatch
 from topics.momentum import latest_announcement_day
+from topics.recommend import scores_for
 
 # A user who has not had a digest for a long time gets the last four weeks, not
 # everything since their last one.
@@ -86,7 +90,7 @@ def planned_searches(entry: Sequence[Any]) -> list[int]:
 
 
 def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
-    """Plan each request's digest (keyed by user id); reads only, seven queries."""
+    """Plan each request's digest (keyed by user id); reads only, nine queries."""
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
     author_follows = _author_follows(user_ids)
@@ -107,6 +111,12 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     by_topic, topics_of = _recent_tags(topic_ids, earliest)
     by_author, authors_of = _recent_authorships(author_ids, earliest)
     sent = _already_sent(requests, earliest)
+    candidates = (
+        {pk for papers in by_topic.values() for pk, _ in papers}
+        | {pk for papers in by_author.values() for pk, _ in papers}
+        | {pk for papers in by_search.values() for pk, _ in papers}
+    )
+    scores = scores_for(user_ids, sorted(candidates))
     return {
         request.user_id: _plan_one(
             request,
@@ -118,6 +128,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
             ),
             Recent(by_topic, topics_of, by_author, authors_of, by_search, searches_of),
             set() if request.fresh else sent.get(request.user_id, set()),
+            scores.get(request.user_id),
         )
         for request in requests
     }
@@ -300,6 +311,7 @@ def _plan_one(
     followed: Followed,
     recent: Recent,
     sent: set[int],
+    scores: dict[int, float] | None = None,
 ) -> Plan:
     # Each new paper goes under the first followed topic that has it; those of
     # followed authors that no topic has, in the authors' section after them;
@@ -335,6 +347,12 @@ def _plan_one(
         placed.update(papers)
         if papers:
             new.append(({"topic": None, "search": search_id}, papers))
+    if scores:
+        # Best first by the reader's model; newest first among equals and for
+        # papers it has no vector of yet.
+        for head, papers in new:
+            papers.sort(key=lambda pk: -scores.get(pk, float("-inf")))
+            head["ranked"] = True
     shares = share_slots([len(papers) for _, papers in new], request.max_papers)
     sections = []
     for (head, papers), shown in zip(new, shares, strict=True):

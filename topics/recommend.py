@@ -342,6 +342,30 @@ def positives_learnt(user_id: int) -> int:
     return stored.values_list("positives", flat=True).first() or 0
 
 
+def scores_for(
+    user_ids: Sequence[int], paper_ids: Sequence[int]
+) -> dict[int, dict[int, float]]:
+    """Each of these readers' model scores of these papers: readers with a
+    model, papers with a vector (two queries, one sparse product)."""
+    models = list(
+        ReaderModel.objects.filter(user_id__in=list(user_ids)).values_list(
+            "user_id", "terms", "weights"
+        )
+    )
+    if not models or not paper_ids:
+        return {}
+    ids, vectors = read_vectors(paper_ids)
+    weights = stack([(terms, values) for _, terms, values in models])
+    width = max(weights.shape[1], vectors.shape[1])
+    weights.resize((weights.shape[0], width))
+    vectors.resize((vectors.shape[0], width))
+    scores = (weights @ vectors.T).toarray()
+    return {
+        user_id: dict(zip(ids, row.tolist(), strict=True))
+        for (user_id, _, _), row in zip(models, scores, strict=True)
+    }
+
+
 @dataclass(frozen=True)
 class Reason:
     """Why a paper is recommended: it is like this paper of the reader's."""
