@@ -227,7 +227,7 @@ def test_with_fewer_positives_newest_comes_first_and_for_you_is_offered(
     assert 'href="?order=for-you"' in page
 
     for_you = reader.get("/?order=for-you").content.decode()
-    assert "which you saved" in for_you or "which you rated 👍" in for_you
+    assert "which you saved" in for_you or "which you liked" in for_you
     assert "once you have saved or liked five papers" in for_you
 
 
