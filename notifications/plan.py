@@ -318,12 +318,17 @@ def _plan_one(
     # then those of each saved search that no section before has.
     placed: set[int] = set()
     new: list[tuple[dict[str, Any], list[int]]] = []
-    for topic_id in followed.topics:
-        papers = [
+
+    def unplaced(papers: list[tuple[int, date]]) -> list[int]:
+        """Those of these (newest first) new to the reader and to the digest."""
+        return [
             paper_id
-            for paper_id, day in recent.by_topic.get(topic_id, [])
+            for paper_id, day in papers
             if day >= since and paper_id not in sent and paper_id not in placed
         ]
+
+    for topic_id in followed.topics:
+        papers = unplaced(recent.by_topic.get(topic_id, []))
         placed.update(papers)
         if papers:
             new.append(({"topic": topic_id}, papers))
@@ -339,11 +344,7 @@ def _plan_one(
         placed.update(newest)
         new.append(({"topic": None}, newest))
     for search_id in followed.searches:
-        papers = [
-            paper_id
-            for paper_id, day in recent.by_search.get(search_id, [])
-            if day >= since and paper_id not in sent and paper_id not in placed
-        ]
+        papers = unplaced(recent.by_search.get(search_id, []))
         placed.update(papers)
         if papers:
             new.append(({"topic": None, "search": search_id}, papers))

@@ -65,6 +65,16 @@ def after(papers: QuerySet[Paper], day: date | None, pk: int) -> QuerySet[Paper]
     )
 
 
+def page_size_field(entries: str = "Papers") -> QueryInteger:
+    """The `page_size` parameter of a cursor-paged list."""
+    return QueryInteger(
+        required=False,
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        help_text=f"{entries} per page, 1 to {MAX_PAGE_SIZE} (default 25).",
+    )
+
+
 class CursorSerializer(serializers.Serializer):
     cursor = Text(
         pattern=CURSOR,
@@ -72,12 +82,7 @@ class CursorSerializer(serializers.Serializer):
         help_text="Where the page starts: take it from the `next` link of the "
         "previous page (any cursor of this form is a valid position).",
     )
-    page_size = QueryInteger(
-        required=False,
-        min_value=1,
-        max_value=MAX_PAGE_SIZE,
-        help_text=f"Papers per page, 1 to {MAX_PAGE_SIZE} (default 25).",
-    )
+    page_size = page_size_field()
 
     def validate_cursor(self, value: str) -> tuple[date | None, int]:
         return decode_cursor(value)
@@ -131,12 +136,7 @@ class SignalCursorSerializer(serializers.Serializer):
         help_text="Where the page starts: take it from the `next` link of the "
         "previous page (any cursor of this form is a valid position).",
     )
-    page_size = QueryInteger(
-        required=False,
-        min_value=1,
-        max_value=MAX_PAGE_SIZE,
-        help_text=f"Entries per page, 1 to {MAX_PAGE_SIZE} (default 25).",
-    )
+    page_size = page_size_field("Entries")
 
     def validate_cursor(self, value: str) -> tuple[datetime, int]:
         micros, pk = (int(part) for part in value.split("."))

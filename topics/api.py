@@ -32,9 +32,7 @@ from core.api.caching import NOT_MODIFIED
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
-from core.api.fields import QueryInteger
 from core.api.fields import Text
-from core.api.views import MAX_PAGE_SIZE
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
 from core.api.views import read_query
@@ -45,6 +43,7 @@ from papers.api import paper_list_response
 from papers.filters import PaperFilterSerializer
 from papers.models import Paper
 from papers.pagination import PaperCursorPagination
+from papers.pagination import page_size_field
 from papers.query import get_paper
 from papers.query import with_listing_data
 from papers.serializers import PaperPageSerializer
@@ -381,12 +380,7 @@ class RecommendationQuerySerializer(serializers.Serializer):
         help_text="Where the page starts: take it from the `next` link of the "
         "previous page.",
     )
-    page_size = QueryInteger(
-        required=False,
-        min_value=1,
-        max_value=MAX_PAGE_SIZE,
-        help_text=f"Papers per page, 1 to {MAX_PAGE_SIZE} (default 25).",
-    )
+    page_size = page_size_field()
 
     def validate_cursor(self, value: str) -> tuple[int, int]:
         score, pk = (int(part) for part in value.rsplit(".", 1))
