@@ -13,7 +13,9 @@ from django.core.management import call_command
 
 from accounts.models import User
 from papers.models import AuthorFollow
+from papers.models import ReaderModel
 from papers.models import SimilarPaper
+from topics import recommend
 from topics import relevance
 from topics import similar
 from topics import tagging
@@ -116,3 +118,14 @@ def test_the_demo_reader_has_a_library_and_a_second_run_keeps_it(demo):
     again = dict(reader.ratings.values_list("paper__arxiv_id", "value"))
     assert again == ratings
     assert reader.saved_papers.count() == len(saved)
+
+
+def test_the_demo_reader_gets_for_you(demo):
+    reader = User.objects.get(email=load_demo.DEMO_READER[0])
+    model = ReaderModel.objects.get(user=reader)
+    positives = reader.saved_papers.count() + reader.ratings.filter(value=1).count()
+    assert model.positives == positives
+    assert recommend.recommended(reader.pk)
+
+    call_command("load_demo", stdout=io.StringIO())
+    assert ReaderModel.objects.get(user=reader).trained_at == model.trained_at
