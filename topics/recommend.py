@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import defaultdict
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from papers.models import SimilarityIndex
 from papers.versions import reader_changed
 from topics.foryou import fit_reader
 from topics.foryou import nearest_positive
+from topics.vectors import WEIGHT
 from topics.vectors import pack
 from topics.vectors import read_vectors
 from topics.vectors import remapping
@@ -56,6 +58,8 @@ logger = logging.getLogger(__name__)
 # papers sampled from): counted in papers, not days, as search's windows are.
 WINDOW = 20_000
 RECOMMENDED = 500
+# A list's stored ids (its scores are float32, as vectors' values).
+PAPER_ID = np.dtype("<i8")
 # Positives a reader needs before For you is their home feed's first order.
 DEFAULT_AT = 5
 # Readers scored at once: their weights and a chunk's scores in memory.
@@ -145,7 +149,7 @@ def train(user_id: int) -> ReaderModel | None:
     ids, scores = best(window[unrated], model.scores(window_vectors[unrated]))
     now = timezone.now()
     columns, weights = pack(model.weights.indices, model.weights.data)
-    recommended, kept_scores = pack(ids, scores)
+    recommended, kept_scores = pack_list(ids, scores)
     reader_model, _ = ReaderModel.objects.update_or_create(
         user_id=user_id,
         defaults={
@@ -179,10 +183,23 @@ def best(ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids[order], scores[order]
 
 
+def pack_list(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes]:
+    """A list of papers packed: int64 ids, float32 scores (little-endian)."""
+    return ids.astype(PAPER_ID).tobytes(), scores.astype(WEIGHT).tobytes()
+
+
 def recommended_list(model: ReaderModel) -> tuple[np.ndarray, np.ndarray]:
     """A reader's recommended papers (ids) and their scores, best first."""
-    ids, scores = unpack(model.recommended, model.scores)
-    return ids.astype(np.int64), scores
+    return unpack_list(model.recommended, model.scores)
+
+
+def unpack_list(
+    ids: bytes | memoryview, scores: bytes | memoryview
+) -> tuple[np.ndarray, np.ndarray]:
+    return (
+        np.frombuffer(bytes(ids), dtype=PAPER_ID).astype(np.int64),
+        np.frombuffer(bytes(scores), dtype=WEIGHT),
+    )
 
 
 def recommended(user_id: int) -> list[tuple[int, float]]:
@@ -192,7 +209,7 @@ def recommended(user_id: int) -> list[tuple[int, float]]:
     packed = stored.values_list("recommended", "scores").first()
     if packed is None:
         return []
-    ids, scores = unpack(*packed)
+    ids, scores = unpack_list(*packed)
     return [(int(pk), float(score)) for pk, score in zip(ids, scores, strict=True)]
 
 
@@ -245,14 +262,13 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
                 np.concatenate([old_scores[kept], row[unrated]]),
             )
             if not np.array_equal(new_ids, old_ids):
-                model.recommended, model.scores = pack(new_ids, new_scores)
+                model.recommended, model.scores = pack_list(new_ids, new_scores)
                 model.scored_at = timezone.now()
                 changed.append(model)
-        with transaction.atomic():
-            ReaderModel.objects.bulk_update(
-                changed, ["recommended", "scores", "scored_at"], batch_size=500
-            )
-            reader_changed([model.user_id for model in changed])
+        ReaderModel.objects.bulk_update(
+            changed, ["recommended", "scores", "scored_at"], batch_size=500
+        )
+        reader_changed([model.user_id for model in changed])
         result.changed += len(changed)
     logger.info("for you: %s", result)
     return result
@@ -291,15 +307,22 @@ def _contains(sorted_ids: np.ndarray, pk: int) -> bool:
     return bool(_within(sorted_ids, np.asarray([pk]))[0])
 
 
-def _reader_chunks() -> list[list[ReaderModel]]:
-    """Every reader model, READERS_CHUNK at a time, by user id."""
-    chunks, last = [], 0
-    while models := list(
-        ReaderModel.objects.filter(user_id__gt=last).order_by("user_id")[:READERS_CHUNK]
-    ):
-        chunks.append(models)
+def _reader_chunks() -> Iterator[list[ReaderModel]]:
+    """Every reader model, READERS_CHUNK at a time by user id, each chunk
+    locked while the caller works on it (the generator waits inside the
+    transaction): a training meanwhile waits, then writes its own list."""
+    last = 0
+    while True:
+        with transaction.atomic():
+            models = list(
+                ReaderModel.objects.select_for_update()
+                .filter(user_id__gt=last)
+                .order_by("user_id")[:READERS_CHUNK]
+            )
+            if not models:
+                return
+            yield models
         last = models[-1].user_id
-    return chunks
 
 
 def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
@@ -324,7 +347,9 @@ def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
         scores = (matrix @ vectors.T).toarray()
         for model, row in zip(models, scores, strict=True):
             unrated = np.isin(window, rated.get(model.user_id, []), invert=True)
-            model.recommended, model.scores = pack(*best(window[unrated], row[unrated]))
+            model.recommended, model.scores = pack_list(
+                *best(window[unrated], row[unrated])
+            )
             model.scored_at = timezone.now()
         ReaderModel.objects.bulk_update(
             models, ["terms", "weights", "recommended", "scores", "scored_at"], 500

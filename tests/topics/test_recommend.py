@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+import numpy as np
 import pytest
 from django.core.cache import cache
 from django.test import override_settings
@@ -309,3 +310,11 @@ def test_recommendations_are_a_bounded_number_of_queries(
 ):
     with django_assert_max_num_queries(15):
         assert as_alice.get("/api/v1/me/recommendations/").status_code == 200
+
+
+def test_a_stored_list_keeps_ids_past_32_bits():
+    ids = np.asarray([2**40 + 1, 7], dtype=np.int64)
+    scores = np.asarray([0.5, 0.25], dtype=np.float32)
+    again_ids, again_scores = recommend.unpack_list(*recommend.pack_list(ids, scores))
+    assert again_ids.tolist() == ids.tolist()
+    assert again_scores.tolist() == scores.tolist()
