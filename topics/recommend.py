@@ -35,6 +35,7 @@ from django.utils import timezone
 from scipy.sparse import csr_matrix
 from scipy.sparse import vstack
 
+from core.bulk import update_rows
 from core.queue import send_after_commit
 from papers.library import signal_papers
 from papers.models import Paper
@@ -265,9 +266,7 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
                 model.recommended, model.scores = pack_list(new_ids, new_scores)
                 model.scored_at = timezone.now()
                 changed.append(model)
-        ReaderModel.objects.bulk_update(
-            changed, ["recommended", "scores", "scored_at"], batch_size=500
-        )
+        update_rows(ReaderModel, ["recommended", "scores", "scored_at"], changed)
         reader_changed([model.user_id for model in changed])
         result.changed += len(changed)
     logger.info("for you: %s", result)
@@ -351,8 +350,10 @@ def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
                 *best(window[unrated], row[unrated])
             )
             model.scored_at = timezone.now()
-        ReaderModel.objects.bulk_update(
-            models, ["terms", "weights", "recommended", "scores", "scored_at"], 500
+        update_rows(
+            ReaderModel,
+            ["terms", "weights", "recommended", "scores", "scored_at"],
+            models,
         )
         reader_changed([model.user_id for model in models])
 
