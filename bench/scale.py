@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python -m bench.scale [--sizes 100k,300k,1m]
         [--seconds 10] [--save FILE] [--refill] [--only search,api_list]
+        [--fill-only]
 
 Prerequisites: PostgreSQL and Redis on 127.0.0.1, and wrk (`apt-get install -y wrk`).
 
@@ -25,7 +26,12 @@ server: 2 sync workers, production settings, cache in Redis) loaded by wrk for
     home feed (a signed-in reader following five topics); paper page;
   - search uncached: every request a new address (seed phrases and common
     words), so none is served from the page cache; p50 and p95;
-  - API list, uncached: pages at random cursors, with and without a search.
+  - API list, uncached: pages at random cursors, with and without a search;
+  - similar papers (when built: `manage.py similar_papers`), p50 and p95: the
+    API's (a visitor's) and the paper page with its similar section (the
+    signed-in reader's), warm (one paper, from the cache) and uncached (a paper
+    not asked before each request), beside the minimal view's latency at the
+    same load (target: <= 50 ms).
 Then, in a separate process: the admin's rule preview of the largest seed
 topic's own rule, as its view computes it (served, it would run in a web worker
 under gunicorn's 30 s timeout, which it outlasts at these sizes), and what a
@@ -36,9 +42,12 @@ Last, the database's size and the peak resident memory (VmHWM / ru_maxrss) of a
 gunicorn worker and of that worker process.
 
 --only NAMES measures only those of the served pages (topic_warm, topic_reader,
-home_feed, paper, search, api_list, api_search, topic_cold), still between the
-minimal view's two runs, and none of the worker's jobs: a quick loop for work
-on one page.
+home_feed, paper, search, api_list, api_search, topic_cold, similar), still
+between the minimal view's two runs, and none of the worker's jobs: a quick
+loop for work on one page.
+
+--fill-only fills (or reuses) each size's database and measures nothing, so a
+long fill can run ahead of the measures.
 
 Prints one column per size; --save FILE writes the figures as JSON.
 """
@@ -136,6 +145,17 @@ def server_environment(url: str) -> None:
     )
 
 
+def fill_size(papers: int, refill: bool) -> dict[str, Any]:
+    """Fill one size's database (or reuse it), in this process."""
+    url = database_url(papers)
+    server_environment(url)
+    with Timer() as fill:
+        filled = prepare(url, papers, refill)
+    if filled:
+        print(f"filled in {fill.seconds:.0f} s", flush=True)
+    return {"filled": filled, "fill_s": fill.seconds}
+
+
 def run_size(
     papers: int, seconds: float, refill: bool, only: frozenset[str] | None = None
 ) -> dict[str, Any]:
@@ -168,6 +188,15 @@ def run_size(
     return result
 
 
+# The similar papers' loads (bench.scale_measure.similar_loads), by row title.
+SIMILAR_LOADS = {
+    "similar_api_warm": "similar API warm",
+    "similar_api_uncached": "similar API uncached",
+    "similar_page_warm": "similar page warm",
+    "similar_page_uncached": "similar page uncached",
+}
+SIMILAR_TARGET_MS = 50
+
 # (title, the figure it reads, its cell): a row is printed when every size has it.
 ROWS = [
     ("papers", "papers", lambda r: f"{r['papers']:,}"),
@@ -191,6 +220,34 @@ ROWS = [
         "API search p50 / p95 ms",
         "api_search",
         lambda r: _percentiles(r, "api_search"),
+    ),
+    *(
+        row
+        for name, title in SIMILAR_LOADS.items()
+        for row in (
+            (f"{title} req/s", name, lambda r, name=name: _rate(r, name)),
+            (f"{title} p50/p95 ms", name, lambda r, name=name: _percentiles(r, name)),
+            (
+                "  at 1 connection",
+                f"{name}_one",
+                lambda r, name=name: _percentiles(r, f"{name}_one"),
+            ),
+        )
+    ),
+    (
+        "minimal p50/p95 ms",
+        "similar_minimal",
+        lambda r: _percentiles(r, "similar_minimal"),
+    ),
+    (
+        "  at 1 connection",
+        "similar_minimal_one",
+        lambda r: _percentiles(r, "similar_minimal_one"),
+    ),
+    (
+        "page parts ms (1 process)",
+        "similar_parts",
+        lambda r: " / ".join(f"{ms:.1f}" for ms in r["similar_parts"].values()),
     ),
     ("rule preview s", "preview_s", lambda r: f"{r['preview_s']:.1f}"),
     ("re-tag one topic s", "retag_s", lambda r: f"{r['retag_s']:.1f}"),
@@ -239,6 +296,23 @@ def report(results: dict[str, dict[str, Any]], seconds: float) -> None:
     }
     if any(failed.values()):
         print(f"failed answers (non-2xx/3xx) in the varied loads: {failed}")
+    for name, r in results.items():
+        if "similar_minimal" not in r:
+            continue
+        for suffix, at in (("_one", "1 connection"), ("", "the bench's load")):
+            verdicts = [
+                f"{title.removeprefix('similar ')} "
+                + ("ok" if r[load + suffix]["p95_ms"] <= SIMILAR_TARGET_MS else "MISS")
+                for load, title in SIMILAR_LOADS.items()
+            ]
+            print(
+                f"similar papers at {name}, p95 <= {SIMILAR_TARGET_MS} ms at {at}: "
+                + ", ".join(verdicts)
+            )
+        print(
+            "page parts: the median ms of an uncached paper page's paper / similar "
+            "section / related papers, in one process"
+        )
     names = list(results)
     if len(names) > 1 and all(
         "search" in r and "api_list" in r for r in results.values()
@@ -269,6 +343,11 @@ def main() -> None:
         "--refill", action="store_true", help="fill the databases even if they match"
     )
     parser.add_argument(
+        "--fill-only",
+        action="store_true",
+        help="fill (or reuse) the databases and measure nothing",
+    )
+    parser.add_argument(
         "--only",
         type=only_measures,
         help="measure only these served pages (comma-separated: "
@@ -286,11 +365,20 @@ def main() -> None:
         setup_django(fresh_database=False, url=database_url(args.size))
         args.out.write_text(json.dumps(worker_jobs(args.worker_jobs)))
         return
+    if args.size and args.fill_only:
+        args.out.write_text(json.dumps(fill_size(args.size, args.refill)))
+        return
     if args.size:
         result = run_size(args.size, args.seconds, args.refill, args.only)
         args.out.write_text(json.dumps(result))
         return
 
+    refill = ["--refill"] if args.refill else []
+    if args.fill_only:
+        for papers in args.sizes:
+            print(f"\n== {label(papers)} papers", flush=True)
+            child("--size", str(papers), "--fill-only", *refill)
+        return
     if shutil.which("wrk") is None:
         sys.exit("bench.scale needs wrk: apt-get install -y wrk")
     results: dict[str, dict[str, Any]] = {}
@@ -300,7 +388,7 @@ def main() -> None:
         if args.only:
             options += ["--only", ",".join(sorted(args.only))]
         with Timer() as timer:
-            result = child(*options, *(["--refill"] if args.refill else []))
+            result = child(*options, *refill)
         result["total_s"] = timer.seconds
         results[label(papers)] = result
         if args.save:

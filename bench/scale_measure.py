@@ -7,10 +7,12 @@ import json
 import random
 import re
 import resource
+import statistics
 import sys
 import tempfile
 import urllib.parse
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,10 @@ from bench.common import run_wrk
 # The ingest batch takes ids of a copy number no fill reaches (1M is 40 copies).
 INGEST_COPY = 90
 INGEST_PAPERS = 10_000
+# Papers the uncached similar loads walk, each asked once: more than a run asks.
+SIMILAR_SAMPLE = 20_000
+# Papers whose page is timed part by part in process (similar_parts).
+SIMILAR_PARTS = 200
 # Searched besides the seed topics' phrases: common words match a large share.
 COMMON_QUERIES = [
     "learning",
@@ -41,10 +47,14 @@ COMMON_QUERIES = [
 ]
 
 # Each request picks a path at random and fills in a unique number (so no page
-# or API body comes from the cache) and a random day; p50/p95 from wrk's own
-# latency histogram.
+# or API body comes from the cache), a random day and the next paper of its
+# thread's share of `papers` (each thread walks its own part of the list, so no
+# paper is asked twice while the list lasts); p50/p95 from wrk's own latency
+# histogram.
 SCRIPT = """
 paths = {%(paths)s}
+papers = {%(papers)s}
+threads = %(threads)d
 cookie = "%(cookie)s"
 local counter = 0
 function setup(thread)
@@ -60,6 +70,10 @@ request = function()
   local unique = "%(run)d" .. id .. string.format("%%07d", n)
   local path = string.gsub(paths[math.random(#paths)], "{unique}", unique)
   path = string.gsub(path, "{day}", tostring(math.random(%(first)d, %(last)d)))
+  if #papers > 0 then
+    local share = math.floor(#papers / threads)
+    path = string.gsub(path, "{paper}", papers[(id * share + n - 1) %% #papers + 1])
+  end
   if cookie ~= "" then
     return wrk.format("GET", path, {["Cookie"] = cookie})
   end
@@ -74,16 +88,26 @@ end
 
 
 def wrk_varied(
-    url: str, paths: list[str], seconds: float, cookie: str = "", days=(0, 0)
+    url: str,
+    paths: list[str],
+    seconds: float,
+    cookie: str = "",
+    days=(0, 0),
+    papers: Sequence[str] = (),
+    connections: int = pages_server.WRK_CONNECTIONS,
 ) -> dict[str, float]:
-    """wrk over these paths (with {unique} and {day} filled in per request):
-    requests/s, p50 and p95 latency (ms) and answers that were not 2xx/3xx."""
+    """wrk over these paths (with {unique}, {day} and {paper} filled in per
+    request), at this many connections: requests/s, p50 and p95 latency (ms)
+    and answers that were not 2xx/3xx."""
+    threads = min(pages_server.WRK_THREADS, connections)
     script_paths = ", ".join(json.dumps(path) for path in paths)
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write(
             SCRIPT
             % {
                 "paths": script_paths,
+                "papers": ", ".join(json.dumps(paper) for paper in papers),
+                "threads": threads,
                 "cookie": cookie,
                 "run": random.randrange(1000, 10000),
                 "first": days[0],
@@ -93,8 +117,8 @@ def wrk_varied(
         script.flush()
         out, rps = run_wrk(
             url,
-            f"-t{pages_server.WRK_THREADS}",
-            f"-c{pages_server.WRK_CONNECTIONS}",
+            f"-t{threads}",
+            f"-c{connections}",
             f"-d{max(1, round(seconds))}s",
             "-s",
             script.name,
@@ -137,6 +161,103 @@ def peak_rss_mib(pid: int) -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
 
+def similar_built() -> bool:
+    """Whether every paper's similar papers are built for the corpus as it is
+    (`manage.py similar_papers`; at 100k it takes a long while, so the fill
+    leaves it to be run on its own)."""
+    from papers.models import SimilarityIndex
+    from topics.tagging import corpus_fingerprint
+
+    index = SimilarityIndex.objects.filter(pk=1).first()
+    return index is not None and index.fingerprint == corpus_fingerprint()
+
+
+def similar_sample(count: int) -> list[str]:
+    """Up to `count` arXiv ids of papers that have similar papers, in an order
+    fixed by a seed."""
+    from papers.models import SimilarPaper
+
+    ids = list(
+        SimilarPaper.objects.filter(rank=1)
+        .order_by("paper_id")
+        .values_list("paper__arxiv_id", flat=True)
+    )
+    return random.Random(20).sample(ids, min(count, len(ids)))
+
+
+def similar_loads(
+    base: str, arxiv_id: str, reader: str, seconds: float
+) -> dict[str, Any]:
+    """The API's similar papers (a visitor's) and the paper page with its similar
+    section (the signed-in reader's): warm, the same paper every request, served
+    from the cache; uncached, a paper not asked before each request (the page
+    also at a unique address). Each at the bench's load and at one connection
+    (`<name>_one`: a request's own latency, nothing queued before it); beside
+    them the minimal view's latency at both. Then, in this process, where an
+    uncached page's time goes (similar_parts). Nothing when the similar papers
+    are not built."""
+    if not similar_built():
+        print("similar: not built for this corpus (manage.py similar_papers); skipped")
+        return {}
+    papers = similar_sample(SIMILAR_SAMPLE)
+    # The loads walk the sample from its start (and the middle); the in-process
+    # timing takes papers from its end.
+    parts = similar_parts(papers[-SIMILAR_PARTS:])
+    loads = {
+        "similar_api": ("/api/v1/papers/{paper}/similar/", ""),
+        "similar_page": ("/papers/{paper}/?bench={unique}", reader),
+    }
+    result: dict[str, Any] = {"similar_parts": parts}
+    # One connection first: nothing a saturating load left queued delays it.
+    for connections, suffix in ((1, "_one"), (pages_server.WRK_CONNECTIONS, "")):
+        result[f"similar_minimal{suffix}"] = wrk_varied(
+            base, ["/bench/minimal/"], seconds, connections=connections
+        )
+        for name, (path, cookie) in loads.items():
+            warm = path.replace("{paper}", arxiv_id).split("?")[0]
+            pages_server.wrk(base + warm, min(2.0, seconds), cookie)
+            result[f"{name}_warm{suffix}"] = wrk_varied(
+                base, [warm], seconds, cookie, connections=connections
+            )
+            # Each run its own part of the sample: no paper is asked twice.
+            share = papers[: len(papers) // 2] if suffix else papers[len(papers) // 2 :]
+            result[f"{name}_uncached{suffix}"] = wrk_varied(
+                base, [path], seconds, cookie, papers=share, connections=connections
+            )
+    return result
+
+
+def similar_parts(papers: list[str]) -> dict[str, float]:
+    """The median ms, in this process and with nothing cached, of what the paper
+    page computes for these papers: the paper itself, its similar section
+    (the ids and their rows) and its related papers."""
+    from django.core.cache import cache
+
+    from papers.query import get_paper
+    from papers.query import related_papers
+    from papers.query import similar_ids
+    from papers.rows import paper_rows
+
+    cache.clear()
+    times: dict[str, list[float]] = {"paper": [], "similar": [], "related": []}
+    for arxiv_id in papers:
+        with Timer() as paper_timer:
+            paper = get_paper(arxiv_id)
+        with Timer() as similar_timer:
+            similar = similar_ids(paper)
+            paper_rows(similar)
+        with Timer() as related_timer:
+            related_papers(
+                paper,
+                [tag.topic_id for tag in paper.active_tags],
+                besides=similar,
+            )
+        times["paper"].append(paper_timer.seconds * 1000)
+        times["similar"].append(similar_timer.seconds * 1000)
+        times["related"].append(related_timer.seconds * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 # The web measures, by name (bench.scale --only picks some).
 WEB_MEASURES = (
     "topic_warm",
@@ -147,6 +268,7 @@ WEB_MEASURES = (
     "api_list",
     "api_search",
     "topic_cold",
+    "similar",
 )
 
 
@@ -200,6 +322,7 @@ def measure_web(
             "api_search": wrk_varied(base, api_searches, seconds, days=days)
         },
         "topic_cold": topic_cold,
+        "similar": lambda: similar_loads(base, newest.arxiv_id, reader, seconds),
     }
     with (
         tempfile.TemporaryDirectory() as tmp,

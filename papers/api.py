@@ -129,7 +129,7 @@ def paper_list_response(
             mine = {"saves__user": request.user}
             papers = papers.filter(**mine) if saved else papers.exclude(**mine)
         rows, next_url = pagination.page(
-            with_listing_data(papers).prefetch_related("categories")
+            with_listing_data(papers, affiliations=False).prefetch_related("categories")
         )
         data = PaperSerializer(rows, many=True, context={"request": request}).data
         return pagination.wrap(data, next_url)  # type: ignore[arg-type]  # many=True: a list
@@ -235,7 +235,9 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
             if paper is None:
                 raise Http404(f"No paper {base_id}")
             ids = similar_ids(paper)
-            found = with_listing_data(Paper.objects.filter(arxiv_id__in=ids))
+            found = with_listing_data(
+                Paper.objects.filter(arxiv_id__in=ids), affiliations=False
+            )
             papers = found.prefetch_related("categories").in_bulk(field_name="arxiv_id")
             nearest = [papers[similar] for similar in ids if similar in papers]
             context = {"request": request}
@@ -267,7 +269,7 @@ class SavedViewSet(
 
     def get_queryset(self) -> QuerySet[Paper]:
         return (
-            with_listing_data(saved_papers(signed_in(self.request)))
+            with_listing_data(saved_papers(signed_in(self.request)), affiliations=False)
             .annotate(saved_at=F("saves__created_at"))
             .prefetch_related("categories")
         )

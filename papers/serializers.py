@@ -1,8 +1,8 @@
 """Output serializers for papers, and the staff views of ingestion.
 
 Paper serializers read what papers.query.with_listing_data prefetches (authors in
-order with affiliations, the tags of active topics, the primary category) plus
-categories, so a page of papers costs a fixed number of queries.
+order, with affiliations for the detail, the tags of active topics, the primary
+category) plus categories, so a page of papers costs a fixed number of queries.
 """
 
 from __future__ import annotations
