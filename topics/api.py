@@ -439,7 +439,11 @@ class RecommendationView(StrictQueryParams, APIView):
             start = sum(1 for rank in ranks if rank >= cursor)
         page = ranks[start : start + size]
         shown = [pk for _, pk in page]
-        papers = with_listing_data(Paper.objects.filter(pk__in=shown)).in_bulk()
+        papers = (
+            with_listing_data(Paper.objects.filter(pk__in=shown), affiliations=False)
+            .prefetch_related("categories")
+            .in_bulk()
+        )
         like = reasons(user.pk, shown)
         items = [
             {"paper": papers[pk], "score": micros / 1e6, "reason": like.get(pk)}
