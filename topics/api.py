@@ -66,6 +66,7 @@ from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import with_figures
+from topics.recommend import list_version
 from topics.recommend import reasons
 from topics.recommend import recommended
 from topics.saved_searches import SavedSearchError
@@ -425,14 +426,29 @@ class RecommendationView(StrictQueryParams, APIView):
         "paper it is most like. Cursor pages: follow `next` until it is null. "
         "Empty until the caller has saved or rated up a paper (and the model, "
         "trained in the background, has run).",
-        parameters=[RecommendationQuerySerializer],
-        responses={200: RecommendationPageSerializer},
+        parameters=[
+            RecommendationQuerySerializer,
+            *CONDITIONAL_PARAMETERS,
+            *VALIDATOR_HEADERS,
+        ],
+        responses={200: RecommendationPageSerializer, 304: NOT_MODIFIED},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         params = read_query(RecommendationQuerySerializer, request)
-        size = params.get("page_size", PaperCursorPagination.page_size)
         user = signed_in(request)
-        ranks = [(round(score * 1e6), pk) for pk, score in recommended(user.pk)]
+        # Built once per version of the list (and of the papers it shows).
+        return conditional_response(
+            request,
+            lambda: self.page(request, params, user.pk),
+            fingerprint=f"for-you:{user.pk}:{list_version(user.pk)}",
+            private=True,
+        )
+
+    def page(
+        self, request: Request, params: dict[str, Any], user_id: int
+    ) -> dict[str, Any]:
+        size = params.get("page_size", PaperCursorPagination.page_size)
+        ranks = [(round(score * 1e6), pk) for pk, score in recommended(user_id)]
         start = 0
         if (cursor := params.get("cursor")) is not None:
             # The list is best first: past every item ranked at or above it.
@@ -444,7 +460,7 @@ class RecommendationView(StrictQueryParams, APIView):
             .prefetch_related("categories")
             .in_bulk()
         )
-        like = reasons(user.pk, shown)
+        like = reasons(user_id, shown)
         items = [
             {"paper": papers[pk], "score": micros / 1e6, "reason": like.get(pk)}
             for micros, pk in page
@@ -458,7 +474,7 @@ class RecommendationView(StrictQueryParams, APIView):
         data = RecommendationSerializer(
             items, many=True, context={"request": request}
         ).data
-        return Response({"next": next_url, "results": data})
+        return {"next": next_url, "results": data}
 
 
 SEARCH_ERRORS = {

@@ -362,6 +362,14 @@ def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
 # ------------------------------------------------------------------------------
 
 
+def list_version(user_id: int) -> str:
+    """What a reader's recommendations (and their reasons) were made from: when
+    their list was last scored and the signal it learnt; "" without a model."""
+    stored = ReaderModel.objects.filter(user_id=user_id)
+    found = stored.values_list("scored_at", "signal").first()
+    return f"{found[0].isoformat()}|{found[1]}" if found else ""
+
+
 def positives_learnt(user_id: int) -> int:
     """How many positives the reader's model learnt from (0: no model)."""
     stored = ReaderModel.objects.filter(user_id=user_id)

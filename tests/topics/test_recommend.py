@@ -308,10 +308,10 @@ def test_recommendations_need_a_signed_in_caller(anonymous, likes_agents):
 def test_recommendations_are_a_bounded_number_of_queries(
     as_alice, likes_agents, django_assert_num_queries
 ):
-    # Token and user, the list, the papers (authors, categories, topics), the
-    # reasons (positives, vectors); whatever the page's size.
+    # Token and user, the list's version and the list, the papers (authors,
+    # categories, topics), the reasons (positives, vectors); whatever the size.
     for size in (1, 6):
-        with django_assert_num_queries(8):
+        with django_assert_num_queries(9):
             url = f"/api/v1/me/recommendations/?page_size={size}"
             assert len(as_alice.get(url).json()["results"]) == size
 
@@ -322,3 +322,23 @@ def test_a_stored_list_keeps_ids_past_32_bits():
     again_ids, again_scores = recommend.unpack_list(*recommend.pack_list(ids, scores))
     assert again_ids.tolist() == ids.tolist()
     assert again_scores.tolist() == scores.tolist()
+
+
+def test_recommendations_are_served_again_from_the_cache_until_the_list_moves(
+    as_alice, alice, likes_agents, django_assert_num_queries
+):
+    url = "/api/v1/me/recommendations/"
+    first = as_alice.get(url)
+    # Token and user, and the list's version: the body is the cached one.
+    with django_assert_num_queries(2):
+        again = as_alice.get(url)
+    assert again.json() == first.json()
+    assert as_alice.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+
+    store(NEW_AGENT)
+    update_similar_papers()
+    moved = as_alice.get(url)
+    assert moved["ETag"] != first["ETag"]
+    assert "2606.20004" in [
+        item["paper"]["arxiv_id"] for item in moved.json()["results"]
+    ]
