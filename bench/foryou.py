@@ -3,8 +3,9 @@ per-user model and the topic's own newest-first feed.
 
     PYTHONPATH=. .venv/bin/python -m bench.foryou [--readers 8]
 
-No database: the demo corpus (data/demo) and the labeled sets (data/relevance)
-are read from the repository. Each simulated reader saves 20 papers labeled
+No database (Django is set up, as the product's modules need, but asked
+nothing): the demo corpus (data/demo) and the labeled sets (data/relevance) are
+read from the repository. Each simulated reader saves 20 papers labeled
 relevant to one topic (a seeded draw per reader); a second reader does the same
 and also gives 👎 to 10 papers labeled not relevant. Every model ranks the
 labeled papers the reader did not rate, and precision of its top 50 is counted
@@ -37,9 +38,14 @@ from sklearn.svm import LinearSVC
 
 from bench.common import BASE_DIR
 from bench.common import corpus_rows
-from topics.foryou import fit_reader
-from topics.scoring import paper_text
-from topics.vectors import Vocabulary
+from bench.common import setup_django
+
+# topics' modules import the models, so Django is set up; no query is made.
+setup_django(fresh_database=False)
+
+from topics.foryou import fit_reader  # noqa: E402
+from topics.scoring import paper_text  # noqa: E402
+from topics.vectors import Vocabulary  # noqa: E402
 
 TOPICS = ["rl-for-llm-agents", "tool-use"]
 SAVES = 20

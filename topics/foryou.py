@@ -5,9 +5,8 @@ papers: topics.vectors), so a batch of new papers is vectorised once and
 scored for all readers with one sparse product. A reader's model is a linear
 SVM: their positives (saves and 👍) against their 👎 and a seeded sample of
 the papers they did not rate, classes balanced, a 👎 weighing more than an
-unrated paper. Only its largest
-weights are kept (`KEPT_WEIGHTS`): the ranking is unchanged in bench.foryou and
-a model stays a few kilobytes.
+unrated paper. Only its largest weights are kept (`KEPT_WEIGHTS`): they rank
+as well in bench.foryou, and a model stays a few kilobytes.
 
 arxiv-sanity's per-user model (the known baseline, bench.foryou) is the same
 kind of SVM over tf-idf, trained against every other paper of the corpus with
@@ -28,7 +27,10 @@ UNRATED_SAMPLE = 4000  # unrated papers standing in for the reader's negatives
 REGULARIZATION = 0.1  # LinearSVC's C
 # A 👎 says more than an unrated paper, which a reader may simply not have seen.
 DOWNVOTE_WEIGHT = 5.0
-KEPT_WEIGHTS = 2000
+# Scoring a batch for every reader costs in proportion to their weights; in
+# bench.foryou the 500 largest rank as well as 2,000 (precision@50 0.897/0.915
+# against 0.887/0.897) and four times cheaper.
+KEPT_WEIGHTS = 500
 
 
 @dataclass(frozen=True)
