@@ -247,20 +247,27 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
     if not ids:
         return result
     batch = np.asarray(ids, dtype=np.int64)
+    in_batch = np.sort(batch)
     # A changed paper may be one a reader rated: it is not recommended to them.
     rated = _rated(batch)
     for models in _reader_chunks():
         result.readers += len(models)
         weights = stack([(m.terms, m.weights) for m in models], width)
-        scores = (weights @ vectors.T).toarray()
+        # Sparse, row by row: a paper sharing no term with a model scores
+        # nothing and is not recommended (nor is a dense matrix ever built).
+        scores = (weights @ vectors.T).tocsr()
         changed = []
-        for model, row in zip(models, scores, strict=True):
+        for row, model in enumerate(models):
+            begin, end = scores.indptr[row], scores.indptr[row + 1]
+            papers, values = batch[scores.indices[begin:end]], scores.data[begin:end]
+            if mine := rated.get(model.user_id):
+                unrated = np.isin(papers, mine, invert=True)
+                papers, values = papers[unrated], values[unrated]
             old_ids, old_scores = recommended_list(model)
-            kept = np.isin(old_ids, batch, invert=True) & _within(window, old_ids)
-            unrated = np.isin(batch, rated.get(model.user_id, []), invert=True)
+            kept = ~_within(in_batch, old_ids) & _within(window, old_ids)
             new_ids, new_scores = best(
-                np.concatenate([old_ids[kept], batch[unrated]]),
-                np.concatenate([old_scores[kept], row[unrated]]),
+                np.concatenate([old_ids[kept], papers]),
+                np.concatenate([old_scores[kept], values]),
             )
             if not np.array_equal(new_ids, old_ids):
                 model.recommended, model.scores = pack_list(new_ids, new_scores)
