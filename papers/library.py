@@ -81,8 +81,9 @@ def signal_papers(user: User | int) -> QuerySet[Paper]:
     # One list of ids (a UNION): an OR of two IN would read every paper.
     mine = (
         Rating.objects.filter(user=user)
+        .order_by()
         .values("paper_id")
-        .union(SavedPaper.objects.filter(user=user).values("paper_id"))
+        .union(SavedPaper.objects.filter(user=user).order_by().values("paper_id"))
     )
     return (
         Paper.objects.filter(pk__in=mine)

@@ -83,7 +83,12 @@ def request_training(user_id: int) -> None:
     delay = 0 if eager else settings.MOMENTUM_FOR_YOU_TRAIN_DELAY
     # The training clears the mark as it starts; the timeout frees a reader
     # whose training never ran. A lost send is caught by the nightly sweep.
-    if cache.add(training_due_key(user_id), 1, delay + 60):
+    try:
+        due = cache.add(training_due_key(user_id), 1, delay + 60)
+    except Exception:  # the cache is down: train, if not debounced
+        logger.warning("cache unavailable: training of %s sent undebounced", user_id)
+        due = True
+    if due:
         send_after_commit(train_reader_model, user_id, countdown=delay)
 
 
@@ -122,7 +127,10 @@ def train(user_id: int) -> ReaderModel | None:
     """Fit the reader's model and rank the newest papers with it; a no-op when
     their signal has not changed since the last training. Without a positive
     (or before similar papers were first built) they have no model."""
-    cache.delete(training_due_key(user_id))
+    try:
+        cache.delete(training_due_key(user_id))
+    except Exception:  # the cache is down: its mark times out by itself
+        logger.warning("cache unavailable: training mark of %s kept", user_id)
     index = SimilarityIndex.objects.filter(pk=1).first()
     if index is None or not index.vocabulary:
         return None
