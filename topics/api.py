@@ -77,6 +77,7 @@ from topics.serializers import FollowInputSerializer
 from topics.serializers import FollowMuteSerializer
 from topics.serializers import FollowSerializer
 from topics.serializers import RetagSerializer
+from topics.serializers import SavedSearchCreateSerializer
 from topics.serializers import SavedSearchInputSerializer
 from topics.serializers import SavedSearchSerializer
 from topics.serializers import TopicDetailSerializer
@@ -502,6 +503,7 @@ class SavedSearchViewSet(
 
     serializer_class = SavedSearchSerializer
     pagination_class = None
+    lookup_value_regex = "[0-9]+"  # any other id is a 404, not a server error
 
     def get_queryset(self) -> Any:
         if getattr(self, "swagger_fake_view", False):  # the schema's types
@@ -528,21 +530,13 @@ class SavedSearchViewSet(
         summary="Save a search",
         description="Finds its newest matches at once; its new matches after "
         "each ingest. `name` and `query` are required.",
-        request=SavedSearchInputSerializer,
+        request=SavedSearchCreateSerializer,
         responses={201: SavedSearchSerializer, **SEARCH_ERRORS},
     )
     def create(self, request: Request) -> Response:
-        given = SavedSearchInputSerializer(data=request.data)
+        given = SavedSearchCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        missing = [f for f in ("name", "query") if f not in data]
-        if missing:
-            raise serializers.ValidationError(
-                {
-                    f: [serializers.ErrorDetail("This field is required.", "required")]
-                    for f in missing
-                }
-            )
         try:
             search = create_search(
                 signed_in(request),

@@ -79,7 +79,13 @@ def search_limit() -> int:
 
 def check_query(query: str, syntax: str) -> CompiledRule | None:
     """Raise SavedSearchError for a query that cannot be saved; a rule's
-    compiled form. Positions are 0-based, as RuleError's."""
+    compiled form. Positions are 0-based, as RuleError's. Either syntax is at
+    most MAX_QUERY_LENGTH characters: an alert, not a topic's rule."""
+    if len(query) > MAX_QUERY_LENGTH:
+        raise _search_error(
+            f"Too long ({len(query)} characters, limit {MAX_QUERY_LENGTH})",
+            MAX_QUERY_LENGTH,
+        )
     if syntax == Syntax.RULE:
         return _check_rule(query)
     if syntax != Syntax.SEARCH:
@@ -111,11 +117,6 @@ def _check_search(query: str) -> None:
     refuses what would match nothing, everything, or not what was meant."""
     if not query.strip():
         raise _search_error("Type some words to search for", 0)
-    if len(query) > MAX_QUERY_LENGTH:
-        raise _search_error(
-            f"Too long ({len(query)} characters, limit {MAX_QUERY_LENGTH})",
-            MAX_QUERY_LENGTH,
-        )
     if arxiv_id_query(query):
         raise _search_error("An arXiv id names one paper: save the paper instead", 0)
     # (start of the alternative, whether it has a positive term); `or`s' places.

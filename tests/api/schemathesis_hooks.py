@@ -9,7 +9,8 @@ tests/api/test_schema.py. Two rules of the API are beyond OpenAPI:
   are generated in order.
 - A topic rule (`format: topic-rule`) follows a grammar with nested parentheses,
   which no pattern can describe; valid rules are generated from a small part
-  of it.
+  of it. A saved search's query (`format: saved-search-query`) is one of those
+  rules, which the search syntax reads as words too.
 
 No project code is imported: the CLI loads this without Django.
 """
@@ -34,6 +35,8 @@ RULES = st.builds(
     st.lists(st.tuples(OPERATORS, TERMS), max_size=3),
 )
 schemathesis.openapi.format("topic-rule", RULES)
+# A saved search's query is valid in both of its syntaxes when it is such a rule.
+schemathesis.openapi.format("saved-search-query", RULES)
 
 
 @schemathesis.hook

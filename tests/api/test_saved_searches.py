@@ -77,3 +77,17 @@ def test_saved_searches_need_signing_in(anonymous):
     assert anonymous.get(URL).status_code == 401
     response = anonymous.post(URL, {"name": "A", "query": "a"}, format="json")
     assert response.status_code == 401
+
+
+def test_an_id_that_is_no_number_is_a_404(as_alice, corpus):
+    for method in (as_alice.get, as_alice.patch, as_alice.delete):
+        assert_error(method(f"{URL}null,/"), 404, "not_found")
+
+
+def test_either_syntax_is_at_most_200_characters(as_alice, corpus):
+    rule = "ti:agent AND " + " OR ".join(["abs:robot"] * 20)
+    response = as_alice.post(
+        URL, {"name": "Long", "query": rule, "syntax": "rule"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "query" in response.json()["error"]["fields"]
