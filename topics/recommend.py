@@ -34,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 from scipy.sparse import csr_matrix
 from scipy.sparse import vstack
+from sparse_dot_topn import sp_matmul_topn
 
 from core.bulk import update_rows
 from core.queue import send_after_commit
@@ -258,12 +259,22 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
     in_batch = np.sort(batch)
     # A changed paper may be one a reader rated: it is not recommended to them.
     rated = _rated(batch)
+    by_term = vectors.T.tocsr()
     for models in _reader_chunks():
         result.readers += len(models)
         weights = stack([(m.terms, m.weights) for m in models], width)
-        # Sparse, row by row: a paper sharing no term with a model scores
-        # nothing and is not recommended (nor is a dense matrix ever built).
-        scores = (weights @ vectors.T).tocsr()
+        # Only each reader's best new papers can enter their list: the product
+        # keeps that many per row (the most a reader's rated ones may take
+        # away, beside) and never holds the whole readers-by-papers matrix. A
+        # paper sharing no term with a model scores nothing and is left out.
+        keep = RECOMMENDED + max(len(rated.get(m.user_id, ())) for m in models)
+        scores = sp_matmul_topn(
+            weights,
+            by_term,
+            top_n=min(keep, len(ids)),
+            threshold=-np.inf,
+            n_threads=settings.MOMENTUM_FOR_YOU_THREADS,
+        )
         changed = []
         for row, model in enumerate(models):
             begin, end = scores.indptr[row], scores.indptr[row + 1]

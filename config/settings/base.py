@@ -325,6 +325,9 @@ MOMENTUM_MODEL_TRAIN_DELAY = env.int("MOMENTUM_MODEL_TRAIN_DELAY", 120)
 # A reader's save or rating retrains their For you model this long after the
 # first of a burst.
 MOMENTUM_FOR_YOU_TRAIN_DELAY = env.int("MOMENTUM_FOR_YOU_TRAIN_DELAY", 30)
+# Threads scoring an ingest's new papers for every reader (topics.recommend):
+# the sparse product runs outside the GIL, so a worker may use more than one core.
+MOMENTUM_FOR_YOU_THREADS = env.int("MOMENTUM_FOR_YOU_THREADS", 2)
 # Readers' "not relevant" flags, per user.
 MOMENTUM_FLAG_RATE = env.str("MOMENTUM_FLAG_RATE", "30/hour")
 

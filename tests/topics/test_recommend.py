@@ -158,6 +158,26 @@ def test_new_papers_are_scored_into_the_lists_after_ingest(alice, likes_agents):
     assert PaperVector.objects.filter(paper__arxiv_id="2606.20004").exists()
 
 
+def test_scoring_keeps_each_readers_best_and_never_a_paper_they_rated(
+    alice, likes_agents
+):
+    # alice's two agent papers score highest of all, and she rated both: with a
+    # list of two, the product must keep more than two per reader, or scoring
+    # them again (a changed paper is) would leave the new agent paper out.
+    with mock.patch.object(recommend, "RECOMMENDED", 2):
+        recommend.train(alice.pk)
+        new = store({**NEW_AGENT, **NEW_QUANTUM})
+        update_similar_papers()
+        rescored = [paper(AGENTS[0]).pk, paper(AGENTS[1]).pk, *new]
+        result = recommend.score_papers(rescored)
+
+    ranked = listed(alice.pk)
+    assert result.papers == 4
+    assert len(ranked) == 2
+    assert "2606.20004" in ranked
+    assert not {AGENTS[0], AGENTS[1]} & set(ranked)
+
+
 def test_papers_that_leave_the_window_leave_the_lists(alice, likes_agents):
     with mock.patch.object(recommend, "WINDOW", 3):
         store(NEW_AGENT)
