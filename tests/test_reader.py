@@ -199,6 +199,28 @@ def test_related_papers_come_from_the_weeks_around_the_paper(reader, topic):
     assert "Agent study 7" not in old
 
 
+def test_related_papers_sharing_more_topics_come_first(reader, topic):
+    make_topic("Agent planning", rule="ti:planning", slug="planning")
+    records = [
+        paper_record(
+            f"2606.0020{n}",
+            title=f"Agent planning {n}",
+            published=datetime(2026, 6, 2 + n, 15, tzinfo=UTC),
+        )
+        for n in (1, 2)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+
+    page = reader.get("/papers/2606.00201/").text
+    start = page.index('class="related-papers"')
+    related = page[start : page.index("</ul>", start)]
+
+    # Both of its topics before one, though "Agent study 7" is newer.
+    assert related.index("Agent planning 2") < related.index("Agent study 7")
+    assert related.index("Agent study 7") < related.index("Agent study 6")
+    assert related.count("Agent planning 1") == 0  # not itself
+
+
 # --- Topic page: weeks, pages, feed -----------------------------------------------
 
 
