@@ -4,10 +4,12 @@ readers' "not relevant" flags on a paper's tag."""
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
+from datetime import date
 from typing import Any
 
 from django.core.validators import RegexValidator
 from django.db.models import Count
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
@@ -42,7 +44,10 @@ from papers.api import PAPER_LIST_PARAMETERS
 from papers.api import paper_list_response
 from papers.filters import PaperFilterSerializer
 from papers.models import Paper
+from papers.pagination import ORDERING
 from papers.pagination import PaperCursorPagination
+from papers.pagination import after
+from papers.pagination import encode_cursor
 from papers.pagination import page_size_field
 from papers.query import get_paper
 from papers.query import with_listing_data
@@ -66,6 +71,9 @@ from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import with_figures
+from topics.reader_feed import Following
+from topics.reader_feed import cached_following
+from topics.reader_feed import feed_papers
 from topics.recommend import list_version
 from topics.recommend import reasons
 from topics.recommend import recommended
@@ -365,9 +373,11 @@ class FlagView(StrictQueryParams, APIView):
         )
 
 
-# The recommendations' cursor: the last item's score in millionths (scores are
-# kept to six places) and its paper id, `<score>.<id>`; every string of this form
-# is a position.
+# The recommendations' cursor: the last item's rank and its paper id,
+# `<rank>.<id>`. In For you order the rank is its score in millionths (scores
+# are kept to six places); in newest order (no model yet) its day as an ordinal,
+# 0 or less for none, as papers.pagination's. Every string of this form is a
+# position in either order.
 RECOMMENDATION_CURSOR = RegexValidator(
     r"\A-?[0-9]{1,12}\.[0-9]{1,18}\Z",
     message="Invalid cursor; use the next link as given.",
@@ -402,20 +412,35 @@ class ReasonSerializer(serializers.Serializer):
 class RecommendationSerializer(serializers.Serializer):
     paper = PaperSerializer()
     score = serializers.FloatField(
+        allow_null=True,
         help_text="The caller's model's score: higher is more like their papers; "
-        "comparable between the caller's recommendations only."
+        "comparable between the caller's recommendations only. Null in newest "
+        "order.",
     )
     reason = ReasonSerializer(allow_null=True)
 
 
+class RecommendationOrder:
+    FOR_YOU = "for-you"
+    NEWEST = "newest"
+
+
 @extend_schema_serializer(many=False)
 class RecommendationPageSerializer(serializers.Serializer):
+    order = serializers.ChoiceField(
+        choices=[RecommendationOrder.FOR_YOU, RecommendationOrder.NEWEST],
+        help_text="`for-you`: ranked by the caller's model, best first. `newest`: "
+        "the caller has no model yet, so these are the papers of the topics and "
+        "authors they follow and their saved searches, newest first, as the "
+        "home feed shows them.",
+    )
     next = serializers.URLField(allow_null=True)
     results = RecommendationSerializer(many=True)
 
 
 class RecommendationView(StrictQueryParams, APIView):
-    """The caller's For you: the newest papers their model ranks highest."""
+    """The caller's For you: the newest papers their model ranks highest; until
+    they have one, their feed newest first."""
 
     def allowed_query_params(self) -> AbstractSet[str]:
         return query_names(RecommendationQuerySerializer)
@@ -424,9 +449,10 @@ class RecommendationView(StrictQueryParams, APIView):
         summary="Recommended papers",
         description="The newest papers the caller's own model (trained on their "
         "saves and ratings) ranks highest, best first, each with the caller's "
-        "paper it is most like. Cursor pages: follow `next` until it is null. "
-        "Empty until the caller has saved or rated up a paper (and the model, "
-        "trained in the background, has run).",
+        "paper it is most like. Until the caller has saved or rated up a paper "
+        "(and the model, trained in the background, has run), their feed "
+        "instead: what they follow, newest first (`order` says which). Cursor "
+        "pages: follow `next` until it is null.",
         parameters=[
             RecommendationQuerySerializer,
             *CONDITIONAL_PARAMETERS,
@@ -437,15 +463,24 @@ class RecommendationView(StrictQueryParams, APIView):
     def get(self, request: Request) -> HttpResponse:
         params = read_query(RecommendationQuerySerializer, request)
         user = signed_in(request)
-        # Built once per version of the list (and of the papers it shows).
+        # Built once per version of the list (and of the papers it shows), or
+        # without a model of what the reader follows (and the papers).
+        if version := list_version(user.pk):
+            return conditional_response(
+                request,
+                lambda: self.recommended_page(request, params, user.pk),
+                fingerprint=f"for-you:{user.pk}:{version}",
+                private=True,
+            )
+        followed = cached_following(user.pk)
         return conditional_response(
             request,
-            lambda: self.page(request, params, user.pk),
-            fingerprint=f"for-you:{user.pk}:{list_version(user.pk)}",
+            lambda: self.newest_page(request, params, followed),
+            fingerprint=f"newest:{user.pk}:{followed.variant}",
             private=True,
         )
 
-    def page(
+    def recommended_page(
         self, request: Request, params: dict[str, Any], user_id: int
     ) -> dict[str, Any]:
         size = params.get("page_size", PaperCursorPagination.page_size)
@@ -456,11 +491,7 @@ class RecommendationView(StrictQueryParams, APIView):
             start = sum(1 for rank in ranks if rank >= cursor)
         page = ranks[start : start + size]
         shown = [pk for _, pk in page]
-        papers = (
-            with_listing_data(Paper.objects.filter(pk__in=shown), affiliations=False)
-            .prefetch_related("categories")
-            .in_bulk()
-        )
+        papers = listed_papers(Paper.objects.filter(pk__in=shown)).in_bulk()
         like = reasons(user_id, shown)
         items = [
             {"paper": papers[pk], "score": micros / 1e6, "reason": like.get(pk)}
@@ -472,10 +503,41 @@ class RecommendationView(StrictQueryParams, APIView):
             micros, pk = page[-1]
             url = request.build_absolute_uri()
             next_url = replace_query_param(url, "cursor", f"{micros}.{pk}")
+        return self.body(request, RecommendationOrder.FOR_YOU, items, next_url)
+
+    def newest_page(
+        self, request: Request, params: dict[str, Any], followed: Following
+    ) -> dict[str, Any]:
+        size = params.get("page_size", PaperCursorPagination.page_size)
+        papers = listed_papers(feed_papers(followed)).order_by(*ORDERING)
+        if (cursor := params.get("cursor")) is not None:
+            day, pk = cursor
+            latest = date.max.toordinal()
+            papers = after(
+                papers, date.fromordinal(min(day, latest)) if day > 0 else None, pk
+            )
+        rows = list(papers[: size + 1])
+        next_url = None
+        if len(rows) > size:
+            rows = rows[:size]
+            url = request.build_absolute_uri()
+            next_url = replace_query_param(url, "cursor", encode_cursor(rows[-1]))
+        items = [{"paper": paper, "score": None, "reason": None} for paper in rows]
+        return self.body(request, RecommendationOrder.NEWEST, items, next_url)
+
+    @staticmethod
+    def body(
+        request: Request, order: str, items: list[dict], next_url: str | None
+    ) -> dict[str, Any]:
         data = RecommendationSerializer(
             items, many=True, context={"request": request}
         ).data
-        return {"next": next_url, "results": data}
+        return {"order": order, "next": next_url, "results": data}
+
+
+def listed_papers(papers: QuerySet[Paper]) -> QuerySet[Paper]:
+    """What a recommendation's paper shows, in a fixed number of queries."""
+    return with_listing_data(papers, affiliations=False).prefetch_related("categories")
 
 
 SEARCH_ERRORS = {

@@ -27,11 +27,15 @@ from tests.topics.test_similar import store
 from topics import recommend
 from topics import similar
 from topics.following import set_following
+from topics.tagging import tag_papers
 from topics.tasks import update_similar_papers
 
 pytestmark = pytest.mark.django_db
 
 MAX_FEED_QUERIES = 21
+# Token and user, the model's version, what they follow (four), the papers
+# (authors, categories, topics): 10, whatever the page size.
+MAX_NEWEST_QUERIES = 10
 
 
 def paper(arxiv_id: str) -> Paper:
@@ -307,11 +311,49 @@ def test_recommendations_come_in_cursor_pages_with_scores_and_reasons(
     assert set(first["reason"]) == {"paper", "title", "saved"}
 
 
-def test_recommendations_are_empty_without_a_model(as_bob, likes_agents):
-    assert as_bob.get("/api/v1/me/recommendations/").json() == {
-        "next": None,
-        "results": [],
-    }
+def test_without_a_model_recommendations_are_what_they_follow_newest_first(
+    bob, as_bob, likes_agents, django_assert_max_num_queries
+):
+    url = "/api/v1/me/recommendations/"
+    assert as_bob.get(url).json() == {"order": "newest", "next": None, "results": []}
+
+    quantum = make_topic("Quantum", rule="abs:quantum", slug="quantum")
+    tag_papers(Paper.objects.values_list("pk", flat=True))
+    set_following(bob, quantum, True)
+    newest = list(
+        Paper.objects.filter(paper_topics__topic=quantum)
+        .order_by("-first_announced", "-id")
+        .values_list("arxiv_id", flat=True)
+    )
+    assert sorted(newest) == QUANTUM
+
+    seen, url = [], f"{url}?page_size=2"
+    while url:
+        with django_assert_max_num_queries(MAX_NEWEST_QUERIES):
+            body = as_bob.get(url).json()
+        assert body["order"] == "newest"
+        for item in body["results"]:
+            seen.append(item["paper"]["arxiv_id"])
+            assert item["score"] is None
+            assert item["reason"] is None
+        url = body["next"]
+    assert seen == newest
+
+
+def test_a_newest_cursor_outside_the_calendar_is_still_a_position(
+    bob, as_bob, likes_agents
+):
+    quantum = make_topic("Quantum", rule="abs:quantum", slug="quantum")
+    tag_papers(Paper.objects.values_list("pk", flat=True))
+    set_following(bob, quantum, True)
+
+    url = "/api/v1/me/recommendations/?cursor="
+    # Past the last day there is: from the newest. No day (0 or less): after
+    # an undated paper, which come first, so every dated one.
+    for cursor in ("999999999999.1", "-5.1", "0.1"):
+        response = as_bob.get(url + cursor)
+        assert response.status_code == 200
+        assert len(response.json()["results"]) == 3
 
 
 def test_recommendations_refuse_a_bad_cursor_or_parameter(as_alice, likes_agents):
