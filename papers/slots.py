@@ -43,6 +43,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.models import User
 from accounts.requests import signed_in
+from core.refused import take_refused
 from papers.models import AuthorFollow
 from papers.models import Rating
 from papers.models import SavedPaper
@@ -308,10 +309,17 @@ def _harvest(reader: Reader) -> str:
 
 
 def _save_search(reader: Reader, query: str) -> str:
-    """The search page's "Save this search": the form, or the login link."""
+    """The search page's "Save this search": the form, or the login link; the
+    form open with what was typed when saving it was refused."""
+    typed: dict[str, str] = {}
+    if reader.signed_in:
+        refused_at, typed = take_refused(reader.request)
+        if refused_at != reverse("saved_search_create"):
+            typed = {}
     context = {
         "signed_in": reader.signed_in,
         "query": query,
+        "typed": typed,
         "next": reader.request.get_full_path(),
         "csrf_token": reader.csrf if reader.signed_in else "",
     }

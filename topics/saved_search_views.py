@@ -15,11 +15,15 @@ from django.views.decorators.http import require_POST
 
 from accounts.requests import signed_in
 from accounts.toggles import safe_next
+from core.refused import keep_refused
 from topics.models import SavedSearch
 from topics.saved_searches import SavedSearchError
 from topics.saved_searches import create_search
 from topics.saved_searches import delete_search
 from topics.saved_searches import update_search
+
+# The fields a refused form gives back to the page it returns to.
+FIELDS = ("name", "query", "syntax")
 
 
 def _settings() -> HttpResponse:
@@ -38,6 +42,7 @@ def create(request: HttpRequest) -> HttpResponse:
         )
     except SavedSearchError as exc:
         messages.error(request, f"Not saved: {exc}.")
+        keep_refused(request, FIELDS)
         return redirect(safe_next(request, reverse("search")))
     messages.success(
         request,
@@ -59,6 +64,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except SavedSearchError as exc:
         messages.error(request, f'"{search.name}" not changed: {exc}.')
+        keep_refused(request, FIELDS)
     else:
         messages.success(request, f'Your search "{search.name}" is saved.')
     return _settings()

@@ -66,6 +66,40 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     assert refused.redirect_chain[-1][0] == "/search/?q=x"
     assert "Not saved: Invalid rule: " in refused.text
     assert "at position 9" in refused.text
+    # The form comes back open with what was typed, once.
+    form = refused.text.split('class="save-search"')[1]
+    assert "<details open>" in form
+    assert 'name="name" maxlength="80" required value="Rule"' in form
+    assert 'name="query" required value="ti:robot AND"' in form
+    assert '<option value="rule" selected>' in form
+    again = reader.get("/search/?q=x").text.split('class="save-search"')[1]
+    assert "<details open>" not in again
+    assert 'required value="x"' in again
+
+
+def test_a_refused_edit_comes_back_open_with_what_was_typed(alice, corpus):
+    search = create_search(alice, name="Robots", query="robot", syntax="search")
+    reader = signed_in(alice)
+
+    refused = reader.post(
+        f"/searches/{search.pk}/",
+        {"name": "Robots", "query": "ti:robot OR", "syntax": "rule"},
+        follow=True,
+    )
+    new = reader.post(
+        "/searches/",
+        {"name": "", "query": "agent", "syntax": "search", "next": "/settings/"},
+        follow=True,
+    )
+
+    assert "&quot;Robots&quot; not changed: Invalid rule" in refused.text
+    edit = refused.text.split(f'action="/searches/{search.pk}/"')[0]
+    assert edit.rsplit("<details", 1)[1].startswith(" open>\n        <summary>Edit")
+    assert 'required value="ti:robot OR"' in refused.text
+    assert SavedSearch.objects.get(pk=search.pk).query == "robot"  # unchanged
+    assert "Not saved:" in new.text
+    assert 'id="search-new-query" name="query" required value="agent"' in new.text
+    assert 'required value="ti:robot OR"' not in new.text  # taken once
 
 
 def test_settings_list_edit_and_delete_saved_searches(

@@ -7,8 +7,11 @@ from typing import Any
 
 from django import template
 from django.db.models import Count
+from django.urls import reverse
 
+from core.refused import take_refused
 from topics.models import SavedSearch
+from topics.saved_search_views import FIELDS
 from topics.saved_searches import search_limit
 
 register = template.Library()
@@ -21,9 +24,18 @@ def saved_searches_settings(context: template.Context) -> dict[str, Any]:
         .annotate(match_count=Count("matches"))
         .order_by("created_at", "pk")
     )
+    # A refused edit or new search comes back open, holding what was typed.
+    refused_at, typed = take_refused(context["request"])
+    forms = []
+    for search in searches:
+        refused = refused_at == reverse("saved_search_update", args=[search.pk])
+        values = {field: getattr(search, field) for field in FIELDS}
+        forms.append({"values": typed if refused else values, "open": refused})
+    refused = refused_at == reverse("saved_search_create")
     return {
         "csrf_token": context.get("csrf_token"),
-        "searches": searches,
+        "searches": list(zip(searches, forms, strict=True)),
+        "new_form": typed if refused else {},
         "limit": search_limit(),
         "syntaxes": SavedSearch.Syntax.choices,
     }
