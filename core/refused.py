@@ -12,9 +12,11 @@ from django.http import HttpRequest
 SESSION_KEY = "refused_form"
 
 
-def keep_refused(request: HttpRequest, fields: Sequence[str]) -> None:
-    """Keep these fields of the form this request posted, which was refused."""
+def keep_refused(request: HttpRequest, fields: Sequence[str], error: str) -> None:
+    """Keep these fields of the form this request posted, which was refused,
+    and why (as `error` among them)."""
     values = {field: request.POST.get(field, "") for field in fields}
+    values["error"] = error
     request.session[SESSION_KEY] = {"action": request.path, "values": values}
 
 

@@ -1,6 +1,7 @@
 """The saved searches' forms, from the search page and the settings page: save,
 edit and delete, each a plain POST that answers with a redirect and a message
-(no JavaScript needed). The service is topics.saved_searches."""
+(no JavaScript needed); a refusal says why in the form, which comes back open
+holding what was typed (core.refused). The service is topics.saved_searches."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def create(request: HttpRequest) -> HttpResponse:
             syntax=request.POST.get("syntax", SavedSearch.Syntax.SEARCH),
         )
     except SavedSearchError as exc:
-        messages.error(request, f"Not saved: {exc}.")
-        keep_refused(request, FIELDS)
+        # Said in the form, which comes back open with what was typed.
+        keep_refused(request, FIELDS, f"Not saved: {exc}.")
         return redirect(safe_next(request, reverse("search")))
     messages.success(
         request,
@@ -63,8 +64,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
             syntax=request.POST.get("syntax"),
         )
     except SavedSearchError as exc:
-        messages.error(request, f'"{search.name}" not changed: {exc}.')
-        keep_refused(request, FIELDS)
+        keep_refused(request, FIELDS, f"Not changed: {exc}.")
     else:
         messages.success(request, f'Your search "{search.name}" is saved.')
     return _settings()

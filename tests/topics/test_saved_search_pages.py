@@ -69,6 +69,7 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     # The form comes back open with what was typed, once.
     form = refused.text.split('class="save-search"')[1]
     assert "<details open>" in form
+    assert 'role="alert">Not saved: Invalid rule: ' in form
     assert 'name="name" maxlength="80" required value="Rule"' in form
     assert 'name="query" required value="ti:robot AND"' in form
     assert '<option value="rule" selected>' in form
@@ -92,7 +93,7 @@ def test_a_refused_edit_comes_back_open_with_what_was_typed(alice, corpus):
         follow=True,
     )
 
-    assert "&quot;Robots&quot; not changed: Invalid rule" in refused.text
+    assert "Not changed: Invalid rule" in refused.text
     edit = refused.text.split(f'action="/searches/{search.pk}/"')[0]
     assert edit.rsplit("<details", 1)[1].startswith(" open>\n        <summary>Edit")
     assert 'required value="ti:robot OR"' in refused.text
