@@ -10,7 +10,8 @@ WINDOW newest, kept in papers.ReaderModel.
   not rate, then scores the WINDOW newest papers and keeps the RECOMMENDED best.
 - After an ingest, once the similar papers' pass has stored the new papers'
   vectors, `score_papers` scores them for every reader with a model, a chunk of
-  readers at a time in one sparse product, and merges them into their lists.
+  readers at a time in one sparse product that keeps each reader's best, and
+  merges those into their lists.
 - A full build of similar papers refits the vocabulary: `vocabulary_refitted`
   moves every model onto the new one's columns and scores every list anew.
 
