@@ -111,8 +111,8 @@ class IsAmong(Func):
 
     output_field = BooleanField()
 
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(F("pk"))
+    def __init__(self, ids: list[int], field: str = "pk") -> None:
+        super().__init__(F(field))
         self.ids = ids
 
     def as_sql(self, compiler, connection, **extra_context):  # type: ignore[override]

@@ -11,14 +11,15 @@ Matches are stored, so the feed and the digest read them like a followed
 topic's papers. Saving or editing a search finds the newest MATCHES_KEPT over the
 corpus, from the database's full-text index (the search syntax) or from the
 rule prefilter's candidates and the exact matcher (rules). After every ingest,
-match_new_papers looks at the papers stored since each search was last matched:
-one full-text query per search-syntax search, and one pass of the new papers'
-documents through the rule searches' inverted index (a RuleSet).
+match_new_papers looks at the papers stored or changed since each search was
+last matched: one full-text query per search-syntax search, and one pass of
+those papers' documents through the rule searches' inverted index (a RuleSet).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection
@@ -240,28 +241,31 @@ def delete_search(search: SavedSearch) -> None:
 def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     """Replace the search's matches with its MATCHES_KEPT newest over the
     corpus; return how many."""
-    through = Paper.objects.aggregate(top=Max("pk"))["top"] or 0
+    until = _last_modified()
     if search.syntax == Syntax.RULE:
         ids = _newest(rule_matches(rule or compile_rule(search.query))[0])
     else:
-        matches = search_matches(search.query).filter(pk__lte=through)
-        ids = newest_match_ids(matches, MATCHES_KEPT)
+        ids = newest_match_ids(search_matches(search.query), MATCHES_KEPT)
     SavedSearchMatch.objects.filter(search=search).delete()
     SavedSearchMatch.objects.bulk_create(
         SavedSearchMatch(search_id=search.pk, paper_id=pk) for pk in ids
     )
-    SavedSearch.objects.filter(pk=search.pk).update(checked_through=through)
-    search.checked_through = through
+    SavedSearch.objects.filter(pk=search.pk).update(checked_until=until)
+    search.checked_until = until
     _touch([search.pk], [search.user_id])
     return len(ids)
+
+
+def _last_modified() -> datetime | None:
+    """When the latest stored or changed paper was written."""
+    return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 
 def _newest(ids: set[int]) -> list[int]:
     """The MATCHES_KEPT newest of these papers."""
     if not ids:
         return []
-    among = IsAmong(list(ids)) if connection.vendor == "postgresql" else Q(pk__in=ids)
-    newest = Paper.objects.filter(among).order_by(*NEWEST_FIRST)
+    newest = Paper.objects.filter(_among(list(ids))).order_by(*NEWEST_FIRST)
     return list(newest.values_list("pk", flat=True)[:MATCHES_KEPT])
 
 
@@ -277,57 +281,82 @@ def _touch(search_ids: list[int], user_ids: list[int]) -> None:
 
 @transaction.atomic
 def match_new_papers() -> int:
-    """Match every saved search against the papers stored since it was last
-    matched; return how many matches were added. Idempotent: a second run finds
-    no paper past the searches' marks."""
-    through = Paper.objects.aggregate(top=Max("pk"))["top"] or 0
+    """Match every saved search against the papers stored or changed since it
+    was last matched: a paper that now matches is added, one whose new version
+    no longer does leaves. Return how many matches were added. Idempotent: a
+    second run finds no paper written past the searches' marks."""
+    until = _last_modified()
     searches = list(
         SavedSearch.objects.select_for_update()
-        .filter(checked_through__lt=through)
+        .filter(Q(checked_until__lt=until) | Q(checked_until__isnull=True))
         .order_by("pk")
     )
-    if not searches:
+    if until is None or not searches:
         return 0
-    found: list[tuple[int, int]] = []
+    # Searches share their marks (every pass moves them all): the papers
+    # written since each mark are read once.
+    written: dict[datetime | None, list[int]] = {}
+    for mark in {search.checked_until for search in searches}:
+        since = Paper.objects.filter(modified_at__lte=until)
+        if mark is not None:
+            since = since.filter(modified_at__gt=mark)
+        written[mark] = list(since.values_list("pk", flat=True))
+    found: set[tuple[int, int]] = set()
+    looked: list[SavedSearch] = []
     rules: dict[int, CompiledRule] = {}
     for search in searches:
+        ids = written[search.checked_until]
         if search.syntax == Syntax.SEARCH:
-            new = search_matches(search.query).filter(
-                pk__gt=search.checked_through, pk__lte=through
-            )
-            found += [(search.pk, pk) for pk in new.values_list("pk", flat=True)]
+            new = search_matches(search.query).filter(_among(ids))
+            found |= {(search.pk, pk) for pk in new.values_list("pk", flat=True)}
         else:
             try:
                 rules[search.pk] = compile_rule(search.query)
             except RuleError:
                 continue  # checked when saved; a rule the language now refuses
+        looked.append(search)
     if rules:
-        found += _rule_matches(searches, rules, through)
+        found |= _rule_matches(searches, rules, written)
     SavedSearchMatch.objects.bulk_create(
         (SavedSearchMatch(search_id=s, paper_id=p) for s, p in found),
         ignore_conflicts=True,
     )
-    SavedSearch.objects.filter(pk__in=[s.pk for s in searches]).update(
-        checked_through=through
-    )
     changed = {search_id for search_id, _ in found}
+    for search in looked:
+        kept = [p for s, p in found if s == search.pk]
+        gone = SavedSearchMatch.objects.filter(
+            _among(written[search.checked_until], "paper_id"), search=search
+        ).exclude(paper_id__in=kept)
+        if gone.delete()[0]:
+            changed.add(search.pk)
+    SavedSearch.objects.filter(pk__in=[s.pk for s in searches]).update(
+        checked_until=until
+    )
     if changed:
         owners = [s.user_id for s in searches if s.pk in changed]
         _touch(sorted(changed), owners)
     return len(found)
 
 
+def _among(ids: list[int], field: str = "pk") -> Q | IsAmong:
+    if connection.vendor == "postgresql":
+        return IsAmong(ids, field)
+    return Q(**{f"{field}__in": ids})
+
+
 def _rule_matches(
-    searches: list[SavedSearch], rules: dict[int, CompiledRule], through: int
-) -> list[tuple[int, int]]:
-    """(search, paper) for the new papers the rule searches match: each new
+    searches: list[SavedSearch],
+    rules: dict[int, CompiledRule],
+    written: dict[datetime | None, list[int]],
+) -> set[tuple[int, int]]:
+    """(search, paper) for the written papers the rule searches match: each
     paper's document built once and matched against them all at once."""
-    since = {s.pk: s.checked_through for s in searches if s.pk in rules}
+    since = {s.pk: set(written[s.checked_until]) for s in searches if s.pk in rules}
     ruleset = RuleSet(rules)
-    new = Paper.objects.filter(pk__gt=min(since.values()), pk__lte=through)
-    found = []
-    for paper_id, doc, _ in iter_documents(new):
+    papers = sorted(set().union(*since.values()))
+    found = set()
+    for paper_id, doc, _ in iter_documents(Paper.objects.filter(_among(papers))):
         for search_id in ruleset.match(doc):
-            if paper_id > since[search_id]:
-                found.append((search_id, paper_id))
+            if paper_id in since[search_id]:
+                found.add((search_id, paper_id))
     return found

@@ -132,6 +132,31 @@ def test_new_papers_are_matched_once_after_ingest(alice, corpus):
     assert match_new_papers() == 0  # idempotent
 
 
+def test_a_changed_paper_is_matched_again(alice, corpus):
+    words = create_search(alice, name="Robots", query="robot", syntax="search")
+    rule = create_search(alice, name="Arms", query='abs:"robot arm"', syntax="rule")
+    first = paper_record("2607.00001", title="A study", abstract="A robot arm grasps.")
+    tag_papers(upsert_records([first]).changed_ids)
+    match_new_papers()
+    assert matched(words) == {"2606.00100", "2607.00001"}
+    assert matched(rule) == {"2607.00001"}
+    revision = SavedSearch.objects.get(pk=rule.pk).revision
+
+    # Its second version is about a gripper: it leaves both; an older paper's
+    # second version is about a robot arm: it enters both.
+    revised = [
+        paper_record("2607.00001", 2, title="A study", abstract="A gripper grasps."),
+        paper_record("2606.00003", 2, title="Agent 3", abstract="A robot arm."),
+    ]
+    tag_papers(upsert_records(revised).changed_ids)
+
+    assert match_new_papers() == 2
+    assert matched(words) == {"2606.00100", "2606.00003"}
+    assert matched(rule) == {"2606.00003"}
+    assert SavedSearch.objects.get(pk=rule.pk).revision > revision
+    assert match_new_papers() == 0  # idempotent
+
+
 SNAPSHOT = (
     Path(__file__).resolve().parent.parent
     / "fixtures"

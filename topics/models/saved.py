@@ -27,9 +27,9 @@ class SavedSearch(models.Model):
     # Moves on whenever its matches change: the feed's shared render is keyed
     # by it (topics.reader_feed.Following.variant).
     revision = models.PositiveIntegerField(default=0)
-    # The newest paper (by id) its matches were looked for in: ingest matches
-    # only the papers after it (topics.saved_searches.match_new_papers).
-    checked_through = models.BigIntegerField(default=0)
+    # Papers written (stored or changed) up to here were matched: after an
+    # ingest only those written since are (topics.saved_searches).
+    checked_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
