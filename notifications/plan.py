@@ -5,24 +5,25 @@ exactly the papers the first attempt chose.
 Planning works on a batch of users with a fixed number of queries (follows of
 topics and of authors, last sent periods, recent tags of the followed topics,
 recent papers of the followed authors, recent matches of saved searches, papers
-already sent), so the cost per batch does not grow with the number of users in
-it.
+already sent, those the readers saved or rated, their models), so the cost per
+batch does not grow with the number of users in it.
 
 Rules: for each followed, unmuted, active topic, in the order followed, the
 papers first announced since the period of the last digest the user received,
-never one already sent to them; a paper in several followed topics appears once,
-under the first, naming the others. Then the new papers by followed authors
-that no topic section holds, in a section of their own ("topic": None), newest
-first. A paper by a followed author names them, in whichever section it is
-(a third item: their ids), so a paper both in a followed topic and by a
-followed author appears once, with both reasons. Then, for each saved search
-(oldest first), its new matches that no earlier section holds, in a section of
-its own ("topic": None, "search": its id), newest first; a paper a saved search
-matches names it in whichever section it is (a fourth item: their ids). For a
-reader with a For you model (topics.recommend), each section's papers are in
-its order instead, the papers most like theirs first ("ranked": true). Past
-the cap, sections share the slots evenly and each says how many more it has:
-those it leaves out are the newest's oldest or the model's least liked.
+never one already sent to them nor one they saved or rated; a paper in several
+followed topics appears once, under the first, naming the others. Then the new
+papers by followed authors that no topic section holds, in a section of their
+own ("topic": None), newest first. A paper by a followed author names them, in
+whichever section it is (a third item: their ids), so a paper both in a
+followed topic and by a followed author appears once, with both reasons. Then,
+for each saved search (oldest first), its new matches that no earlier section
+holds, in a section of its own ("topic": None, "search": its id), newest first;
+a paper a saved search matches names it in whichever section it is (a fourth
+item: their ids). For a reader with a For you model (topics.recommend), each
+section's papers are in its order instead, the papers most like theirs first
+("ranked": true). Past the cap, sections share the slots evenly and each says
+how many more it has: those it leaves out are the newest's oldest or the
+model's least liked.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from django.db.models import Max
 
 from notifications.models import Digest
 from notifications.models import DigestPaper
+from papers.library import rated_papers
 from papers.models import AuthorFollow
 from papers.models import Authorship
 from topics.models import Follow
@@ -90,7 +92,8 @@ def planned_searches(entry: Sequence[Any]) -> list[int]:
 
 
 def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
-    """Plan each request's digest (keyed by user id); reads only, nine queries."""
+    """Plan each request's digest (keyed by user id); reads only, in a fixed
+    number of queries."""
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
     author_follows = _author_follows(user_ids)
@@ -111,12 +114,13 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     by_topic, topics_of = _recent_tags(topic_ids, earliest)
     by_author, authors_of = _recent_authorships(author_ids, earliest)
     sent = _already_sent(requests, earliest)
-    candidates = (
+    candidates = sorted(
         {pk for papers in by_topic.values() for pk, _ in papers}
         | {pk for papers in by_author.values() for pk, _ in papers}
         | {pk for papers in by_search.values() for pk, _ in papers}
     )
-    scores = scores_for(user_ids, sorted(candidates))
+    rated = rated_papers(candidates, user_ids)
+    scores = scores_for(user_ids, candidates)
     return {
         request.user_id: _plan_one(
             request,
@@ -127,7 +131,8 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
                 searches.get(request.user_id, []),
             ),
             Recent(by_topic, topics_of, by_author, authors_of, by_search, searches_of),
-            set() if request.fresh else sent.get(request.user_id, set()),
+            (set() if request.fresh else sent.get(request.user_id, set()))
+            | set(rated.get(request.user_id, ())),
             scores.get(request.user_id),
         )
         for request in requests
@@ -310,7 +315,7 @@ def _plan_one(
     since: date,
     followed: Followed,
     recent: Recent,
-    sent: set[int],
+    left_out: set[int],
     scores: dict[int, float] | None = None,
 ) -> Plan:
     # Each new paper goes under the first followed topic that has it; those of
@@ -324,7 +329,7 @@ def _plan_one(
         return [
             paper_id
             for paper_id, day in papers
-            if day >= since and paper_id not in sent and paper_id not in placed
+            if day >= since and paper_id not in left_out and paper_id not in placed
         ]
 
     for topic_id in followed.topics:
@@ -336,7 +341,7 @@ def _plan_one(
         paper_id: day
         for author_id in followed.authors
         for paper_id, day in recent.by_author.get(author_id, [])
-        if day >= since and paper_id not in sent and paper_id not in placed
+        if day >= since and paper_id not in left_out and paper_id not in placed
     }
     if by_authors:
         # Newest first, as each topic's (ties: the higher id first).

@@ -5,6 +5,7 @@ their feed has shown them ("seen")."""
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
@@ -105,6 +106,22 @@ def reader_signal(user: User) -> dict[int, int]:
     """{paper id: +1 or -1} of what the reader saved or rated (signal_papers)."""
     # `signal` is signal_papers' annotation, which its return type does not name.
     return dict(signal_papers(user).values_list("pk", "signal"))  # type: ignore[misc]
+
+
+def rated_papers(
+    paper_ids: list[int] | None = None, user_ids: list[int] | None = None
+) -> dict[int, list[int]]:
+    """Reader -> the papers they saved or rated either way: of these papers (or
+    of all), for these readers (or for all). Two queries."""
+    rated: dict[int, list[int]] = defaultdict(list)
+    for signal in (Rating.objects.all(), SavedPaper.objects.all()):
+        if paper_ids is not None:
+            signal = signal.filter(paper_id__in=paper_ids)
+        if user_ids is not None:
+            signal = signal.filter(user_id__in=user_ids)
+        for user_id, paper_id in signal.values_list("user_id", "paper_id").iterator():
+            rated[user_id].append(paper_id)
+    return dict(rated)
 
 
 def rating_of(user: User, paper: Paper) -> int | None:

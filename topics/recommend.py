@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections import defaultdict
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from sparse_dot_topn import sp_matmul_topn
 
 from core.bulk import update_rows
 from core.queue import send_after_commit
+from papers.library import rated_papers
 from papers.library import signal_papers
 from papers.models import Paper
 from papers.models import Rating
@@ -259,7 +259,7 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
     batch = np.asarray(ids, dtype=np.int64)
     in_batch = np.sort(batch)
     # A changed paper may be one a reader rated: it is not recommended to them.
-    rated = _rated(batch)
+    rated = rated_papers(batch.tolist())
     by_term = vectors.T.tocsr()
     for models in _reader_chunks():
         result.readers += len(models)
@@ -298,20 +298,6 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
         result.changed += len(changed)
     logger.info("for you: %s", result)
     return result
-
-
-def _rated(paper_ids: np.ndarray | None = None) -> dict[int, list[int]]:
-    """Reader -> the papers they saved or rated (of these papers, or all)."""
-    rated: dict[int, list[int]] = defaultdict(list)
-    for signal in (Rating.objects, SavedPaper.objects):
-        rows = (
-            signal.all()
-            if paper_ids is None
-            else signal.filter(paper_id__in=paper_ids.tolist())
-        )
-        for user_id, paper_id in rows.values_list("user_id", "paper_id").iterator():
-            rated[user_id].append(paper_id)
-    return rated
 
 
 def _window_ids() -> np.ndarray:
@@ -362,7 +348,7 @@ def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
     columns = remapping(old, new)
     width = len(new)
     window, vectors = _window(width)
-    rated = _rated()
+    rated = rated_papers()
     for models in _reader_chunks():
         for model in models:
             old_columns, weights = unpack(model.terms, model.weights)

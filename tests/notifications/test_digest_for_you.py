@@ -20,8 +20,10 @@ from notifications.delivery import send_digests
 from notifications.mailer import Mailer
 from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
+from papers.library import set_rating
 from papers.library import set_saved
 from papers.models import Paper
+from papers.models import Rating
 from tests.accounts.factories import verified
 from tests.topics.factories import make_topic
 from tests.topics.test_similar import AGENTS
@@ -75,11 +77,22 @@ def test_a_readers_model_orders_each_section_best_first(alice, bob, everything):
     alices, bobs = plan_of(alice), plan_of(bob)
 
     assert alices.sections[0]["ranked"] is True
-    # Their own papers are new in the topic too: they stay, with the like.
-    assert set(planned_ids(alices)[:3]) == set(AGENTS)
-    assert set(planned_ids(bobs)[:3]) == set(QUANTUM)
+    # The one they did not save first; those they saved are left out.
+    assert planned_ids(alices)[0] == AGENTS[2]
+    assert planned_ids(bobs)[0] == QUANTUM[2]
     # Each paper once, whatever the order.
-    assert sorted(planned_ids(alices)) == sorted(PAPERS)
+    assert sorted(planned_ids(alices)) == sorted(set(PAPERS) - set(AGENTS[:2]))
+
+
+def test_papers_the_reader_saved_or_rated_are_left_out(alice, everything):
+    set_following(alice, everything, True)
+    set_rating(alice, Paper.objects.get(arxiv_id=QUANTUM[0]), Rating.DOWN)
+    set_rating(alice, Paper.objects.get(arxiv_id=QUANTUM[1]), Rating.UP)
+
+    left_out = set(PAPERS) - set(planned_ids(plan_of(alice)))
+
+    # No model: they learnt of no positive yet; left out all the same.
+    assert left_out == {QUANTUM[0], QUANTUM[1]}
 
 
 def test_the_cap_leaves_out_the_papers_the_model_likes_least(alice, everything):
@@ -89,7 +102,7 @@ def test_the_cap_leaves_out_the_papers_the_model_likes_least(alice, everything):
     plan = plan_of(alice, max_papers=3)
 
     assert AGENTS[2] in planned_ids(plan)
-    assert plan.sections[0]["more"] == len(PAPERS) - 3
+    assert plan.sections[0]["more"] == len(PAPERS) - 2 - 3  # the two saved out
 
 
 def test_without_a_model_the_digest_is_newest_first(alice, everything):
@@ -128,7 +141,10 @@ def test_the_mail_says_its_papers_are_ranked_for_the_reader(alice, everything):
 
     assert outcome.status == "sent"
     [message] = mail.outbox
-    ranked = "those most like the papers you saved and liked come first"
+    ranked = (
+        "those most like the papers you saved and liked come first; "
+        "those you saved or rated are left out"
+    )
     assert ranked in message.body
     assert ranked in message.alternatives[0][0]
     # The agent papers lead the section.

@@ -56,8 +56,9 @@ def test_a_section_per_search_after_the_topics_each_paper_once(
 
     requests = [PlanRequest(u.pk, MONDAY, WEEK, 30) for u in (alice, bob)]
     # Follows of topics and authors, last periods, tags, authorships, saved
-    # searches' matches and papers sent: the same for any number of readers.
-    with django_assert_max_num_queries(7):
+    # searches' matches, papers sent, saved and rated, and the readers' models:
+    # the same for any number of readers.
+    with django_assert_max_num_queries(9):
         plans = plan_digests(requests)
 
     assert plans[alice.pk].sections == [
