@@ -91,6 +91,8 @@ class Rendered:
     reader_state: ReaderState | None = None
     # Its PageValues' HTML, for their slots (not stored with it).
     values: dict[str, str] = field(default_factory=dict)
+    # Its cache key, when it came from or went to the cache (not stored with it).
+    key: str = ""
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -185,6 +187,7 @@ def cached_page(
         page = Rendered.of(body, deps.versions, meta)
         if deps.known:
             set_many({key: page.packed()}, PAGE_TIMEOUT)
+    page.key = key
     page.prefetched = prefetched
     page.reader_state = state
     page.values = shown

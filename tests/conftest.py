@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from papers.slots import visitor_pages_filled
 from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.clients import token_client
@@ -37,8 +38,10 @@ pytest_plugins = ["tests.fakearxiv"]
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Each test starts with no cached pages and no rate-limit counters: a
-    rolled-back test never commits the change that would have made them stale."""
+    rolled-back test never commits the change that would have made them stale
+    (nor pages filled for visitors, kept in the process)."""
     cache.clear()
+    visitor_pages_filled.clear()
 
 
 @pytest.fixture

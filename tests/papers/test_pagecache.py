@@ -4,11 +4,13 @@ versions of what it changed and nothing else, and a cache that fails is a miss."
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import pytest
 from django.core.cache.backends.base import BaseCache
 from django.test import Client
 
+from papers import slots
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
@@ -312,6 +314,45 @@ class BrokenCache(BaseCache):
 @pytest.fixture
 def broken_cache(settings):
     settings.CACHES = {"default": {"BACKEND": f"{__name__}.BrokenCache"}}
+
+
+def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    with mock.patch("papers.slots.fill", wraps=slots.fill) as filled:
+        first = client.get("/topics/agents/").text
+        again = client.get("/topics/agents/").text
+        assert again == first
+        assert filled.call_count == 1  # the second from the process
+
+        # A change to the page: its render and its filling anew.
+        with django_capture_on_commit_callbacks(execute=True):
+            records = [paper_record("2606.00010", title="Agent 10")]
+            ingest_entries(
+                IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+            )
+        assert "Agent 10" in client.get("/topics/agents/").text
+        assert filled.call_count == 2
+
+        # Past VISITOR_FILL_SECONDS (its "last harvest" age moves): filled again.
+        with mock.patch.object(slots, "VISITOR_FILL_SECONDS", 0):
+            client.get("/topics/agents/")
+        assert filled.call_count == 3
+
+
+def test_a_visitor_with_a_message_or_a_reader_is_filled_for_themself(
+    client, corpus, alice
+):
+    client.get("/topics/agents/")
+    with mock.patch("papers.slots.fill", wraps=slots.fill) as filled:
+        reader = signed_in(alice)
+        assert "Log out" in reader.get("/topics/agents/").text
+        # A visitor with a message (here: after logging out) sees it.
+        reader.post("/accounts/logout/")
+        page = reader.get("/topics/agents/").text
+        assert "You have signed out." in page
+        assert "Log out" not in page
+    assert filled.call_count == 2
 
 
 @pytest.mark.parametrize(
