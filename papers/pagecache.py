@@ -17,6 +17,10 @@ answer is kept under the reader's own version (`reader:<id>`, moved by
 So is the reader's user (accounts.backends.read_ahead): a signed-in request
 reads the cache twice, its session and then the page with all it needs.
 
+Visitors. A page filled for a visitor without a message is the same for every
+such visitor: each process keeps that copy (VisitorCopy) while its versions
+stand, for a minute at most, and a visitor's hit reads only the versions.
+
 Failure. A cache error is a miss: the page renders uncached and answers. A
 version the cache missed while it was down is bounded by PAGE_TIMEOUT.
 
@@ -28,6 +32,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +43,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import lz4.frame
+from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.http import HttpResponse
@@ -91,8 +99,10 @@ class Rendered:
     reader_state: ReaderState | None = None
     # Its PageValues' HTML, for their slots (not stored with it).
     values: dict[str, str] = field(default_factory=dict)
-    # Its cache key, when it came from or went to the cache (not stored with it).
+    # Its cache key and, when filled for a visitor without a message, whether
+    # that copy is kept in the process (VisitorCopy; not stored with it).
     key: str = ""
+    for_visitors: bool = False
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -146,6 +156,9 @@ def cached_page(
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
     # Who the session says signed in: their user is read with the page.
     signed_in_as, user_keys = _session_user(request)
+    # A plain visitor's copy, while its versions stand, needs no page read.
+    plain_visitor = _plain_visitor(request, signed_in_as)
+    copy = _visitor_copy(key) if plain_visitor else None
     # Read with the page: what its slots need (papers.slots).
     small = [HARVEST_KEY]
     reader_scopes = []
@@ -158,7 +171,7 @@ def cached_page(
     value_scopes = {value.scope for value in values.values()} - set(scopes)
     found = get_many(
         [
-            key,
+            *([] if copy else [key]),
             *small,
             *user_keys,
             *(version_key(s) for s in [*scopes, *reader_scopes, *value_scopes]),
@@ -175,6 +188,10 @@ def cached_page(
         # The reader's own version is not the page's: a save renders nothing.
         own = (versions.pop(reader_key(reader)), versions[EVERYTHING])
         state = ReaderState(ReaderState.key_for(key, reader), own, prefetched)
+    if copy is not None:
+        if copy.current(versions, shown, prefetched):
+            return HttpResponse(copy.content)
+        found[key] = get_many([key]).get(key)
     entry = found.get(key)
     if entry is not None and _current(entry[0], versions):
         page = Rendered.unpacked(entry)
@@ -188,10 +205,74 @@ def cached_page(
         if deps.known:
             set_many({key: page.packed()}, PAGE_TIMEOUT)
     page.key = key
+    # A render of unknown versions (the cache down) is not kept as a copy: a
+    # change meanwhile would go unseen.
+    page.for_visitors = plain_visitor and all(
+        version is not None for version in page.deps.values()
+    )
     page.prefetched = prefetched
     page.reader_state = state
     page.values = shown
     return page
+
+
+# VISITORS' COPIES
+# ------------------------------------------------------------------------------
+# A page filled for a visitor without a message is the same for every such
+# visitor (log-in links, no state, no token): each process keeps the filled
+# copy of each render of each address a minute (its "last harvest" age moves),
+# so a visitor's hit reads only the versions and fills nothing.
+VISITOR_COPY_SECONDS = 60
+VISITOR_COPIES_KEPT = 64
+
+
+@dataclass(frozen=True)
+class VisitorCopy:
+    deps: dict[str, int | None]
+    values: dict[str, str]
+    prefetched: dict[str, Any]
+    made: float
+    content: bytes
+
+    def current(
+        self,
+        versions: dict[str, int | None],
+        values: dict[str, str],
+        prefetched: dict[str, Any],
+    ) -> bool:
+        return (
+            time.monotonic() - self.made < VISITOR_COPY_SECONDS
+            and values == self.values
+            and prefetched == self.prefetched
+            and _current(self.deps, versions)
+        )
+
+
+visitor_copies: OrderedDict[str, VisitorCopy] = OrderedDict()
+_copies_lock = threading.Lock()
+
+
+def keep_visitor_copy(page: Rendered, content: bytes) -> bytes:
+    """Keep this filling of a page for visitors (papers.slots); return it."""
+    copy = VisitorCopy(
+        page.deps, page.values, page.prefetched, time.monotonic(), content
+    )
+    with _copies_lock:
+        visitor_copies[page.key] = copy
+        visitor_copies.move_to_end(page.key)
+        while len(visitor_copies) > VISITOR_COPIES_KEPT:
+            visitor_copies.popitem(last=False)
+    return content
+
+
+def _visitor_copy(key: str) -> VisitorCopy | None:
+    with _copies_lock:
+        return visitor_copies.get(key)
+
+
+def _plain_visitor(request: HttpRequest, signed_in_as: Any) -> bool:
+    """No one signed in and no message waiting: the page every visitor gets."""
+    return signed_in_as is None and not len(messages.get_messages(request))
 
 
 def _session_user(request: HttpRequest) -> tuple[Any, list[str]]:

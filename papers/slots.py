@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
-import time
-from collections import OrderedDict
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +52,7 @@ from papers.pagecache import PAGE_TIMEOUT
 from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
 from papers.pagecache import cached_value
+from papers.pagecache import keep_visitor_copy
 from papers.query import last_harvest
 from papers.routes import address
 from papers.routes import author_address
@@ -133,47 +131,9 @@ def page_response(request: HttpRequest, page: Rendered | HttpResponse) -> HttpRe
     """The response for a page from papers.pagecache.cached_page."""
     if isinstance(page, HttpResponse):
         return page
-    # A render of unknown versions (the cache down) is not kept: a change
-    # meanwhile would go unseen.
-    known = all(version is not None for version in page.deps.values())
-    if page.key and known and _plain_visitor(request):
-        return HttpResponse(_visitor_fill(request, page))
+    if page.for_visitors:
+        return HttpResponse(keep_visitor_copy(page, fill(request, page).encode()))
     return HttpResponse(fill(request, page))
-
-
-# A page filled for a visitor is the same for every visitor without messages
-# (no state, no form, no token): it is filled once per process for each render
-# of each address and kept this long, as its "last harvest" age moves.
-VISITOR_FILL_SECONDS = 60
-VISITOR_PAGES_KEPT = 64
-visitor_pages_filled: OrderedDict[tuple, tuple[float, str]] = OrderedDict()
-_visitor_lock = threading.Lock()
-
-
-def _plain_visitor(request: HttpRequest) -> bool:
-    return not request.user.is_authenticated and not len(messages.get_messages(request))
-
-
-def _visitor_fill(request: HttpRequest, page: Rendered) -> str:
-    which = (
-        page.key,
-        tuple(sorted(page.deps.items())),
-        tuple(sorted(page.values.items())),
-        repr(page.prefetched.get(HARVEST_KEY)),
-    )
-    now = time.monotonic()
-    with _visitor_lock:
-        kept = visitor_pages_filled.get(which)
-        if kept is not None and now - kept[0] < VISITOR_FILL_SECONDS:
-            visitor_pages_filled.move_to_end(which)
-            return kept[1]
-    filled = fill(request, page)
-    with _visitor_lock:
-        visitor_pages_filled[which] = (now, filled)
-        visitor_pages_filled.move_to_end(which)
-        while len(visitor_pages_filled) > VISITOR_PAGES_KEPT:
-            visitor_pages_filled.popitem(last=False)
-    return filled
 
 
 def fill(request: HttpRequest, page: Rendered) -> str:

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
-from papers.slots import visitor_pages_filled
+from papers.pagecache import visitor_copies
 from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.clients import token_client
@@ -41,7 +41,7 @@ def empty_cache():
     rolled-back test never commits the change that would have made them stale
     (nor pages filled for visitors, kept in the process)."""
     cache.clear()
-    visitor_pages_filled.clear()
+    visitor_copies.clear()
 
 
 @pytest.fixture

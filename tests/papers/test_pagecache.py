@@ -10,6 +10,7 @@ import pytest
 from django.core.cache.backends.base import BaseCache
 from django.test import Client
 
+from papers import pagecache
 from papers import slots
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -319,11 +320,17 @@ def broken_cache(settings):
 def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
     client, corpus, django_capture_on_commit_callbacks
 ):
+    client.get("/topics/agents/")  # the last harvest's time cached on the way
+    pagecache.visitor_copies.clear()
     with mock.patch("papers.slots.fill", wraps=slots.fill) as filled:
         first = client.get("/topics/agents/").text
-        again = client.get("/topics/agents/").text
+        with mock.patch.object(pagecache, "get_many", wraps=pagecache.get_many) as read:
+            again = client.get("/topics/agents/").text
         assert again == first
         assert filled.call_count == 1  # the second from the process
+        # which read the versions, not the page.
+        [(keys,)] = [call.args for call in read.call_args_list]
+        assert not any(key.startswith("pages:page:") for key in keys)
 
         # A change to the page: its render and its filling anew.
         with django_capture_on_commit_callbacks(execute=True):
@@ -334,10 +341,20 @@ def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
         assert "Agent 10" in client.get("/topics/agents/").text
         assert filled.call_count == 2
 
-        # Past VISITOR_FILL_SECONDS (its "last harvest" age moves): filled again.
-        with mock.patch.object(slots, "VISITOR_FILL_SECONDS", 0):
+        # Past VISITOR_COPY_SECONDS (its "last harvest" age moves): filled again.
+        with mock.patch.object(pagecache, "VISITOR_COPY_SECONDS", 0):
             client.get("/topics/agents/")
         assert filled.call_count == 3
+
+
+def test_no_copy_is_kept_of_a_page_rendered_while_the_cache_is_down(
+    client, corpus, broken_cache
+):
+    with mock.patch("papers.slots.fill", wraps=slots.fill) as filled:
+        client.get("/topics/agents/")
+        client.get("/topics/agents/")
+    assert filled.call_count == 2
+    assert not pagecache.visitor_copies
 
 
 def test_a_visitor_with_a_message_or_a_reader_is_filled_for_themself(
