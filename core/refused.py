@@ -20,6 +20,11 @@ def keep_refused(request: HttpRequest, fields: Sequence[str], error: str) -> Non
     request.session[SESSION_KEY] = {"action": request.path, "values": values}
 
 
+def has_refused(request: HttpRequest) -> bool:
+    """Whether a refused form waits for its page (without taking it)."""
+    return SESSION_KEY in request.session
+
+
 def take_refused(request: HttpRequest) -> tuple[str, dict[str, str]]:
     """The address of the form refused last and its values, once; ("", {})
     if there is none."""

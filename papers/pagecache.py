@@ -17,9 +17,10 @@ answer is kept under the reader's own version (`reader:<id>`, moved by
 So is the reader's user (accounts.backends.read_ahead): a signed-in request
 reads the cache twice, its session and then the page with all it needs.
 
-Visitors. A page filled for a visitor without a message is the same for every
-such visitor: each process keeps that copy (VisitorCopy) while its versions
-stand, for a minute at most, and a visitor's hit reads only the versions.
+Copies. A page filled for a visitor without a message is the same for every
+such visitor, and one filled for a reader the same until they change something:
+each process keeps those copies (FilledCopy) while their versions stand, a
+minute at most, and a hit reads only the versions.
 
 Failure. A cache error is a miss: the page renders uncached and answers. A
 version the cache missed while it was down is bounded by PAGE_TIMEOUT.
@@ -52,6 +53,7 @@ from django.template.loader import get_template
 from accounts.backends import read_ahead
 from accounts.backends import session_user_id
 from accounts.backends import user_key
+from core.refused import has_refused
 from papers.versions import EVERYTHING
 from papers.versions import HARVEST_KEY
 from papers.versions import Dependencies
@@ -99,10 +101,10 @@ class Rendered:
     reader_state: ReaderState | None = None
     # Its PageValues' HTML, for their slots (not stored with it).
     values: dict[str, str] = field(default_factory=dict)
-    # Its cache key and, when filled for a visitor without a message, whether
-    # that copy is kept in the process (VisitorCopy; not stored with it).
-    key: str = ""
-    for_visitors: bool = False
+    # Under what its filling is kept in the process (FilledCopy), if it is;
+    # and for whom: the reader's own versions and staff flag (not stored).
+    copy_key: str = ""
+    filled_for: tuple | None = None
 
     @classmethod
     def of(cls, body: str, deps: dict[str, int | None], meta: dict) -> Rendered:
@@ -146,19 +148,21 @@ def cached_page(
     *,
     variant: str = "",
     values: dict[str, PageValue] | None = None,
-) -> Rendered | HttpResponse:
+) -> Rendered | FilledCopy | HttpResponse:
     """The page at this address (and `variant`) as rendered for everyone: from
     the cache while none of the versions it was rendered from moved, else from
     `render(deps)`, which returns (body, meta), or a response not to cache; with
-    its `values` (PageValue), read in the same round trip."""
+    its `values` (PageValue), read in the same round trip. Or this visitor's or
+    reader's copy of it, filled before, while it stands."""
     scopes = [EVERYTHING, *scopes]
     address = f"{variant}|{request.get_full_path()}"
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
     # Who the session says signed in: their user is read with the page.
     signed_in_as, user_keys = _session_user(request)
-    # A plain visitor's copy, while its versions stand, needs no page read.
-    plain_visitor = _plain_visitor(request, signed_in_as)
-    copy = _visitor_copy(key) if plain_visitor else None
+    # A copy filled for this visitor or reader, while its versions stand,
+    # needs no page read (FilledCopy).
+    copy_key = f"{key}|{signed_in_as or ''}" if _nothing_once(request) else ""
+    copy = _filled_copy(copy_key)
     # Read with the page: what its slots need (papers.slots).
     small = [HARVEST_KEY]
     reader_scopes = []
@@ -184,13 +188,15 @@ def cached_page(
     versions = current_versions(scopes, found)
     shown = _page_values(values, found, versions)
     state = None
+    filled_for = None
     if reader is not None:
         # The reader's own version is not the page's: a save renders nothing.
         own = (versions.pop(reader_key(reader)), versions[EVERYTHING])
         state = ReaderState(ReaderState.key_for(key, reader), own, prefetched)
+        filled_for = (own, request.user.is_staff)
     if copy is not None:
-        if copy.current(versions, shown, prefetched):
-            return HttpResponse(copy.content)
+        if copy.current(versions, shown, prefetched.get(HARVEST_KEY), filled_for):
+            return copy
         found[key] = get_many([key]).get(key)
     entry = found.get(key)
     if entry is not None and _current(entry[0], versions):
@@ -204,33 +210,38 @@ def cached_page(
         page = Rendered.of(body, deps.versions, meta)
         if deps.known:
             set_many({key: page.packed()}, PAGE_TIMEOUT)
-    page.key = key
     # A render of unknown versions (the cache down) is not kept as a copy: a
-    # change meanwhile would go unseen.
-    page.for_visitors = plain_visitor and all(
-        version is not None for version in page.deps.values()
-    )
+    # change meanwhile would go unseen; nor one for a session whose user is gone.
+    known = all(version is not None for version in page.deps.values())
+    if known and (reader is not None) == (signed_in_as is not None):
+        page.copy_key, page.filled_for = copy_key, filled_for
     page.prefetched = prefetched
     page.reader_state = state
     page.values = shown
     return page
 
 
-# VISITORS' COPIES
+# FILLED COPIES
 # ------------------------------------------------------------------------------
 # A page filled for a visitor without a message is the same for every such
-# visitor (log-in links, no state, no token): each process keeps the filled
-# copy of each render of each address a minute (its "last harvest" age moves),
-# so a visitor's hit reads only the versions and fills nothing.
-VISITOR_COPY_SECONDS = 60
-VISITOR_COPIES_KEPT = 64
+# visitor (log-in links, no state, no token), and one filled for a reader the
+# same until they change something (their own version) but for the CSRF token,
+# left a stand-in in the copy. Each process keeps the copies last filled, each
+# a minute at most (the "last harvest" age moves): a hit reads the versions, not
+# the page, and fills nothing.
+FILLED_COPY_SECONDS = 60
+FILLED_COPIES_KEPT = 128
 
 
 @dataclass(frozen=True)
-class VisitorCopy:
+class FilledCopy:
+    """A page filled for a plain visitor (`filled_for` None) or for a reader
+    (their own versions and staff flag), and what it was filled from."""
+
     deps: dict[str, int | None]
     values: dict[str, str]
-    prefetched: dict[str, Any]
+    harvest: Any
+    filled_for: tuple | None
     made: float
     content: bytes
 
@@ -238,41 +249,50 @@ class VisitorCopy:
         self,
         versions: dict[str, int | None],
         values: dict[str, str],
-        prefetched: dict[str, Any],
+        harvest: Any,
+        filled_for: tuple | None,
     ) -> bool:
         return (
-            time.monotonic() - self.made < VISITOR_COPY_SECONDS
+            time.monotonic() - self.made < FILLED_COPY_SECONDS
+            and filled_for == self.filled_for
             and values == self.values
-            and prefetched == self.prefetched
+            and harvest == self.harvest
             and _current(self.deps, versions)
         )
 
 
-visitor_copies: OrderedDict[str, VisitorCopy] = OrderedDict()
+filled_copies: OrderedDict[str, FilledCopy] = OrderedDict()
 _copies_lock = threading.Lock()
 
 
-def keep_visitor_copy(page: Rendered, content: bytes) -> bytes:
-    """Keep this filling of a page for visitors (papers.slots); return it."""
-    copy = VisitorCopy(
-        page.deps, page.values, page.prefetched, time.monotonic(), content
+def keep_filled_copy(page: Rendered, content: bytes) -> None:
+    """Keep this filling of a page (papers.slots) for its next request."""
+    copy = FilledCopy(
+        page.deps,
+        page.values,
+        page.prefetched.get(HARVEST_KEY),
+        page.filled_for,
+        time.monotonic(),
+        content,
     )
     with _copies_lock:
-        visitor_copies[page.key] = copy
-        visitor_copies.move_to_end(page.key)
-        while len(visitor_copies) > VISITOR_COPIES_KEPT:
-            visitor_copies.popitem(last=False)
-    return content
+        filled_copies[page.copy_key] = copy
+        filled_copies.move_to_end(page.copy_key)
+        while len(filled_copies) > FILLED_COPIES_KEPT:
+            filled_copies.popitem(last=False)
 
 
-def _visitor_copy(key: str) -> VisitorCopy | None:
+def _filled_copy(copy_key: str) -> FilledCopy | None:
+    if not copy_key:
+        return None
     with _copies_lock:
-        return visitor_copies.get(key)
+        return filled_copies.get(copy_key)
 
 
-def _plain_visitor(request: HttpRequest, signed_in_as: Any) -> bool:
-    """No one signed in and no message waiting: the page every visitor gets."""
-    return signed_in_as is None and not len(messages.get_messages(request))
+def _nothing_once(request: HttpRequest) -> bool:
+    """No message nor refused form waits to be shown once: a copy would keep
+    it, or a hit not show it."""
+    return not len(messages.get_messages(request)) and not has_refused(request)
 
 
 def _session_user(request: HttpRequest) -> tuple[Any, list[str]]:

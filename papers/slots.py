@@ -49,10 +49,11 @@ from papers.models import Rating
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import PAGE_TIMEOUT
+from papers.pagecache import FilledCopy
 from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
 from papers.pagecache import cached_value
-from papers.pagecache import keep_visitor_copy
+from papers.pagecache import keep_filled_copy
 from papers.query import last_harvest
 from papers.routes import address
 from papers.routes import author_address
@@ -109,6 +110,7 @@ class Reader:
     meta: dict
     prefetched: dict
     values: dict[str, str]
+    token: str | None = None
 
     @cached_property
     def user(self) -> User:
@@ -120,24 +122,38 @@ class Reader:
 
     @cached_property
     def csrf(self) -> str:
-        return get_token(self.request)
+        return self.token or get_token(self.request)
 
     @cached_property
     def next(self) -> str:
         return escape(self.request.get_full_path())
 
 
-def page_response(request: HttpRequest, page: Rendered | HttpResponse) -> HttpResponse:
+def page_response(
+    request: HttpRequest, page: Rendered | FilledCopy | HttpResponse
+) -> HttpResponse:
     """The response for a page from papers.pagecache.cached_page."""
     if isinstance(page, HttpResponse):
         return page
-    if page.for_visitors:
-        return HttpResponse(keep_visitor_copy(page, fill(request, page).encode()))
+    if isinstance(page, FilledCopy):
+        return HttpResponse(_with_token(request, page.content))
+    if page.copy_key:
+        # Kept with the token a stand-in: each response gets its own.
+        content = fill(request, page, token=CSRF).encode()
+        keep_filled_copy(page, content)
+        return HttpResponse(_with_token(request, content))
     return HttpResponse(fill(request, page))
 
 
-def fill(request: HttpRequest, page: Rendered) -> str:
-    """The page for this request: every slot filled with the reader's own."""
+def _with_token(request: HttpRequest, content: bytes) -> bytes:
+    if CSRF.encode() not in content:
+        return content
+    return content.replace(CSRF.encode(), get_token(request).encode())
+
+
+def fill(request: HttpRequest, page: Rendered, token: str | None = None) -> str:
+    """The page for this request: every slot filled with the reader's own (its
+    forms with this CSRF `token`, or the request's)."""
     wanted: dict[str, set[str]] = defaultdict(set)
     for _, _, kind, args in page.slots:
         if kind in STATE_OF:
@@ -145,7 +161,7 @@ def fill(request: HttpRequest, page: Rendered) -> str:
             wanted[STATE_OF[kind]].add(" ".join(key))
     if not page.meta.get("seen"):
         wanted.pop("seen", None)  # only the feed marks what it showed before
-    reader = Reader(request, {}, page.meta, page.prefetched, page.values)
+    reader = Reader(request, {}, page.meta, page.prefetched, page.values, token)
     if reader.signed_in:
         reader.state = _cached_state(reader.user, wanted, page.reader_state)
     out, position = [], 0

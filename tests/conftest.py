@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
-from papers.pagecache import visitor_copies
+from papers.pagecache import filled_copies
 from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.clients import token_client
@@ -39,9 +39,9 @@ pytest_plugins = ["tests.fakearxiv"]
 def empty_cache():
     """Each test starts with no cached pages and no rate-limit counters: a
     rolled-back test never commits the change that would have made them stale
-    (nor pages filled for visitors, kept in the process)."""
+    (nor pages filled, kept in the process)."""
     cache.clear()
-    visitor_copies.clear()
+    filled_copies.clear()
 
 
 @pytest.fixture
