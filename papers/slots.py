@@ -40,6 +40,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
+from django.utils.text import Truncator
 
 from accounts.models import User
 from accounts.requests import signed_in
@@ -330,15 +331,14 @@ def _harvest(reader: Reader) -> str:
 def _save_search(reader: Reader, query: str) -> str:
     """The search page's "Save this search": the form, or the login link; the
     form open with what was typed when saving it was refused."""
-    typed: dict[str, str] = {}
+    values = {"name": Truncator(query).chars(80), "query": query, "syntax": "search"}
     if reader.signed_in:
         refused_at, typed = take_refused(reader.request)
-        if refused_at != reverse("saved_search_create"):
-            typed = {}
+        if refused_at == reverse("saved_search_create"):
+            values = typed
     context = {
         "signed_in": reader.signed_in,
-        "query": query,
-        "typed": typed,
+        "values": values,
         "next": reader.request.get_full_path(),
         "csrf_token": reader.csrf if reader.signed_in else "",
     }

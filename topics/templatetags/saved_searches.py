@@ -24,18 +24,20 @@ def saved_searches_settings(context: template.Context) -> dict[str, Any]:
         .annotate(match_count=Count("matches"))
         .order_by("created_at", "pk")
     )
-    # A refused edit or new search comes back open, holding what was typed.
+    # A refused edit or new search comes back open (its values hold the
+    # error), holding what was typed.
     refused_at, typed = take_refused(context["request"])
     forms = []
     for search in searches:
         refused = refused_at == reverse("saved_search_update", args=[search.pk])
         values = {field: getattr(search, field) for field in FIELDS}
-        forms.append({"values": typed if refused else values, "open": refused})
+        forms.append(
+            {"values": typed if refused else values, "prefix": f"search-{search.pk}"}
+        )
     refused = refused_at == reverse("saved_search_create")
     return {
         "csrf_token": context.get("csrf_token"),
         "searches": list(zip(searches, forms, strict=True)),
         "new_form": typed if refused else {},
         "limit": search_limit(),
-        "syntaxes": SavedSearch.Syntax.choices,
     }
