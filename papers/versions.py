@@ -1,9 +1,10 @@
 """What pages show, by version: each part has a version in the cache, and
 every change moves the versions of what it changed, nothing else.
 
-Each topic has one (`topic:<slug>`: its page, papers, momentum, related topics),
-and so do its follower count (`followers:<slug>`) and which papers it holds
-(`members:<slug>`, what a paper page's related papers read); each paper
+Each topic has one (`topic:<slug>`: its page, papers, momentum), and so do its
+follower count (`followers:<slug>`), its related topics (`related:<slug>`) and
+which papers it holds (`members:<slug>`, what a paper page's related papers
+read); each paper
 (`paper:<arxiv id>`: its page and its rows) and its similar papers
 (`similar:<arxiv id>`, moved by `similar_changed`); each reader's own state
 (`reader:<id>`, see papers.slots); and the lists that span many:
@@ -66,6 +67,13 @@ def paper_key(arxiv_id: str) -> str:
     return f"paper:{arxiv_id}"
 
 
+def related_key(slug: str) -> str:
+    """Which topics a topic's page shows as related (curated, and sharing papers
+    as the momentum refresh counted them): moved apart from the topic, so an
+    edit of its text does not look them up again."""
+    return f"related:{slug}"
+
+
 def followers_key(slug: str) -> str:
     """A topic's follower count, which only its own page shows."""
     return f"followers:{slug}"
@@ -97,13 +105,15 @@ def content_changed(
     papers: Iterable[int] = (),
     lists: Iterable[str] = (),
     followers: Iterable[Any] = (),
+    related: Iterable[Any] = (),
 ) -> None:
     """Move on, once the current transaction commits, the versions of these
-    topics (Topic or slug), papers (ids), lists and topics' follower counts;
-    with no argument, of everything. Papers also move the topics they are in
-    now and at commit."""
+    topics (Topic or slug), papers (ids), lists, topics' follower counts and
+    topics' related topics; with no argument, of everything. Papers also move
+    the topics they are in now and at commit."""
     scopes = {topic_key(getattr(topic, "slug", topic)) for topic in topics}
     scopes |= {followers_key(getattr(topic, "slug", topic)) for topic in followers}
+    scopes |= {related_key(getattr(topic, "slug", topic)) for topic in related}
     named = set(lists)
     assert named <= LISTS, f"unknown lists: {named - LISTS}"
     scopes |= named

@@ -7,8 +7,14 @@ class TopicsConfig(AppConfig):
     name = "topics"
 
     def ready(self) -> None:
+        from django.db.models.signals import m2m_changed
+
         from papers.slots import FILLERS
         from topics.awaiting import awaiting_slot
+        from topics.models import Topic
+        from topics.models.topic import related_changed
+
+        m2m_changed.connect(related_changed, sender=Topic.related.through)
 
         # Topic pages are rendered once for everyone (papers.pagecache): staff's
         # "N awaiting review" is a slot, filled for each request.

@@ -266,8 +266,9 @@ FIGURES = ("as_of", "weekly", "corpus_weekly", "complete", "trend_score")
 @transaction.atomic
 def refresh_momentum() -> int:
     """Recompute and store every topic's momentum and the papers each pair of
-    topics shares; idempotent. Moves on the pages of the topics whose figures or
-    relations changed (and trending, if any figures did). Returns topics stored."""
+    topics shares; idempotent. Moves on the pages of the topics whose figures
+    changed (and trending, if any did) and the related topics of those whose
+    shared counts changed. Returns topics stored."""
     figures = compute_all()
     now = timezone.now()
     rows = [
@@ -299,9 +300,13 @@ def refresh_momentum() -> int:
     )
     related = refresh_relations()
     if moved or related:
-        slugs = Topic.objects.filter(pk__in=moved | related).values_list("slug")
+        slug_of = dict(
+            Topic.objects.filter(pk__in=moved | related).values_list("pk", "slug")
+        )
         content_changed(
-            topics=[slug for (slug,) in slugs], lists=[TRENDING] if moved else []
+            topics=[slug_of[pk] for pk in moved if pk in slug_of],
+            related=[slug_of[pk] for pk in related if pk in slug_of],
+            lists=[TRENDING] if moved else [],
         )
     return len(rows)
 

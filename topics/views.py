@@ -45,6 +45,7 @@ from papers.versions import TRENDING
 from papers.versions import Dependencies
 from papers.versions import followers_key
 from papers.versions import members_key
+from papers.versions import related_key
 from papers.versions import topic_key
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
@@ -293,7 +294,10 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ),
     )
     page = cached_page(
-        request, [topic_key(slug), NAMES], render, values={"followers": followers}
+        request,
+        [topic_key(slug), related_key(slug), NAMES],
+        render,
+        values={"followers": followers},
     )
     return page_response(request, page)
 
@@ -302,15 +306,16 @@ def _topic_blocks(
     request: HttpRequest, topic: Topic, week: date | None, papers: QuerySet[Paper]
 ) -> dict[str, SafeString]:
     """The parts of a topic page cached apart from it, read in one round trip:
-    a follow or a new paper renders the page anew, not these. Its momentum moves
-    with the momentum refresh (`trending`), related topics with the topic, and
-    how many papers it holds (that week) with its papers only: an edit of its
-    text counts nothing again (names move when a topic goes, so a topic made
-    anew under its slug does not read the old count)."""
+    a follow, a new paper or an edit of its text renders the page anew, not
+    these. Its momentum moves with the momentum refresh (`trending`), related
+    topics with its curated relations and the refresh's shared counts
+    (`related:<slug>`), and how many papers it holds (that week) with its
+    papers only (names move when a topic goes, so a topic made anew under its
+    slug does not read the old count)."""
     slug = topic.slug
     parts = {
         "momentum": (f"topic-momentum:{slug}", (TRENDING,)),
-        "related": (f"topic-related:{slug}", (topic_key(slug), NAMES)),
+        "related": (f"topic-related:{slug}", (related_key(slug), NAMES)),
         "count": (
             f"topic-count:{slug}:{week or ''}",
             (members_key(slug), NAMES),

@@ -194,6 +194,51 @@ def test_an_edit_of_a_topics_text_renders_its_page_without_counting_again(
     assert "Agents that act." in page
     assert '<span class="count">6</span>' in page
     assert not [q for q in queries if "COUNT(" in q["sql"]]
+    # Nor looks its related topics up again: they did not change.
+    assert "Robots" in page
+    assert not [q for q in queries if "topics_topicrelation" in q["sql"]]
+
+
+def related_block(client: Client, address: str) -> str:
+    """The topic page's aside, up to its link to all topics."""
+    page = client.get(address).text
+    return page.split('id="paper-panel"')[1].split("All topics")[0]
+
+
+@pytest.mark.parametrize("side", ["forward", "reverse"])
+def test_a_curated_relation_shows_on_the_cached_topic_page(
+    client, corpus, side, django_capture_on_commit_callbacks
+):
+    tools = make_topic("Tool Use", rule="ti:nothing-matches", slug="tools")
+    assert "Tool Use" not in related_block(client, "/topics/robots/")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if side == "forward":
+            corpus["robots"].related.add(tools)
+        else:
+            tools.topic_set.add(corpus["robots"])
+    assert "Tool Use" in related_block(client, "/topics/robots/")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if side == "forward":
+            corpus["robots"].related.clear()
+        else:
+            tools.topic_set.clear()
+    assert "Tool Use" not in related_block(client, "/topics/robots/")
+
+
+def test_papers_topics_come_to_share_show_on_the_cached_topic_page(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    make_topic("Grippers", rule="ti:gripper", slug="grippers")
+    assert "Grippers" not in related_block(client, "/topics/robots/")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00100", title="A robot gripper")]
+        tag_papers(upsert_records(records).changed_ids)
+        refresh_momentum()
+
+    assert "Grippers" in related_block(client, "/topics/robots/")
 
 
 def test_a_topic_made_anew_under_a_slug_does_not_read_the_old_count(

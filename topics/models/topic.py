@@ -157,6 +157,25 @@ class Topic(models.Model):
         return entries
 
 
+def related_changed(
+    instance: Topic, action: str, reverse: bool, pk_set: set[int] | None, **kwargs: Any
+) -> None:
+    """m2m_changed of Topic.related, whoever writes it (admin, the API, seeding):
+    the topics whose curated related topics changed show them anew."""
+    if action not in ("post_add", "post_remove", "pre_clear"):
+        return
+    if not reverse:
+        slugs = [instance.slug]
+    elif action == "pre_clear":
+        slugs = list(
+            Topic.objects.filter(related=instance).values_list("slug", flat=True)
+        )
+    else:
+        slugs = list(Topic.objects.filter(pk__in=pk_set).values_list("slug", flat=True))
+    if slugs:
+        content_changed(related=slugs)
+
+
 class TopicAlias(models.Model):
     """A former address of a topic (the slug of a topic merged into it): its pages
     and feed redirect there, so links and feed subscriptions keep working."""
