@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import resource
 import statistics
 import sys
 import tempfile
+import time
 import urllib.parse
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -355,6 +357,11 @@ def worker_jobs(slug: str) -> dict[str, float]:
     from topics.tagging import IngestTagger
     from topics.tagging import retag_topics
 
+    seeds = [entry["slug"] for entry in json.loads(pages_fill.SEED_TOPICS.read_text())]
+    previews = [
+        preview_cpu_seconds(seed)
+        for seed in Topic.objects.filter(slug__in=seeds).prefetch_related("categories")
+    ]
     topic = Topic.objects.prefetch_related("categories").get(slug=slug)
     with Timer() as preview:
         preview_rule(topic.rule, topic=topic)
@@ -377,11 +384,34 @@ def worker_jobs(slug: str) -> dict[str, float]:
     content_changed()
     return {
         "preview_s": preview.seconds,
+        "preview_cpu_s": statistics.median(previews),
+        "preview_cpu_max_s": max(previews),
         "retag_s": retag.seconds,
         "momentum_s": momentum.seconds,
         "ingest_s": ingest.seconds,
         "worker_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def preview_cpu_seconds(topic) -> float:
+    """The CPU a rule preview of this topic's rule costs: this process's and
+    its PostgreSQL backend's (on this machine, read from /proc)."""
+    from topics.preview import preview_rule
+
+    cpu, database = time.process_time(), backend_cpu_seconds()
+    preview_rule(topic.rule, topic=topic)
+    return time.process_time() - cpu + backend_cpu_seconds() - database
+
+
+def backend_cpu_seconds() -> float:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    # /proc/<pid>/stat: utime and stime are the 14th and 15th fields.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def database_bytes() -> int:
