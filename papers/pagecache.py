@@ -243,7 +243,8 @@ class FilledCopy:
     harvest: Any
     filled_for: tuple | None
     made: float
-    content: bytes
+    # The filled page split where the CSRF token goes (one piece: no form).
+    pieces: tuple[bytes, ...]
 
     def current(
         self,
@@ -265,7 +266,7 @@ filled_copies: OrderedDict[str, FilledCopy] = OrderedDict()
 _copies_lock = threading.Lock()
 
 
-def keep_filled_copy(page: Rendered, content: bytes) -> None:
+def keep_filled_copy(page: Rendered, pieces: tuple[bytes, ...]) -> None:
     """Keep this filling of a page (papers.slots) for its next request."""
     copy = FilledCopy(
         page.deps,
@@ -273,7 +274,7 @@ def keep_filled_copy(page: Rendered, content: bytes) -> None:
         page.prefetched.get(HARVEST_KEY),
         page.filled_for,
         time.monotonic(),
-        content,
+        pieces,
     )
     with _copies_lock:
         filled_copies[page.copy_key] = copy
