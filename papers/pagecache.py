@@ -148,13 +148,20 @@ def cached_page(
     *,
     variant: str = "",
     values: dict[str, PageValue] | None = None,
-) -> Rendered | FilledCopy | HttpResponse:
+    assumes: dict[str, int | None] | None = None,
+) -> Rendered | FilledCopy | HttpResponse | None:
     """The page at this address (and `variant`) as rendered for everyone: from
     the cache while none of the versions it was rendered from moved, else from
     `render(deps)`, which returns (body, meta), or a response not to cache; with
     its `values` (PageValue), read in the same round trip. Or this visitor's or
-    reader's copy of it, filled before, while it stands."""
+    reader's copy of it, filled before, while it stands.
+
+    `assumes`: versions the caller's own inputs were read under (the variant
+    was made from them), checked in the same round trip: None when any moved
+    (or the reader's session no longer signs them in), and nothing is read
+    further or rendered."""
     scopes = [EVERYTHING, *scopes]
+    assumes = assumes or {}
     address = f"{variant}|{request.get_full_path()}"
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
     # Who the session says signed in: their user is read with the page.
@@ -179,12 +186,18 @@ def cached_page(
             *small,
             *user_keys,
             *(version_key(s) for s in [*scopes, *reader_scopes, *value_scopes]),
+            *(version_key(s) for s in assumes),
         ]
     )
     reader = _reader(request, signed_in_as, found)
     if reader is not None:
         scopes.append(reader_key(reader))
     prefetched = {name: found[name] for name in small if name in found}
+    if assumes and (
+        reader is None
+        or any(found.get(version_key(s)) != version for s, version in assumes.items())
+    ):
+        return None
     versions = current_versions(scopes, found)
     shown = _page_values(values, found, versions)
     state = None
@@ -405,6 +418,17 @@ def cached_fragments(
     from the cache while those versions stand, else rendered (those missing,
     together) by `render`. With `reader_of`, that request's user is read in
     the same round trip (see cached_page)."""
+    return fragments_and_versions(items, render, reader_of=reader_of)[0]
+
+
+def fragments_and_versions(
+    items: dict[str, tuple[str, ...]],
+    render: Callable[[list[str]], dict[str, Any]],
+    *,
+    reader_of: HttpRequest | None = None,
+) -> tuple[dict[str, Any], dict[str, int | None]]:
+    """cached_fragments' values, and the versions they stand for (EVERYTHING's
+    and their scopes')."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
     keys = {item: f"pages:fragment:{item}" for item in items}
     signed_in_as, user_keys = (
@@ -438,7 +462,7 @@ def cached_fragments(
             },
             FRAGMENT_TIMEOUT,
         )
-    return html
+    return html, versions
 
 
 # THE LAST HARVEST

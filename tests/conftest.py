@@ -30,6 +30,7 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Topic
 from topics.momentum import refresh_momentum
+from topics.reader_feed import _kept as kept_followings
 from topics.tagging import tag_papers
 
 pytest_plugins = ["tests.fakearxiv"]
@@ -39,9 +40,10 @@ pytest_plugins = ["tests.fakearxiv"]
 def empty_cache():
     """Each test starts with no cached pages and no rate-limit counters: a
     rolled-back test never commits the change that would have made them stale
-    (nor pages filled, kept in the process)."""
+    (nor pages filled or what readers follow, kept in the process)."""
     cache.clear()
     filled_copies.clear()
+    kept_followings.clear()
 
 
 @pytest.fixture

@@ -360,11 +360,34 @@ def test_a_feed_shown_again_within_the_hour_costs_no_query(
     reader.get("/")  # the reader's state moved with that record: asked once
 
     # What the page last recorded is read with the page: no query, no write,
-    # and the cache in three round trips (the session; the follows with the
-    # reader's user; the page).
+    # and the cache in two round trips (the session; the page with the
+    # reader's user and the versions of what they follow, as this process
+    # last read it).
     with django_assert_num_queries(0), cache_round_trips() as trips:
         reader.get("/")
-    assert len(trips) == 3
+    assert len(trips) == 2
+
+
+def test_what_a_reader_follows_kept_by_a_process_is_read_anew_once_it_changes(
+    reader, alice, topic, django_capture_on_commit_callbacks
+):
+    robots = make_topic("Robot Learning", rule="ti:robot", slug="robots")
+    tag_papers(
+        upsert_records([paper_record("2606.00200", title="A robot")]).changed_ids
+    )
+    Follow.objects.create(user=alice, topic=topic)
+    assert "A robot" not in reader.get("/").text  # what they follow, kept
+
+    # Followed in another process (a follow moves the reader's version).
+    with django_capture_on_commit_callbacks(execute=True):
+        set_following(alice, robots, True)
+    assert "A robot" in reader.get("/").text
+
+    # A followed topic renamed moves topics' names.
+    with django_capture_on_commit_callbacks(execute=True):
+        topic.name = "Agents, renamed"
+        topic.save()
+    assert "Agents, renamed" in reader.get("/").text
 
 
 def test_a_reader_signed_out_elsewhere_gets_the_visitors_home(alice, topic):

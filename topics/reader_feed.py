@@ -5,6 +5,8 @@ feed and the private Atom feed (topics.feeds) read it."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from django.http import HttpRequest
 from papers.authors import followed_authors
 from papers.models import Authorship
 from papers.models import Paper
-from papers.pagecache import cached_fragments
+from papers.pagecache import fragments_and_versions
 from papers.versions import NAMES
 from papers.versions import SEARCH
 from papers.versions import reader_key
@@ -86,13 +88,35 @@ def cached_following(
     """What the reader follows, cached until they follow or unfollow, change a
     saved search or its matches change, their model is trained, or a topic is
     renamed or deactivated. With `reader_of`, that request's user is read in
-    the same round trip."""
+    the same round trip. This process keeps it too (`kept_following`)."""
     key = f"following:{user_id}"
-    return cached_fragments(
+    found, versions = fragments_and_versions(
         {key: (reader_key(user_id), NAMES)},
         lambda missing: {key: following(user_id)},
         reader_of=reader_of,
-    )[key]
+    )
+    if None not in versions.values():
+        with _kept_lock:
+            _kept[user_id] = (found[key], versions)
+            _kept.move_to_end(user_id)
+            while len(_kept) > KEPT_FOLLOWINGS:
+                _kept.popitem(last=False)
+    return found[key]
+
+
+# Each web process keeps what the readers it served last follow, with the
+# versions it was read under: the home feed checks those in its page's round
+# trip (cached_page's `assumes`) instead of reading it first in one of its own.
+KEPT_FOLLOWINGS = 1024
+_kept: OrderedDict[Any, tuple[Following, dict[str, int | None]]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def kept_following(user_id: Any) -> tuple[Following, dict[str, int | None]] | None:
+    """What this process last read the reader follows, and the versions it
+    stands for (valid only while they do), if it read it."""
+    with _kept_lock:
+        return _kept.get(user_id)
 
 
 def feed_scopes(followed: Following) -> list[str]:

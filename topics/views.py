@@ -28,6 +28,7 @@ from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.library import record_shown
 from papers.models import Paper
+from papers.pagecache import FilledCopy
 from papers.pagecache import PageValue
 from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
@@ -68,6 +69,7 @@ from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
+from topics.reader_feed import kept_following
 from topics.recommend import reasons
 from topics.recommend import recommended
 
@@ -118,32 +120,49 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     reader who follows the same ones; those the feed showed this reader on an
     earlier visit are marked seen. None when the session no longer signs them
     in."""
-    # The user is read with what they follow.
-    followed = cached_following(user_id, reader_of=request)
-    if not request.user.is_authenticated:
-        return None
-    user = request.user
-    if _for_you_order(request, followed):
-        page = cached_page(
-            request,
-            [TRENDING, LATEST, NAMES],
-            lambda deps: _for_you_feed(request, user.pk, followed),
-            variant=f"foryou:{user.pk}",
-        )
-    else:
-        # Readers with a model see the order switch: their render is apart.
-        switch = "|for-you" if followed.for_you else ""
-        page = cached_page(
-            request,
-            [TRENDING, *feed_scopes(followed)],
-            lambda deps: _feed(request, followed),
-            variant="feed:" + followed.variant + switch,
-        )
+    # What they follow as this process last read it, checked with the page;
+    # else read first, with the user.
+    page = None
+    if kept := kept_following(user_id):
+        followed, read_under = kept
+        page = _feed_page(request, user_id, followed, assumes=read_under)
+    if page is None:
+        followed = cached_following(user_id, reader_of=request)
+        if not request.user.is_authenticated:
+            return None
+        page = _feed_page(request, user_id, followed)
     # Filled (with `seen` as it was) before this visit is recorded.
     response = page_response(request, page)
     if isinstance(page, Rendered) and page.reader_state is not None:
-        record_shown(user, page.meta["papers"], page.reader_state)
+        record_shown(request.user, page.meta["papers"], page.reader_state)
     return response
+
+
+def _feed_page(
+    request: HttpRequest,
+    user_id: Any,
+    followed: Following,
+    assumes: dict[str, int | None] | None = None,
+) -> Rendered | FilledCopy | HttpResponse | None:
+    """The reader's feed page from what they follow (cached_page; None when
+    `assumes` no longer holds)."""
+    if _for_you_order(request, followed):
+        return cached_page(
+            request,
+            [TRENDING, LATEST, NAMES],
+            lambda deps: _for_you_feed(request, user_id, followed),
+            variant=f"foryou:{user_id}",
+            assumes=assumes,
+        )
+    # Readers with a model see the order switch: their render is apart.
+    switch = "|for-you" if followed.for_you else ""
+    return cached_page(
+        request,
+        [TRENDING, *feed_scopes(followed)],
+        lambda deps: _feed(request, followed),
+        variant="feed:" + followed.variant + switch,
+        assumes=assumes,
+    )
 
 
 def _for_you_order(request: HttpRequest, followed: Following) -> bool:
