@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
+from typing import overload
 from urllib.parse import unquote
 
 import lz4.frame
@@ -139,6 +140,30 @@ class PageValue:
     key: str
     scope: str
     compute: Callable[[], str]
+
+
+@overload
+def cached_page(
+    request: HttpRequest,
+    scopes: Iterable[str],
+    render: Render,
+    *,
+    variant: str = "",
+    values: dict[str, PageValue] | None = None,
+    assumes: None = None,
+) -> Rendered | FilledCopy | HttpResponse: ...
+
+
+@overload
+def cached_page(
+    request: HttpRequest,
+    scopes: Iterable[str],
+    render: Render,
+    *,
+    variant: str = "",
+    values: dict[str, PageValue] | None = None,
+    assumes: dict[str, int | None],
+) -> Rendered | FilledCopy | HttpResponse | None: ...
 
 
 def cached_page(

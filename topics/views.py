@@ -125,16 +125,18 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     page = None
     if kept := kept_following(user_id):
         followed, read_under = kept
-        page = _feed_page(request, user_id, followed, assumes=read_under)
+        page = _feed_page(request, user_id, followed, read_under)
     if page is None:
         followed = cached_following(user_id, reader_of=request)
         if not request.user.is_authenticated:
             return None
-        page = _feed_page(request, user_id, followed)
+        # Nothing assumed ({}): always a page.
+        page = _feed_page(request, user_id, followed, {})
+        assert page is not None
     # Filled (with `seen` as it was) before this visit is recorded.
     response = page_response(request, page)
     if isinstance(page, Rendered) and page.reader_state is not None:
-        record_shown(request.user, page.meta["papers"], page.reader_state)
+        record_shown(signed_in(request), page.meta["papers"], page.reader_state)
     return response
 
 
@@ -142,10 +144,10 @@ def _feed_page(
     request: HttpRequest,
     user_id: Any,
     followed: Following,
-    assumes: dict[str, int | None] | None = None,
+    assumes: dict[str, int | None],
 ) -> Rendered | FilledCopy | HttpResponse | None:
     """The reader's feed page from what they follow (cached_page; None when
-    `assumes` no longer holds)."""
+    `assumes`, if any, no longer holds)."""
     if _for_you_order(request, followed):
         return cached_page(
             request,

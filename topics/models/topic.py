@@ -171,7 +171,9 @@ def related_changed(
             Topic.objects.filter(related=instance).values_list("slug", flat=True)
         )
     else:
-        slugs = list(Topic.objects.filter(pk__in=pk_set).values_list("slug", flat=True))
+        slugs = list(
+            Topic.objects.filter(pk__in=pk_set or ()).values_list("slug", flat=True)
+        )
     if slugs:
         content_changed(related=slugs)
 
