@@ -25,6 +25,9 @@ pytestmark = pytest.mark.django_db
 
 # A page rendered anew (its rows too); served from the cache it costs 2 or 3.
 MAX_PAGE_QUERIES = 12
+# A topic's momentum is read apart from it (an edit of its text reads the topic
+# alone): one more.
+MAX_TOPIC_PAGE_QUERIES = MAX_PAGE_QUERIES + 1
 
 
 @pytest.fixture
@@ -113,7 +116,7 @@ def test_topic_list_shows_every_active_topic_with_its_count(visitor, corpus):
 def test_topic_page_lists_its_papers_glossary_and_related_topics(
     visitor, corpus, django_assert_max_num_queries
 ):
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+    with django_assert_max_num_queries(MAX_TOPIC_PAGE_QUERIES):
         response = visitor.get("/topics/rl-for-llm-agents/")
 
     assert response.status_code == 200
@@ -132,7 +135,7 @@ def test_topic_page_says_how_many_follow_it(
     Follow.objects.create(user=bob, topic=corpus["robots"])
     cache.clear()
 
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+    with django_assert_max_num_queries(MAX_TOPIC_PAGE_QUERIES):
         page = client.get("/topics/rl-for-llm-agents/").text
     assert 'data-followers="1">1 follower<' in page
     Follow.objects.create(user=bob, topic=corpus["agents"])
@@ -148,7 +151,7 @@ def test_topic_page_query_count_does_not_grow_with_papers(
     ]
     tag_papers(upsert_records(records).changed_ids)
 
-    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+    with django_assert_max_num_queries(MAX_TOPIC_PAGE_QUERIES):
         response = client.get("/topics/rl-for-llm-agents/?page=2")
 
     assert response.status_code == 200

@@ -34,9 +34,10 @@ from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
 
-# A topic page rendered anew: who, the topic, its papers and rows, its follower
+# A topic page rendered anew: who, the topic, its momentum (read apart: an edit
+# of the topic's text reads the topic alone), its papers and rows, its follower
 # count and the reader's state.
-MAX_PAGE_QUERIES = 11
+MAX_PAGE_QUERIES = 12
 HOSTILE = "<script>alert(1)</script> & {braces} 100% _under_"
 
 

@@ -72,10 +72,10 @@ def topics_by_trend() -> list[Topic]:
 
 
 def get_active_topic(slug: str) -> Topic:
-    """The active topic with this slug (and its momentum), in one query; or 404.
-    Its follower count is a page value of its own (topics.views)."""
-    topics = Topic.objects.filter(is_active=True).select_related("momentum")
-    return get_object_or_404(topics, slug=slug)
+    """The active topic with this slug, or 404. Its momentum, follower count
+    and papers are parts of its page cached apart (topics.views), read only
+    when they change: not joined here."""
+    return get_object_or_404(Topic, slug=slug, is_active=True)
 
 
 def merged_into(slug: str) -> Topic | None:

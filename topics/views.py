@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import date
@@ -284,24 +285,11 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
     def render(deps: Dependencies) -> tuple[str, dict]:
         topic = get_active_topic(slug)
-        papers = topic_papers(topic, week)
-        blocks = _topic_blocks(request, topic, week, papers)
-        page = _page(
-            request,
-            papers.values_list("arxiv_id", flat=True),
-            count=int(blocks.pop("count")),
-        )
         context = {
             "topic": topic,
-            "page": page,
-            "rows": paper_rows(
-                list(page.object_list),
-                topic=topic,
-                prepare=lambda papers: _with_model_score(papers, topic),
-            ),
             "week": week,
             "week_error": week_error,
-            "blocks": blocks,
+            "blocks": _topic_blocks(request, topic, week),
         }
         return render_shared(request, "topics/detail.html", context), {}
 
@@ -324,23 +312,23 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _topic_blocks(
-    request: HttpRequest, topic: Topic, week: date | None, papers: QuerySet[Paper]
+    request: HttpRequest, topic: Topic, week: date | None
 ) -> dict[str, SafeString]:
     """The parts of a topic page cached apart from it, read in one round trip:
     a follow, a new paper or an edit of its text renders the page anew, not
-    these. Its momentum moves with the momentum refresh (`trending`), related
-    topics with its curated relations and the refresh's shared counts
-    (`related:<slug>`), and how many papers it holds (that week) with its
-    papers only (names move when a topic goes, so a topic made anew under its
-    slug does not read the old count)."""
+    all of these. Its momentum moves with the momentum refresh (`trending`),
+    related topics with its curated relations and the refresh's shared counts
+    (`related:<slug>`), and its papers (this page of them, with their count)
+    with which papers it holds (`members:<slug>`, which a change to any of
+    them moves too; names move when a topic goes, so a topic made anew under
+    its slug does not read the old list)."""
     slug = topic.slug
+    # The list's links keep the page's query string: one list per address.
+    address = hashlib.sha256(request.get_full_path().encode()).hexdigest()
     parts = {
         "momentum": (f"topic-momentum:{slug}", (TRENDING,)),
         "related": (f"topic-related:{slug}", (related_key(slug), NAMES)),
-        "count": (
-            f"topic-count:{slug}:{week or ''}",
-            (members_key(slug), NAMES),
-        ),
+        "papers": (f"topic-papers:{address}", (members_key(slug), NAMES)),
     }
     renderers = {
         "momentum": lambda: render_shared(
@@ -351,7 +339,7 @@ def _topic_blocks(
         "related": lambda: render_shared(
             request, "topics/related_block.html", {"related": related_topics(topic)}
         ),
-        "count": lambda: str(papers.count()),
+        "papers": lambda: _topic_papers_block(request, topic, week),
     }
     name_of = {key: name for name, (key, _) in parts.items()}
     found = cached_fragments(
@@ -359,6 +347,18 @@ def _topic_blocks(
         lambda missing: {key: renderers[name_of[key]]() for key in missing},
     )
     return {name: mark_safe(found[key]) for name, (key, _) in parts.items()}
+
+
+def _topic_papers_block(request: HttpRequest, topic: Topic, week: date | None) -> str:
+    """This page of the topic's papers (that week), with their count."""
+    page = _page(request, topic_papers(topic, week).values_list("arxiv_id", flat=True))
+    rows = paper_rows(
+        list(page.object_list),
+        topic=topic,
+        prepare=lambda papers: _with_model_score(papers, topic),
+    )
+    context = {"topic": topic, "week": week, "page": page, "rows": rows}
+    return render_shared(request, "topics/papers_block.html", context)
 
 
 def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
@@ -414,11 +414,8 @@ def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     return redirect(next_url)
 
 
-def _page(request: HttpRequest, papers: QuerySet, count: int | None = None):
-    paginator = Paginator(papers, PAPERS_PER_PAGE)
-    if count is not None:
-        paginator.count = count  # known: not counted again
-    return paginator.get_page(request.GET.get("page"))
+def _page(request: HttpRequest, papers: QuerySet):
+    return Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
 
 
 def _week(request: HttpRequest) -> tuple[date | None, str]:

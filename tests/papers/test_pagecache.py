@@ -193,10 +193,45 @@ def test_an_edit_of_a_topics_text_renders_its_page_without_counting_again(
 
     assert "Agents that act." in page
     assert '<span class="count">6</span>' in page
-    assert not [q for q in queries if "COUNT(" in q["sql"]]
-    # Nor looks its related topics up again: they did not change.
-    assert "Robots" in page
-    assert not [q for q in queries if "topics_topicrelation" in q["sql"]]
+    assert "Agent 5" in page
+    # The topic, read anew; not its papers, their count or related topics.
+    assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == [
+        '"topics_topic"'
+    ]
+
+
+def test_a_change_to_a_listed_paper_shows_on_the_topic_page(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    assert "Agent 5" in client.get("/topics/agents/").text
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00005", 2, title="Agent five, revised")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+
+    page = client.get("/topics/agents/").text
+    assert "Agent five, revised" in page
+    assert "Agent 5<" not in page
+
+
+def test_each_page_of_a_topics_papers_is_its_own(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    from topics import views
+
+    with mock.patch.object(views, "PAPERS_PER_PAGE", 4):
+        first = client.get("/topics/agents/").text
+        second = client.get("/topics/agents/?page=2").text
+        with django_capture_on_commit_callbacks(execute=True):
+            corpus["agents"].description = "Agents that act."
+            corpus["agents"].save()
+        second_again = client.get("/topics/agents/?page=2").text
+
+    assert "Page 1 of 2" in first
+    assert "Page 2 of 2" in second
+    assert "Page 2 of 2" in second_again
+    assert 'href="?page=1"' in second_again
 
 
 def related_block(client: Client, address: str) -> str:
