@@ -135,6 +135,9 @@ class Paper(models.Model):
             models.Index(
                 fields=["-first_announced", "-id"], name="paper_announced_idx"
             ),
+            # What was written since a mark (saved searches, similar papers, the
+            # demo's fingerprint) and the latest write: a range, not a scan.
+            models.Index(fields=["modified_at"], name="paper_modified_idx"),
         ]
 
     def __str__(self) -> str:
