@@ -54,6 +54,10 @@ def marked_words(marked: str | None) -> set[str]:
 
 
 def _is_match(word: str, words: set[str]) -> bool:
+    # Most words are one atom (isalnum: every character is one \w matches),
+    # looked up whole; only the others are split.
+    if word.isalnum():
+        return word.lower() in words
     return any(atom.lower() in words for atom in ATOM.findall(word))
 
 
