@@ -100,8 +100,10 @@ class Rendered:
     prefetched: dict[str, Any] = field(default_factory=dict)
     # The reader's state for its slots, when signed in (not stored with it).
     reader_state: ReaderState | None = None
-    # Its PageValues' HTML, for their slots (not stored with it).
-    values: dict[str, str] = field(default_factory=dict)
+    # Its PageValues' HTML, for their slots, and the versions it stands for
+    # (not stored with it).
+    values: dict[str, ValueHTML] = field(default_factory=dict)
+    value_versions: dict[str, int | None] = field(default_factory=dict)
     # Under what its filling is kept in the process (FilledCopy), if it is;
     # and for whom: the reader's own versions and staff flag (not stored).
     copy_key: str = ""
@@ -128,6 +130,8 @@ class Rendered:
 
 
 Render = Callable[[Dependencies], "tuple[str, dict] | HttpResponse"]
+# A PageValue's HTML, or its parts' by name.
+ValueHTML = str | dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -135,11 +139,12 @@ class PageValue:
     """A small part of a page that changes more often than the rest (a topic's
     follower count): not in its render but in a slot (`value NAME`), cached
     under its own scope's version and read with the page, so that a change to
-    it renders nothing. `compute` returns its HTML."""
+    it renders nothing. `compute` returns its HTML, or that of its parts by
+    name, each in a slot `value NAME PART` (one key for what changes together)."""
 
     key: str
     scope: str
-    compute: Callable[[], str]
+    compute: Callable[[], ValueHTML]
 
 
 @overload
@@ -203,11 +208,13 @@ def cached_page(
         small += [own_key, ReaderState.shown_key_for(own_key)]
         reader_scopes.append(reader_key(signed_in_as))
     values = values or {}
-    small += [value.key for value in values.values()]
+    # A copy is checked by its values' versions: their HTML is read only when
+    # it no longer stands.
+    value_keys = [value.key for value in values.values()]
     value_scopes = {value.scope for value in values.values()} - set(scopes)
     found = get_many(
         [
-            *([] if copy else [key]),
+            *([] if copy else [key, *value_keys]),
             *small,
             *user_keys,
             *(version_key(s) for s in [*scopes, *reader_scopes, *value_scopes]),
@@ -224,7 +231,7 @@ def cached_page(
     ):
         return None
     versions = current_versions(scopes, found)
-    shown = _page_values(values, found, versions)
+    value_versions = _value_versions(values, found, versions)
     state = None
     filled_for = None
     if reader is not None:
@@ -233,9 +240,11 @@ def cached_page(
         state = ReaderState(ReaderState.key_for(key, reader), own, prefetched)
         filled_for = (own, request.user.is_staff)
     if copy is not None:
-        if copy.current(versions, shown, prefetched.get(HARVEST_KEY), filled_for):
+        harvest = prefetched.get(HARVEST_KEY)
+        if copy.current(versions, value_versions, harvest, filled_for):
             return copy
-        found[key] = get_many([key]).get(key)
+        found.update(get_many([key, *value_keys]))
+    shown = _page_values(values, found, value_versions)
     entry = found.get(key)
     if entry is not None and _current(entry[0], versions):
         page = Rendered.unpacked(entry)
@@ -250,12 +259,12 @@ def cached_page(
             set_many({key: page.packed()}, PAGE_TIMEOUT)
     # A render of unknown versions (the cache down) is not kept as a copy: a
     # change meanwhile would go unseen; nor one for a session whose user is gone.
-    known = all(version is not None for version in page.deps.values())
+    known = None not in [*page.deps.values(), *value_versions.values()]
     if known and (reader is not None) == (signed_in_as is not None):
         page.copy_key, page.filled_for = copy_key, filled_for
     page.prefetched = prefetched
     page.reader_state = state
-    page.values = shown
+    page.values, page.value_versions = shown, value_versions
     return page
 
 
@@ -277,7 +286,7 @@ class FilledCopy:
     (their own versions and staff flag), and what it was filled from."""
 
     deps: dict[str, int | None]
-    values: dict[str, str]
+    value_versions: dict[str, int | None]
     harvest: Any
     filled_for: tuple | None
     made: float
@@ -287,14 +296,14 @@ class FilledCopy:
     def current(
         self,
         versions: dict[str, int | None],
-        values: dict[str, str],
+        value_versions: dict[str, int | None],
         harvest: Any,
         filled_for: tuple | None,
     ) -> bool:
         return (
             time.monotonic() - self.made < FILLED_COPY_SECONDS
             and filled_for == self.filled_for
-            and values == self.values
+            and value_versions == self.value_versions
             and harvest == self.harvest
             and _current(self.deps, versions)
         )
@@ -308,7 +317,7 @@ def keep_filled_copy(page: Rendered, pieces: tuple[bytes, ...]) -> None:
     """Keep this filling of a page (papers.slots) for its next request."""
     copy = FilledCopy(
         page.deps,
-        page.values,
+        page.value_versions,
         page.prefetched.get(HARVEST_KEY),
         page.filled_for,
         time.monotonic(),
@@ -351,16 +360,26 @@ def _reader(request: HttpRequest, user_id: Any, found: dict[str, Any]) -> Any:
     return request.user.pk if signed_in else None
 
 
-def _page_values(
+def _value_versions(
     values: dict[str, PageValue], found: dict[str, Any], known: dict[str, int | None]
-) -> dict[str, str]:
-    """Each value's HTML: as found with the page while its version stands, else
-    computed (and stored under that version)."""
+) -> dict[str, int | None]:
+    """The version of each value's scope: among those known, else as found."""
     scopes = {value.scope for value in values.values()} - set(known)
     versions = {**known, **current_versions(scopes, found)}
-    html, fresh = {}, {}
+    return {name: versions[value.scope] for name, value in values.items()}
+
+
+def _page_values(
+    values: dict[str, PageValue],
+    found: dict[str, Any],
+    versions: dict[str, int | None],
+) -> dict[str, ValueHTML]:
+    """Each value's HTML: as found with the page while its version stands, else
+    computed (and stored under that version)."""
+    html: dict[str, ValueHTML] = {}
+    fresh = {}
     for name, value in values.items():
-        version = versions[value.scope]
+        version = versions[name]
         entry = found.get(value.key)
         if entry is not None and entry[0] == version:
             html[name] = entry[1]

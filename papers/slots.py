@@ -53,6 +53,7 @@ from papers.pagecache import PAGE_TIMEOUT
 from papers.pagecache import FilledCopy
 from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
+from papers.pagecache import ValueHTML
 from papers.pagecache import cached_value
 from papers.pagecache import keep_filled_copy
 from papers.query import last_harvest
@@ -110,7 +111,7 @@ class Reader:
     state: dict[str, set[str]]
     meta: dict
     prefetched: dict
-    values: dict[str, str]
+    values: dict[str, ValueHTML]
     token: str | None = None
 
     @cached_property
@@ -347,9 +348,11 @@ def _save_search(reader: Reader, query: str) -> str:
     return render_to_string("partials/save_search.html", context)
 
 
-def _value(reader: Reader, name: str) -> str:
-    """A PageValue's HTML (papers.pagecache), rendered by its page's view."""
-    return reader.values[name]
+def _value(reader: Reader, name: str, part: str | None = None) -> str:
+    """A PageValue's HTML (papers.pagecache), or one of its parts', rendered
+    by its page's view."""
+    html = reader.values[name]
+    return html if isinstance(html, str) else html[str(part)]
 
 
 FILLERS: dict[str, Callable[..., str]] = {

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -280,19 +281,36 @@ def _trending(request: HttpRequest) -> tuple[str, dict]:
     return render_shared(request, "topics/trending.html", context), {}
 
 
+# The parts of a topic page that are the topic's own text (topics/topic_text.html).
+TOPIC_TEXT = ("summary", "intro", "definition", "rule")
+
+
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     week, week_error = _week(request)
+    # Read once, whichever of the page and its values needs it.
+    topic = functools.cache(lambda: get_active_topic(slug))
 
     def render(deps: Dependencies) -> tuple[str, dict]:
-        topic = get_active_topic(slug)
         context = {
-            "topic": topic,
+            "topic": topic(),
             "week": week,
             "week_error": week_error,
-            "blocks": _topic_blocks(request, topic, week),
+            "blocks": _topic_blocks(request, topic(), week),
         }
         return render_shared(request, "topics/detail.html", context), {}
 
+    # An edit of the topic's text moves only its value, which shows it: it
+    # renders no page. Its name and address move `names`, which renders it anew.
+    text = PageValue(
+        f"topic-text:{slug}",
+        topic_key(slug),
+        lambda: {
+            part: render_to_string(
+                "topics/topic_text.html", {"topic": topic(), "part": part}
+            ).strip()
+            for part in TOPIC_TEXT
+        },
+    )
     # A follow moves only the follower count: it renders nothing else.
     followers = PageValue(
         f"topic-followers:{slug}",
@@ -302,26 +320,23 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
             {"count": Follow.objects.filter(topic__slug=slug).count()},
         ),
     )
-    page = cached_page(
-        request,
-        [topic_key(slug), related_key(slug), NAMES],
-        render,
-        values={"followers": followers},
-    )
-    return page_response(request, page)
+    values = {"text": text, "followers": followers}
+    # What its fragments are cached under (_topic_blocks): the page holds them.
+    scopes = [members_key(slug), related_key(slug), TRENDING, NAMES]
+    return page_response(request, cached_page(request, scopes, render, values=values))
 
 
 def _topic_blocks(
     request: HttpRequest, topic: Topic, week: date | None
 ) -> dict[str, SafeString]:
     """The parts of a topic page cached apart from it, read in one round trip:
-    a follow, a new paper or an edit of its text renders the page anew, not
-    all of these. Its momentum moves with the momentum refresh (`trending`),
-    related topics with its curated relations and the refresh's shared counts
-    (`related:<slug>`), and its papers (this page of them, with their count)
-    with which papers it holds (`members:<slug>`, which a change to any of
-    them moves too; names move when a topic goes, so a topic made anew under
-    its slug does not read the old list)."""
+    a new paper renders the page anew, not all of these. Its momentum moves
+    with the momentum refresh (`trending`), related topics with its curated
+    relations and the refresh's shared counts (`related:<slug>`), and its
+    papers (this page of them, with their count) with which papers it holds
+    (`members:<slug>`, which a change to any of them moves too; names move when
+    a topic goes, so a topic made anew under its slug does not read the old
+    list)."""
     slug = topic.slug
     # The list's links keep the page's query string: one list per address.
     address = hashlib.sha256(request.get_full_path().encode()).hexdigest()

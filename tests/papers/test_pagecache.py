@@ -200,6 +200,26 @@ def test_an_edit_of_a_topics_text_renders_its_page_without_counting_again(
     ]
 
 
+def test_an_edit_of_a_topics_text_renders_no_page_only_the_text(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    client.get("/topics/agents/")
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].description = "Agents that <act>."
+        corpus["agents"].definition = "Papers about agents.\n\nNot robots."
+        corpus["agents"].save()
+
+    response = client.get("/topics/agents/")
+
+    page = response.text
+    assert '<meta name="description" content="Agents that &lt;act&gt;.">' in page
+    assert "<p>Agents that &lt;act&gt;.</p>" in page
+    assert "<p>Papers about agents.</p>\n\n<p>Not robots.</p>" in page
+    assert "Agent 5" in page
+    # Only the text's own template: the page around it was served as cached.
+    assert [t.name for t in response.templates] == ["topics/topic_text.html"] * 4
+
+
 def test_a_change_to_a_listed_paper_shows_on_the_topic_page(
     client, corpus, django_capture_on_commit_callbacks
 ):
@@ -408,9 +428,12 @@ def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
             again = client.get("/topics/agents/").text
         assert again == first
         assert filled.call_count == 1  # the second from the process
-        # which read the versions, not the page.
+        # which read the versions, not the page nor its values' HTML.
         [(keys,)] = [call.args for call in read.call_args_list]
         assert not any(key.startswith("pages:page:") for key in keys)
+        assert not any(
+            key.startswith(("topic-text:", "topic-followers:")) for key in keys
+        )
 
         # A change to the page: its render and its filling anew.
         with django_capture_on_commit_callbacks(execute=True):
