@@ -7,6 +7,7 @@ import re
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.test import Client
 
@@ -177,7 +178,7 @@ def test_the_topic_pages_paper_count_follows_its_papers(
     assert '<span class="count">0</span>' in week
 
 
-def test_an_edit_of_a_topics_text_renders_its_page_without_counting_again(
+def test_an_edit_of_a_topics_text_reads_the_topic_alone(
     client, corpus, django_capture_on_commit_callbacks
 ):
     from django.db import connection
@@ -252,6 +253,32 @@ def test_each_page_of_a_topics_papers_is_its_own(
     assert "Page 2 of 2" in second
     assert "Page 2 of 2" in second_again
     assert 'href="?page=1"' in second_again
+
+
+def momentum_block(client: Client, address: str) -> str:
+    page = client.get(address).text
+    return page.split('class="momentum"')[1].split('<div class="columns reader">')[0]
+
+
+def test_the_momentum_refresh_shows_on_the_cached_topic_page(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [
+            paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(100, 110)
+        ]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+    before = momentum_block(client, "/topics/agents/")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        refresh_momentum()
+
+    after = momentum_block(client, "/topics/agents/")
+    assert after != before
+    cache.clear()
+    assert after == momentum_block(client, "/topics/agents/")
 
 
 def related_block(client: Client, address: str) -> str:
