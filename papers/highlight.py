@@ -1,8 +1,8 @@
 """Search results' highlights, built from plain text, as paper text is
-untrusted: the database marks what matched with private-use sentinel
-characters (papers.search), Python reads which words were marked and marks
-them, whole, in the text shown (its LaTeX rendered); the result is
-HTML-escaped, and only then do the sentinels become <mark> tags."""
+untrusted: papers.search says which words matched (`matched_words`; on
+SQLite read from FTS5's private-use sentinel marks), this module marks them,
+whole, with the sentinels in the text shown (its LaTeX rendered); the result
+is HTML-escaped, and only then do the sentinels become <mark> tags."""
 
 from __future__ import annotations
 
@@ -33,9 +33,7 @@ def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
     if not text.strip():
         return papers
     for paper in papers:
-        words = marked_words(getattr(paper, "title_marked", None)) | marked_words(
-            getattr(paper, "abstract_marked", None)
-        )
+        words: set[str] = getattr(paper, "matched_words", set())
         title = latex_to_text(paper.title)
         abstract = latex_to_text(paper.abstract)
         paper.highlighted_title = to_html(mark_words(title, words))  # type: ignore[attr-defined]
@@ -44,8 +42,8 @@ def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
 
 
 def marked_words(marked: str | None) -> set[str]:
-    """The words, lowercased, that the database marked in a text (a part of a
-    word counts: "multi-[agent]" gives "agent")."""
+    """The words, lowercased, that FTS5 marked in a text (a part of a word
+    counts: "multi-[agent]" gives "agent")."""
     if not marked:
         return set()
     return {

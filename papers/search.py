@@ -12,7 +12,9 @@ not grow with how many papers a common word matches. On PostgreSQL the query tha
 finds them ranks them too, and only the page shown is read whole and marked. The
 API lists matches newest first and never ranks them (`matching_papers`).
 
-What matched is marked by the database with sentinels (papers.highlight).
+What matched is found by the database: on PostgreSQL from each word's lexemes
+(papers.stemming), on SQLite from FTS5's sentinel marks; papers.highlight
+marks it in the text shown.
 """
 
 from __future__ import annotations
@@ -26,12 +28,11 @@ from operator import and_
 from operator import or_
 from typing import Any
 
-from django.contrib.postgres.search import SearchHeadline
-from django.contrib.postgres.search import SearchQuery
 from django.contrib.postgres.search import SearchQueryField
 from django.db import connection
 from django.db.models import BooleanField
 from django.db.models import F
+from django.db.models import FloatField
 from django.db.models import Func
 from django.db.models import Q
 from django.db.models import QuerySet
@@ -39,9 +40,11 @@ from django.db.models.expressions import RawSQL
 
 from papers.highlight import START
 from papers.highlight import STOP
+from papers.highlight import marked_words
 from papers.ingest.records import ARXIV_ID_RE
 from papers.models import Paper
 from papers.pagecache import cached_value
+from papers.stemming import matched_words
 
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
@@ -184,9 +187,9 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
 
     Ranking every match costs what the matches number (tens of thousands for a
     common word): only a bounded set of the newest, taken from the full-text
-    index, is ranked. With positive terms each paper carries `title_marked` and
-    `abstract_marked` (sentinel-marked); pass the papers shown to `highlight`,
-    then to papers.rows.search_rows.
+    index, is ranked. Each paper read carries `matched_words`, the words of its
+    title and abstract that a positive term matched; pass the papers shown to
+    `highlight`, then to papers.rows.search_rows.
     """
     matches = matching_papers(text, **filters)
     alternatives = parse_query(text) if text.strip() else []
@@ -202,9 +205,16 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     else:
         ranked = _fts5(candidates, alternatives)
     ranked = ranked.only(*SHOWN_FIELDS)
-    return SearchResults(
-        among, len(ids) > CANDIDATES, lambda window: list(ranked[window])
-    )
+
+    def page(window: slice) -> list[Paper]:
+        papers = list(ranked[window])
+        for paper in papers:
+            paper.matched_words = marked_words(  # type: ignore[attr-defined]
+                getattr(paper, "title_marked", None)
+            ) | marked_words(getattr(paper, "abstract_marked", None))
+        return papers
+
+    return SearchResults(among, len(ids) > CANDIDATES, page)
 
 
 def _ranked_full_text(
@@ -216,11 +226,20 @@ def _ranked_full_text(
     ranked = sorted(found[:CANDIDATES], key=_best_first)
     ids = [pk for pk, _, _ in ranked]
 
+    positive = " ".join(_positive(alternatives))
+
     def page(window: slice) -> list[Paper]:
         shown = ids[window]
-        papers = _marked(Paper.objects.filter(IsAmong(shown)).order_by(), alternatives)
-        by_id = {paper.pk: paper for paper in papers.only(*SHOWN_FIELDS)}
-        return [by_id[pk] for pk in shown if pk in by_id]
+        read = Paper.objects.filter(IsAmong(shown)).only(*SHOWN_FIELDS)
+        by_id = {paper.pk: paper for paper in read}
+        papers = [by_id[pk] for pk in shown if pk in by_id]
+        if positive:
+            texts = [f"{paper.title}\n{paper.abstract}" for paper in papers]
+            for paper, words in zip(
+                papers, matched_words(texts, positive, CONFIG), strict=True
+            ):
+                paper.matched_words = words  # type: ignore[attr-defined]
+        return papers
 
     return SearchResults(ids, len(found) > CANDIDATES, page)
 
@@ -269,22 +288,17 @@ def newest_matches(
 def _newest(
     ordered: QuerySet[Paper], limit: int, rank: RawSQL | None
 ) -> list[tuple[int, date | None, float]]:
-    newest = ordered[:limit]
     if rank is None:
-        return [
-            (pk, day, 0.0) for pk, day in newest.values_list("id", "first_announced")
-        ]
-    # Ranked outside the LIMIT's subquery: only the rows kept, each read once.
-    sql, params = newest.values_list(
-        "id", "first_announced", "search_vector"
-    ).query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT newest.id, newest.first_announced, "
-            f"ts_rank(newest.search_vector, {rank.sql}) FROM ({sql}) AS newest",
-            [*rank.params, *params],
+        newest = ordered[:limit].values_list("id", "first_announced")
+        return [(pk, day, 0.0) for pk, day in newest]
+    # Ranked in the scan that finds them: the vector is in the row
+    # (migration 0011), read once, and never carried through the sort.
+    ranked = ordered.annotate(
+        rank=Func(
+            F("search_vector"), rank, function="ts_rank", output_field=FloatField()
         )
-        return cursor.fetchall()
+    )
+    return list(ranked[:limit].values_list("id", "first_announced", "rank"))
 
 
 def window_starts() -> list[tuple[int, date]]:
@@ -334,21 +348,6 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
     return match.group("id"), int(version) if version else None
 
 
-def _marked(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:
-    """The papers with their marks: every stemmed form of a positive term that
-    matched, in title and abstract (none when every term is excluded)."""
-    positive = _positive(alternatives)
-    if not positive:
-        return papers
-    marked = reduce(
-        or_, (SearchQuery(t, search_type="phrase", config=CONFIG) for t in positive)
-    )
-    return papers.annotate(
-        title_marked=_headline("title", marked),
-        abstract_marked=_headline("abstract", marked),
-    )
-
-
 def _tsquery(alternatives: list[list[Term]]) -> RawSQL:
     """The query as one tsquery: terms joined by &&, alternatives by ||."""
     sql, params = [], []
@@ -357,12 +356,6 @@ def _tsquery(alternatives: list[list[Term]]) -> RawSQL:
         sql.append(f"({' && '.join(f'{n}{TERM_TSQUERY}' for n in negations)})")
         params += [term.text for term in terms for _ in range(4)]
     return RawSQL(" || ".join(sql), params, output_field=SearchQueryField())
-
-
-def _headline(field: str, query: SearchQuery) -> SearchHeadline:
-    return SearchHeadline(
-        field, query, config=CONFIG, start_sel=START, stop_sel=STOP, highlight_all=True
-    )
 
 
 def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[Paper]:

@@ -806,6 +806,31 @@ def test_the_fts5_migration_does_nothing_on_postgresql():
     assert "papers_paper_fts" not in connection.introspection.table_names()
 
 
+@postgresql_only
+@pytest.mark.django_db
+def test_a_papers_search_vector_is_kept_in_its_row():
+    # A long abstract: ~1.5 KB of text, a vector of ~2 KB (migration 0011).
+    words = " ".join(f"finding{n} of the method{n}" for n in range(80))
+    add_papers(paper_record("2606.00091", abstract=words))
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_size(search_vector) FROM papers_paper "
+            "WHERE arxiv_id = '2606.00091'"
+        )
+        [(vector_bytes,)] = cursor.fetchall()
+        cursor.execute(
+            "SELECT reltoastrelid::regclass FROM pg_class "
+            "WHERE relname = 'papers_paper'"
+        )
+        [(toast,)] = cursor.fetchall()
+        cursor.execute(f"SELECT count(*) FROM {toast}")
+        [(chunks,)] = cursor.fetchall()
+
+    assert vector_bytes > 1500
+    assert chunks == 0
+
+
 @sqlite_only
 @pytest.mark.django_db
 def test_the_fts5_index_follows_new_changed_and_deleted_papers(client):
