@@ -20,7 +20,9 @@ reads the cache twice, its session and then the page with all it needs.
 Copies. A page filled for a visitor without a message is the same for every
 such visitor, and one filled for a reader the same until they change something:
 each process keeps those copies (FilledCopy) while their versions stand, a
-minute at most, and a hit reads only the versions.
+minute at most, and a hit reads only the versions. When only a copy's values
+moved, it takes their new HTML: an edit of a topic's text reads that text, not
+the page, and fills nothing.
 
 Failure. A cache error is a miss: the page renders uncached and answers. A
 version the cache missed while it was down is bounded by PAGE_TIMEOUT.
@@ -40,6 +42,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from typing import Any
 from typing import overload
 from urllib.parse import unquote
@@ -239,10 +242,19 @@ def cached_page(
         own = (versions.pop(reader_key(reader)), versions[EVERYTHING])
         state = ReaderState(ReaderState.key_for(key, reader), own, prefetched)
         filled_for = (own, request.user.is_staff)
-    if copy is not None:
-        harvest = prefetched.get(HARVEST_KEY)
-        if copy.current(versions, value_versions, harvest, filled_for):
+    if copy is not None and copy.stands(
+        versions, prefetched.get(HARVEST_KEY), filled_for
+    ):
+        if value_versions == copy.value_versions:
             return copy
+        # Only its values moved: the copy takes their new HTML.
+        found.update(get_many(value_keys))
+        copy = copy.with_values(
+            _page_values(values, found, value_versions), value_versions
+        )
+        _keep(copy_key, copy)
+        return copy
+    if copy is not None:
         found.update(get_many([key, *value_keys]))
     shown = _page_values(values, found, value_versions)
     entry = found.get(key)
@@ -280,52 +292,91 @@ FILLED_COPY_SECONDS = 60
 FILLED_COPIES_KEPT = 128
 
 
+# Where a kept copy takes the CSRF token (None), or a value's HTML: (name, part).
+Hole = tuple[str, str | None] | None
+
+
 @dataclass(frozen=True)
 class FilledCopy:
     """A page filled for a plain visitor (`filled_for` None) or for a reader
-    (their own versions and staff flag), and what it was filled from."""
+    (their own versions and staff flag), and what it was filled from.
+
+    It is kept split at its holes (parts[0], holes[0], parts[1], ...), so that
+    when only its values moved (a topic's text edited) the copy takes their new
+    HTML (`with_values`) instead of the page being read and filled anew."""
 
     deps: dict[str, int | None]
     value_versions: dict[str, int | None]
     harvest: Any
     filled_for: tuple | None
     made: float
-    # The filled page split where the CSRF token goes (one piece: no form).
-    pieces: tuple[bytes, ...]
+    parts: tuple[bytes, ...]
+    holes: tuple[Hole, ...]
+    values: dict[str, ValueHTML]
+    # Served: the parts with the values in, split where the token goes (one
+    # piece: no form).
+    pieces: tuple[bytes, ...] = field(init=False)
 
-    def current(
-        self,
-        versions: dict[str, int | None],
-        value_versions: dict[str, int | None],
-        harvest: Any,
-        filled_for: tuple | None,
+    def __post_init__(self) -> None:
+        pieces, piece = [], [self.parts[0]]
+        for hole, part in zip(self.holes, self.parts[1:], strict=True):
+            if hole is None:
+                pieces.append(b"".join(piece))
+                piece = []
+            else:
+                name, part_name = hole
+                html = self.values[name]
+                piece.append(
+                    (html if isinstance(html, str) else html[str(part_name)]).encode()
+                )
+            piece.append(part)
+        pieces.append(b"".join(piece))
+        object.__setattr__(self, "pieces", tuple(pieces))
+
+    def stands(
+        self, versions: dict[str, int | None], harvest: Any, filled_for: tuple | None
     ) -> bool:
+        """Whether it is still this page as filled, its values aside."""
         return (
             time.monotonic() - self.made < FILLED_COPY_SECONDS
             and filled_for == self.filled_for
-            and value_versions == self.value_versions
             and harvest == self.harvest
             and _current(self.deps, versions)
         )
+
+    def with_values(
+        self, values: dict[str, ValueHTML], value_versions: dict[str, int | None]
+    ) -> FilledCopy:
+        return replace(self, values=values, value_versions=value_versions)
 
 
 filled_copies: OrderedDict[str, FilledCopy] = OrderedDict()
 _copies_lock = threading.Lock()
 
 
-def keep_filled_copy(page: Rendered, pieces: tuple[bytes, ...]) -> None:
-    """Keep this filling of a page (papers.slots) for its next request."""
+def keep_filled_copy(
+    page: Rendered, parts: tuple[bytes, ...], holes: tuple[Hole, ...]
+) -> FilledCopy:
+    """Keep this filling of a page (papers.slots), split at its holes, for its
+    next request."""
     copy = FilledCopy(
         page.deps,
         page.value_versions,
         page.prefetched.get(HARVEST_KEY),
         page.filled_for,
         time.monotonic(),
-        pieces,
+        parts,
+        holes,
+        page.values,
     )
+    _keep(page.copy_key, copy)
+    return copy
+
+
+def _keep(copy_key: str, copy: FilledCopy) -> None:
     with _copies_lock:
-        filled_copies[page.copy_key] = copy
-        filled_copies.move_to_end(page.copy_key)
+        filled_copies[copy_key] = copy
+        filled_copies.move_to_end(copy_key)
         while len(filled_copies) > FILLED_COPIES_KEPT:
             filled_copies.popitem(last=False)
 

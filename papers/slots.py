@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
+import secrets
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +53,7 @@ from papers.models import SavedPaper
 from papers.models import ShownPaper
 from papers.pagecache import PAGE_TIMEOUT
 from papers.pagecache import FilledCopy
+from papers.pagecache import Hole
 from papers.pagecache import ReaderState
 from papers.pagecache import Rendered
 from papers.pagecache import ValueHTML
@@ -63,6 +66,11 @@ from papers.versions import HARVEST_KEY
 
 # Stand-ins in a slot's template, replaced for each request.
 URL, NEXT, CSRF, NAME = "\x1aurl\x1a", "\x1anext\x1a", "\x1acsrf\x1a", "\x1aname\x1a"
+# Where a kept copy's filling left a value (`_value`) or the token to come. A
+# value's stand-in carries this process's secret: no text in the page (a
+# paper's, a curator's) can spell one.
+VALUE = f"value-{secrets.token_hex(8)} "
+HOLE = re.compile(f"\x1a(csrf|{VALUE}[^\x1a]*)\x1a".encode())
 # Each button: its address for a key, and its labels when on, off, and off in
 # a list (small).
 TOGGLES: dict[str, tuple[Callable[[str], str], str, str, str]] = {
@@ -112,7 +120,8 @@ class Reader:
     meta: dict
     prefetched: dict
     values: dict[str, ValueHTML]
-    token: str | None = None
+    # Filling a kept copy: its forms' token and its values left stand-ins.
+    stand_ins: bool = False
 
     @cached_property
     def user(self) -> User:
@@ -124,7 +133,7 @@ class Reader:
 
     @cached_property
     def csrf(self) -> str:
-        return self.token or get_token(self.request)
+        return CSRF if self.stand_ins else get_token(self.request)
 
     @cached_property
     def next(self) -> str:
@@ -140,11 +149,20 @@ def page_response(
     if isinstance(page, FilledCopy):
         return HttpResponse(_with_token(request, page.pieces))
     if page.copy_key:
-        # Kept with the token a stand-in: each response gets its own.
-        pieces = tuple(fill(request, page, token=CSRF).encode().split(CSRF.encode()))
-        keep_filled_copy(page, pieces)
-        return HttpResponse(_with_token(request, pieces))
+        # Kept with the token a stand-in, as each response gets its own, and
+        # the values, as they may move without the page.
+        split = HOLE.split(fill(request, page, stand_ins=True).encode())
+        holes = tuple(_hole(hole.decode()) for hole in split[1::2])
+        copy = keep_filled_copy(page, tuple(split[::2]), holes)
+        return HttpResponse(_with_token(request, copy.pieces))
     return HttpResponse(fill(request, page))
+
+
+def _hole(stand_in: str) -> Hole:
+    if stand_in == "csrf":
+        return None
+    name, _, part = stand_in.removeprefix(VALUE).partition(" ")
+    return name, part or None
 
 
 def _with_token(request: HttpRequest, pieces: tuple[bytes, ...]) -> bytes:
@@ -155,9 +173,10 @@ def _with_token(request: HttpRequest, pieces: tuple[bytes, ...]) -> bytes:
     return get_token(request).encode().join(pieces)
 
 
-def fill(request: HttpRequest, page: Rendered, token: str | None = None) -> str:
+def fill(request: HttpRequest, page: Rendered, *, stand_ins: bool = False) -> str:
     """The page for this request: every slot filled with the reader's own (its
-    forms with this CSRF `token`, or the request's)."""
+    forms with the request's CSRF token; with `stand_ins`, the token and the
+    values left stand-ins, for a kept copy)."""
     wanted: dict[str, set[str]] = defaultdict(set)
     for _, _, kind, args in page.slots:
         if kind in STATE_OF:
@@ -165,7 +184,7 @@ def fill(request: HttpRequest, page: Rendered, token: str | None = None) -> str:
             wanted[STATE_OF[kind]].add(" ".join(key))
     if not page.meta.get("seen"):
         wanted.pop("seen", None)  # only the feed marks what it showed before
-    reader = Reader(request, {}, page.meta, page.prefetched, page.values, token)
+    reader = Reader(request, {}, page.meta, page.prefetched, page.values, stand_ins)
     if reader.signed_in:
         reader.state = _cached_state(reader.user, wanted, page.reader_state)
     out, position = [], 0
@@ -351,6 +370,8 @@ def _save_search(reader: Reader, query: str) -> str:
 def _value(reader: Reader, name: str, part: str | None = None) -> str:
     """A PageValue's HTML (papers.pagecache), or one of its parts', rendered
     by its page's view."""
+    if reader.stand_ins:
+        return f"\x1a{VALUE}{name}{f' {part}' if part else ''}\x1a"
     html = reader.values[name]
     return html if isinstance(html, str) else html[str(part)]
 

@@ -518,6 +518,69 @@ def test_a_readers_copy_is_theirs_until_they_change_something(
         assert filled.call_count == 3
 
 
+def test_a_kept_copy_takes_an_edited_text_without_the_page_read_or_filled(
+    corpus, alice, django_capture_on_commit_callbacks
+):
+    reader = signed_in(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        set_saved(alice, Paper.objects.get(arxiv_id="2606.00001"), saved=True)
+    reader.get("/topics/agents/")  # the last harvest's time cached on the way
+    pagecache.filled_copies.clear()
+    before = reader.get("/topics/agents/").text
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].description = "Agents that <act>."
+        corpus["agents"].save()
+
+    with (
+        mock.patch("papers.slots.fill", wraps=slots.fill) as filled,
+        mock.patch.object(pagecache, "get_many", wraps=pagecache.get_many) as read,
+    ):
+        edited = reader.get("/topics/agents/").text
+        again = reader.get("/topics/agents/").text
+
+    assert filled.call_count == 0
+    keys = [key for call in read.call_args_list for key in call.args[0]]
+    # Not the page (its reader's state, under the page's key, is small).
+    assert not [key for key in keys if re.fullmatch(r"pages:page:\d+:\w+", key)]
+    assert any(key.startswith("pages:page:") for key in keys)
+    assert [key for key in keys if key.startswith("topic-text:")] == [
+        "topic-text:agents"
+    ]
+    # The new text in each of its places, the reader's own state kept, and
+    # each response its own good token.
+    assert '<meta name="description" content="Agents that &lt;act&gt;.">' in edited
+    assert "<p>Agents that &lt;act&gt;.</p>" in edited
+    assert edited.count('aria-pressed="true"') == before.count('aria-pressed="true"')
+    assert "\x1a" not in edited
+    token = re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', again)[0]
+    assert token not in edited
+    blank = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+')
+    assert blank.sub(r"\1", again) == blank.sub(r"\1", edited)
+    assert (
+        reader.post(
+            "/papers/2606.00002/save/", {"csrfmiddlewaretoken": token}
+        ).status_code
+        == 302
+    )
+
+
+def test_paper_text_cannot_spell_a_copys_value(client, corpus):
+    stand_in = "\x1avalue text intro\x1a"
+    tag_papers(
+        upsert_records(
+            [paper_record("2606.00020", title=f"Agent {stand_in} zero")]
+        ).changed_ids
+    )
+    client.get("/topics/agents/")
+    pagecache.filled_copies.clear()
+
+    pages = [client.get("/topics/agents/") for _ in range(2)]
+
+    assert [page.status_code for page in pages] == [200, 200]
+    assert pages[0].text == pages[1].text
+    assert f"Agent {stand_in} zero" in pages[1].text
+
+
 def test_a_visitor_with_a_message_is_filled_for_themself(client, corpus, alice):
     client.get("/topics/agents/")
     reader = signed_in(alice)
