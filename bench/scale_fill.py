@@ -36,6 +36,7 @@ def prepare(url: str, papers: int, refill: bool) -> bool:
     if not refill and pages_fill.stored_signature(url) == wanted:
         print(f"database: reusing {name} ({wanted})", flush=True)
         pages_fill.open_kept_database(url)
+        refresh_search_index()
         return False
     print(f"database: filling {name}", flush=True)
     setup_django(fresh_database=True, url=url)
@@ -56,8 +57,18 @@ def prepare(url: str, papers: int, refill: bool) -> bool:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
     print(f"  momentum, VACUUM ANALYZE   in {timer.seconds:6.1f} s", flush=True)
+    refresh_search_index()
     pages_fill.store_signature(url, wanted)
     return True
+
+
+def refresh_search_index() -> None:
+    """What the daily task does: the full-text index of the newest papers."""
+    from papers.recent_index import refresh_recent_index
+
+    with Timer() as timer:
+        done = refresh_recent_index()
+    print(f"  newest papers' index: {done}, in {timer.seconds:.1f} s", flush=True)
 
 
 def copied_models() -> list:

@@ -14,6 +14,7 @@ from core.tasks import durable
 from papers.ingest.harvest import harvest_source
 from papers.ingest.harvest import take_due_sources
 from papers.models import FeedSource
+from papers.recent_index import refresh_recent_index
 
 logger = logging.getLogger(__name__)
 
@@ -43,3 +44,10 @@ def ingest_source(
         since=date.fromisoformat(since) if since else None,
         until=date.fromisoformat(until) if until else None,
     )
+
+
+@shared_task(ignore_result=True)
+def refresh_recent_search_index() -> str:
+    """Beat, daily: the full-text index of the newest papers, rebuilt once
+    those past its cutoff have doubled (papers.recent_index)."""
+    return refresh_recent_index()

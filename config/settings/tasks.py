@@ -65,6 +65,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
         "options": {"expires": 540},
     },
+    # The full-text index of the newest papers, rebuilt when they have doubled
+    # (papers.recent_index; a no-op most days).
+    "refresh-recent-search-index": {
+        "task": "papers.tasks.refresh_recent_search_index",
+        "schedule": cron_schedule("MOMENTUM_RECENT_INDEX_CRON", "15 2 * * *"),
+        "options": {"expires": 6 * 60 * 60},
+    },
     # Retrains every active topic's relevance model; unchanged ones are skipped.
     "train-topic-models": {
         "task": "topics.tasks.train_topic_models",
