@@ -252,7 +252,8 @@ def cached_page(
         copy = copy.with_values(
             _page_values(values, found, value_versions), value_versions
         )
-        _keep(copy_key, copy)
+        if None not in value_versions.values():  # as for a page, below
+            _keep(copy_key, copy)
         return copy
     if copy is not None:
         found.update(get_many([key, *value_keys]))
