@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from papers.models import Paper
+from papers.search import IsAmong
 from topics.documents import paper_documents
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -26,7 +28,7 @@ from topics.rules import compile_rule
 from topics.tagging import CHUNK_SIZE
 
 SHOWN = 20
-# Up to this many papers are looked up by id (see _newest).
+# On SQLite, up to this many papers are looked up by id (see _newest).
 FEW = 2000
 
 
@@ -170,14 +172,18 @@ def _membership(topic: Topic) -> tuple[set[int], set[int]]:
 
 
 def _newest(ids: set[int], limit: int | None) -> list[Paper]:
-    """The newest of these papers: a few are looked up by id; of many, the newest
-    are soon found walking the announcement index (no huge IN list)."""
+    """The newest of these papers: on PostgreSQL looked up by id, the ids one
+    array parameter (46,875 of 1M papers: 16 ms, where walking the
+    announcement index took half a second); on SQLite a few by id and of many
+    the newest found walking the announcement index (no huge IN list)."""
     newest: list[Paper] = []
     if not ids:
         return newest
     papers = Paper.objects.order_by("-first_announced", "-pk").only(
         "arxiv_id", "title", "first_announced"
     )
+    if connection.vendor == "postgresql":
+        return list(papers.filter(IsAmong(sorted(ids)))[:limit])
     if len(ids) <= FEW:
         return list(papers.filter(pk__in=ids)[:limit])
     for paper in papers.iterator(chunk_size=2000):

@@ -17,6 +17,7 @@ from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
+from topics import preview
 from topics.models import RuleDocument
 from topics.prefilter import refresh_rule_documents
 from topics.prefilter import stale_papers
@@ -230,6 +231,18 @@ def test_a_word_whose_folded_form_folds_again_is_not_decided_by_terms(db):
     assert sure_condition(parse_rule("childrens")) is None
     assert matching_papers(compile_rule("childrens")) == (set(), 1)
     assert len(matching_papers(compile_rule("ti:child"))[0]) == 1
+
+
+@pytest.mark.parametrize("few", [2000, 1])  # SQLite: by id, or walking the days
+def test_a_preview_lists_the_newest_of_its_papers(corpus, monkeypatch, few):
+    monkeypatch.setattr(preview, "FEW", few)
+    rule = "agent*"
+    matched, _ = matching_papers(compile_rule(rule))
+    order = Paper.objects.filter(pk__in=matched).order_by("-first_announced", "-pk")
+
+    shown = preview.preview_rule(rule, limit=5).latest
+
+    assert [paper.pk for paper in shown] == list(order.values_list("pk", flat=True)[:5])
 
 
 # On SQLite the suite ran this module already; from PostgreSQL it runs it there.
