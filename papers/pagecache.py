@@ -137,6 +137,12 @@ Render = Callable[[Dependencies], "tuple[str, dict] | HttpResponse"]
 ValueHTML = str | dict[str, str]
 
 
+def value_html(values: dict[str, ValueHTML], name: str, part: str | None) -> str:
+    """The HTML of value `name`, or of its part `part`, as its slot shows it."""
+    html = values[name]
+    return html if isinstance(html, str) else html[str(part)]
+
+
 @dataclass(frozen=True)
 class PageValue:
     """A small part of a page that changes more often than the rest (a topic's
@@ -325,11 +331,7 @@ class FilledCopy:
                 pieces.append(b"".join(piece))
                 piece = []
             else:
-                name, part_name = hole
-                html = self.values[name]
-                piece.append(
-                    (html if isinstance(html, str) else html[str(part_name)]).encode()
-                )
+                piece.append(value_html(self.values, *hole).encode())
             piece.append(part)
         pieces.append(b"".join(piece))
         object.__setattr__(self, "pieces", tuple(pieces))

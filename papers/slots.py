@@ -59,6 +59,7 @@ from papers.pagecache import Rendered
 from papers.pagecache import ValueHTML
 from papers.pagecache import cached_value
 from papers.pagecache import keep_filled_copy
+from papers.pagecache import value_html
 from papers.query import last_harvest
 from papers.routes import address
 from papers.routes import author_address
@@ -372,8 +373,7 @@ def _value(reader: Reader, name: str, part: str | None = None) -> str:
     by its page's view."""
     if reader.stand_ins:
         return f"\x1a{VALUE}{name}{f' {part}' if part else ''}\x1a"
-    html = reader.values[name]
-    return html if isinstance(html, str) else html[str(part)]
+    return value_html(reader.values, name, part)
 
 
 FILLERS: dict[str, Callable[..., str]] = {

@@ -6,7 +6,7 @@ from the TOAST table, twice (the match's recheck and ts_rank): about five
 buffers a paper. STORAGE MAIN keeps the vector in the row, and a 4 KB
 toast_tuple_target lets a row that size stay whole (a longer abstract is still
 compressed first). Rows written from now on are stored so; rows already there
-keep their layout until rewritten: `VACUUM FULL papers_paper` (docs/commands.md).
+keep their layout until rewritten: `VACUUM FULL papers_paper` (README, Upgrades).
 SQLite has no vector column: nothing to do there.
 """
 
