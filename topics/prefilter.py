@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from collections.abc import Iterable
 from datetime import datetime
+from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import connection
 from django.db import transaction
 from django.db.models import Exists
+from django.db.models import Max
 from django.db.models import OuterRef
 from django.db.models import QuerySet
 
@@ -39,6 +42,14 @@ from topics.rules.terms import sure_condition
 
 CHUNK_SIZE = 1000
 FTS_TABLE = "topics_ruledocument_fts"  # SQLite (topics/migrations/0008)
+# The newest modified_at the last check of every paper's terms saw. Papers
+# stamped up to CHECK_OVERLAP before it are looked at again (a transaction that
+# stamped its papers before the check read them may commit after it; clocks of
+# two hosts differ); after CHECK_KEPT seconds, or with the cache lost, every
+# paper is checked again (what a restored database would otherwise hide).
+CHECKED_KEY = f"rule-documents-checked:{TERMS_VERSION}"
+CHECK_OVERLAP = timedelta(minutes=10)
+CHECK_KEPT = 3600
 
 
 def stale_papers(papers: QuerySet[Paper] | None = None) -> dict[int, datetime]:
@@ -56,8 +67,15 @@ def stale_papers(papers: QuerySet[Paper] | None = None) -> dict[int, datetime]:
 
 
 def refresh_rule_documents() -> int:
-    """Derive the terms of every paper that needs it; return how many."""
-    stale = stale_papers()
+    """Derive the terms of every paper that needs it; return how many. Each rule
+    preview asks: after the first, only the papers written since are checked
+    (at a million papers, the whole check is an anti-join of 0.8 s)."""
+    latest = Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+    checked = cache.get(CHECKED_KEY)
+    papers = Paper.objects.all()
+    if checked is not None:
+        papers = papers.filter(modified_at__gt=checked - CHECK_OVERLAP)
+    stale = stale_papers(papers)
     ids = sorted(stale)
     for start in range(0, len(ids), CHUNK_SIZE):
         chunk = ids[start : start + CHUNK_SIZE]
@@ -79,6 +97,8 @@ def refresh_rule_documents() -> int:
             )
             for pk, title, abstract, author_names, comment in rows
         )
+    if latest is not None:
+        cache.set(CHECKED_KEY, latest, CHECK_KEPT)
     return len(ids)
 
 

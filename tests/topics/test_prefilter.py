@@ -6,10 +6,13 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
+from django.utils import timezone
 
 from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
@@ -19,6 +22,8 @@ from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics import preview
 from topics.models import RuleDocument
+from topics.prefilter import CHECK_OVERLAP
+from topics.prefilter import CHECKED_KEY
 from topics.prefilter import refresh_rule_documents
 from topics.prefilter import stale_papers
 from topics.preview import iter_documents
@@ -158,6 +163,46 @@ def test_terms_follow_new_and_changed_papers():
     assert refresh_rule_documents() == 0
     Paper.objects.filter(arxiv_id="2606.00082").delete()
     assert RuleDocument.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_check_of_the_terms_looks_again_only_at_papers_written_since_the_last():
+    upsert_records(
+        [
+            paper_record("2606.00083", title="Quantum walks", abstract=""),
+            paper_record("2606.00084", title="Quantum dots", abstract=""),
+        ]
+    )
+    old = Paper.objects.get(arxiv_id="2606.00083")
+    Paper.objects.filter(pk=old.pk).update(modified_at=timezone.now() - timedelta(1))
+    refresh_rule_documents()  # the first check reads every paper
+
+    RuleDocument.objects.filter(paper=old).delete()
+    assert refresh_rule_documents() == 0  # written long before the check
+    cache.delete(CHECKED_KEY)  # lost, or kept past CHECK_KEPT
+    assert refresh_rule_documents() == 1
+
+
+@pytest.mark.django_db
+def test_a_paper_saved_since_the_check_or_stamped_just_before_it_is_looked_at():
+    upsert_records(
+        [
+            paper_record("2606.00085", title="Quantum walks", abstract=""),
+            paper_record("2606.00086", title="Quantum dots", abstract=""),
+        ]
+    )
+    refresh_rule_documents()
+    late, edited = Paper.objects.order_by("arxiv_id")
+    # Stamped before the check, committed after it: inside the overlap.
+    stamped = cache.get(CHECKED_KEY) - CHECK_OVERLAP + timedelta(minutes=1)
+    Paper.objects.filter(pk=late.pk).update(modified_at=stamped)
+    RuleDocument.objects.filter(paper=late).delete()
+    edited.title = "Classical dots"  # as admin saves it: no terms stored
+    edited.save()
+
+    assert refresh_rule_documents() == 2
+    assert matching_papers(compile_rule("ti:classical"))[0] == {edited.pk}
+    assert matching_papers(compile_rule("ti:walks"))[0] == {late.pk}
 
 
 @pytest.mark.django_db
