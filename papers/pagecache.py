@@ -63,6 +63,7 @@ from papers.versions import HARVEST_KEY
 from papers.versions import Dependencies
 from papers.versions import current_versions
 from papers.versions import get_many
+from papers.versions import get_many_recent
 from papers.versions import reader_key
 from papers.versions import set_many
 from papers.versions import version_key
@@ -221,7 +222,10 @@ def cached_page(
     # it no longer stands.
     value_keys = [value.key for value in values.values()]
     value_scopes = {value.scope for value in values.values()} - set(scopes)
-    found = get_many(
+    # A visitor's copy stands on versions read a moment ago (get_many_recent).
+    visitors_copy = copy is not None and signed_in_as is None and not assumes
+    read = get_many_recent if visitors_copy else get_many
+    found = read(
         [
             *([] if copy else [key, *value_keys]),
             *small,

@@ -163,6 +163,8 @@ def _bump(scopes: set[str], paper_ids: list[int]) -> None:
 
 
 def _set_versions(scopes: set[str], also: AbstractSet[str] = frozenset()) -> None:
+    global _moved_here
+    _moved_here += 1
     now = time.time_ns()
     values = {version_key(scope): now for scope in scopes}
     values.update(dict.fromkeys(also, now))
@@ -217,6 +219,36 @@ def get_many(keys: list[str]) -> dict[str, Any]:
     except Exception:
         logger.warning("page cache unavailable; rendering uncached", exc_info=True)
         return {}
+
+
+# A visitor's kept copy of a page (papers.pagecache) is checked against
+# versions read in this process up to RECENT_SECONDS before: a change made in
+# another process reaches visitors that much later, one made in this process at
+# once. Readers' pages read them every time (their own changes must show).
+RECENT_SECONDS = 0.25
+RECENT_KEPT = 256
+_recent: dict[tuple[str, ...], tuple[float, int, dict[str, Any]]] = {}
+_moved_here = 0  # how many times this process moved versions
+
+
+def get_many_recent(keys: list[str]) -> dict[str, Any]:
+    """get_many, or what it gave for these keys up to RECENT_SECONDS ago while
+    this process moved no version since."""
+    wanted = tuple(keys)
+    now = time.monotonic()
+    read = _recent.get(wanted)
+    if read is not None and now - read[0] < RECENT_SECONDS and read[1] == _moved_here:
+        return read[2]
+    moved = _moved_here
+    found = get_many(keys)
+    if len(_recent) >= RECENT_KEPT:
+        _recent.clear()
+    _recent[wanted] = (now, moved, found)
+    return found
+
+
+def forget_recent() -> None:
+    _recent.clear()
 
 
 def set_many(values: dict[str, Any], timeout: int) -> None:

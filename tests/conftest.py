@@ -23,6 +23,7 @@ from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from papers.pagecache import filled_copies
+from papers.versions import forget_recent
 from tests.accounts.factories import verified
 from tests.clients import signed_in
 from tests.clients import token_client
@@ -42,6 +43,7 @@ def empty_cache():
     rolled-back test never commits the change that would have made them stale
     (nor pages filled or what readers follow, kept in the process)."""
     cache.clear()
+    forget_recent()
     filled_copies.clear()
     kept_followings.clear()
 
