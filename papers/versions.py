@@ -233,18 +233,18 @@ _moved_here = 0  # how many times this process moved versions
 
 def get_many_recent(keys: list[str]) -> dict[str, Any]:
     """get_many, or what it gave for these keys up to RECENT_SECONDS ago while
-    this process moved no version since."""
+    this process moved no version since (a copy: callers add to it)."""
     wanted = tuple(keys)
     now = time.monotonic()
     read = _recent.get(wanted)
     if read is not None and now - read[0] < RECENT_SECONDS and read[1] == _moved_here:
-        return read[2]
+        return dict(read[2])
     moved = _moved_here
     found = get_many(keys)
     if len(_recent) >= RECENT_KEPT:
         _recent.clear()
     _recent[wanted] = (now, moved, found)
-    return found
+    return dict(found)
 
 
 def forget_recent() -> None:
