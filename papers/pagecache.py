@@ -157,6 +157,15 @@ class PageValue:
     compute: Callable[[], ValueHTML]
 
 
+def store_value(value: PageValue) -> None:
+    """Compute the value and keep it under its scope's version: called by the
+    writer of what it shows once the change committed, so that the next page
+    reads its new HTML instead of computing it."""
+    version = get_many([version_key(value.scope)]).get(version_key(value.scope))
+    if version is not None:
+        set_many({value.key: (version, value.compute())}, FRAGMENT_TIMEOUT)
+
+
 @overload
 def cached_page(
     request: HttpRequest,

@@ -49,7 +49,6 @@ from papers.versions import Dependencies
 from papers.versions import followers_key
 from papers.versions import members_key
 from papers.versions import related_key
-from papers.versions import topic_key
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
@@ -74,6 +73,7 @@ from topics.reader_feed import feed_scopes
 from topics.reader_feed import kept_following
 from topics.recommend import reasons
 from topics.recommend import recommended
+from topics.topic_text import topic_text
 
 PAPERS_PER_PAGE = 25
 # The home feed's orders (`?order=`).
@@ -281,10 +281,6 @@ def _trending(request: HttpRequest) -> tuple[str, dict]:
     return render_shared(request, "topics/trending.html", context), {}
 
 
-# The parts of a topic page that are the topic's own text (topics/topic_text.html).
-TOPIC_TEXT = ("summary", "intro", "definition", "rule")
-
-
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     week, week_error = _week(request)
     # Read once, whichever of the page and its values needs it.
@@ -301,16 +297,7 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
     # An edit of the topic's text moves only its value, which shows it: it
     # renders no page. Its name and address move `names`, which renders it anew.
-    text = PageValue(
-        f"topic-text:{slug}",
-        topic_key(slug),
-        lambda: {
-            part: render_to_string(
-                "topics/topic_text.html", {"topic": topic(), "part": part}
-            ).strip()
-            for part in TOPIC_TEXT
-        },
-    )
+    text = topic_text(slug, topic)
     # A follow moves only the follower count: it renders nothing else.
     followers = PageValue(
         f"topic-followers:{slug}",

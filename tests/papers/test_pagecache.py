@@ -9,7 +9,9 @@ from unittest import mock
 import pytest
 from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from papers import pagecache
 from papers import slots
@@ -101,19 +103,20 @@ def test_ingesting_a_paper_in_one_topic_leaves_the_other_topics_page_cached(
 
 
 def test_editing_a_topic_moves_only_its_pages(
-    warm, corpus, django_capture_on_commit_callbacks
+    warm, client, corpus, django_capture_on_commit_callbacks
 ):
+    def version(topic: str) -> int:
+        return cache.get(versions.version_key(versions.topic_key(topic)))
+
+    agents, robots = version("agents"), version("robots")
     with django_capture_on_commit_callbacks(execute=True):
         corpus["robots"].description = "Robots that learn."
         corpus["robots"].save()
 
-    assert warm() == {
-        "/": True,
-        "/topics/agents/": True,
-        "/topics/robots/": False,
-        "/papers/2606.00001/": True,
-        "/papers/2606.00006/": True,
-    }
+    assert (version("agents"), version("robots") != robots) == (agents, True)
+    # The edit rendered the text it moved: no page costs a query.
+    assert all(warm().values())
+    assert "Robots that learn." in client.get("/topics/robots/").text
 
 
 def test_renaming_a_topic_moves_every_page_that_shows_its_name(
@@ -179,29 +182,6 @@ def test_the_topic_pages_paper_count_follows_its_papers(
     assert '<span class="count">0</span>' in week
 
 
-def test_an_edit_of_a_topics_text_reads_the_topic_alone(
-    client, corpus, django_capture_on_commit_callbacks
-):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    client.get("/topics/agents/")
-    with django_capture_on_commit_callbacks(execute=True):
-        corpus["agents"].description = "Agents that act."
-        corpus["agents"].save()
-
-    with CaptureQueriesContext(connection) as queries:
-        page = client.get("/topics/agents/").text
-
-    assert "Agents that act." in page
-    assert '<span class="count">6</span>' in page
-    assert "Agent 5" in page
-    # The topic, read anew; not its papers, their count or related topics.
-    assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == [
-        '"topics_topic"'
-    ]
-
-
 def test_an_edit_of_a_topics_text_renders_no_page_only_the_text(
     client, corpus, django_capture_on_commit_callbacks
 ):
@@ -211,15 +191,39 @@ def test_an_edit_of_a_topics_text_renders_no_page_only_the_text(
         corpus["agents"].definition = "Papers about agents.\n\nNot robots."
         corpus["agents"].save()
 
-    response = client.get("/topics/agents/")
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/topics/agents/")
 
     page = response.text
     assert '<meta name="description" content="Agents that &lt;act&gt;.">' in page
     assert "<p>Agents that &lt;act&gt;.</p>" in page
     assert "<p>Papers about agents.</p>\n\n<p>Not robots.</p>" in page
+    assert '<span class="count">6</span>' in page
     assert "Agent 5" in page
-    # Only the text's own template: the page around it was served as cached.
+    # The edit rendered the text (topics.topic_text): the page around it was
+    # served as cached, and the text read with it.
+    assert response.templates == []
+    assert queries.captured_queries == []
+
+
+def test_a_topics_text_not_rendered_by_its_edit_is_rendered_by_its_page(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    client.get("/topics/agents/")
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].description = "Agents that act."
+        corpus["agents"].save()
+    cache.delete("topic-text:agents")  # evicted, or the edit's render failed
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/topics/agents/")
+
+    assert "Agents that act." in response.text
     assert [t.name for t in response.templates] == ["topics/topic_text.html"] * 4
+    # The topic, read anew; not its papers, their count or related topics.
+    assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == [
+        '"topics_topic"'
+    ]
 
 
 def test_a_change_to_a_listed_paper_shows_on_the_topic_page(

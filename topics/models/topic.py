@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -9,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.db import transaction
 
 from papers.models import Category
 from papers.models import Paper
@@ -119,6 +121,11 @@ class Topic(models.Model):
         lists = [TOPICS] if before == now else [TOPICS, NAMES]
         slugs = {self.slug, before["slug"] if before else self.slug}
         content_changed(topics=slugs, lists=lists)
+        # After the versions move (callbacks run in order): the topic's text
+        # rendered once here, not by its next reader. Not worth failing for.
+        from topics.topic_text import topic_text_changed  # it imports this module
+
+        transaction.on_commit(partial(topic_text_changed, self.slug), robust=True)
 
     def get_absolute_url(self) -> str:
         return address("topics:detail", "slug", self.slug)
