@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -125,7 +124,8 @@ class Topic(models.Model):
         # rendered once here, not by its next reader. Not worth failing for.
         from topics.topic_text import topic_text_changed  # it imports this module
 
-        transaction.on_commit(partial(topic_text_changed, self.slug), robust=True)
+        slug = self.slug
+        transaction.on_commit(lambda: topic_text_changed(slug), robust=True)
 
     def get_absolute_url(self) -> str:
         return address("topics:detail", "slug", self.slug)
