@@ -160,7 +160,8 @@ class PageValue:
 def store_value(value: PageValue) -> None:
     """Compute the value and keep it under its scope's version: called by the
     writer of what it shows once the change committed, so that the next page
-    reads its new HTML instead of computing it."""
+    reads its new HTML instead of computing it. The version is read before
+    what the value shows: a later change moves it past what is stored here."""
     version = get_many([version_key(value.scope)]).get(version_key(value.scope))
     if version is not None:
         set_many({value.key: (version, value.compute())}, FRAGMENT_TIMEOUT)

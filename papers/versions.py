@@ -248,6 +248,7 @@ def get_many_recent(keys: list[str]) -> dict[str, Any]:
 
 
 def forget_recent() -> None:
+    """Drop what get_many_recent read (tests start from nothing)."""
     _recent.clear()
 
 
