@@ -28,6 +28,7 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import pin_paper
 from topics.following import set_following
+from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
@@ -224,6 +225,21 @@ def test_a_topics_text_not_rendered_by_its_edit_is_rendered_by_its_page(
     assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == [
         '"topics_topic"'
     ]
+
+
+def test_an_edit_whose_text_render_fails_is_saved_and_shown(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    client.get("/topics/agents/")
+    broken = mock.patch(
+        "topics.topic_text.store_value", side_effect=RuntimeError("render failed")
+    )
+    with broken, django_capture_on_commit_callbacks(execute=True):
+        corpus["agents"].description = "Agents that act."
+        corpus["agents"].save()
+
+    assert Topic.objects.get(slug="agents").description == "Agents that act."
+    assert "Agents that act." in client.get("/topics/agents/").text
 
 
 def test_a_change_to_a_listed_paper_shows_on_the_topic_page(
