@@ -7,6 +7,7 @@ from datetime import datetime
 from datetime import timedelta
 
 from django.db.models import Count
+from django.db.models import Max
 from django.db.models import Prefetch
 from django.db.models import QuerySet
 from django.http import Http404
@@ -138,6 +139,12 @@ def similar_ids(paper: Paper) -> list[str]:
         .order_by("rank")
         .values_list("similar__arxiv_id", flat=True)[:SIMILAR_SHOWN]
     )
+
+
+def last_modified() -> datetime | None:
+    """When the latest stored or changed paper was written: the mark of the
+    passes that look only at the papers written since their last."""
+    return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 
 def last_harvest() -> datetime | None:

@@ -25,11 +25,11 @@ from django.conf import settings
 from django.db import connection
 from django.db import transaction
 from django.db.models import F
-from django.db.models import Max
 from django.db.models import Q
 
 from accounts.models import User
 from papers.models import Paper
+from papers.query import last_modified
 from papers.search import MAX_QUERY_LENGTH
 from papers.search import NEWEST_FIRST
 from papers.search import TERM
@@ -241,7 +241,7 @@ def delete_search(search: SavedSearch) -> None:
 def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     """Replace the search's matches with its MATCHES_KEPT newest over the
     corpus; return how many."""
-    until = _last_modified()
+    until = last_modified()
     if search.syntax == Syntax.RULE:
         ids = _newest(rule_matches(rule or compile_rule(search.query))[0])
     else:
@@ -254,11 +254,6 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     search.checked_until = until
     _touch([search.pk], [search.user_id])
     return len(ids)
-
-
-def _last_modified() -> datetime | None:
-    """When the latest stored or changed paper was written."""
-    return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 
 def _newest(ids: set[int]) -> list[int]:
@@ -285,7 +280,7 @@ def match_new_papers() -> int:
     was last matched: a paper that now matches is added, one whose new version
     no longer does leaves. Return how many matches were added. Idempotent: a
     second run finds no paper written past the searches' marks."""
-    until = _last_modified()
+    until = last_modified()
     searches = list(
         SavedSearch.objects.select_for_update()
         .filter(Q(checked_until__lt=until) | Q(checked_until__isnull=True))

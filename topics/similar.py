@@ -34,7 +34,6 @@ from dataclasses import field
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 from scipy.sparse import csr_matrix
 from scipy.sparse import vstack
@@ -45,6 +44,7 @@ from papers.models import PaperVector
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
 from papers.query import SIMILAR_SHOWN
+from papers.query import last_modified
 from papers.versions import similar_changed
 from topics.recommend import vocabulary_refitted
 from topics.scoring import paper_text
@@ -216,7 +216,7 @@ def build_all() -> SimilarResult:
     began = time.monotonic()
     # Taken first: papers changed while it runs are the next update's.
     fingerprint = corpus_fingerprint()
-    checked = Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+    checked = last_modified()
     corpus, vocabulary = read_corpus()
     result = SimilarResult(
         papers=len(corpus.pks), built=True, vectorised=corpus.pks.tolist()
