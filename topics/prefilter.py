@@ -170,7 +170,11 @@ def sure_ids(rule: CompiledRule, candidates: set[int]) -> set[int]:
     """Return those of the rule's candidates that it surely matches: their terms
     and categories decide it (topics.rules.terms.sure_condition)."""
     condition = sure_condition(rule.node)
-    return _ids(condition) & candidates if condition is not None else set()
+    if condition is None:
+        return set()
+    if condition == rule_condition(rule.node):
+        return set(candidates)  # the terms decide every candidate
+    return _ids(condition) & candidates
 
 
 def ids_in_categories(categories: QuerySet[Category]) -> set[int]:

@@ -7,10 +7,12 @@ import gzip
 import itertools
 import json
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
@@ -30,6 +32,7 @@ from topics.preview import iter_documents
 from topics.preview import matching_papers
 from topics.rules import compile_rule
 from topics.rules import parse_rule
+from topics.rules.terms import TERMS_VERSION
 from topics.rules.terms import AllOf
 from topics.rules.terms import AnyOf
 from topics.rules.terms import InCategory
@@ -69,6 +72,13 @@ TRICKY_RULES = [
     "gaussian*",
     "LLMs AND ti:survey",
     "graph ANDNOT (neural OR cat:cs.LG)",
+    # Runs of three words decide; longer phrases are their runs of three.
+    '"large language model" AND ti:"reinforcement learning"',
+    '"large language model agents" OR "multi-agent reinforcement learning"',
+    'ti:"vision-language-action model"',
+    '"state-of-the-art" ANDNOT "large language model"',
+    "ti:agent* AND ti:benchmark*",  # title prefixes, searched as written too
+    "ti:polic* OR ti:studie*",
 ]
 
 
@@ -166,6 +176,29 @@ def test_terms_follow_new_and_changed_papers():
 
 
 @pytest.mark.django_db
+def test_terms_of_an_older_release_are_derived_again_by_the_command():
+    upsert_records([paper_record("2606.00083", title="Model predictive control")])
+    upsert_records([paper_record("2606.00084", title="Predictive models")])
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()  # a new release's check has no mark
+    out = StringIO()
+
+    call_command("topics", "terms", stdout=out)
+    call_command("topics", "terms", stdout=out)
+
+    assert out.getvalue().splitlines() == [
+        "Derived the index terms of 2 paper(s).",
+        "Derived the index terms of 0 paper(s).",
+    ]
+    assert stale_papers() == {}
+    # The new terms decide the phrase: no paper is matched one by one.
+    assert matching_papers(compile_rule('ti:"model predictive control"')) == (
+        {Paper.objects.get(arxiv_id="2606.00083").pk},
+        0,
+    )
+
+
+@pytest.mark.django_db
 def test_a_check_of_the_terms_looks_again_only_at_papers_written_since_the_last():
     upsert_records(
         [
@@ -222,8 +255,10 @@ def test_categories_are_read_from_the_paper_as_it_is_now():
 def test_conditions_keep_and_or_and_drop_the_excluded_side():
     condition = rule_condition(parse_rule('(ti:agent* OR cat:cs.MA) ANDNOT "tool use"'))
 
-    assert condition == AnyOf((Word("agent", prefix=True), InCategory("cs.ma", False)))
-    # A phrase's pair implies its words: only the pair is looked up.
+    assert condition == AnyOf(
+        (Word("ti:agent", prefix=True), InCategory("cs.ma", False))
+    )
+    # A phrase is its run of words, which implies each word: only it is looked up.
     assert rule_condition(parse_rule('abs:"policy gradients" au:smith')) == AllOf(
         (Word("policy_gradient"), Word("au:smith"))
     )
@@ -231,8 +266,19 @@ def test_conditions_keep_and_or_and_drop_the_excluded_side():
         (Word("tool_use"), Word("au:tool_use"))
     )
     # A hyphenated word: its parts side by side, or joined up.
-    assert rule_condition(parse_rule('abs:"text-to-3D"')) == AnyOf(
-        (AllOf((Word("text_to"), Word("to_3d"))), Word("textto3d"))
+    assert rule_condition(parse_rule('abs:"vision-language-action"')) == AnyOf(
+        (Word("vision_language_action"), Word("visionlanguageaction"))
+    )
+    # Past three words, each run of three.
+    assert rule_condition(parse_rule('abs:"large language model agents"')) == AllOf(
+        (Word("large_language_model"), Word("language_model_agent"))
+    )
+    # Runs holding a function word are not stored: their pairs instead.
+    assert rule_condition(parse_rule('abs:"chain of thought"')) == AllOf(
+        (Word("chain_of"), Word("of_thought"))
+    )
+    assert rule_condition(parse_rule('abs:"chain of large language models"')) == AllOf(
+        (Word("large_language_model"), Word("chain_of"), Word("of_large"))
     )
     assert rule_condition(parse_rule("cat:cs.*")) == InCategory("cs", True)
 
@@ -244,20 +290,33 @@ def test_sure_conditions_are_what_index_keys_alone_decide():
             'ti:agent OR "tool use"',
             "cat:cs.RO ANDNOT ti:robot*",
             'abs:agent OR ti:"large language model"',
-            "agent ti:reason*",
+            'ti:"multi-turn RL"',
+            '"multi-turn reinforcement learning"',
+            'abs:"tool use" OR co:pages',
         )
     }
 
     assert sure == {
         'ti:agent OR "tool use"': AnyOf(
-            (Word("ti:agent"), Word("au:tool_use"), Word("tool_use"))
+            (Word("ti:agent"), Word("tool_use"), Word("au:tool_use"))
         ),
         "cat:cs.RO ANDNOT ti:robot*": AllOf(
-            (InCategory("cs.ro", False), Not(Word("robot", prefix=True)))
+            (InCategory("cs.ro", False), Not(Word("ti:robot", prefix=True)))
         ),
-        # abs: has no keys of its own; three words need their order.
-        'abs:agent OR ti:"large language model"': None,
-        "agent ti:reason*": None,
+        # abs: has no keys of its own; three words are one run.
+        'abs:agent OR ti:"large language model"': Word("ti:large_language_model"),
+        # Every spelling of up to three words decides.
+        'ti:"multi-turn RL"': AnyOf(
+            (Word("ti:multi_turn_rl"), Word("ti:multiturn_rl"))
+        ),
+        # Four words are not one run; the spelling of three still decides.
+        '"multi-turn reinforcement learning"': AnyOf(
+            (
+                Word("multiturn_reinforcement_learning"),
+                Word("au:multiturn_reinforcement_learning"),
+            )
+        ),
+        'abs:"tool use" OR co:pages': None,
     }
 
 
@@ -273,7 +332,8 @@ def test_a_word_whose_folded_form_folds_again_is_not_decided_by_terms(db):
     the rule word "childrens" folds to "children", which must not find it."""
     upsert_records([paper_record("2606.00071", title="Children learn", abstract="")])
 
-    assert sure_condition(parse_rule("childrens")) is None
+    # Only an author's name spelled so decides it.
+    assert sure_condition(parse_rule("childrens")) == Word("au:childrens")
     assert matching_papers(compile_rule("childrens")) == (set(), 1)
     assert len(matching_papers(compile_rule("ti:child"))[0]) == 1
 

@@ -23,6 +23,15 @@ from topics.rules import parse_rule
 from topics.rules import to_arxiv_query
 from topics.rules.patterns import build_pattern
 from topics.rules.patterns import pattern_in
+from topics.rules.terms import UNSTORED_IN_RUNS
+from topics.rules.terms import AllOf
+from topics.rules.terms import Condition
+from topics.rules.terms import InCategory
+from topics.rules.terms import Not
+from topics.rules.terms import Word
+from topics.rules.terms import document_terms
+from topics.rules.terms import rule_condition
+from topics.rules.terms import sure_condition
 from topics.rules.text import _strip_latex_fully
 from topics.rules.text import fold_plural
 from topics.rules.text import split_words
@@ -862,6 +871,80 @@ def test_word_pair_keys_agree_with_phrase_positions() -> None:
             fields = (document.title, document.abstract, document.comment)
             positions = any(pattern_in(field, pattern) for field in fields)
             assert (key in document.pairs) == positions, (left, right)
+
+
+def holds(condition: Condition, terms: frozenset[str], document: Document) -> bool:
+    """Whether a paper with these stored terms satisfies the condition, as the
+    database's full-text match answers it."""
+    if isinstance(condition, Word):
+        if condition.prefix:
+            return any(term.startswith(condition.value) for term in terms)
+        return condition.value in terms
+    if isinstance(condition, InCategory):
+        kinds = document.archives if condition.archive else document.categories
+        return condition.name in kinds
+    if isinstance(condition, Not):
+        return not holds(condition.item, terms, document)
+    items = (holds(item, terms, document) for item in condition.items)
+    return all(items) if isinstance(condition, AllOf) else any(items)
+
+
+def spellings(words: list[tuple[str, ...]]) -> set[str]:
+    """A phrase of split words as a curator may write it: each hyphenated word
+    with its hyphens, spaced out or joined up."""
+    options = [
+        {"-".join(parts), " ".join(parts), "".join(parts)}
+        if len(parts) > 1
+        else {parts[0]}
+        for parts in words
+    ]
+    return {" ".join(choice) for choice in itertools.product(*options)}
+
+
+def test_stored_runs_of_words_decide_what_the_matcher_decides() -> None:
+    # A phrase of up to three words in ti:, au: or all: is decided by the
+    # stored terms alone, so they must say exactly what positions say; a
+    # longer one is only admitted by them, and decided by the matcher.
+    documents = [doc(*paper) for paper in PAPERS]
+    phrases = set()
+    for paper in PAPERS:
+        for text in (paper[0], paper[1], paper[2][0]):
+            words = split_words(text)
+            for length in (1, 2, 3, 4):
+                for start in range(0, len(words) - length + 1, 3):
+                    window = words[start : start + length]
+                    phrases |= spellings(window)
+                    phrases |= spellings(window[::-1])  # mostly absent
+    assert len(phrases) > 1000
+    decided = 0
+    for phrase in sorted(phrases):
+        for field in ("ti", "au", "all"):
+            rule = compile_rule(f'{field}:"{phrase}"')
+            sure = sure_condition(rule.node)
+            necessary = rule_condition(rule.node)
+            assert necessary is not None
+            # Every spelling of a phrase of up to three words is one stored
+            # run, unless a function word makes it three words left unstored.
+            spaced = [part for parts in split_words(phrase) for part in parts]
+            short = len(spaced) < 3 or (
+                len(spaced) == 3 and UNSTORED_IN_RUNS.isdisjoint(spaced)
+            )
+            for document in documents:
+                terms = document_terms(document)
+                matches = rule.match(document) is not None
+                assert not matches or holds(necessary, terms, document), (phrase, field)
+                if sure is not None and holds(sure, terms, document):
+                    assert matches, (phrase, field)
+                    decided += 1
+                elif matches and short:
+                    raise AssertionError(f"{field}:{phrase!r} matches, not decided")
+    assert decided > 500
+    # A word of a hyphenated phrase may be a compound of the paper's: its stored
+    # run "email_address" and the matcher agree.
+    rule = compile_rule('ti:"email-address"')
+    document = doc(title="E-mail address books")
+    assert rule.match(document) is not None
+    assert holds(sure_condition(rule.node), document_terms(document), document)
 
 
 def test_rule_set_accepts_pairs_and_counts_its_rules() -> None:

@@ -86,6 +86,53 @@ class FieldText:
                 pairs.append(f"{form} {joined[end][0]}")
         return pairs
 
+    def triples(self, leaving_out: frozenset[str] = frozenset()) -> list[str]:
+        """Return each three adjacent words as "first second third", a joined-up
+        compound counting as one word, as in pairs; never across two texts, and
+        none holding a word of `leaving_out`.
+
+        Not part of Document: only a paper's stored index terms hold them.
+        """
+        tokens, joined = self.tokens, self.joined
+        excluded = leaving_out | {_AUTHOR_BOUNDARY}
+        triples = [
+            " ".join(words)
+            for words in zip(tokens, tokens[1:], tokens[2:], strict=False)
+            if excluded.isdisjoint(words)
+        ]
+        if not joined:
+            return triples
+        # The runs through a compound start at most two words before it.
+        longest = max(end - start for start, (_, end) in joined.items())
+        starts = {
+            position
+            for start in joined
+            for position in range(max(0, start - 2 * longest), start + 1)
+        }
+        for start in sorted(starts):
+            runs: list[tuple[tuple[str, ...], int, bool]] = [((), start, False)]
+            for _ in range(3):
+                runs = [
+                    ((*words, word), end, through or end - position > 1)
+                    for words, position, through in runs
+                    for word, end in self.steps(position)
+                ]
+            triples.extend(
+                " ".join(words)
+                for words, _, through in runs
+                if through and excluded.isdisjoint(words)
+            )
+        return triples
+
+    def steps(self, position: int) -> list[tuple[str, int]]:
+        """The words that start at position, each with where it ends: the token
+        there, and a joined-up compound starting there."""
+        tokens = self.tokens
+        found = [(tokens[position], position + 1)] if position < len(tokens) else []
+        if position in self.joined:
+            found.append(self.joined[position])
+        return found
+
     def has_prefix(self, prefix: str) -> bool:
         """Return whether any word of the field starts with prefix."""
         # A field holds few words, and a rule's prefix of all fields searches

@@ -37,7 +37,9 @@ def single_word(pattern: Pattern) -> str | None:
 
 
 def pattern_in(field: FieldText, pattern: Pattern) -> bool:
-    """Return whether the pattern occurs in the field at consecutive positions."""
+    """Return whether the pattern occurs in the field at consecutive positions:
+    one of its spellings, word by word, each word the field's token there or
+    a joined-up compound starting there ("multiturn" spans "multi-turn")."""
     words = field.words
     for slot in pattern:
         if not any(option[0] in words for option in slot):
@@ -52,7 +54,7 @@ def pattern_in(field: FieldText, pattern: Pattern) -> bool:
                 break
             if _pattern_at(field, pattern, start):
                 return True
-    heads = {option[0] for option in pattern[0] if len(option) == 1}
+    heads = {option[0] for option in pattern[0]}
     return any(
         form in heads and _pattern_at(field, pattern, start)
         for start, (form, _) in field.joined.items()
@@ -60,17 +62,19 @@ def pattern_in(field: FieldText, pattern: Pattern) -> bool:
 
 
 def _pattern_at(field: FieldText, pattern: Pattern, start: int) -> bool:
-    tokens, joined = field.tokens, field.joined
     positions = {start}
     for slot in pattern:
         following = set()
-        for position in positions:
-            for option in slot:
-                end = position + len(option)
-                if tokens[position:end] == option:
-                    following.add(end)
-                elif len(option) == 1 and joined.get(position, ("",))[0] == option[0]:
-                    following.add(joined[position][1])
+        for option in slot:
+            ends = positions
+            for word in option:
+                ends = {
+                    end
+                    for position in ends
+                    for found, end in field.steps(position)
+                    if found == word
+                }
+            following |= ends
         if not following:
             return False
         positions = following

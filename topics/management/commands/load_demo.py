@@ -37,6 +37,7 @@ from topics.models import Topic
 from topics.models import TopicModel
 from topics.momentum import latest_announcement_day
 from topics.momentum import refresh_momentum
+from topics.prefilter import refresh_rule_documents
 from topics.query import topic_papers
 from topics.queue import awaiting_counts
 from topics.queue import model_summary
@@ -106,6 +107,9 @@ class Command(BaseCommand):
             self.stdout.write(f"Tagging {len(retagged)} topic(s): {result}")
         else:
             self.stdout.write("Tagging: every topic is up to date.")
+        # Tagging derives what it reads; a release whose terms changed, the rest.
+        if derived := refresh_rule_documents():
+            self.stdout.write(f"Rule previews' index terms: {derived} papers.")
         self.load_decisions()
         refresh_momentum()
         self.find_similar()

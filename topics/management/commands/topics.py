@@ -9,12 +9,13 @@ from django.core.management.base import CommandParser
 from papers.versions import content_changed
 from topics.models import Topic
 from topics.momentum import refresh_momentum
+from topics.prefilter import refresh_rule_documents
 from topics.preview import preview_rule
 from topics.tagging import retag_topics
 
 
 class Command(BaseCommand):
-    help = "Preview a rule against the stored papers, or re-tag topics."
+    help = "Preview a rule against the stored papers, re-tag topics, derive terms."
 
     def add_arguments(self, parser: CommandParser) -> None:
         commands = parser.add_subparsers(dest="command", required=True)
@@ -32,10 +33,19 @@ class Command(BaseCommand):
         retag.add_argument(
             "slugs", nargs="*", metavar="SLUG", help="default: every active topic"
         )
+        commands.add_parser(
+            "terms",
+            help="derive the index terms rule previews search by, for every paper "
+            "whose terms are missing or older than this release's (after an "
+            "upgrade that changes them, before the first preview must)",
+        )
 
     def handle(self, *args: object, command: str, **options: Any) -> None:
         if command == "preview":
             self.preview(options["rule"], options["categories"])
+        elif command == "terms":
+            derived = refresh_rule_documents()
+            self.stdout.write(f"Derived the index terms of {derived} paper(s).")
         else:
             self.retag(options["slugs"])
 
