@@ -86,43 +86,43 @@ class FieldText:
                 pairs.append(f"{form} {joined[end][0]}")
         return pairs
 
-    def triples(self, leaving_out: frozenset[str] = frozenset()) -> list[str]:
-        """Return each three adjacent words as "first second third", a joined-up
-        compound counting as one word, as in pairs; never across two texts, and
-        none holding a word of `leaving_out`.
+    def triples(
+        self, leaving_out: frozenset[str] = frozenset()
+    ) -> Iterable[tuple[str, str, str]]:
+        """Return each three adjacent words, a joined-up compound counting as one
+        word, as in pairs; never across two texts, and none holding a word of
+        `leaving_out`. Repeats may be included.
 
         Not part of Document: only a paper's stored index terms hold them.
         """
         tokens, joined = self.tokens, self.joined
         excluded = leaving_out | {_AUTHOR_BOUNDARY}
-        triples = [
-            " ".join(words)
+        runs = [
+            words
             for words in zip(tokens, tokens[1:], tokens[2:], strict=False)
             if excluded.isdisjoint(words)
         ]
         if not joined:
-            return triples
-        # The runs through a compound start at most two words before it.
-        longest = max(end - start for start, (_, end) in joined.items())
-        starts = {
-            position
-            for start in joined
-            for position in range(max(0, start - 2 * longest), start + 1)
-        }
-        for start in sorted(starts):
-            runs: list[tuple[tuple[str, ...], int, bool]] = [((), start, False)]
-            for _ in range(3):
-                runs = [
-                    ((*words, word), end, through or end - position > 1)
-                    for words, position, through in runs
-                    for word, end in self.steps(position)
-                ]
-            triples.extend(
-                " ".join(words)
-                for words, _, through in runs
-                if through and excluded.isdisjoint(words)
-            )
-        return triples
+            return runs
+        # The runs through a compound: it first, second or third of the three.
+        ending: dict[int, list[tuple[str, int]]] = {}
+        for start, (word, end) in joined.items():
+            ending.setdefault(end, []).append((word, start))
+
+        def before(position: int) -> list[tuple[str, int]]:
+            found = [(tokens[position - 1], position - 1)] if position else []
+            return found + ending.get(position, [])
+
+        through: set[tuple[str, str, str]] = set()
+        for start, (word, end) in joined.items():
+            for second, after in self.steps(end):
+                through.update((word, second, third) for third, _ in self.steps(after))
+            for first, _ in before(start):
+                through.update((first, word, third) for third, _ in self.steps(end))
+            for second, earlier in before(start):
+                through.update((first, second, word) for first, _ in before(earlier))
+        runs.extend(words for words in through if excluded.isdisjoint(words))
+        return runs
 
     def steps(self, position: int) -> list[tuple[str, int]]:
         """The words that start at position, each with where it ends: the token

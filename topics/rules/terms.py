@@ -103,21 +103,20 @@ def document_terms(doc: Document) -> frozenset[str]:
     # and the categories; surface forms are added for ``word*``, which searches
     # them too.
     keys = frozenset(key for key in doc.keys if not key.startswith(CATEGORY_KEY))
-    title = doc.title.triples(UNSTORED_IN_RUNS)
-    triples = chain(
-        title,
-        doc.abstract.triples(UNSTORED_IN_RUNS),
-        doc.comment.triples(UNSTORED_IN_RUNS),
-        map(TITLE_KEY.__add__, title),
-        map(AUTHOR_KEY.__add__, doc.authors.triples(UNSTORED_IN_RUNS)),
-    )
-    runs = (run.replace(" ", RUN_SEPARATOR) for run in chain(doc.pairs, triples))
+    pairs = (pair.replace(" ", RUN_SEPARATOR) for pair in doc.pairs)
+    join = RUN_SEPARATOR.join
+    title = list(map(join, doc.title.triples(UNSTORED_IN_RUNS)))
     return keys.union(
         doc.title.forms,
         doc.abstract.forms,
         doc.comment.forms,
         map(TITLE_KEY.__add__, doc.title.forms),
-        runs,
+        pairs,
+        title,
+        map(join, doc.abstract.triples(UNSTORED_IN_RUNS)),
+        map(join, doc.comment.triples(UNSTORED_IN_RUNS)),
+        map(TITLE_KEY.__add__, title),
+        (AUTHOR_KEY + join(run) for run in doc.authors.triples(UNSTORED_IN_RUNS)),
     )
 
 
