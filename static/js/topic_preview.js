@@ -56,7 +56,8 @@
     var categories = document.getElementById("id_categories");
     var panel = element("div", undefined, "rule-preview");
     panel.setAttribute("aria-live", "polite");
-    rule.parentNode.appendChild(panel);
+    // Below the rule, not beside it: the rule keeps the field's whole width.
+    (rule.closest(".flex-container") || rule).after(panel);
     var timer = null;
     var sequence = 0;
     // The request in flight, aborted as soon as the curator types again: the
