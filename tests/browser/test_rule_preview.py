@@ -50,3 +50,19 @@ def test_typing_aborts_the_preview_in_flight(page, sign_in, admin_user, topic):
     [aborted] = failed
     assert parse_qs(urlparse(aborted.url).query)["rule"] == ["ti:agent"]
     assert held[0].request.url == aborted.url
+
+
+def test_the_rule_keeps_its_width_and_its_preview_sits_below_it(
+    new_page, sign_in, admin_user, topic
+):
+    page = new_page(viewport={"width": 1366, "height": 900})
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+    preview = page.locator(".rule-preview")
+    expect(preview).to_contain_text("Matches 2 of 4 papers")
+
+    rule = page.locator("#id_rule").bounding_box()
+    shown = preview.bounding_box()
+    assert rule is not None and shown is not None
+    assert rule["width"] > 600  # was squeezed to a third beside the preview
+    assert shown["y"] >= rule["y"] + rule["height"]
