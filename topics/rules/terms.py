@@ -207,7 +207,7 @@ def _term_condition(term: Term) -> Condition | None:
         # Author names are matched as spelled, not plural-folded.
         pattern = build_pattern(words, fold=False)
         conditions.append(_spelled(pattern, AUTHOR_KEY))
-    return _joined(AnyOf, tuple(c for c in conditions if c is not None))
+    return _joined(AnyOf, tuple(conditions))
 
 
 def _spelled(pattern: Pattern, namespace: str) -> Condition:
