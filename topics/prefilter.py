@@ -50,6 +50,19 @@ FTS_TABLE = "topics_ruledocument_fts"  # SQLite (topics/migrations/0008)
 CHECKED_KEY = f"rule-documents-checked:{TERMS_VERSION}"
 CHECK_OVERLAP = timedelta(minutes=10)
 CHECK_KEPT = 3600
+# A rule preview derives at most this many papers' terms itself (about a
+# second). More are stale after a release that changed the terms, or a
+# restored database: the derive-rule-terms sweep derives them in the
+# background, and the preview says so until it is done.
+PREVIEW_DERIVES = 2000
+
+
+class TermsNotReady(Exception):
+    """More papers' terms are stale than a preview may derive."""
+
+    def __init__(self, remaining: int) -> None:
+        super().__init__(f"{remaining} papers' index terms are out of date")
+        self.remaining = remaining
 
 
 def stale_papers(papers: QuerySet[Paper] | None = None) -> dict[int, datetime]:
@@ -66,16 +79,20 @@ def stale_papers(papers: QuerySet[Paper] | None = None) -> dict[int, datetime]:
     )
 
 
-def refresh_rule_documents() -> int:
-    """Derive the terms of every paper that needs it; return how many. Each rule
-    preview asks: after the first, only the papers written since are checked
-    (at a million papers, the whole check is an anti-join of 0.8 s)."""
+def refresh_rule_documents(limit: int | None = None) -> int:
+    """Derive the terms of every paper that needs it; return how many, or raise
+    TermsNotReady, deriving none, when more than `limit` do. Each rule preview
+    asks: after the first, only the papers written since are checked (at a
+    million papers, the whole check is an anti-join of 0.8 s). Committed in
+    chunks: work done before an interruption is kept."""
     latest = last_modified()
     checked = cache.get(CHECKED_KEY)
     papers = Paper.objects.all()
     if checked is not None:
         papers = papers.filter(modified_at__gt=checked - CHECK_OVERLAP)
     stale = stale_papers(papers)
+    if limit is not None and len(stale) > limit:
+        raise TermsNotReady(len(stale))
     ids = sorted(stale)
     for start in range(0, len(ids), CHUNK_SIZE):
         chunk = ids[start : start + CHUNK_SIZE]
@@ -152,14 +169,17 @@ def _store_tsvectors(documents: list[RuleDocument]) -> None:
         )
 
 
-def candidate_ids(rule: CompiledRule, scope: Collection[str] = ()) -> set[int] | None:
+def candidate_ids(
+    rule: CompiledRule, scope: Collection[str] = (), derive_limit: int | None = None
+) -> set[int] | None:
     """Return the ids of the papers (in one of `scope`'s categories, if any) that
     could match the rule: every paper it matches, and some more. None when the
-    rule gives no condition to find them by: every paper must be matched."""
+    rule gives no condition to find them by: every paper must be matched.
+    Stale terms are derived first (TermsNotReady past `derive_limit`)."""
     condition = rule_condition(rule.node)
     if condition is None:
         return None
-    refresh_rule_documents()
+    refresh_rule_documents(derive_limit)
     ids = _ids(condition)
     if scope:
         ids &= ids_in_categories(Category.objects.filter(code__in=scope))

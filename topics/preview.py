@@ -19,6 +19,7 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.prefilter import TermsNotReady
 from topics.prefilter import candidate_ids
 from topics.prefilter import sure_ids
 from topics.rules import CompiledRule
@@ -36,6 +37,8 @@ FEW = 2000
 class Preview:
     error: str = ""
     position: int | None = None
+    # Why there is no preview yet, the rule being fine (the index is rebuilt).
+    notice: str = ""
     count: int = 0
     # Papers searched, and how many of them the database's prefilter left for
     # the matcher to check.
@@ -65,6 +68,7 @@ class Preview:
         return {
             "error": self.error,
             "position": self.position,
+            "notice": self.notice,
             "count": self.count,
             "scanned": self.scanned,
             "checked": self.checked,
@@ -83,6 +87,7 @@ def preview_rule(
     topic: Topic | None = None,
     categories: Sequence[str] = (),
     limit: int | None = SHOWN,
+    derive_limit: int | None = None,
 ) -> Preview:
     """Match `rule` against every stored paper (in `categories`, if any).
 
@@ -97,7 +102,13 @@ def preview_rule(
         return Preview(error=str(exc), position=exc.position)
     started = time.perf_counter()
     scope = {code for code in categories if code}
-    matched, checked = matching_papers(compiled, scope)
+    try:
+        matched, checked = matching_papers(compiled, scope, derive_limit=derive_limit)
+    except TermsNotReady as exc:
+        return Preview(
+            notice=f"The index previews search is being rebuilt ({exc.remaining} "
+            "papers to go, in the background): try again in a few minutes."
+        )
     current: set[int] = set()
     members = matched
     if topic is not None:
@@ -119,15 +130,20 @@ def preview_rule(
 
 
 def matching_papers(
-    rule: CompiledRule, scope: Collection[str] = (), *, prefilter: bool = True
+    rule: CompiledRule,
+    scope: Collection[str] = (),
+    *,
+    prefilter: bool = True,
+    derive_limit: int | None = None,
 ) -> tuple[set[int], int]:
     """The ids of the papers the rule matches (in `scope`'s categories, if any),
     and how many papers were matched to find them: of the candidates the
     database finds by the rule's condition, those it does not surely match; or
     every paper when the rule has no condition (or without `prefilter`, which
-    the benchmark and tests compare against)."""
+    the benchmark and tests compare against). TermsNotReady when more than
+    `derive_limit` papers' terms are stale."""
     scope = frozenset(scope)
-    candidates = candidate_ids(rule, scope) if prefilter else None
+    candidates = candidate_ids(rule, scope, derive_limit) if prefilter else None
     matched: set[int] = set()
     if candidates is None:
         documents = iter_documents(Paper.objects.all())

@@ -7,6 +7,7 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from core.queue import send_after_commit
@@ -19,6 +20,7 @@ from topics.ask.fulltext import download_pdf
 from topics.judging import Judge
 from topics.judging import judge_pending
 from topics.models import Topic
+from topics.prefilter import refresh_rule_documents
 from topics.queue import awaiting_counts
 from topics.queue import model_summary
 from topics.retagging import RETAG_TIME_LIMIT
@@ -35,6 +37,10 @@ JUDGE_TIME_LIMIT = 60 * 60
 SIMILAR_TIME_LIMIT = 60 * 60
 # New papers against every saved search: seconds for a day's papers.
 SAVED_SEARCH_TIME_LIMIT = 30 * 60
+# Every paper's rule terms after a release that changed them: about 12 minutes
+# a 100,000 papers; a sweep stopped by the limit keeps what it derived.
+RULE_TERMS_TIME_LIMIT = 2 * 60 * 60
+RULE_TERMS_SWEEP_KEY = "topics:rule-terms-sweep"
 
 
 @shared_task(**durable(RETAG_TIME_LIMIT))
@@ -112,6 +118,23 @@ def judge_pending_papers(topic_id: int) -> None:
         return
     decided = judge_pending(topic, limit=settings.MOMENTUM_JUDGE_BATCH)
     logger.info("judge decided %s pending paper(s) of %s", decided, topic)
+
+
+@shared_task(**durable(RULE_TERMS_TIME_LIMIT))
+def derive_rule_terms() -> int:
+    """Beat: derive the rule previews' index terms of the papers whose terms
+    are stale (topics.prefilter), which a preview leaves to this sweep when
+    they are many; a no-op most days. One sweep at a time: another finds the
+    sweep's mark (a killed sweep's expires with its time limit) and stops."""
+    if not cache.add(RULE_TERMS_SWEEP_KEY, True, RULE_TERMS_TIME_LIMIT):
+        return 0
+    try:
+        derived = refresh_rule_documents()
+    finally:
+        cache.delete(RULE_TERMS_SWEEP_KEY)
+    if derived:
+        logger.info("derived the rule terms of %d papers", derived)
+    return derived
 
 
 @shared_task

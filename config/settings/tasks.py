@@ -99,6 +99,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.int("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
         "options": {"expires": 3000},
     },
+    # Rule previews' index terms of papers whose terms are stale: after a
+    # release that changed them, every paper's (a no-op most days).
+    "derive-rule-terms": {
+        "task": "topics.tasks.derive_rule_terms",
+        "schedule": env.int("MOMENTUM_RULE_TERMS_SWEEP_SECONDS", 600),
+        "options": {"expires": 540},
+    },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",

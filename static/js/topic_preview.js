@@ -33,6 +33,10 @@
       panel.appendChild(element("p", "Invalid rule: " + data.error, "preview-error"));
       return;
     }
+    if (data.notice) {
+      panel.appendChild(element("p", data.notice, "preview-notice"));
+      return;
+    }
     panel.appendChild(element("p",
       "Matches " + data.count + " of " + data.scanned + " papers (" + data.checked +
         " checked, " + data.seconds + " s).",

@@ -7,11 +7,15 @@ from urllib.parse import parse_qs
 from urllib.parse import urlparse
 
 import pytest
+from django.core.cache import cache
 from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics import prefilter
+from topics.models import RuleDocument
+from topics.rules.terms import TERMS_VERSION
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,6 +67,21 @@ def test_the_rule_keeps_its_width_and_its_preview_sits_below_it(
 
     rule = page.locator("#id_rule").bounding_box()
     shown = preview.bounding_box()
-    assert rule is not None and shown is not None
+    assert rule is not None
+    assert shown is not None
     assert rule["width"] > 600  # was squeezed to a third beside the preview
     assert shown["y"] >= rule["y"] + rule["height"]
+
+
+def test_a_preview_while_the_index_is_rebuilt_says_so(
+    page, sign_in, admin_user, topic, monkeypatch
+):
+    monkeypatch.setattr(prefilter, "PREVIEW_DERIVES", 0)
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+
+    notice = page.locator(".rule-preview .preview-notice")
+    expect(notice).to_contain_text("being rebuilt (4 papers to go")
+    expect(page.locator(".rule-preview")).not_to_contain_text("Invalid rule")

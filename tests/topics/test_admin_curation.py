@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -12,14 +13,18 @@ from papers.models import Paper
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics import prefilter
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import ReviewItem
+from topics.models import RuleDocument
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.rules.terms import TERMS_VERSION
 from topics.tagging import retag_topics
+from topics.tasks import derive_rule_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -116,6 +121,26 @@ def test_preview_of_a_new_topic_and_of_a_bad_rule(admin_client, topic):
     bad = admin_client.get(url, {"rule": "ti:agent AND (ti:robot"}).json()
     assert bad["position"] == 13
     assert "(" in bad["error"]
+
+
+def test_a_preview_past_many_stale_terms_says_so_and_leaves_them_to_the_sweep(
+    admin_client, topic, monkeypatch
+):
+    """After a release that changed the index terms, a curator's preview must not
+    wait for every paper's: it says the index is being rebuilt, and derives
+    none; the beat's sweep (topics.tasks.derive_rule_terms) does."""
+    monkeypatch.setattr(prefilter, "PREVIEW_DERIVES", 2)
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+    url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+
+    data = admin_client.get(url, {"rule": "ti:robot"}).json()
+
+    assert "being rebuilt (3 papers to go" in data["notice"]
+    assert (data["error"], data["count"]) == ("", 0)
+    assert len(prefilter.stale_papers()) == 3
+    assert derive_rule_terms() == 3
+    assert admin_client.get(url, {"rule": "ti:robot"}).json()["count"] == 2
 
 
 def test_preview_is_for_staff_only(client, alice, topic):

@@ -26,6 +26,7 @@ from topics import preview
 from topics.models import RuleDocument
 from topics.prefilter import CHECK_OVERLAP
 from topics.prefilter import CHECKED_KEY
+from topics.prefilter import TermsNotReady
 from topics.prefilter import refresh_rule_documents
 from topics.prefilter import stale_papers
 from topics.preview import iter_documents
@@ -196,6 +197,21 @@ def test_terms_of_an_older_release_are_derived_again_by_the_command():
         {Paper.objects.get(arxiv_id="2606.00083").pk},
         0,
     )
+
+
+@pytest.mark.django_db
+def test_past_the_limit_no_terms_are_derived_and_the_caller_is_told_how_many():
+    upsert_records([paper_record("2606.00085", title="One")])
+    upsert_records([paper_record("2606.00086", title="Two")])
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+
+    with pytest.raises(TermsNotReady) as raised:
+        refresh_rule_documents(limit=1)
+
+    assert raised.value.remaining == 2
+    assert len(stale_papers()) == 2
+    assert refresh_rule_documents(limit=2) == 2
 
 
 @pytest.mark.django_db

@@ -6,11 +6,18 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.models import RuleDocument
 from topics.models import Topic
 from topics.retagging import RETAG_LOST_AFTER
+from topics.rules.terms import TERMS_VERSION
+from topics.tasks import RULE_TERMS_SWEEP_KEY
+from topics.tasks import derive_rule_terms
 from topics.tasks import resend_lost_retags
 
 pytestmark = pytest.mark.django_db
@@ -35,3 +42,17 @@ def test_a_lost_retag_is_sent_again_once_however_many_beats_fire():
     retag.assert_called_once_with(lost.pk)
     lost.refresh_from_db()
     assert lost.retag_pending
+
+
+def test_one_sweep_of_the_rule_terms_at_a_time():
+    upsert_records([paper_record("2606.00091", title="Stale terms")])
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+    cache.add(RULE_TERMS_SWEEP_KEY, True, 60)  # a sweep under way
+
+    assert derive_rule_terms() == 0
+
+    cache.delete(RULE_TERMS_SWEEP_KEY)
+    assert derive_rule_terms() == 1
+    assert derive_rule_terms() == 0
+    assert cache.get(RULE_TERMS_SWEEP_KEY) is None

@@ -19,6 +19,7 @@ from django.urls import path
 from django.utils.html import format_html
 
 from accounts.requests import signed_in
+from topics import prefilter
 from topics.admin.inlines import INLINE_ROWS
 from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
@@ -154,6 +155,8 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             request.GET.get("rule", ""),
             topic=topic,
             categories=request.GET.getlist("categories"),
+            # A curator waits on this request: many stale terms are the sweep's.
+            derive_limit=prefilter.PREVIEW_DERIVES,
         )
         return JsonResponse(preview.as_json())
 
