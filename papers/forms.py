@@ -15,6 +15,27 @@ from papers.search import MAX_QUERY_LENGTH
 
 CATEGORY_CODE = re.compile(r"^[a-z-]+(\.[a-z-]+)?$", re.IGNORECASE)
 DATE_MESSAGE = "Enter the date as YYYY-MM-DD."
+# The active topics' (slug, name), kept in this process with the version of
+# topics' names (papers.versions.NAMES) it was read under: every change to a
+# topic's name, slug or activity moves it.
+_topics: tuple[int, list[tuple[str, str]]] | None = None
+
+
+def topic_choices(names_version: int | None) -> list[tuple[str, str]]:
+    """The active topics as (slug, name), by name; read again when the names'
+    version moved or is unknown (the cache down)."""
+    global _topics
+    kept = _topics
+    if kept is not None and names_version is not None and kept[0] == names_version:
+        return kept[1]
+    # Topics come from the topics app, which builds on this one: reached
+    # through the relation, not imported.
+    topic_model = Paper._meta.get_field("topics").related_model
+    active = topic_model._default_manager.filter(is_active=True).order_by("name")
+    choices = list(active.values_list("slug", "name"))
+    if names_version is not None:
+        _topics = (names_version, choices)
+    return choices
 
 
 def date_field(label: str) -> forms.DateField:
@@ -79,15 +100,13 @@ class SearchForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "e.g. cs.LG"}),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, names_version: int | None = None, **kwargs: Any):
+        """`names_version`: the topics' names' version the page is rendered
+        under, which lets the topics be read once for all its renders."""
         super().__init__(*args, **kwargs)
-        # Topics come from the topics app, which builds on this one: reached
-        # through the relation, not imported.
-        topic_model = Paper._meta.get_field("topics").related_model
-        active = topic_model._default_manager.filter(is_active=True).order_by("name")
         self.fields["topic"].choices = [  # type: ignore[attr-defined]
             ("", "Any topic"),
-            *active.values_list("slug", "name"),
+            *topic_choices(names_version),
         ]
         # "from" is a Python keyword, so these two cannot be class attributes.
         self.fields["from"] = date_field("From")

@@ -29,15 +29,18 @@ _lock = threading.Lock()
 def matched_words(texts: Iterable[str], query_text: str, config: str) -> list[set[str]]:
     """For each text, its words (lowercased) whose lexemes are among those of
     `query_text`'s words: the words a search for it marks there."""
-    atoms = [{atom.lower() for atom in ATOM.findall(text)} for text in texts]
-    query_atoms = {atom.lower() for atom in ATOM.findall(query_text)}
-    lexemes = _lexemes(set().union(query_atoms, *atoms), config)
+    atoms = [set(map(str.lower, ATOM.findall(text))) for text in texts]
+    query_atoms = set(map(str.lower, ATOM.findall(query_text)))
+    lexemes = _lexemes(query_atoms.union(*atoms), config)
     wanted = set().union(*(lexemes[atom] for atom in query_atoms))
-    return [{atom for atom in words if lexemes[atom] & wanted} for words in atoms]
+    # Each distinct word is looked at once, not once for every text holding it.
+    matching = {word for word, found in lexemes.items() if not found.isdisjoint(wanted)}
+    return [words & matching for words in atoms]
 
 
 def _lexemes(words: set[str], config: str) -> dict[str, frozenset[str]]:
-    known = {word: _known.get(f"{config}:{word}") for word in words}
+    prefix, get = f"{config}:", _known.get
+    known = {word: get(prefix + word) for word in words}
     missing = [word for word, lexemes in known.items() if lexemes is None]
     if missing:
         with connection.cursor() as cursor:

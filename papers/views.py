@@ -256,7 +256,7 @@ def search(request: HttpRequest) -> HttpResponse:
 def _search(
     request: HttpRequest, deps: Dependencies
 ) -> tuple[str, dict] | HttpResponse:
-    form = SearchForm(request.GET)
+    form = SearchForm(request.GET, names_version=deps.versions.get(NAMES))
     context: dict[str, Any] = {"form": form, "page": None, "missing_id": None}
     if form.is_valid() and form.has_criteria():
         text = form.cleaned_data["q"]

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 
+from papers.forms import topic_choices
 from papers.highlight import excerpt
 from papers.highlight import mark_words
 from papers.highlight import marked_words
@@ -25,9 +26,14 @@ from papers.models import Paper
 from papers.search import Term
 from papers.search import arxiv_id_query
 from papers.search import parse_query
+from papers.versions import NAMES
+from papers.versions import current_versions
+from papers.versions import get_many
+from papers.versions import version_key
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
+from topics.models import Topic
 from topics.tagging import tag_papers
 
 # A search page rendered anew (README), its windows included.
@@ -467,13 +473,33 @@ def test_a_shared_row_takes_each_querys_highlights(
     client.get("/search/", {"q": "agents"})
 
     # The row is in the cache now: another query only fills in its marks (the
-    # topic choices, the candidates, their ranking).
-    with django_assert_max_num_queries(3):
+    # candidates, their ranking; the topic choices are kept).
+    with django_assert_max_num_queries(2):
         other = client.get("/search/", {"q": "robots"}).text
 
     assert "Planning agents</a>" in other
     assert "plan with <mark>robots</mark>." in other
     assert "<mark>agents</mark>" not in other.lower()
+
+
+@pytest.mark.django_db
+def test_the_topic_choices_are_read_once_and_follow_a_rename(
+    client, corpus, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    client.get("/search/", {"q": "agents"})
+    names = current_versions([NAMES], get_many([version_key(NAMES)]))[NAMES]
+    with django_assert_num_queries(0):
+        assert ("robots", "Robot Learning") in topic_choices(names)
+    topic = Topic.objects.get(slug="robots")
+
+    topic.name = "Robots That Learn"
+    with django_capture_on_commit_callbacks(execute=True):
+        topic.save()  # the names' version moves once it commits
+    page = client.get("/search/", {"q": "agents", "topic": "robots"}).text
+
+    assert '<option value="robots" selected>Robots That Learn</option>' in page
+    assert "Any topic" in page
+    assert "Retired" not in page
 
 
 @pytest.mark.django_db
@@ -790,8 +816,10 @@ def test_query_count_does_not_grow_with_results(
 def test_an_arxiv_id_costs_two_queries_to_open(
     client, corpus, django_assert_max_num_queries
 ):
-    # The form's topic choices, and the paper.
-    with django_assert_max_num_queries(2):
+    client.get("/search/", {"q": "agents"})
+
+    # The paper; the form's topic choices are kept from the search before.
+    with django_assert_max_num_queries(1):
         response = client.get("/search/", {"q": "2606.00003"})
 
     assert response["Location"] == "/papers/2606.00003/"
