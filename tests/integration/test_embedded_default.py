@@ -157,6 +157,21 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert "Similar papers: up to date." in again.stdout
 
 
+def test_the_embedded_defaults_cache_keeps_a_readers_pages(tmp_path):
+    """The in-process cache holds thousands of rows and versions: Django's
+    default of 300 entries would drop the first of these (and a third of a
+    page's rows at every page)."""
+    keep = "from django.core.cache import cache; " + (
+        "cache.set_many({f'row:{i}': 'x' * 2000 for i in range(10_000)}); "
+        "print(cache.get('row:0') is not None)"
+    )
+
+    result = manage("shell", "--no-imports", "-c", keep, env=clean_env(tmp_path))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+
+
 SHARED_CACHE = "redis://127.0.0.1:6379/1"
 PRODUCTION_KEY = "x" * 20 + "-a-long-random-production-secret-" + "y" * 20
 
