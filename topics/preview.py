@@ -105,9 +105,11 @@ def preview_rule(
     try:
         matched, checked = matching_papers(compiled, scope, derive_limit=derive_limit)
     except TermsNotReady as exc:
+        papers = "paper" if exc.remaining == 1 else "papers"
         return Preview(
-            notice=f"The index previews search is being rebuilt ({exc.remaining} "
-            "papers to go, in the background): try again in a few minutes."
+            notice="Previews are paused while their search index is rebuilt in the "
+            f"background ({exc.remaining:,} {papers} to go). Edit the rule again "
+            "in a while to see its preview."
         )
     current: set[int] = set()
     members = matched

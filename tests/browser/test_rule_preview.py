@@ -83,5 +83,5 @@ def test_a_preview_while_the_index_is_rebuilt_says_so(
     page.goto(f"/admin/topics/topic/{topic.pk}/change/")
 
     notice = page.locator(".rule-preview .preview-notice")
-    expect(notice).to_contain_text("being rebuilt (4 papers to go")
+    expect(notice).to_contain_text("rebuilt in the background (4 papers to go)")
     expect(page.locator(".rule-preview")).not_to_contain_text("Invalid rule")

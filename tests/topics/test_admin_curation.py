@@ -136,7 +136,7 @@ def test_a_preview_past_many_stale_terms_says_so_and_leaves_them_to_the_sweep(
 
     data = admin_client.get(url, {"rule": "ti:robot"}).json()
 
-    assert "being rebuilt (3 papers to go" in data["notice"]
+    assert "index is rebuilt in the background (3 papers to go)" in data["notice"]
     assert (data["error"], data["count"]) == ("", 0)
     assert len(prefilter.stale_papers()) == 3
     assert derive_rule_terms() == 3
