@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from config.celery_app import app
 from core.tasks import HARD_LIMIT_MARGIN
 from notifications.tasks import send_digest
 from papers.tasks import ingest_source
@@ -30,3 +31,16 @@ def test_a_long_task_is_told_to_stop_before_it_is_killed(task):
 
 def test_a_retag_is_not_taken_for_lost_while_it_may_still_run():
     assert timedelta(seconds=retag_topic.time_limit) < RETAG_LOST_AFTER
+
+
+def test_every_beat_entry_names_a_task_the_workers_know(settings):
+    app.loader.import_default_modules()
+
+    unknown = {
+        name: entry["task"]
+        for name, entry in settings.CELERY_BEAT_SCHEDULE.items()
+        if entry["task"] not in app.tasks
+    }
+
+    assert "derive-rule-terms" in settings.CELERY_BEAT_SCHEDULE
+    assert unknown == {}
