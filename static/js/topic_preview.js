@@ -10,9 +10,14 @@
     return node;
   }
 
+  // 25,002 as the site's pages write counts (Django's intcomma).
+  function count(number) {
+    return Number(number).toLocaleString("en-US");
+  }
+
   function paperList(title, papers, total) {
     var box = element("div", undefined, "preview-list");
-    box.appendChild(element("h4", title + " (" + total + ")"));
+    box.appendChild(element("h4", title + " (" + count(total) + ")"));
     var list = element("ol");
     papers.forEach(function (paper) {
       var item = element("li");
@@ -38,7 +43,8 @@
       return;
     }
     panel.appendChild(element("p",
-      "Matches " + data.count + " of " + data.scanned + " papers (" + data.checked +
+      "Matches " + count(data.count) + " of " + count(data.scanned) + " papers (" +
+        count(data.checked) +
         " checked, " + data.seconds + " s).",
       "preview-count"));
     panel.appendChild(paperList("Latest matches", data.latest, data.count));

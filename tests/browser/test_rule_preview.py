@@ -15,6 +15,7 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics import prefilter
 from topics.models import RuleDocument
+from topics.preview import Preview
 from topics.rules.terms import TERMS_VERSION
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,3 +86,23 @@ def test_a_preview_while_the_index_is_rebuilt_says_so(
     notice = page.locator(".rule-preview .preview-notice")
     expect(notice).to_contain_text("rebuilt in the background (4 papers to go)")
     expect(page.locator(".rule-preview")).not_to_contain_text("Invalid rule")
+
+
+def test_a_large_preview_writes_its_counts_as_the_site_does(
+    page, sign_in, admin_user, topic
+):
+    """Counts read 25,002, not 25002: the answer is the server's shape with
+    corpus-sized numbers in it."""
+    answer = Preview(
+        count=25002, scanned=1000000, checked=1234, seconds=0.8, added_count=1200
+    ).as_json()
+    page.route("**/preview/?*", lambda route: route.fulfill(json=answer))
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+
+    preview = page.locator(".rule-preview")
+    expect(preview).to_contain_text(
+        "Matches 25,002 of 1,000,000 papers (1,234 checked, 0.8 s)."
+    )
+    expect(preview).to_contain_text("Latest matches (25,002)")
+    expect(preview).to_contain_text("Saving it adds to the topic (1,200)")
