@@ -68,8 +68,24 @@ def test_the_queue_puts_the_most_uncertain_first(admin_client, band):
     titles = ["Paper 6", "Paper 2", "Paper 4", "Paper 5", "Paper 3", "Paper 1"]
     positions = [text.index(f">{title}</a>") for title in titles]
     assert positions == sorted(positions)
-    assert "Uncertain (probability 0.52): awaiting review" in text
+    assert "Uncertain: awaiting review" in text
     assert "Judge (m1) says in: Trains agents." in text
+
+
+def test_the_queue_shows_the_chance_it_is_ordered_by(admin_client, topic, band):
+    """A calibrated probability of 0.50 beside a model score of 0.69: the column
+    shows what orders the queue, `why` says what the model alone thinks."""
+    item = band["p0.6"]
+    item.score, item.probability = 0.69, 0.5
+    item.rule_matched, item.rule_terms = True, ["agent"]
+    item.save()
+
+    text = admin_client.get(reverse(CHANGELIST)).text
+
+    assert "Chance it belongs" in text
+    assert '<td class="field-chance_text">0.50</td>' in text
+    assert '<td class="field-chance_text">0.69</td>' not in text
+    assert "Uncertain: awaiting review; Rule matched “agent”; model 0.69 agrees" in text
 
 
 def test_the_pending_filter_and_definition_help(admin_client, topic, band):

@@ -63,7 +63,7 @@ def _band_reason(item: ReviewItem) -> str:
         model, reason = item.verdict_model, item.verdict_reason  # type: ignore[attr-defined]
         return f"Judge ({model}) says {verdict}: {reason}"
     if item.pending:
-        return f"Uncertain (probability {item.probability:.2f}): awaiting review"
+        return "Uncertain: awaiting review"
     return ""
 
 
@@ -135,9 +135,11 @@ class ReviewItemAdmin(admin.ModelAdmin):
         css = {"all": ["css/admin_review.css"]}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
-        # Distance from even odds (calibrated where automatic decisions apply):
-        # the smallest is the model's hardest call, the most informative decision.
-        uncertainty = Abs(Coalesce(F("probability"), F("score")) - BOUNDARY)
+        # The chance the paper belongs: calibrated on the curators' decisions
+        # where automatic decisions apply, else the model's own score. Its
+        # distance from even odds orders the queue: the smallest is the model's
+        # hardest call, the most informative decision.
+        chance = Coalesce(F("probability"), F("score"))
         verdicts = JudgeVerdict.objects.filter(
             topic=OuterRef("topic"), paper=OuterRef("paper")
         )
@@ -145,7 +147,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                uncertainty=uncertainty,
+                chance=chance,
+                uncertainty=Abs(chance - BOUNDARY),
                 verdict_belongs=Subquery(verdicts.values("belongs")[:1]),
                 verdict_reason=Subquery(verdicts.values("reason")[:1]),
                 verdict_model=Subquery(verdicts.values("model")[:1]),
@@ -157,7 +160,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
         return [F("uncertainty").asc(nulls_last=True), "-updated_at"]
 
     def get_list_display(self, request: HttpRequest) -> list:
-        columns: list = ["topic", "paper_link", "abstract_text", "score_text", "why"]
+        columns: list = ["topic", "paper_link", "abstract_text", "chance_text", "why"]
         if self.has_decide_permission(request):
             columns.append(self.decision_buttons(request))
         return columns
@@ -240,9 +243,11 @@ class ReviewItemAdmin(admin.ModelAdmin):
             abstract,
         )
 
-    @admin.display(description="score", ordering="score")
-    def score_text(self, item: ReviewItem) -> str:
-        return "—" if item.score is None else f"{item.score:.2f}"
+    @admin.display(description="chance it belongs", ordering="chance")
+    def chance_text(self, item: ReviewItem) -> str:
+        """What the queue is ordered by; the model's own score is in `why`."""
+        chance = item.chance  # type: ignore[attr-defined]
+        return "—" if chance is None else f"{chance:.2f}"
 
     @admin.display(description="why")
     def why(self, item: ReviewItem) -> str:
