@@ -161,6 +161,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     def get_list_display(self, request: HttpRequest) -> list:
         columns: list = ["topic", "paper_link", "abstract_text", "chance_text", "why"]
+        if "topic__id__exact" in request.GET:
+            columns.remove("topic")  # one topic: its definition heads the list
         if self.has_decide_permission(request):
             columns.append(self.decision_buttons(request))
         return columns
