@@ -23,6 +23,7 @@ from enum import StrEnum
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
 
 # Where the model's score alone says "in" (the suggestions' disagreement point).
 BOUNDARY = 0.5
@@ -30,6 +31,8 @@ BOUNDARY = 0.5
 MIN_EACH = 5
 # Scores are clipped this far from 0 and 1 before taking their logit.
 EPSILON = 1e-4
+# Folds of the decisions on which what the edges will do is estimated.
+ESTIMATE_FOLDS = 5
 
 
 class Mode(StrEnum):
@@ -61,6 +64,12 @@ class Calibration:
         z = self.slope * logit(score) + self.rule_shift * rule + self.intercept
         return 1.0 / (1.0 + math.exp(-z))
 
+    def probabilities(self, scores: np.ndarray, rule: np.ndarray) -> np.ndarray:
+        """`probability` of each (score, rule) pair."""
+        return np.array(
+            [self.probability(s, r) for s, r in zip(scores, rule, strict=True)]
+        )
+
     def to_json(self) -> dict[str, float]:
         return {
             "slope": round(self.slope, 6),
@@ -78,8 +87,8 @@ class Calibration:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The band's edges on the calibrated probability, and what cross-validation
-    on the curators' decisions expects of them."""
+    """The band's edges on the calibrated probability, and what they are expected
+    to do, measured on curators' decisions they were not drawn on."""
 
     calibration: Calibration
     include_at: float
@@ -174,30 +183,76 @@ def fit_thresholds(
     """Calibrate on these decided papers (each score from a model that did not see
     it) and draw the band edges: "in" at the precision `target`, "out" keeping
     `recall_target` of the relevant papers above it. None with too few decisions
-    of either kind, or when no papers can be decided "in" at the target."""
+    of either kind, or when no papers can be decided "in" at the target.
+
+    What the edges are expected to do (precision, recall, band) is measured on
+    decisions they were not drawn on (`_held_out`): on the decisions that drew
+    them, the precision target is met by construction."""
     y = np.asarray(labels, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    r = np.asarray(rule, dtype=bool)
+    edges = _edges(s, r, y, target, recall_target)
+    if edges is None:
+        return None
+    precision, recall, band = _held_out(s, r, y, target, recall_target)
+    return Thresholds(*edges, precision=precision, recall=recall, band=band)
+
+
+def _edges(
+    scores: np.ndarray,
+    rule: np.ndarray,
+    y: np.ndarray,
+    target: float,
+    recall_target: float,
+) -> tuple[Calibration, float, float] | None:
+    """The calibration and the two edges fitted on these decisions, or None."""
     if int(y.sum()) < MIN_EACH or int((~y).sum()) < MIN_EACH:
         return None
-    calibration = fit_calibration(scores, rule, y)
-    p = np.array(
-        [calibration.probability(s, r) for s, r in zip(scores, rule, strict=True)]
-    )
+    calibration = fit_calibration(scores.tolist(), rule.tolist(), y)
+    p = calibration.probabilities(scores, rule)
     include_at = _include_edge(p, y, target)
     if include_at > 1:
         # No edge reaches the target: a band over everything the rule matches
         # would empty the topic, so the rule keeps deciding until one does.
         return None
     exclude_at = min(_exclude_edge(p, y, recall_target), include_at)
-    decided_in = p >= include_at
-    decided_out = p <= exclude_at
+    return calibration, include_at, exclude_at
+
+
+def _held_out(
+    scores: np.ndarray,
+    rule: np.ndarray,
+    y: np.ndarray,
+    target: float,
+    recall_target: float,
+) -> tuple[float, float, float]:
+    """Precision, recall and band share of the automatic decisions on decisions
+    the edges did not see: each of ESTIMATE_FOLDS folds decided by a calibration
+    and edges fitted on the others. An edge sits where the decisions it is drawn
+    on happen to meet the target, so on new papers it falls short by what that
+    choice borrowed from chance. A fold whose others fit no edges stays in the
+    band."""
+    calls = np.zeros(len(y), dtype=np.int8)  # 1 in, -1 out, 0 the band
+    folds = StratifiedKFold(
+        n_splits=min(ESTIMATE_FOLDS, int(y.sum()), int((~y).sum())),
+        shuffle=True,
+        random_state=0,
+    )
+    for fitted_on, held in folds.split(scores, y):
+        edges = _edges(
+            scores[fitted_on], rule[fitted_on], y[fitted_on], target, recall_target
+        )
+        if edges is None:
+            continue
+        calibration, include_at, exclude_at = edges
+        p = calibration.probabilities(scores[held], rule[held])
+        calls[held] = np.where(p >= include_at, 1, np.where(p <= exclude_at, -1, 0))
+    decided_in = calls == 1
     hits = int((decided_in & y).sum())
-    return Thresholds(
-        calibration=calibration,
-        include_at=include_at,
-        exclude_at=exclude_at,
-        precision=hits / max(int(decided_in.sum()), 1),
-        recall=hits / max(int(y.sum()), 1),
-        band=float((~decided_in & ~decided_out).mean()),
+    return (
+        hits / max(int(decided_in.sum()), 1),
+        hits / max(int(y.sum()), 1),
+        float((calls == 0).mean()),
     )
 
 

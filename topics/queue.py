@@ -56,11 +56,18 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
             "decide in at the precision target. The rule decides and the model's "
             "disagreements wait in the review queue."
         )
+    # Measured on decisions the band was not drawn on (topics.membership).
     expected = (
-        f" Automatic decisions, cross-validated on your decisions: precision "
-        f"{model.precision:.2f}, recall {model.recall:.2f}; "
+        f" Automatic decisions, tried on your decisions the band was not drawn "
+        f"on: precision {model.precision:.2f}, recall {model.recall:.2f}; "
         f"{model.band:.0%} of decided papers fall in the band."
     )
+    target = model.topic.precision_target
+    if model.precision < target:
+        expected += (
+            f" That is below the topic's precision target of {target:.2f}: more "
+            "decisions, the most uncertain first, draw a band that holds."
+        )
     return trained + expected + " " + advice(awaiting)
 
 

@@ -11,14 +11,16 @@ from training altogether; the model and its thresholds (fitted to the topic's
 precision and recall targets, 0.95 and 0.90) then decide the round's papers in,
 out or pending.
 
-Printed per round: precision and recall of the papers decided automatically
-(the band left aside; recall of every relevant paper too), the band (pending
-papers, in the sample and as a share of the round's candidate papers, each
-labeled paper standing for its stratum), and F1 if the band were judged
-correctly. Then learning curves: a simulated curator deciding 0, 50, 100 and
-200 papers, uncertainty-first (retraining after each burst of 50) against a
-random order, with F1 of the round's membership (pending papers out) and F1
-with the band judged correctly. Two curators:
+Printed per round: precision of the papers decided automatically (with its
+exact 95 % interval, and the precision the model expected of its edges on the
+decisions they were not drawn on) and recall (the band left aside; recall of
+every relevant paper too), the band (pending papers, in the sample and as a
+share of the round's candidate papers, each labeled paper standing for its
+stratum), and F1 if the band were judged correctly. Then learning curves: a
+simulated curator deciding 0, 50, 100 and 200 papers, uncertainty-first
+(retraining after each burst of 50) against a random order, with F1 of the
+round's membership (pending papers out) and F1 with the band judged correctly.
+Two curators:
   - reviewing the round itself, as the review queue asks: a decided paper is
     in or out as its label says, and the model, retrained on the decisions,
     decides the rest, none of which it trained on;
@@ -108,6 +110,17 @@ def candidates(labeled: dict, round_: int) -> int:
     return sum(stratum["of"] for stratum in strata.values())
 
 
+def interval(hits: int, decided: int) -> str:
+    """The exact (Clopper-Pearson) 95 % interval of a precision of hits/decided:
+    a few dozen papers decided "in" cannot tell 0.93 from 0.95."""
+    from scipy.stats import binomtest
+
+    if not decided:
+        return ""
+    ci = binomtest(hits, decided).proportion_ci(confidence_level=0.95)
+    return f", 95% interval {ci.low:.3f}-{ci.high:.3f}"
+
+
 def report_round(labeled: dict, topic, data, base, round_: int, *, curve: bool) -> None:
     from bench.relevance.simulate import curator_curve
     from bench.relevance.simulate import decide_all
@@ -142,8 +155,11 @@ def report_round(labeled: dict, topic, data, base, round_: int, *, curve: bool) 
         f" trained on round {3 - round_}'s {int(other.sum())} decisions; {edges};"
         f" {timer.seconds:.0f} s)"
     )
+    expected = f"; the model expected {t.precision:.3f}" if t else ""
     print(
-        f"    decided automatically: precision {precision:.3f} recall {recall:.3f}"
+        f"    decided automatically: precision {precision:.3f}"
+        f" ({hits} of {int(auto.sum())}{interval(hits, int(auto.sum()))}{expected})"
+        f" recall {recall:.3f}"
         f" ({int(auto.sum())} in, {int((~auto & ~band).sum())} out; recall of all"
         f" relevant {recall_all:.3f}) | band {int(band.sum())} papers ="
         f" {band_share:.1%} of {candidates(labeled, round_)} candidates |"

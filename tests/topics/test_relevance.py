@@ -8,6 +8,7 @@ from unittest import mock
 import pytest
 from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 from sklearn.feature_extraction.text import CountVectorizer
 
 from papers.ingest.upsert import upsert_records
@@ -109,6 +110,17 @@ def test_too_few_decisions_leave_the_rule_to_decide(topic, papers):
     assert "the rule alone decides" in model_summary(model)
     assert deciding.scorer_of(topic) is None
     assert topic.paper_topics.count() == 42
+
+
+def test_the_summary_says_when_the_band_falls_short_of_the_target(topic):
+    fields = {"state": TopicModel.State.TRAINED, "trained_at": timezone.now()}
+    fields |= {"include_at": 0.9, "exclude_at": 0.2, "recall": 0.9, "band": 0.05}
+    short = TopicModel(topic=topic, precision=0.91, **fields)
+    meeting = TopicModel(topic=topic, precision=0.96, **fields)
+
+    assert "precision 0.91, recall 0.90" in model_summary(short)
+    assert "below the topic's precision target of 0.95" in model_summary(short)
+    assert "below the topic's precision target" not in model_summary(meeting)
 
 
 def test_training_is_deterministic(topic, papers):
