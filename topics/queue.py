@@ -68,7 +68,7 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
             f" That is below the topic's precision target of {target:.2f}: more "
             "decisions, the most uncertain first, draw a band that holds."
         )
-    return trained + expected + " " + advice(awaiting)
+    return " ".join(filter(None, [trained + expected, advice(awaiting)]))
 
 
 def advice(awaiting: int | None) -> str:

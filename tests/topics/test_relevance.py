@@ -121,6 +121,7 @@ def test_the_summary_says_when_the_band_falls_short_of_the_target(topic):
     assert "precision 0.91, recall 0.90" in model_summary(short)
     assert "below the topic's precision target of 0.95" in model_summary(short)
     assert "below the topic's precision target" not in model_summary(meeting)
+    assert model_summary(meeting).endswith("fall in the band.")
 
 
 def test_training_is_deterministic(topic, papers):
