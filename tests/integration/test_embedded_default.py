@@ -120,7 +120,7 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert "25002 new" in output
     assert "Seed topics: 34" in output
     assert "RL for LLM Agents: 213 pins and 357 exclusions" in output
-    assert "cross-validated on your decisions: precision" in output
+    assert "tried on your decisions the band was not drawn on: precision" in output
     assert "Similar papers: built for 25002 papers" in output
     assert 'id="similar"' in pages["/papers/2607.21419/"][1]
     assert f"admin@momentum.localhost / momentum-admin  ({site}/admin/)" in output
