@@ -55,6 +55,11 @@ CHECK_KEPT = 3600
 # restored database: the derive-rule-terms sweep derives them in the
 # background, and the preview says so until it is done.
 PREVIEW_DERIVES = 2000
+# How many papers' terms were stale when a preview last found too many, kept
+# this long for the previews that follow (while the sweep derives them, each
+# would count them again: at a million papers, 0.8 s of anti-join).
+STALE_COUNT_KEY = f"rule-documents-stale:{TERMS_VERSION}"
+STALE_COUNT_KEPT = 30
 
 
 class TermsNotReady(Exception):
@@ -83,8 +88,14 @@ def refresh_rule_documents(limit: int | None = None) -> int:
     """Derive the terms of every paper that needs it; return how many, or raise
     TermsNotReady, deriving none, when more than `limit` do. Each rule preview
     asks: after the first, only the papers written since are checked (at a
-    million papers, the whole check is an anti-join of 0.8 s). Committed in
-    chunks: work done before an interruption is kept."""
+    million papers, the whole check is an anti-join of 0.8 s), and while too
+    many are stale, the previews of the next STALE_COUNT_KEPT seconds are told
+    the count found last. Committed in chunks: work done before an
+    interruption is kept."""
+    if limit is not None:
+        counted = cache.get(STALE_COUNT_KEY)
+        if counted is not None and counted > limit:
+            raise TermsNotReady(counted)
     latest = last_modified()
     checked = cache.get(CHECKED_KEY)
     papers = Paper.objects.all()
@@ -92,6 +103,7 @@ def refresh_rule_documents(limit: int | None = None) -> int:
         papers = papers.filter(modified_at__gt=checked - CHECK_OVERLAP)
     stale = stale_papers(papers)
     if limit is not None and len(stale) > limit:
+        cache.set(STALE_COUNT_KEY, len(stale), STALE_COUNT_KEPT)
         raise TermsNotReady(len(stale))
     ids = sorted(stale)
     for start in range(0, len(ids), CHUNK_SIZE):
@@ -116,6 +128,8 @@ def refresh_rule_documents(limit: int | None = None) -> int:
         )
     if latest is not None:
         cache.set(CHECKED_KEY, latest, CHECK_KEPT)
+    if ids:
+        cache.delete(STALE_COUNT_KEY)
     return len(ids)
 
 

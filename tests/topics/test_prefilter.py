@@ -215,6 +215,25 @@ def test_past_the_limit_no_terms_are_derived_and_the_caller_is_told_how_many():
 
 
 @pytest.mark.django_db
+def test_previews_while_many_are_stale_are_told_the_last_count_without_a_check(
+    django_assert_num_queries,
+):
+    upsert_records([paper_record("2606.00085", title="One")])
+    upsert_records([paper_record("2606.00086", title="Two")])
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+    with pytest.raises(TermsNotReady):
+        refresh_rule_documents(limit=1)
+
+    with django_assert_num_queries(0), pytest.raises(TermsNotReady) as raised:
+        refresh_rule_documents(limit=1)
+
+    assert raised.value.remaining == 2
+    assert refresh_rule_documents() == 2  # the sweep: the count is gone with them
+    assert refresh_rule_documents(limit=1) == 0
+
+
+@pytest.mark.django_db
 def test_a_check_of_the_terms_looks_again_only_at_papers_written_since_the_last():
     upsert_records(
         [
