@@ -60,6 +60,8 @@ WINDOW_MARGIN = 1.25
 # Papers without a day first on both databases (PostgreSQL's default for DESC,
 # and the order of the paper_announced_idx index).
 NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
+# The same order on rows of (id, day).
+NEWEST_ROWS = "day DESC NULLS FIRST, id DESC"
 WINDOWS_KEY = "search:windows"
 WINDOWS_SECONDS = 300
 # What a search row's highlighting reads; the rest of a row is papers.rows'.
@@ -195,8 +197,7 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     alternatives = parse_query(text) if text.strip() else []
     if alternatives and connection.vendor == "postgresql":
         return _ranked_full_text(matches, alternatives)
-    ids = newest_match_ids(matches, CANDIDATES + 1)
-    among = ids[:CANDIDATES]
+    among, capped = newest_matches(matches, CANDIDATES)
     candidates = Paper.objects.filter(
         IsAmong(among) if connection.vendor == "postgresql" else Q(pk__in=among)
     )
@@ -214,18 +215,15 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
             ) | marked_words(getattr(paper, "abstract_marked", None))
         return papers
 
-    return SearchResults(among, len(ids) > CANDIDATES, page)
+    return SearchResults(among, capped, page)
 
 
 def _ranked_full_text(
     matches: QuerySet[Paper], alternatives: list[list[Term]]
 ) -> SearchResults:
-    """PostgreSQL: the newest matches ranked as they are found (ts_rank, then
-    newest first); the page's papers read with their marks."""
-    found = newest_matches(matches, CANDIDATES + 1, rank=_tsquery(alternatives))
-    ranked = sorted(found[:CANDIDATES], key=_best_first)
-    ids = [pk for pk, _, _ in ranked]
-
+    """PostgreSQL: the newest matches ranked where they are found (ts_rank,
+    then newest first); the page's papers read with their marks."""
+    ids, capped = newest_matches(matches, CANDIDATES, rank=_tsquery(alternatives))
     positive = " ".join(_positive(alternatives))
 
     def page(window: slice) -> list[Paper]:
@@ -241,34 +239,23 @@ def _ranked_full_text(
                 paper.matched_words = words  # type: ignore[attr-defined]
         return papers
 
-    return SearchResults(ids, len(found) > CANDIDATES, page)
-
-
-def _best_first(row: tuple[int, date | None, float]) -> tuple:
-    """ORDER BY rank DESC, first_announced DESC (papers without a day first,
-    as PostgreSQL puts NULLs for DESC), id DESC, as a sort key."""
-    pk, day, rank = row
-    return (-rank, day is not None, -day.toordinal() if day else 0, -pk)
-
-
-def newest_match_ids(matches: QuerySet[Paper], limit: int) -> list[int]:
-    """The ids of the `limit` newest of these papers (newest first)."""
-    return [pk for pk, _, _ in newest_matches(matches, limit)]
+    return SearchResults(ids, capped, page)
 
 
 def newest_matches(
     matches: QuerySet[Paper], limit: int, *, rank: RawSQL | None = None
-) -> list[tuple[int, date | None, float]]:
-    """(id, first_announced, ts_rank against `rank`, or 0.0) of the `limit`
-    newest of these papers, newest first.
+) -> tuple[list[int], bool]:
+    """The ids of the `limit` newest of these papers, newest first, or best
+    first against the tsquery `rank` (ts_rank, then newest first); and
+    whether more papers matched.
 
     Finding the newest of a word's matches reads every match (PostgreSQL sorts
     what the full-text index gives), so the search looks in windows of the
     newest papers first, where the full-text index and the date's are
-    combined: once a window holds `limit` matches, no older paper can be among
-    the newest. A common word stops in the first window, whatever the corpus's
-    size; a rarer one in the next, sized from how many the first held; a rare
-    one reads the whole corpus, where it has few matches.
+    combined: once a window holds more than `limit` matches, no older paper
+    can be among the newest. A common word stops in the first window, whatever
+    the corpus's size; a rarer one in the next, sized from how many the first
+    held; a rare one reads the whole corpus, where it has few matches.
     """
     ordered = matches.order_by(*NEWEST_FIRST)
     wanted = 0.0
@@ -277,28 +264,42 @@ def newest_matches(
             continue
         # Papers without a day come first in this order: in every window.
         recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
-        rows = _newest(ordered.filter(recent), limit, rank)
-        if len(rows) == limit:
-            return rows
+        ids, found = _newest(ordered.filter(recent), limit, rank)
+        if found > limit:
+            return ids, True
         # Matches this sparse fill `limit` only in a window this much larger.
-        wanted = papers * WINDOW_MARGIN * limit / max(len(rows), 1)
-    return _newest(ordered, limit, rank)
+        wanted = papers * WINDOW_MARGIN * (limit + 1) / max(found, 1)
+    ids, found = _newest(ordered, limit, rank)
+    return ids, found > limit
 
 
 def _newest(
     ordered: QuerySet[Paper], limit: int, rank: RawSQL | None
-) -> list[tuple[int, date | None, float]]:
+) -> tuple[list[int], int]:
+    """The `limit` newest ids, ranked against `rank` if given, and how many of
+    the `limit` + 1 newest there are."""
     if rank is None:
-        newest = ordered[:limit].values_list("id", "first_announced")
-        return [(pk, day, 0.0) for pk, day in newest]
+        ids = list(ordered.values_list("id", flat=True)[: limit + 1])
+        return ids[:limit], len(ids)
     # Ranked in the scan that finds them: the vector is in the row
-    # (migration 0011), read once, and never carried through the sort.
-    ranked = ordered.annotate(
+    # (migration 0011), read once, and never carried through the sort; then
+    # put in rank order there, so that only the ids come back.
+    newest = ordered.annotate(
         rank=Func(
             F("search_vector"), rank, function="ts_rank", output_field=FloatField()
         )
-    )
-    return list(ranked[:limit].values_list("id", "first_announced", "rank"))
+    ).values_list("id", "first_announced", "rank")[: limit + 1]
+    sql, params = newest.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT array_agg(id ORDER BY rank DESC, {NEWEST_ROWS}) "
+            "FILTER (WHERE age <= %s), count(*) FROM ("
+            f"SELECT *, row_number() OVER (ORDER BY {NEWEST_ROWS}) AS age "
+            f"FROM ({sql}) AS newest (id, day, rank)) AS aged",
+            (limit, *params),
+        )
+        ids, found = cursor.fetchone()
+    return ids or [], found
 
 
 def window_starts() -> list[tuple[int, date]]:

@@ -36,7 +36,7 @@ from papers.search import TERM
 from papers.search import IsAmong
 from papers.search import arxiv_id_query
 from papers.search import matching_papers as search_matches
-from papers.search import newest_match_ids
+from papers.search import newest_matches
 from papers.search import parse_query
 from papers.versions import reader_changed
 from topics.models import SavedSearch
@@ -245,7 +245,7 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     if search.syntax == Syntax.RULE:
         ids = _newest(rule_matches(rule or compile_rule(search.query))[0])
     else:
-        ids = newest_match_ids(search_matches(search.query), MATCHES_KEPT)
+        ids, _ = newest_matches(search_matches(search.query), MATCHES_KEPT)
     SavedSearchMatch.objects.filter(search=search).delete()
     SavedSearchMatch.objects.bulk_create(
         SavedSearchMatch(search_id=search.pk, paper_id=pk) for pk in ids
