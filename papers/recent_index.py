@@ -11,6 +11,13 @@ cutoff, since a window's start is written into its query. A cutoff is a
 constant of its index, so `refresh_recent_index` (daily, papers.tasks) builds
 a new one once the papers past the cutoff have doubled, and keeps none while
 the corpus is small enough for the whole index to be read as fast.
+
+The index holds the vector behind an expression (VECTOR) the whole corpus's
+index does not, and a window inside it asks for that expression: PostgreSQL
+would otherwise combine a common word's whole-corpus bitmap with the window's
+dates, pricing it far below what it costs ("learning" at 1M papers: 80 ms to
+decode 387,000 matches, against 6 ms from this index), and its cost would grow
+with the corpus.
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ INDEX = "paper_search_recent_gin"
 # Built under this name, then renamed: a build cut short leaves an invalid
 # index under it, dropped by the next refresh, never under INDEX.
 BUILDING = "paper_search_recent_next"
+# What it indexes, and what a window's query matches (papers.search): the
+# vector, unchanged (a paper without one has the empty vector), written so that
+# only this index serves it.
+VECTOR = "COALESCE(search_vector, ''::tsvector)"
 CUTOFF = re.compile(r"'(\d{4}-\d{2}-\d{2})'::date")
 
 
@@ -57,15 +68,21 @@ def refresh_recent_index() -> str:
 
 
 def recent_cutoff() -> date | None:
-    """The day the index of the newest papers starts at, or None without one."""
+    """The day the index of the newest papers starts at, or None without one
+    (or with one of an earlier release, on the plain vector: rebuilt)."""
+    if connection.vendor != "postgresql":
+        return None
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i "
-            "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
+            "SELECT pg_get_expr(i.indpred, i.indrelid), pg_get_indexdef(i.indexrelid) "
+            "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname = %s",
             [INDEX],
         )
         row = cursor.fetchone()
-    found = CUTOFF.search(row[0]) if row else None
+    if row is None or "COALESCE" not in row[1]:
+        return None
+    found = CUTOFF.search(row[0])
     return date.fromisoformat(found.group(1)) if found else None
 
 
@@ -80,11 +97,14 @@ def _build(day: date) -> None:
     _execute(f"DROP INDEX {concurrently} IF EXISTS {BUILDING}")
     _execute(
         f"CREATE INDEX {concurrently} {BUILDING} ON papers_paper "
-        f"USING gin (search_vector) WHERE first_announced >= DATE '{day.isoformat()}' "
+        f"USING gin (({VECTOR})) WHERE first_announced >= DATE '{day.isoformat()}' "
         "OR first_announced IS NULL"
     )
     _execute(f"DROP INDEX {concurrently} IF EXISTS {INDEX}")
     _execute(f"ALTER INDEX {BUILDING} RENAME TO {INDEX}")
+    # The statistics of its expression (a second of sampling at 1M papers):
+    # without them PostgreSQL guesses how many papers a word matches there.
+    _execute("ANALYZE papers_paper")
 
 
 def _concurrently() -> str:

@@ -44,6 +44,8 @@ from papers.highlight import marked_words
 from papers.ingest.records import ARXIV_ID_RE
 from papers.models import Paper
 from papers.pagecache import cached_value
+from papers.recent_index import VECTOR
+from papers.recent_index import recent_cutoff
 from papers.stemming import matched_words
 
 MAX_QUERY_LENGTH = 200
@@ -62,8 +64,10 @@ WINDOW_MARGIN = 1.25
 NEWEST_FIRST = (F("first_announced").desc(nulls_first=True), F("id").desc())
 # The same order on rows of (id, day).
 NEWEST_ROWS = "day DESC NULLS FIRST, id DESC"
-WINDOWS_KEY = "search:windows"
+WINDOWS_KEY = "search:windows:2"
 WINDOWS_SECONDS = 300
+# A window's vector inside the index of the newest papers: that index's.
+RECENT_VECTOR = RawSQL(VECTOR, [])
 # What a search row's highlighting reads; the rest of a row is papers.rows'.
 SHOWN_FIELDS = ("arxiv_id", "title", "abstract", "first_announced")
 CONFIG = "english"
@@ -133,16 +137,14 @@ class Matches(Func):
     output_field = BooleanField()
 
 
-def matching_papers(
-    text: str,
+def filtered_papers(
     *,
     topic: str | None = None,
     category: str | None = None,
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Paper]:
-    """Papers matching the text and filters, in no particular order and unranked
-    (the API lists them newest first); all papers with no text and no filter."""
+    """Papers passing the filters (all papers with none)."""
     papers = Paper.objects.all()
     if topic:
         papers = papers.filter(paper_topics__topic__slug=topic)
@@ -152,6 +154,14 @@ def matching_papers(
         papers = papers.filter(first_announced__gte=date_from)
     if date_to:
         papers = papers.filter(first_announced__lte=date_to)
+    return papers
+
+
+def matching_papers(text: str, **filters: Any) -> QuerySet[Paper]:
+    """Papers matching the text and filters (those of `filtered_papers`), in
+    no particular order and unranked (the API lists them newest first); all
+    papers with no text and no filter."""
+    papers = filtered_papers(**filters)
     if not text.strip():
         return papers
     alternatives = parse_query(text)
@@ -193,10 +203,10 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     title and abstract that a positive term matched; pass the papers shown to
     `highlight`, then to papers.rows.search_rows.
     """
-    matches = matching_papers(text, **filters)
     alternatives = parse_query(text) if text.strip() else []
     if alternatives and connection.vendor == "postgresql":
-        return _ranked_full_text(matches, alternatives)
+        return _ranked_full_text(filtered_papers(**filters), alternatives)
+    matches = matching_papers(text, **filters)
     among, capped = newest_matches(matches, CANDIDATES)
     candidates = Paper.objects.filter(
         IsAmong(among) if connection.vendor == "postgresql" else Q(pk__in=among)
@@ -219,11 +229,12 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
 
 
 def _ranked_full_text(
-    matches: QuerySet[Paper], alternatives: list[list[Term]]
+    papers: QuerySet[Paper], alternatives: list[list[Term]]
 ) -> SearchResults:
-    """PostgreSQL: the newest matches ranked where they are found (ts_rank,
-    then newest first); the page's papers read with their marks."""
-    ids, capped = newest_matches(matches, CANDIDATES, rank=_tsquery(alternatives))
+    """PostgreSQL: the newest of these papers matching the query, ranked where
+    they are found (ts_rank, then newest first); the page's papers read with
+    their marks."""
+    ids, capped = newest_matches(papers, CANDIDATES, rank=_tsquery(alternatives))
     positive = " ".join(_positive(alternatives))
 
     def page(window: slice) -> list[Paper]:
@@ -245,9 +256,9 @@ def _ranked_full_text(
 def newest_matches(
     matches: QuerySet[Paper], limit: int, *, rank: RawSQL | None = None
 ) -> tuple[list[int], bool]:
-    """The ids of the `limit` newest of these papers, newest first, or best
-    first against the tsquery `rank` (ts_rank, then newest first); and
-    whether more papers matched.
+    """The ids of the `limit` newest of these papers, newest first; or, with a
+    tsquery `rank`, of those of them matching it, best first (ts_rank, then
+    newest first); and whether more papers matched.
 
     Finding the newest of a word's matches reads every match (PostgreSQL sorts
     what the full-text index gives), so the search looks in windows of the
@@ -255,40 +266,50 @@ def newest_matches(
     combined: once a window holds more than `limit` matches, no older paper
     can be among the newest. A common word stops in the first window, whatever
     the corpus's size; a rarer one in the next, sized from how many the first
-    held; a rare one reads the whole corpus, where it has few matches.
+    held; a rare one reads the whole corpus, where it has few matches. A
+    window inside the index of the newest papers (papers.recent_index) is
+    matched there.
     """
     ordered = matches.order_by(*NEWEST_FIRST)
     wanted = 0.0
-    for papers, start in window_starts():
+    for papers, start, indexed in window_starts():
         if papers < wanted:
             continue
         # Papers without a day come first in this order: in every window.
         recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
-        ids, found = _newest(ordered.filter(recent), limit, rank)
+        vector = RECENT_VECTOR if indexed else F("search_vector")
+        ids, found = _newest(ordered.filter(recent), limit, rank, vector)
         if found > limit:
             return ids, True
         # Matches this sparse fill `limit` only in a window this much larger.
         wanted = papers * WINDOW_MARGIN * (limit + 1) / max(found, 1)
-    ids, found = _newest(ordered, limit, rank)
+    ids, found = _newest(ordered, limit, rank, F("search_vector"))
     return ids, found > limit
 
 
 def _newest(
-    ordered: QuerySet[Paper], limit: int, rank: RawSQL | None
+    ordered: QuerySet[Paper],
+    limit: int,
+    rank: RawSQL | None,
+    vector: F | RawSQL,
 ) -> tuple[list[int], int]:
-    """The `limit` newest ids, ranked against `rank` if given, and how many of
-    the `limit` + 1 newest there are."""
+    """The `limit` newest ids, of those matching `rank` (on `vector`) ranked,
+    and how many of the `limit` + 1 newest there are."""
     if rank is None:
         ids = list(ordered.values_list("id", flat=True)[: limit + 1])
         return ids[:limit], len(ids)
     # Ranked in the scan that finds them: the vector is in the row
     # (migration 0011), read once, and never carried through the sort; then
     # put in rank order there, so that only the ids come back.
-    newest = ordered.annotate(
-        rank=Func(
-            F("search_vector"), rank, function="ts_rank", output_field=FloatField()
+    newest = (
+        ordered.filter(Matches(vector, rank))
+        .annotate(
+            rank=Func(
+                F("search_vector"), rank, function="ts_rank", output_field=FloatField()
+            )
         )
-    ).values_list("id", "first_announced", "rank")[: limit + 1]
+        .values_list("id", "first_announced", "rank")[: limit + 1]
+    )
     sql, params = newest.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -302,25 +323,26 @@ def _newest(
     return ids or [], found
 
 
-def window_starts() -> list[tuple[int, date]]:
-    """(papers, the announcement day of the papers-th newest) for each of
-    WINDOW_PAPERS the corpus fills, kept in the cache a while: windows from
-    stale days still find the newest matches, since the last query of
-    newest_matches has no window."""
+def window_starts() -> list[tuple[int, date, bool]]:
+    """(papers, the announcement day of the papers-th newest, whether the index
+    of the newest papers holds them) for each of WINDOW_PAPERS the corpus
+    fills, kept in the cache a while: windows from stale days still find the
+    newest matches, since the last query of newest_matches has no window."""
     return cached_value(WINDOWS_KEY, _window_starts, WINDOWS_SECONDS)
 
 
-def _window_starts() -> list[tuple[int, date]]:
+def _window_starts() -> list[tuple[int, date, bool]]:
     days = Paper.objects.order_by(*NEWEST_FIRST).values_list(
         "first_announced", flat=True
     )
+    cutoff = recent_cutoff()
     starts = []
     for papers in WINDOW_PAPERS:
         found = list(days[papers - 1 : papers])
         if not found:
             break  # the corpus is smaller: the last query reads it all
-        if found[0] is not None:
-            starts.append((papers, found[0]))
+        if (start := found[0]) is not None:
+            starts.append((papers, start, cutoff is not None and start >= cutoff))
     return starts
 
 
