@@ -8,6 +8,7 @@ from datetime import date
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from core.tasks import durable
@@ -15,6 +16,7 @@ from papers.ingest.harvest import harvest_source
 from papers.ingest.harvest import take_due_sources
 from papers.models import FeedSource
 from papers.recent_index import refresh_recent_index
+from papers.search import WINDOWS_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -50,4 +52,7 @@ def ingest_source(
 def refresh_recent_search_index() -> str:
     """Beat, daily: the full-text index of the newest papers, rebuilt once
     those past its cutoff have doubled (papers.recent_index)."""
-    return refresh_recent_index()
+    done = refresh_recent_index()
+    # Searches' windows say which of them the index holds: say it anew.
+    cache.delete(WINDOWS_KEY)
+    return done

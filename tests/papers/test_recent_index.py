@@ -18,6 +18,7 @@ from papers.models import Paper
 from papers.recent_index import recent_cutoff
 from papers.recent_index import refresh_recent_index
 from papers.search import search_papers
+from papers.tasks import refresh_recent_search_index
 from tests.papers.factories import paper_record
 
 pytestmark = pytest.mark.skipif(
@@ -134,6 +135,27 @@ def test_it_is_kept_until_the_papers_past_its_cutoff_double_then_moves_on():
             "SELECT count(*) FROM pg_class WHERE relname LIKE 'paper_search_recent%%'"
         )
         assert cursor.fetchone()[0] == 1
+
+
+@pytest.mark.django_db
+def test_the_daily_task_tells_searches_which_windows_the_new_index_holds(
+    monkeypatch,
+):
+    add_days(1, 7)
+    monkeypatch.setattr(search, "WINDOW_PAPERS", (2, 6))
+    cache.delete(search.WINDOWS_KEY)
+    refresh_recent_index()  # from 2026-06-06
+    kept = search.window_starts()
+    add_days(8, 4)
+
+    assert refresh_recent_search_index() == "built from 2026-06-10"
+
+    # The first window started on 2026-06-07, in the old index, not the new.
+    assert kept[0] == (2, date(2026, 6, 7), True)
+    assert search.window_starts() == [
+        (2, date(2026, 6, 11), True),
+        (6, date(2026, 6, 7), False),
+    ]
 
 
 @pytest.mark.django_db
