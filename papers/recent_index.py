@@ -80,7 +80,7 @@ def recent_cutoff() -> date | None:
             [INDEX],
         )
         row = cursor.fetchone()
-    if row is None or "COALESCE" not in row[1]:
+    if row is None or VECTOR not in row[1]:
         return None
     found = CUTOFF.search(row[0])
     return date.fromisoformat(found.group(1)) if found else None

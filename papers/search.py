@@ -277,13 +277,12 @@ def newest_matches(
             continue
         # Papers without a day come first in this order: in every window.
         recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
-        vector = RECENT_VECTOR if indexed else F("search_vector")
-        ids, found = _newest(ordered.filter(recent), limit, rank, vector)
+        ids, found = _newest(ordered.filter(recent), limit, rank, indexed)
         if found > limit:
             return ids, True
         # Matches this sparse fill `limit` only in a window this much larger.
         wanted = papers * WINDOW_MARGIN * (limit + 1) / max(found, 1)
-    ids, found = _newest(ordered, limit, rank, F("search_vector"))
+    ids, found = _newest(ordered, limit, rank, indexed=False)
     return ids, found > limit
 
 
@@ -291,16 +290,18 @@ def _newest(
     ordered: QuerySet[Paper],
     limit: int,
     rank: RawSQL | None,
-    vector: F | RawSQL,
+    indexed: bool,
 ) -> tuple[list[int], int]:
-    """The `limit` newest ids, of those matching `rank` (on `vector`) ranked,
-    and how many of the `limit` + 1 newest there are."""
+    """The `limit` newest ids, of those matching `rank` ranked (matched on the
+    newest papers' index when `indexed`), and how many of the `limit` + 1
+    newest there are."""
     if rank is None:
         ids = list(ordered.values_list("id", flat=True)[: limit + 1])
         return ids[:limit], len(ids)
     # Ranked in the scan that finds them: the vector is in the row
     # (migration 0011), read once, and never carried through the sort; then
     # put in rank order there, so that only the ids come back.
+    vector = RECENT_VECTOR if indexed else F("search_vector")
     newest = (
         ordered.filter(Matches(vector, rank))
         .annotate(
