@@ -53,6 +53,7 @@ def refresh_recent_search_index() -> str:
     """Beat, daily: the full-text index of the newest papers, rebuilt once
     those past its cutoff have doubled (papers.recent_index)."""
     done = refresh_recent_index()
-    # Searches' windows say which of them the index holds: say it anew.
+    # The searches' cached windows say which of them this index holds: read
+    # them again (here, as papers.search imports papers.recent_index).
     cache.delete(WINDOWS_KEY)
     return done
