@@ -1,11 +1,12 @@
 """Plain text for the LaTeX that arXiv titles and abstracts carry.
 
-`$\\alpha$-divergence` reads "\u03b1-divergence", `\\emph{x}` reads "x" and
-`$O(n^2)$` reads "O(n²)". Only the LaTeX "islands" of a text go through
-pylatexenc (math between dollars, and runs of text holding a backslash or a
-brace): it is pure Python and costs about 10 ms for a whole abstract, against a
-fraction of that for the few islands. The result is plain text, to be escaped
-like any other paper text.
+`$\\alpha$-divergence` reads "\u03b1-divergence", `\\emph{x}` reads "x",
+`$O(n^2)$` reads "O(n²)" and `\\href{https://x.org}{our code}` reads "our code
+(https://x.org)", which pages then link (papers.links). Only the LaTeX
+"islands" of a text go through pylatexenc (math between dollars, and runs of
+text holding a backslash or a brace): it is pure Python and costs about 10 ms
+for a whole abstract, against a fraction of that for the few islands. The
+result is plain text, to be escaped like any other paper text.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ ISLAND = re.compile(rf"(?P<math>{MATH})|(?P<run>{RUN})", re.DOTALL)
 # Outside math, %, & and # are text in an abstract, not LaTeX's comment,
 # alignment and parameter characters: "50% of" must not drop the rest.
 SPECIAL = re.compile(r"(?<!\\)([%&#])")
+# An address keeps its characters, escaped for LaTeX or by SPECIAL: a\_b, a\%20.
+ESCAPED = re.compile(r"\\([%&#_~$])")
+WEB_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # In math, a digit or a braced number raised or lowered (n^2, 10^{-3}, H_2) is
@@ -47,6 +51,26 @@ SCRIPT = re.compile(r"([\^_])(?:\{(-?\d+)\}|(\d))")
 COMMAND_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{])")
 # What is left of an island pylatexenc cannot read: its commands and braces go.
 COMMAND = re.compile(r"\\[a-zA-Z]+\*?|\\(?=\W)|[{}$]")
+
+
+def _link(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    """`\\url{address}` or `\\href{address}{text}`: the address, after the text in
+    brackets, so that a reader can follow it (pages link it: papers.links)."""
+    address_node, *text_nodes = node.nodeargd.argnlist
+    address = ""
+    if address_node is not None:
+        verbatim = address_node.latex_verbatim().strip().removeprefix("{")
+        address = ESCAPED.sub(r"\1", verbatim.removesuffix("}")).strip()
+    text = l2tobj.nodelist_to_text([n for n in text_nodes if n]).strip()
+    if not address or _place(text) in ("", _place(address)):
+        return address or text
+    return f"{text} ({address})"
+
+
+def _place(address: str) -> str:
+    """An address without what a text showing it may leave out: "github.com/a"
+    is https://github.com/a/."""
+    return WEB_PREFIX.sub("", address).rstrip("/").lower()
 
 
 def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
@@ -61,7 +85,8 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
         prepend=True,
         macros=[
             MacroTextSpec("texttt", "%(1)s"),  # discarded by default
-            MacroTextSpec("href", "%(2)s"),
+            MacroTextSpec("href", _link),
+            MacroTextSpec("url", _link),
             MacroTextSpec("cite", ""),
             MacroTextSpec("LaTeX", "LaTeX"),
             MacroTextSpec("TeX", "TeX"),

@@ -18,6 +18,7 @@ from django.utils.html import escape
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
 from papers.latex import latex_to_text
+from papers.links import linked
 from papers.models import Paper
 from papers.pagecache import cached_fragments
 from topics.models import Topic
@@ -65,7 +66,7 @@ class TopicFeed(Feed):
         return latex_to_text(paper.title)
 
     def item_description(self, paper: Paper) -> str:
-        return paper.abstract
+        return summary(paper)
 
     def item_author_name(self, paper: Paper) -> str:
         return paper.author_names
@@ -139,7 +140,7 @@ def _reader_atom(followed: Following) -> str:
             title=latex_to_text(paper.title),
             link=link,
             unique_id=link,
-            description=paper.abstract,
+            description=summary(paper),
             author_name=paper.author_names,
             pubdate=paper.published,
             updateddate=paper.updated,
@@ -149,3 +150,9 @@ def _reader_atom(followed: Following) -> str:
             ],
         )
     return feed.writeString("utf-8")
+
+
+def summary(paper: Paper) -> str:
+    """An entry's summary, which Atom marks as HTML: the abstract's TeX read as
+    text, escaped, its web addresses linked (as on the paper's page)."""
+    return linked(latex_to_text(paper.abstract))

@@ -7,11 +7,13 @@ from django.utils.safestring import SafeString
 
 from papers import slots
 from papers.latex import latex_to_text
+from papers.links import linked
 from papers.models import Author
 from papers.models import Paper
 from papers.routes import author_address
 
 register = template.Library()
+register.filter("linked", linked)
 
 # Chips on a paper row; the rest are "+N", linked to the paper's page.
 CHIPS_SHOWN = 3

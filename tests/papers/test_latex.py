@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import feedparser
 import pytest
 
 from papers.ingest.upsert import upsert_records
 from papers.latex import latex_to_text
+from papers.templatetags.papers import linked
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.tagging import tag_papers
@@ -27,7 +29,19 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"Schr\"odinger and Erd\H{o}s--R\'enyi", "Schrödinger and Erdős–Rényi"),  # noqa: RUF001
         (r"$a \le \pi(x)$", "a ≤ \u03c0(x)"),
         (r"$\mathcal{O}(\log n)$", "𝒪(log n)"),  # noqa: RUF001
-        (r"see \href{https://x.org}{the code} \cite{k}.", "see the code ."),
+        # A link keeps its address, for the page to link (test below).
+        (
+            r"see \href{https://x.org}{the code} \cite{k}.",
+            "see the code (https://x.org) .",
+        ),
+        (r"at \url{https://x.org/a\_b?c=1&d=2#e}.", "at https://x.org/a_b?c=1&d=2#e."),
+        (r"\href{https://a.io/~me/}{\url{https://a.io/~me/}}", "https://a.io/~me/"),
+        (
+            r"found $\href{https://x.org/p/}{\text{here}}$.",
+            "found here (https://x.org/p/).",
+        ),
+        (r"\href{}{no address}", "no address"),
+        (r"at \href{https://www.x.org/a/}{x.org/a}.", "at https://www.x.org/a/."),
         (r"\texttt{vLLM}, i.i.d.\ samples", "vLLM, i.i.d. samples"),
         # A percent sign is text, not a comment hiding the rest.
         (r"$x$ gains 50% over $y$", "x gains 50% over y"),
@@ -67,6 +81,80 @@ def test_the_paper_page_shows_latex_as_text(client, paper):
     assert f'<p class="abstract">{SHOWN_ABSTRACT}</p>' in page
     # BibTeX keeps the LaTeX, as BibTeX should.
     assert "title = {{$\\alpha$-divergence bounds for \\emph{sparse} agents}}" in page
+
+
+@pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        (
+            "(https://x.org/a).",
+            '(<a href="https://x.org/a" rel="nofollow">https://x.org/a</a>).',
+        ),
+        (
+            "https://en.wikipedia.org/wiki/A_(B), then",
+            '<a href="https://en.wikipedia.org/wiki/A_(B)" rel="nofollow">'
+            "https://en.wikipedia.org/wiki/A_(B)</a>, then",
+        ),
+        # Only addresses written with a web scheme: these stay text.
+        (
+            "see setup.py, model.pt and www.x.org",
+            "see setup.py, model.pt and www.x.org",
+        ),
+        ("javascript:alert(1) mailto:a@b.org", "javascript:alert(1) mailto:a@b.org"),
+        ("a < b & c", "a &lt; b &amp; c"),
+    ],
+)
+def test_linked_links_web_addresses_only(text, html):
+    assert linked(text) == html
+
+
+LINKED = (
+    r"Code: \href{https://github.com/a/b\_c}{our repository}. Data: https://x.org/d."
+    ' Not a link: https://x.org/"><script>alert(1)</script>'
+)
+
+
+def test_addresses_in_an_abstract_are_links(client, db):
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    upsert = upsert_records(
+        [paper_record("2606.00102", title="Linked agents", abstract=LINKED)]
+    )
+    tag_papers(upsert.changed_ids)
+
+    # The paper page, and the row's drawer that the side panel copies.
+    for page in (
+        client.get("/papers/2606.00102/").text,
+        client.get("/topics/agents/").text,
+    ):
+        assert (
+            'our repository (<a href="https://github.com/a/b_c" rel="nofollow">'
+            "https://github.com/a/b_c</a>). "
+            'Data: <a href="https://x.org/d" rel="nofollow">https://x.org/d</a>.'
+        ) in page
+        assert "<script>alert(1)" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_a_topic_feed_summary_is_the_abstract_as_html(client, db):
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    abstract = (
+        r"For $x < y$, see \href{https://x.org/code}{the code}. A <b>bold</b> claim."
+    )
+    upsert = upsert_records(
+        [paper_record("2606.00103", title="Feed agents", abstract=abstract)]
+    )
+    tag_papers(upsert.changed_ids)
+
+    feed = feedparser.parse(client.get("/topics/agents/feed/").content)
+
+    # Atom marks a summary as HTML: the text escaped, its address a link.
+    [entry] = feed.entries
+    assert entry.summary_detail.type == "text/html"
+    assert entry.summary == (
+        "For x &lt; y, see the code "
+        '(<a href="https://x.org/code" rel="nofollow">https://x.org/code</a>). '
+        "A &lt;b&gt;bold&lt;/b&gt; claim."
+    )
 
 
 def test_rows_and_the_side_panel_show_latex_as_text(client, paper):
