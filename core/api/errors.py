@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import JsonResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework import serializers
@@ -155,10 +156,12 @@ def _entry(detail: dict[str, Any]) -> dict[str, Any]:
 # Exempt: API clients authenticate by token; a 404 must not become a CSRF 403.
 @csrf_exempt
 def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
-    """Any /api/ address that names no endpoint."""
-    return JsonResponse(
-        error_body("not_found", f"No API endpoint at {request.path}."), status=404
+    """Any /api/ address that names no endpoint (/api/ and /api/v1/ too), with
+    where the endpoints are listed."""
+    message = (
+        f"No API endpoint at {request.path}; the endpoints: {reverse('api-docs')}."
     )
+    return JsonResponse(error_body("not_found", message), status=404)
 
 
 # SCHEMA

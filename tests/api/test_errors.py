@@ -55,10 +55,13 @@ def test_asking_for_html_is_not_acceptable(anonymous, corpus):
 
 
 @pytest.mark.parametrize(
-    "path", ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/papers", "/api/"]
+    "path",
+    ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/papers", "/api/v1/", "/api/"],
 )
 def test_unknown_api_addresses_are_json_404s(anonymous, path):
-    assert_error(anonymous.get(path), 404, "not_found")
+    error = assert_error(anonymous.get(path), 404, "not_found")
+    # A client that guessed an address is told where the endpoints are.
+    assert error["message"] == f"No API endpoint at {path}; the endpoints: /api/docs/."
 
 
 @pytest.mark.parametrize(
