@@ -12,6 +12,7 @@ from dataclasses import field
 from django.db import connection
 from django.db.models import QuerySet
 
+from papers.latex import latex_to_text
 from papers.models import Paper
 from papers.search import IsAmong
 from topics.documents import paper_documents
@@ -56,7 +57,7 @@ class Preview:
             return [
                 {
                     "arxiv_id": paper.arxiv_id,
-                    "title": paper.title,
+                    "title": latex_to_text(paper.title),
                     "url": paper.get_absolute_url(),
                     "announced": paper.first_announced.isoformat()
                     if paper.first_announced

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import feedparser
 import pytest
+from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
 from papers.latex import latex_to_text
+from papers.models import Paper
 from papers.templatetags.papers import linked
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.models import ReviewItem
 from topics.tagging import tag_papers
 
 TITLE = r"$\alpha$-divergence bounds for \emph{sparse} agents"
@@ -155,6 +158,33 @@ def test_a_topic_feed_summary_is_the_abstract_as_html(client, db):
         '(<a href="https://x.org/code" rel="nofollow">https://x.org/code</a>). '
         "A &lt;b&gt;bold&lt;/b&gt; claim."
     )
+
+
+def test_ask_pages_show_latex_titles_as_text(client, paper):
+    question = {"q": "What do the bounds cover?"}
+
+    asked_paper = client.get("/papers/2606.00101/ask/", question).text
+    asked_topic = client.get("/topics/agents/ask/", question).text
+
+    assert f"<h1>AskPDF: {SHOWN_TITLE}</h1>" in asked_paper
+    # The answer's sources, listed and in its citations' tooltips.
+    assert f'<a href="/papers/2606.00101/">{SHOWN_TITLE}</a>' in asked_topic
+    assert f'title="{SHOWN_TITLE}"' in asked_topic
+    for page in (asked_paper, asked_topic):
+        assert "\\emph" not in page
+
+
+def test_curators_read_latex_as_text_in_the_queue_and_the_preview(admin_client, paper):
+    ReviewItem.objects.create(topic=paper, paper=Paper.objects.get(), score=0.5)
+    preview = reverse("admin:topics_topic_preview_saved", args=[paper.pk])
+
+    queue = admin_client.get(reverse("admin:topics_reviewitem_changelist")).text
+    [latest] = admin_client.get(preview, {"rule": "ti:agents"}).json()["latest"]
+
+    assert f'<a href="/papers/2606.00101/">{SHOWN_TITLE}</a>' in queue
+    assert SHOWN_ABSTRACT in queue
+    assert "\\emph" not in queue
+    assert latest["title"] == SHOWN_TITLE
 
 
 def test_rows_and_the_side_panel_show_latex_as_text(client, paper):

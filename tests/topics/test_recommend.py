@@ -244,6 +244,17 @@ def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
     assert "which you saved" not in newest
 
 
+def test_a_reason_shows_the_saved_papers_latex_title_as_text(reader, alice, indexed):
+    saved = [*AGENTS[:2], *QUANTUM]
+    Paper.objects.filter(arxiv_id__in=saved).update(title=r"$\alpha$-saved \emph{x}")
+    _five_positives(alice)
+
+    page = reader.get("/").content.decode()
+
+    assert "\u03b1-saved x</a>, which you saved" in page
+    assert "\\alpha" not in page
+
+
 def test_with_fewer_positives_newest_comes_first_and_for_you_is_offered(
     reader, alice, likes_agents
 ):

@@ -32,6 +32,7 @@ from django.utils.text import Truncator
 
 from accounts.models import User
 from accounts.requests import signed_in
+from papers.latex import latex_to_text
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.membership import BOUNDARY
@@ -227,13 +228,13 @@ class ReviewItemAdmin(admin.ModelAdmin):
         return format_html(
             '<a href="{}">{}</a><br><span class="quiet">arXiv:{}</span>',
             paper.get_absolute_url(),
-            paper.title,
+            latex_to_text(paper.title),
             paper.arxiv_id,
         )
 
     @admin.display(description="abstract")
     def abstract_text(self, item: ReviewItem) -> str:
-        abstract = item.paper.abstract
+        abstract = latex_to_text(item.paper.abstract)
         short = Truncator(abstract).words(40)
         if short == abstract:
             return abstract
@@ -297,7 +298,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
             ReviewItem.objects.select_related("topic", "paper"), pk=item_id
         )
         decide_item(item, include=include, by=signed_in(request))
-        title = Truncator(item.paper.title).chars(80)
+        title = Truncator(latex_to_text(item.paper.title)).chars(80)
         if include:
             message = f"Included “{title}” in {item.topic}."
         else:

@@ -64,7 +64,9 @@ class TopicAskQuerySerializer(AskQuerySerializer):
 class SourceSerializer(serializers.Serializer):
     number = serializers.IntegerField(help_text="What [n] in the answer refers to.")
     arxiv_id = serializers.CharField()
-    title = serializers.CharField()
+    title = serializers.CharField(
+        help_text="Its TeX read as text, as the answer quotes it."
+    )
     # A declared field (DRF's metaclass takes it off the class), not Field.label.
     label = serializers.CharField(help_text='"" for a paper, or "Abstract", "Page 3".')  # type: ignore[assignment]
     url = serializers.CharField()

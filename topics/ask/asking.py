@@ -144,7 +144,7 @@ def source_data(source: Source) -> dict:
     return {
         "number": source.number,
         "arxiv_id": paper.arxiv_id,
-        "title": paper.title,
+        "title": source.title,
         "label": source.label,
         "url": source.link,
         "first_announced": paper.first_announced.isoformat()

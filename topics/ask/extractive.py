@@ -238,7 +238,7 @@ def _approaches(groups: list[list[Candidate]]) -> list[Approach]:
 def approach_name(source: Source) -> str:
     """A paper's short name: the part of its title before a colon ("TRACE"), an
     acronym its abstract introduces ("DRE"), or its title, shortened."""
-    title = " ".join(source.paper.title.split())
+    title = source.title
     head, colon, _ = title.partition(":")
     if colon and len(head.split()) <= NAME_MAX_WORDS:
         return head

@@ -30,6 +30,7 @@ from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models import Value
 
+from papers.latex import latex_to_text
 from papers.models import Paper
 from topics.ask.fulltext import Passage
 from topics.ask.fulltext import paper_passages
@@ -54,12 +55,6 @@ class Scope:
     since: date | None = None
     until: date | None = None
 
-    @property
-    def name(self) -> str:
-        if self.paper is not None:
-            return self.paper.title
-        return self.topic.name if self.topic else ""
-
 
 @dataclass(frozen=True)
 class Source:
@@ -73,7 +68,8 @@ class Source:
 
     @property
     def title(self) -> str:
-        return self.paper.title
+        """As answers and pages show it: its TeX read as text, on one line."""
+        return _read(self.paper.title)
 
     @property
     def link(self) -> str:
@@ -217,9 +213,13 @@ def _counted(papers: QuerySet[Paper], terms: list[str]) -> list[Paper]:
 
 
 def paper_text(paper: Paper) -> str:
-    """What an answerer reads of a paper: its title, then its abstract."""
-    title = " ".join(paper.title.split())
-    return f"{title}. {' '.join(paper.abstract.split())}"
+    """What an answerer reads of a paper: its title, then its abstract, their
+    TeX read as text (answers quote it)."""
+    return f"{_read(paper.title)}. {_read(paper.abstract)}"
+
+
+def _read(text: str) -> str:
+    return " ".join(latex_to_text(text).split())
 
 
 def paper_sources(paper: Paper, question: str, limit: int) -> list[Source]:
@@ -244,7 +244,7 @@ def paper_sources(paper: Paper, question: str, limit: int) -> list[Source]:
 
 
 def _abstract_text(paper: Paper) -> str:
-    facts = [f"Title: {' '.join(paper.title.split())}."]
+    facts = [f"Title: {_read(paper.title)}."]
     if paper.author_names:
         facts.append(f"Authors: {paper.author_names}.")
     if paper.first_announced:
@@ -253,7 +253,7 @@ def _abstract_text(paper: Paper) -> str:
         facts.append(f"Primary category: {paper.primary_category.code}.")
     if paper.journal_ref:
         facts.append(f"Journal reference: {paper.journal_ref}.")
-    return " ".join([*facts, " ".join(paper.abstract.split())])
+    return " ".join([*facts, _read(paper.abstract)])
 
 
 def rank_passages(passages: list[Passage], question: str) -> list[Passage]:

@@ -110,9 +110,9 @@ def scored_sentences(
 def quotable_sentences(source: Source) -> list[str]:
     """The source's sentences that may be quoted: not its paper's title (nor
     pieces of it), not a title line, not a fragment."""
-    title = _normalized(source.paper.title)
+    title = _normalized(source.title)
     text = " ".join(source.text.split())
-    for prefix in (f"{' '.join(source.paper.title.split())}. ", "Title: "):
+    for prefix in (f"{source.title}. ", "Title: "):
         if text.startswith(prefix):
             text = text[len(prefix) :]
     quotable = []
