@@ -68,8 +68,8 @@ def _link(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
 
 
 def _place(address: str) -> str:
-    """An address without what a text showing it may leave out: "github.com/a"
-    is https://github.com/a/."""
+    """The address as a link's text may show it, without scheme, "www." or a
+    closing slash: \\href{https://github.com/a/}{github.com/a} reads once."""
     return WEB_PREFIX.sub("", address).rstrip("/").lower()
 
 
