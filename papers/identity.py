@@ -19,6 +19,8 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count
 
+from papers.ingest.authors import split_authors
+
 MAX_KEY_LENGTH = 400
 # Any run of what is not a letter or digit (spaces, dots, hyphens, commas,
 # apostrophes) separates words; the key keeps one space between them.
@@ -81,3 +83,50 @@ def merge_authors(
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL DEFERRED")
     return len(merged)
+
+
+def split_group_authors(
+    author_model: Any, authorship_model: Any, follow_model: Any = None
+) -> int:
+    """Split the authors stored from a printed "Gemma Team: Sherif El Abd" as one
+    (before ingest read that colon as arXiv does, papers.ingest.authors) into
+    the group and the person, in their place on each paper; follows go to the
+    person, and the joined author is removed. Takes the models, so a migration
+    passes its historical ones; returns how many authors were split."""
+    split = 0
+    for joined in author_model.objects.filter(name__contains=":"):
+        names = [author.name for author in split_authors(joined.name)]
+        if len(names) < 2:
+            continue
+        ids = [_author_id(author_model, name) for name in names]
+        *groups, person = ids
+        for authorship in authorship_model.objects.filter(author_id=joined.pk):
+            # Later authors move down one by one: a single UPDATE would collide
+            # with the (paper, position) constraint on the way.
+            later = authorship_model.objects.filter(
+                paper_id=authorship.paper_id, position__gt=authorship.position
+            ).order_by("-position")
+            for other in later:
+                other.position += len(groups)
+                other.save(update_fields=["position"])
+            place = authorship.position
+            # The person keeps the authorship and with it its affiliations.
+            authorship.author_id, authorship.position = person, place + len(groups)
+            authorship.save(update_fields=["author_id", "position"])
+            authorship_model.objects.bulk_create(
+                authorship_model(paper_id=authorship.paper_id, author_id=pk, position=n)
+                for n, pk in enumerate(groups, place)
+            )
+        if follow_model is not None:
+            kept = follow_model.objects.filter(author_id=person).values("user_id")
+            follow_model.objects.filter(author_id=joined.pk, user_id__in=kept).delete()
+            follow_model.objects.filter(author_id=joined.pk).update(author_id=person)
+        joined.delete()
+        split += 1
+    return split
+
+
+def _author_id(author_model: Any, name: str) -> int:
+    key = author_key(name)
+    author = author_model.objects.filter(key=key).first()
+    return (author or author_model.objects.create(name=name, key=key)).pk

@@ -30,8 +30,9 @@ _LATEX_HINT_RE = re.compile(r"[\\{}~$]|``|''")
 # would read as the unknown macro \ccois; pylatexenc then drops it.
 _GLUED_ACCENT_RE = re.compile(r"\\([cvuHk])([A-Za-z]+)")
 
-# Separators between authors outside parentheses: "A, B and C", "A, B, and C".
-_SEPARATOR_RE = re.compile(r"\s*(?:[,;&]|\band\b)\s*")
+# Separators between authors outside parentheses: "A, B and C", "A, B, and C",
+# and the colon after a group, as arXiv's own parser reads it: "Gemma Team: A, B".
+_SEPARATOR_RE = re.compile(r"\s*(?:[,;:&]|\band\b)\s*")
 # "(1)", "(1 and 2)", "(1, 3, and 4)": references into a trailing affiliation block.
 _FOOTNOTE_REF_RE = re.compile(r"\s*\d+(?:\s*(?:,|&|and)\s*(?:and\s+)?\d+)*\s*")
 _FOOTNOTE_MARK_RE = re.compile(r"\((\d+)\)")

@@ -163,6 +163,18 @@ def test_drops_et_al_and_keeps_collaborations():
     assert names("The ATLAS Collaboration") == ["The ATLAS Collaboration"]
 
 
+def test_a_group_before_a_colon_is_an_author_of_its_own():
+    # As arXiv's own parser reads it: the collaboration, then its people.
+    assert names("Gemma Team: Sherif El Abd, Vaibhav Aggarwal") == [
+        "Gemma Team",
+        "Sherif El Abd",
+        "Vaibhav Aggarwal",
+    ]
+    # A colon inside an affiliation is the affiliation's.
+    [author] = split_authors("A. Person (Lab: Vision Group)")
+    assert author == AuthorRecord(name="A. Person", affiliations=("Lab: Vision Group",))
+
+
 def test_returns_no_authors_for_an_empty_string():
     assert split_authors("  \n ") == ()
 

@@ -9,7 +9,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from papers.identity import author_key
 from papers.identity import merge_authors
+from papers.identity import split_group_authors
 from papers.ingest.upsert import upsert_records
+from papers.models import Affiliation
 from papers.models import Author
 from papers.models import AuthorFollow
 from papers.models import Authorship
@@ -180,3 +182,72 @@ def test_the_migration_merges_authors_stored_before_it():
         .order_by("position")
         .values_list("author_id", flat=True)
     ) == [plain.pk, plain.pk]
+
+
+@pytest.mark.django_db
+def test_authors_stored_with_their_group_are_split_in_place(alice, bob):
+    upsert_records(
+        [
+            paper_record("2606.00001", authors=("Sherif El Abd",)),
+            paper_record(
+                "2606.00002",
+                authors=(
+                    "Gemma Team: Sherif El Abd",
+                    "Vaibhav Aggarwal",
+                    "Alek Andreev",
+                ),
+            ),
+        ]
+    )
+    joined = Author.objects.get(name="Gemma Team: Sherif El Abd")
+    sherif = Author.objects.get(name="Sherif El Abd")
+    gemma_paper = Paper.objects.get(arxiv_id="2606.00002")
+    affiliation = Affiliation.objects.create(name="Google DeepMind")
+    gemma_paper.authorships.get(position=0).affiliations.add(affiliation)
+    AuthorFollow.objects.create(user=alice, author=joined)
+    AuthorFollow.objects.create(user=bob, author=joined)
+    AuthorFollow.objects.create(user=bob, author=sherif)
+
+    split = split_group_authors(Author, Authorship, AuthorFollow)
+
+    assert split == 1
+    assert not Author.objects.filter(pk=joined.pk).exists()
+    # The group, then the person (the one already stored), then the rest.
+    assert [
+        (authorship.position, authorship.author.name)
+        for authorship in gemma_paper.authorships.order_by("position")
+    ] == [
+        (0, "Gemma Team"),
+        (1, "Sherif El Abd"),
+        (2, "Vaibhav Aggarwal"),
+        (3, "Alek Andreev"),
+    ]
+    assert set(sherif.papers.values_list("arxiv_id", flat=True)) == {
+        "2606.00001",
+        "2606.00002",
+    }
+    # The person keeps the affiliations; follows go to the person, once per reader.
+    person = gemma_paper.authorships.get(position=1)
+    assert list(person.affiliations.all()) == [affiliation]
+    assert sorted(AuthorFollow.objects.values_list("user_id", "author_id")) == sorted(
+        [(alice.pk, sherif.pk), (bob.pk, sherif.pk)]
+    )
+    assert split_group_authors(Author, Authorship, AuthorFollow) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_splits_authors_stored_with_their_group():
+    executor = MigrationExecutor(connection)
+    before = [("papers", "0011_search_vector_inline")]
+    executor.migrate(before)
+    upsert_records(
+        [paper_record("2606.00001", authors=("NVIDIA: Aditi", "Niket Agarwal"))]
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert list(
+        Authorship.objects.order_by("position").values_list("author__name", flat=True)
+    ) == ["NVIDIA", "Aditi", "Niket Agarwal"]
