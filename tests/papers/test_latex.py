@@ -120,7 +120,14 @@ LINKED = (
 def test_addresses_in_an_abstract_are_links(client, db):
     make_topic("Agents", rule="ti:agents", slug="agents")
     upsert = upsert_records(
-        [paper_record("2606.00102", title="Linked agents", abstract=LINKED)]
+        [
+            paper_record(
+                "2606.00102",
+                title="Linked agents",
+                abstract=LINKED,
+                comment="9 pages; code: https://github.com/a/d",
+            )
+        ]
     )
     tag_papers(upsert.changed_ids)
 
@@ -136,6 +143,11 @@ def test_addresses_in_an_abstract_are_links(client, db):
         ) in page
         assert "<script>alert(1)" not in page
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # The paper page's comment too.
+    assert (
+        '<dd>9 pages; code: <a href="https://github.com/a/d" rel="nofollow">'
+        "https://github.com/a/d</a></dd>"
+    ) in client.get("/papers/2606.00102/").text
 
 
 def test_a_topic_feed_summary_is_the_abstract_as_html(client, db):
