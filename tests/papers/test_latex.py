@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
 from papers.latex import latex_to_text
+from papers.links import linked
 from papers.models import Paper
-from papers.templatetags.papers import linked
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import ReviewItem
@@ -103,7 +103,11 @@ def test_the_paper_page_shows_latex_as_text(client, paper):
             "see setup.py, model.pt and www.x.org",
             "see setup.py, model.pt and www.x.org",
         ),
-        ("javascript:alert(1) mailto:a@b.org", "javascript:alert(1) mailto:a@b.org"),
+        # Nor other schemes, which linkify-it would take.
+        (
+            "ftp://x.org/f, //x.org/g, javascript:alert(1)",
+            "ftp://x.org/f, //x.org/g, javascript:alert(1)",
+        ),
         ("a < b & c", "a &lt; b &amp; c"),
     ],
 )
