@@ -145,6 +145,9 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_EMAIL_VERIFICATION = env.str("MOMENTUM_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_UNIQUE_EMAIL = True
+# The confirmation link signs in only where the signup happened (allauth checks
+# the session): the new reader is not asked for the password just chosen.
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 # How many proxies (load balancer, CDN) stand before the web processes: the
 # visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,

@@ -109,6 +109,41 @@ def test_signup_sends_a_verification_email_whose_link_verifies(client):
     assert address.verified
 
 
+def test_confirming_in_the_browser_that_signed_up_signs_in(client):
+    """The new reader is not asked for the password they have just chosen:
+    the link opened where they signed up signs them in, and takes them on to
+    the page they signed up from."""
+    client.post(
+        "/accounts/signup/?next=/topics/",
+        {"email": "erin@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    (message,) = mail.outbox
+
+    response = client.post(link_in(message))
+
+    user = User.objects.get(email="erin@example.com")
+    assert client.session["_auth_user_id"] == str(user.pk)
+    assert response.status_code == 302
+    assert response.url == "/topics/"
+
+
+def test_confirming_elsewhere_confirms_but_does_not_sign_in(client):
+    """A link opened in another browser (or by whoever else reads the mail)
+    confirms the address and asks for the password."""
+    client.post(
+        "/accounts/signup/",
+        {"email": "frank@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    (message,) = mail.outbox
+    client.cookies.clear()
+
+    response = client.post(link_in(message))
+
+    assert EmailAddress.objects.get(email="frank@example.com").verified
+    assert "_auth_user_id" not in client.session
+    assert response.url == "/accounts/login/"
+
+
 def test_login_requires_a_verified_email(client):
     user = User.objects.create_user("dave@example.com", PASSWORD)
     address = EmailAddress.objects.create(
