@@ -98,10 +98,24 @@ def test_the_paper_page_shows_latex_as_text(client, paper):
             '<a href="https://en.wikipedia.org/wiki/A_(B)" rel="nofollow">'
             "https://en.wikipedia.org/wiki/A_(B)</a>, then",
         ),
-        # Only addresses written with a web scheme: these stay text.
+        # Written without a scheme, an address with a path, "www." or a host
+        # of three names or more is a link (to https)...
         (
-            "see setup.py, model.pt and www.x.org",
-            "see setup.py, model.pt and www.x.org",
+            "Code at github.com/a/b_c. Data (osf.io/23r67).",
+            'Code at <a href="https://github.com/a/b_c" rel="nofollow">'
+            'github.com/a/b_c</a>. Data (<a href="https://osf.io/23r67" '
+            'rel="nofollow">osf.io/23r67</a>).',
+        ),
+        (
+            "Pages: www.x.org, team-x.github.io",
+            'Pages: <a href="https://www.x.org" rel="nofollow">www.x.org</a>, '
+            '<a href="https://team-x.github.io" rel="nofollow">team-x.github.io</a>',
+        ),
+        # ...but a name with one dot is a file, a company, a category or a
+        # missing space, never a link.
+        (
+            "see setup.py, AGENTS.md, JD.com, cs.AI and tasks.To do",
+            "see setup.py, AGENTS.md, JD.com, cs.AI and tasks.To do",
         ),
         # Nor other schemes, which linkify-it would take.
         (
