@@ -2,7 +2,8 @@
 
 `$\\alpha$-divergence` reads "\u03b1-divergence", `\\emph{x}` reads "x",
 `$O(n^2)$` reads "O(n²)" and `\\href{https://x.org}{our code}` reads "our code
-(https://x.org)", which pages then link (papers.links). Only the LaTeX
+(https://x.org)", which pages then link (papers.links), and ``quoted'' reads
+"“quoted”" (369 demo papers quote so, most with no other TeX). Only the LaTeX
 "islands" of a text go through pylatexenc (math between dollars, and runs of
 text holding a backslash or a brace): it is pure Python and costs about 10 ms
 for a whole abstract, against a fraction of that for the few islands. The
@@ -42,6 +43,11 @@ SPECIAL = re.compile(r"(?<!\\)([%&#])")
 # An address keeps its characters, escaped for LaTeX or by SPECIAL: a\_b, a\%20.
 ESCAPED = re.compile(r"\\([%&#_~$])")
 WEB_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+# TeX's quotes, ``so'' and `so', in plain text too: each `` closes at the next
+# '' or " (which TeX sets as a closing quote as well); a ` at the next ' within
+# a few words (an apostrophe inside, as in `don't', leaves it as it is).
+QUOTED = re.compile(r"``((?:(?!``).){1,400}?)(?:''|\")", re.DOTALL)
+SINGLE_QUOTED = re.compile(r"`([^`'\s][^`']{0,80}?)'(?![\w'])")
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # In math, a digit or a braced number raised or lowered (n^2, 10^{-3}, H_2) is
@@ -102,6 +108,9 @@ CONVERTER = LatexNodes2Text(latex_context=TEXT_CONTEXT, math_mode="text")
 @lru_cache(maxsize=8192)
 def latex_to_text(text: str) -> str:
     """The text with its LaTeX rendered as plain Unicode; unchanged without any."""
+    if "`" in text:
+        text = QUOTED.sub("\u201c\\1\u201d", text)
+        text = SINGLE_QUOTED.sub("\u2018\\1\u2019", text)
     if "$" not in text and "\\" not in text:
         return text
     # An island may read as nothing (\cite{x}): the spaces around it close up.

@@ -46,6 +46,18 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"\href{}{no address}", "no address"),
         (r"at \href{https://www.x.org/a/}{x.org/a}.", "at https://www.x.org/a/."),
         (r"\texttt{vLLM}, i.i.d.\ samples", "vLLM, i.i.d. samples"),
+        # TeX's quotes, in text with no other TeX too; a lone '' (f'') stays.
+        (
+            "``islands of competence'' and the model's ``don't know''",
+            "“islands of competence” and the model's “don't know”",
+        ),
+        (r"an ``\emph{agent}'' and f''", "an “agent” and f''"),
+        ('a ``black-box" model, a "box"', 'a “black-box” model, a "box"'),
+        (
+            "hedged (e.g., `usually') or `Sit'",
+            "hedged (e.g., \u2018usually\u2019) or \u2018Sit\u2019",
+        ),
+        ("a `don't' and `a `b' c", "a `don't' and `a \u2018b\u2019 c"),
         # A percent sign is text, not a comment hiding the rest.
         (r"$x$ gains 50% over $y$", "x gains 50% over y"),
         # Dollars that are money, not math.
