@@ -58,6 +58,16 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
             "hedged (e.g., \u2018usually\u2019) or \u2018Sit\u2019",
         ),
         ("a `don't' and `a `b' c", "a `don't' and `a \u2018b\u2019 c"),
+        # TeX's dashes: -- an en dash, --- an em dash...
+        (
+            "skills -- a space; Read--Write, 4--12, $4$--$12$ GHz---yet",
+            "skills \u2013 a space; Read\u2013Write, 4\u201312, 4\u201312 GHz\u2014yet",
+        ),
+        # ...but not in an arrow, a flag or an address.
+        (
+            "a --> b <-- c <!-- d, run with --help at https://x.org/a--b",
+            "a --> b <-- c <!-- d, run with --help at https://x.org/a--b",
+        ),
         # A percent sign is text, not a comment hiding the rest.
         (r"$x$ gains 50% over $y$", "x gains 50% over y"),
         # Dollars that are money, not math.
@@ -73,7 +83,7 @@ def test_latex_reads_as_plain_text(latex, text):
 
 
 def test_text_without_latex_is_returned_as_it_is():
-    text = "Plain {braces} and 50% -- untouched"
+    text = "Plain {braces} and 50% - untouched"
 
     assert latex_to_text(text) is text
 
