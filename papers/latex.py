@@ -2,13 +2,14 @@
 
 `$\\alpha$-divergence` reads "\u03b1-divergence", `\\emph{x}` reads "x",
 `$O(n^2)$` reads "O(n²)" and `\\href{https://x.org}{our code}` reads "our code
-(https://x.org)", which pages then link (papers.links). TeX's quotes and dashes
-read as typeset, in text with no other TeX too: ``quoted'' reads "“quoted”"
-(369 demo papers), "4--12" reads "4–12" and "a---b" "a—b" (2,715). Only the LaTeX
-"islands" of a text go through pylatexenc (math between dollars, and runs of
-text holding a backslash or a brace): it is pure Python and costs about 10 ms
-for a whole abstract, against a fraction of that for the few islands. The
-result is plain text, to be escaped like any other paper text.
+(https://x.org)", which pages then link (papers.links). TeX's quotes and
+dashes read as typeset, in text with no other TeX too: ``quoted'' reads
+"\u201cquoted\u201d" (369 demo papers), "4--12" reads "4\u201312" and "a---b"
+"a\u2014b" (2,715). Only the LaTeX "islands" of a text go through pylatexenc
+(math between dollars, and runs of text holding a backslash or a brace): it is
+pure Python and costs about 10 ms for a whole abstract, against a fraction of
+that for the few islands. The result is plain text, to be escaped like any
+other paper text.
 """
 
 from __future__ import annotations
