@@ -105,13 +105,13 @@ def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
     assert "0.83" in text
     assert "0.12" in text
     assert "—" in text  # the flag-only item has no score
-    assert "Model 0.83 says it belongs; the rule does not match" in text
+    assert "Model score 0.83 says it belongs; the rule does not match" in text
     assert (
-        "Rule matched “agentic RL”, “GRPO”; model 0.12 doubts it "
+        "Rule matched “agentic RL”, “GRPO”; model score 0.12 doubts it "
         "(kept out: automatic decisions)" in text
     )
     assert (
-        "Rule matched “agent”; model 0.31 doubts it; flagged not relevant by "
+        "Rule matched “agent”; model score 0.31 doubts it; flagged not relevant by "
         "2 readers" in text
     )
     assert "Rule matched “agent”; flagged not relevant by 1 reader<" in text

@@ -74,15 +74,15 @@ def _model_reason(item: ReviewItem) -> str:
         terms = ", ".join(f"“{term}”" for term in item.rule_terms)
         reason = f"Rule matched {terms}" if terms else "The rule matches"
         if score is not None and score < BOUNDARY:
-            reason += f"; model {score:.2f} doubts it"
+            reason += f"; model score {score:.2f} doubts it"
             if item.vetoed and not item.pending:
                 reason += " (kept out: automatic decisions)"
         elif score is not None:
-            reason += f"; model {score:.2f} agrees"
+            reason += f"; model score {score:.2f} agrees"
     elif score is not None and score >= BOUNDARY:
-        reason = f"Model {score:.2f} says it belongs; the rule does not match"
+        reason = f"Model score {score:.2f} says it belongs; the rule does not match"
     elif score is not None:
-        reason = f"The rule does not match; model {score:.2f} agrees"
+        reason = f"The rule does not match; model score {score:.2f} agrees"
     else:
         reason = ""
     return reason
