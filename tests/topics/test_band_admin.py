@@ -85,7 +85,8 @@ def test_the_queue_shows_the_chance_it_is_ordered_by(admin_client, topic, band):
     assert "Chance it belongs" in text
     assert '<td class="field-chance_text">0.50</td>' in text
     assert '<td class="field-chance_text">0.69</td>' not in text
-    assert "Uncertain: awaiting review; Rule matched “agent”; model score 0.69 agrees" in text
+    why = "Uncertain: awaiting review; Rule matched “agent”; model score 0.69 agrees"
+    assert why in text
 
 
 def test_the_pending_filter_and_definition_help(admin_client, topic, band):
