@@ -182,7 +182,7 @@ def test_paper_page_shows_why_related_papers_and_bibtex(
         response = reader.get("/papers/2606.00003/")
 
     assert "matched <q>ti:agent</q>" in response.text
-    assert "Related papers" in response.text
+    assert "More in RL for LLM Agents</h2>" in response.text
     assert "Agent study 7" in response.text  # shares the topic
     assert "@misc{arxiv:2606.00003," in response.text
     assert 'aria-pressed="false"' in response.text
@@ -213,6 +213,7 @@ def test_related_papers_sharing_more_topics_come_first(reader, topic):
     tag_papers(upsert_records(records).changed_ids)
 
     page = reader.get("/papers/2606.00201/").text
+    assert "More in Agent planning and RL for LLM Agents</h2>" in page
     start = page.index('class="related-papers"')
     related = page[start : page.index("</ul>", start)]
 
@@ -220,6 +221,23 @@ def test_related_papers_sharing_more_topics_come_first(reader, topic):
     assert related.index("Agent planning 2") < related.index("Agent study 7")
     assert related.index("Agent study 7") < related.index("Agent study 6")
     assert related.count("Agent planning 1") == 0  # not itself
+
+
+def test_a_paper_in_no_topic_names_its_category_for_the_newest_there(reader, topic):
+    """With no topic to share, the list is its category's newest papers, and
+    says so: they are not related to it."""
+    record = paper_record("2606.00301", title="A loom", categories=("cs.HC",))
+    others = [
+        paper_record(f"2606.0030{n}", title=f"Weaving {n}", categories=("cs.HC",))
+        for n in (2, 3)
+    ]
+    tag_papers(upsert_records([record, *others]).changed_ids)
+
+    page = reader.get("/papers/2606.00301/").text
+
+    assert "Newest in cs.HC</h2>" in page
+    assert "Related papers" not in page
+    assert "Weaving 2" in page
 
 
 # --- Topic page: weeks, pages, feed -----------------------------------------------

@@ -372,7 +372,7 @@ def test_a_paper_page_shows_a_paper_once_across_similar_and_related(client, db):
 
     page = client.get("/papers/2606.20001/").text
 
-    similar_part, related_part = page.split("Related papers")
+    similar_part, related_part = page.split('class="related-papers"')
     for arxiv_id in AGENTS[1:]:
         assert f'data-paper="{arxiv_id}"' in similar_part
         assert f"/papers/{arxiv_id}/" not in related_part
