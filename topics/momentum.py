@@ -19,6 +19,13 @@ each window's complete weeks: share = the topic's papers ÷ all new papers, and
 change = (share - share before) ÷ share before. Below FLOOR of the topic's
 papers in those weeks of both windows together, there are too few to say.
 
+Chance. A share moves from window to window by chance alone: had the topic
+kept its share, its papers of both windows would split between them as all
+new papers did (a binomial split), give or take a standard deviation. A change
+more than CHANCE_DEVIATIONS of those from that split is beyond chance; the
+sentence says when one is not, and only those beyond it are rising or falling
+on the trending page.
+
 Trending ranks by the same change with both shares shrunk toward the topic's
 share over the two windows (see `Momentum.trend_score`), and only topics with
 TRENDING_MIN_PAPERS papers in each window: a jump from 2 to 5 papers ranks
@@ -38,6 +45,7 @@ from dataclasses import dataclass
 from datetime import date
 from datetime import timedelta
 from functools import cached_property
+from math import sqrt
 from typing import NamedTuple
 from typing import cast
 
@@ -64,6 +72,9 @@ WINDOW_WEEKS = 4
 MIN_WEEKS = 2
 # Below this many of the topic's papers in both windows, a percentage says nothing.
 FLOOR = 10
+# Two standard deviations: chance alone moves a share this far about one time
+# in twenty.
+CHANCE_DEVIATIONS = 2.0
 # Trending needs this many of the topic's papers in each window...
 TRENDING_MIN_PAPERS = 10
 # ...and ranks by the change with this many papers added to each window at the
@@ -202,6 +213,44 @@ class Momentum:
         if abs(self.change) < 0.5:
             return "flat"
         return "up" if self.change > 0 else "down"
+
+    @property
+    def chance_split(self) -> tuple[float, float] | None:
+        """How many of the topic's papers of both windows the last four weeks
+        would hold had it kept its share, and the standard deviation of that
+        number (a binomial split); None when no change is given."""
+        if not self.enough or self.change is None:
+            return None
+        now, before = self.recent_window, self.previous_window
+        papers = now.papers + before.papers
+        recent_part = now.total / (now.total + before.total)
+        return papers * recent_part, sqrt(papers * recent_part * (1 - recent_part))
+
+    @property
+    def deviations(self) -> float | None:
+        """How many standard deviations the last four weeks' papers lie from
+        the chance split (signed); None when no change is given."""
+        if (split := self.chance_split) is None:
+            return None
+        expected, spread = split
+        return (self.recent_window.papers - expected) / spread
+
+    @property
+    def beyond_chance(self) -> bool | None:
+        """Whether the change is larger than chance alone would make at these
+        numbers; None when no change is given."""
+        deviations = self.deviations
+        return None if deviations is None else abs(deviations) >= CHANCE_DEVIATIONS
+
+    @property
+    def trend(self) -> str | None:
+        """ "up" or "down" beyond chance, "steady" within it, for the ranked
+        (a trend_score); None for the others."""
+        if self.trend_score is None:
+            return None
+        if not self.beyond_chance:
+            return "steady"
+        return "up" if self.change > 0 else "down"  # type: ignore[operator]
 
     @property
     def trend_score(self) -> float | None:

@@ -55,11 +55,24 @@ def with_figures(topics: Iterable[Topic]) -> list[Topic]:
 
 def trending_topics(limit: int = 10) -> list[Topic]:
     """Active topics whose share of new papers grows fastest, by
-    momentum.trend_score (see topics.momentum); only those that read "up"."""
-    # A positive score whose change rounds to 0% reads "the same": not rising.
+    momentum.trend_score (see topics.momentum); only those rising beyond chance."""
     scored = active_topics().filter(momentum__trend_score__gt=0)
     topics = with_figures(scored.order_by("-momentum__trend_score", "name"))
-    return [t for t in topics if t.figures.direction == "up"][:limit]  # type: ignore[attr-defined]
+    return [t for t in topics if t.figures.trend == "up"][:limit]  # type: ignore[attr-defined]
+
+
+def suggested_topics(limit: int = 8) -> list[Topic]:
+    """Topics to offer a reader who follows none: those rising, then the
+    busiest of the last four weeks."""
+    rising = trending_topics(limit)
+    shown = {topic.pk for topic in rising}
+    others = [
+        topic
+        for topic in with_figures(active_topics().order_by("name"))
+        if topic.pk not in shown and topic.figures is not None  # type: ignore[attr-defined]
+    ]
+    others.sort(key=lambda topic: -topic.figures.recent)  # type: ignore[attr-defined]
+    return [*rising, *others][:limit]
 
 
 def topics_by_trend() -> list[Topic]:

@@ -75,6 +75,19 @@ class MomentumSerializer(serializers.Serializer):
         help_text="The trending rank: the change with small topics damped; null "
         "with too little history or too few papers to rank.",
     )
+    beyond_chance = serializers.BooleanField(
+        allow_null=True,
+        help_text="Whether the change is larger than chance alone would make at "
+        "these numbers (more than two standard deviations from the split of the "
+        "topic's papers between the windows had it kept its share); null when no "
+        "change is given.",
+    )
+    trend = serializers.ChoiceField(
+        choices=["up", "steady", "down"],
+        allow_null=True,
+        help_text="Where the trending page lists it: up or down beyond chance, "
+        "steady within it; null when not ranked (no trend_score).",
+    )
 
 
 class MomentumSeriesSerializer(MomentumSerializer):

@@ -60,6 +60,7 @@ from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import merged_into
 from topics.query import related_topics
+from topics.query import suggested_topics
 from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
@@ -233,7 +234,7 @@ def _feed_context(followed: Following, order: str) -> dict:
         "followed_authors": _authors_linked(followed.authors),
         "searches": [name for _, name, _ in followed.searches],
         "anything": followed.anything,
-        "suggested": [] if followed.anything else trending_topics(limit=8),
+        "suggested": [] if followed.anything else suggested_topics(limit=8),
     }
 
 
@@ -262,14 +263,15 @@ def trending(request: HttpRequest) -> HttpResponse:
 
 def _trending(request: HttpRequest) -> tuple[str, dict]:
     topics = topics_by_trend()
-    groups: dict[str | None, list[Topic]] = {"up": [], "flat": [], "down": [], None: []}
+    groups: dict[str | None, list[Topic]] = {
+        trend: [] for trend in ("up", "steady", "down", None)
+    }
     for topic in topics:
-        ranked = topic.figures and topic.figures.trend_score is not None  # type: ignore[attr-defined]
-        groups[topic.figures.direction if ranked else None].append(topic)  # type: ignore[attr-defined]
+        groups[topic.figures.trend if topic.figures else None].append(topic)  # type: ignore[attr-defined]
     context = {
         "groups": [
             ("Rising", groups["up"]),
-            ("Steady", groups["flat"]),
+            ("Within chance", groups["steady"]),
             ("Falling", groups["down"]),
             ("Too little to rank", groups[None]),
         ],

@@ -44,6 +44,9 @@ def test_topics_carry_the_share_change_over_fully_harvested_weeks(anonymous, age
     assert momentum["enough"] is True
     assert momentum["left_out"] == ["2026-05-30"]
     assert momentum["trend_score"] < 0
+    # 100 of 160 papers where keeping its share gives 106, give or take 6.
+    assert momentum["beyond_chance"] is False
+    assert momentum["trend"] == "steady"
 
 
 def test_a_topics_weeks_say_which_were_fully_harvested(anonymous, agents):

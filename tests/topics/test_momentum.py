@@ -212,6 +212,27 @@ def test_a_topic_with_no_papers_before_is_new():
     assert (m.previous_share, m.change, m.direction) == (0.0, None, "new")
 
 
+def test_a_change_is_beyond_chance_only_where_chance_seldom_makes_it():
+    """+20% on 100 papers a week is beyond chance; +20% on 10 a week is what
+    a share wobbles by: 88 papers split 44/44 give or take 4.7, and 48 is
+    0.85 standard deviations off."""
+    corpus = [10000] * 8
+    large = momentum([100] * 4 + [120] * 4, corpus)
+    small = momentum([10] * 4 + [12] * 4, corpus)
+
+    assert large.change == pytest.approx(20.0)
+    assert small.change == pytest.approx(20.0)
+    assert large.beyond_chance
+    assert small.chance_split == pytest.approx((44.0, 88**0.5 / 2))
+    assert small.deviations == pytest.approx(4 / (88**0.5 / 2))
+    assert not small.beyond_chance
+    assert (large.trend, small.trend) == ("up", "steady")
+    assert momentum([120] * 4 + [100] * 4, corpus).trend == "down"
+    # No change given, nothing to weigh: too few papers, none before.
+    assert momentum([1] * 8).beyond_chance is None
+    assert momentum([0] * 4 + [3, 4, 5, 6]).beyond_chance is None
+
+
 def test_a_change_that_rounds_to_zero_is_flat():
     corpus = [10000] * 8
     assert momentum([1000] * 4 + [1003] * 4, corpus).direction == "flat"

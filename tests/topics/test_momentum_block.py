@@ -56,7 +56,8 @@ def test_the_sentence_states_the_change_of_the_share_over_complete_weeks(
     assert (falling.previous_share, falling.share) == pytest.approx((9.09, 7.69), 0.01)
     assert (
         "<strong>100 papers</strong> in the last four weeks, 7.69% of new papers, "
-        "down 15% on the 9.09% of the four weeks before."
+        "down 15% on the 9.09% of the four weeks before, a change chance alone "
+        "could make at these numbers."
     ) in page
     assert "Not fully harvested, so left out: the week of May 30." in page
 
@@ -70,7 +71,11 @@ def test_the_formula_shows_the_real_numbers_on_hover_and_in_how_it_is_computed(
         "Last four weeks (Jun 27 \N{EN DASH} Jul 24, 4 of 4 weeks fully "
         "harvested): 100 ÷ 1,300 = 7.69%. Four weeks before (May 30 \N{EN DASH} "
         "Jun 26, 3 of 4): 60 ÷ 660 = 9.09%. "
-        "Change = (7.69 \N{MINUS SIGN} 9.09) ÷ 9.09 = -15%."
+        "Change = (7.69 \N{MINUS SIGN} 9.09) ÷ 9.09 = -15%. Chance: had the topic "
+        "kept its share, about 106 of its 160 papers in both would fall in the "
+        "last four weeks, give or take 6 (one standard deviation); 100 did, -1.0 "
+        "standard deviations off, so the change is within the 2 that chance alone "
+        "passes about one time in twenty."
     )
     assert re.search(r'class="momentum-line" title="[^"]*' + re.escape(formula), page)
     details = page[page.index("How this is computed") :]
@@ -133,8 +138,8 @@ def test_the_digest_line_is_the_same_sentence_as_text(falling):
 
     assert line == (
         "100 papers in the last four weeks, 7.69% of new papers, down 15% on the "
-        "9.09% of the four weeks before. Not fully harvested, so left out: the "
-        "week of May 30. As of Jul 24."
+        "9.09% of the four weeks before, a change chance alone could make at these "
+        "numbers. Not fully harvested, so left out: the week of May 30. As of Jul 24."
     )
 
 

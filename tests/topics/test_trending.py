@@ -26,11 +26,14 @@ pytestmark = pytest.mark.django_db
 AS_OF = date(2026, 7, 24)
 # Papers per week over the two windows, oldest first. The oldest week is a
 # harvest's first, a tenth of the others, and is left out.
-CORPUS = [20, 200, 200, 200, 200, 200, 200, 200]
+# The last four weeks hold 3 fewer others a week for wobbly's 3 more: all new
+# papers are the same in each week as without it.
+CORPUS = [20, 200, 200, 200, 197, 197, 197, 197]
 WEEKLY = {
     "growing": [1, 10, 10, 10, 20, 20, 20, 20],  # its share about doubles
     "shrinking": [2, 20, 20, 20, 12, 12, 12, 12],  # its share falls by 40%
     "steady": [2, 20, 20, 20, 20, 20, 20, 21],  # its share rises by 0.1%
+    "wobbly": [2, 20, 20, 20, 23, 23, 23, 23],  # +14%: within chance at 152 papers
     "tiny": [0, 0, 1, 1, 1, 1, 2, 1],  # 2 -> 5 papers: +150%, but too few
 }
 PAGE_QUERIES = 4
@@ -64,7 +67,8 @@ def test_the_trending_page_lists_every_topic_rising_falling_then_unranked(
 
     assert response.status_code == 200
     page = response.text
-    order = ["Rising", "growing", "Steady", "steady", "Falling", "shrinking"]
+    order = ["Rising", "growing", "Within chance", "wobbly", "steady"]
+    order += ["Falling", "shrinking"]
     order += ["Too little to rank", "dormant", "tiny"]
     positions = [
         page.index(f'href="/topics/{x}/"' if x.islower() else x) for x in order
@@ -75,6 +79,11 @@ def test_the_trending_page_lists_every_topic_rising_falling_then_unranked(
     assert "too few papers to say how fast" in card(page, "tiny")
     assert "too few papers to say how fast" in card(page, "dormant")
     assert ", the same as in the four weeks before." in card(page, "steady")
+    assert (
+        ", up 14% on the 7.39% of the four weeks before, a change chance alone "
+        "could make at these numbers."
+    ) in card(page, "wobbly")
+    assert "could make" not in card(page, "growing") + card(page, "shrinking")
     # Coverage is the corpus's: said once, not on every card.
     assert page.count("left out of both: the week of May 30.") == 1
     assert "so left out" not in page
@@ -105,7 +114,22 @@ def test_the_trending_page_before_any_count(client, db):
     page = client.get("/topics/trending/").text
 
     assert "Momentum not computed yet." in page
-    assert "No topic is rising." in page
+    assert "No topic is rising beyond chance." in page
+
+
+def test_a_reader_who_follows_nothing_is_offered_the_rising_then_the_busiest(
+    client, alice, topics
+):
+    client.force_login(alice)
+
+    page = client.get("/").text
+
+    offered = page[page.index("You don't follow any topic yet") :]
+    offered = offered[: offered.index("Browse all topics")]
+    # Rising beyond chance first, then by papers in the last four weeks.
+    order = ["growing", "wobbly", "steady", "shrinking", "tiny"]
+    positions = [offered.index(f'href="/topics/{slug}/"') for slug in order]
+    assert positions == sorted(positions)
 
 
 def test_home_and_the_topic_list_link_to_the_trending_page(client, topics):

@@ -80,7 +80,7 @@ def sparkline(momentum: Momentum) -> dict[str, object]:
 
 
 @register.simple_tag
-def momentum_rules() -> dict[str, int]:
+def momentum_rules() -> dict[str, float]:
     """The thresholds topics.momentum applies, for "How this is computed"."""
     return {
         "reference_percent": round(100 * coverage.REFERENCE_FRACTION),
@@ -91,6 +91,7 @@ def momentum_rules() -> dict[str, int]:
         "floor": rules.FLOOR,
         "trending_min_papers": rules.TRENDING_MIN_PAPERS,
         "trending_prior": rules.TRENDING_PRIOR,
+        "chance_deviations": rules.CHANCE_DEVIATIONS,
     }
 
 
