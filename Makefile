@@ -8,7 +8,7 @@ PORT ?= 8000
 # The demo serves the site's own error pages; `make run DEBUG=true` for Django's.
 DEBUG ?= false
 
-.PHONY: run test test-fast setup lint lock services browser demo worker beat clean
+.PHONY: run test test-fast setup lint lock messages services browser demo worker beat clean
 
 # The locks (requirements*.txt, compiled from requirements*.in with hashes): pip
 # refuses any file whose hash is not in them. `make lock` recompiles them.
@@ -28,6 +28,11 @@ PIP_COMPILE = $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
 lock: $(VENV)/.dev-installed
 	$(PIP_COMPILE) -o requirements.txt requirements.in
 	$(PIP_COMPILE) -o requirements-dev.txt requirements-dev.in
+
+## messages: compile locale/*/LC_MESSAGES/django.po (the site's words for
+## allauth's pages) into the django.mo committed beside it; needs GNU gettext
+messages:
+	for po in locale/*/LC_MESSAGES/django.po; do msgfmt --check-format -o $${po%.po}.mo $$po; done
 
 ## run: set up the embedded default (SQLite, in-process tasks) and serve the demo
 # Links in mail and feeds, and the arXiv User-Agent, name the server being started.

@@ -40,6 +40,8 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 TIME_ZONE = "UTC"
 LANGUAGE_CODE = "en-us"
 USE_I18N = True
+# The site's words in place of allauth's on its pages (locale/en/LC_MESSAGES).
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 SITE_ID = 1
 # The address every link in mail, feeds and the arXiv User-Agent starts with, and

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import gettext
 import re
+from pathlib import Path
 
 import pytest
 from allauth.account.models import EmailAddress
 from allauth.account.models import EmailConfirmationHMAC
+from django.conf import settings
 from django.core import mail
 
 from accounts.models import User
@@ -62,10 +66,65 @@ def test_signed_in_pages_use_our_layout(reader, verified_alice, url):
     assert_in_our_layout(reader.get(url))
 
 
-def test_page_title_comes_from_allauth(client):
+def test_page_title_comes_from_allauth_in_the_sites_words(client):
     response = client.get("/accounts/login/")
 
-    assert re.search(r"<title>\s*Sign In\s*· Momentum</title>", response.text)
+    assert re.search(r"<title>\s*Log in\s*· Momentum</title>", response.text)
+
+
+def heading(page: str) -> str:
+    return re.search(r"<h1>\s*(.*?)\s*</h1>", page, re.DOTALL).group(1)
+
+
+@pytest.mark.parametrize(
+    ("url", "title", "words"),
+    [
+        ("/accounts/login/", "Log in", ["Keep me logged in", ">Sign up</a>"]),
+        ("/accounts/signup/", "Sign up", [">Log in</a>"]),
+        ("/accounts/password/reset/", "Reset your password", []),
+    ],
+)
+def test_entrance_pages_say_what_the_rest_of_the_site_says(client, url, title, words):
+    """The header says "Log in" and "Sign up": allauth's "Sign In", "Sign Up"
+    and "Remember Me" are the site's words there too (locale/en)."""
+    page = client.get(url).text
+
+    assert heading(page) == title
+    for word in words:
+        assert word in page
+    for theirs in ("Sign In", "Sign Up", "Remember Me", "sign in"):
+        assert theirs not in page
+
+
+@pytest.mark.parametrize(
+    ("url", "title", "words"),
+    [
+        ("/accounts/logout/", "Log out", ["Log out of Momentum in this browser?"]),
+        ("/accounts/password/change/", "Change password", ["Current password"]),
+        ("/accounts/email/", "Email addresses", ["Add an email address"]),
+    ],
+)
+def test_account_pages_say_what_the_rest_of_the_site_says(
+    reader, verified_alice, url, title, words
+):
+    page = reader.get(url).text
+
+    assert heading(page) == title
+    for word in words:
+        assert word in page
+    for theirs in ("Sign Out", "Change Password", "Email Addresses", "Make Primary"):
+        assert theirs not in page
+
+
+def test_logging_in_and_out_says_logged(client, verified_alice):
+    client.post(
+        "/accounts/login/", {"login": verified_alice.email, "password": PASSWORD}
+    )
+    home = client.get("/").text
+    assert f"Logged in as {verified_alice.email}." in home
+
+    client.post("/accounts/logout/")
+    assert "You have logged out." in client.get("/").text
 
 
 def test_form_errors_render_in_our_form_style(client):
@@ -242,3 +301,32 @@ def test_allauths_limits_count_the_address_the_proxy_saw(
 
     assert statuses[:20] == [302] * 20
     assert statuses[20] == 429
+
+
+def po_entries(path: Path) -> dict[str, str]:
+    """msgid -> msgstr of a .po file (its quoted pieces joined), header left out."""
+    entries: dict[str, str] = {}
+    for block in path.read_text().split("\n\n"):
+        parts: dict[str, str] = {}
+        key = None
+        for line in block.splitlines():
+            if line.startswith(("msgid ", "msgstr ")):
+                key, line = line.split(" ", 1)
+                parts[key] = ""
+            if key and line.startswith('"'):
+                parts[key] += ast.literal_eval(line)
+        if parts.get("msgid"):
+            entries[parts["msgid"]] = parts["msgstr"]
+    return entries
+
+
+def test_the_compiled_catalog_says_what_the_po_file_says():
+    """django.mo is committed (no gettext needed to run the site): a .po edited
+    without `make messages` fails here."""
+    folder = settings.LOCALE_PATHS[0] / "en" / "LC_MESSAGES"
+    with (folder / "django.mo").open("rb") as compiled:
+        catalog = gettext.GNUTranslations(compiled)
+
+    entries = po_entries(folder / "django.po")
+    assert "Sign In" in entries
+    assert {msgid: catalog.gettext(msgid) for msgid in entries} == entries

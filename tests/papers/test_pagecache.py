@@ -638,7 +638,7 @@ def test_a_visitor_with_a_message_is_filled_for_themself(client, corpus, alice):
         # A visitor with a message (here: after logging out) sees it.
         reader.post("/accounts/logout/")
         page = reader.get("/topics/agents/").text
-        assert "You have signed out." in page
+        assert "You have logged out." in page
         assert "Log out" not in page
     assert filled.call_count == 1
 
