@@ -19,6 +19,10 @@ from topics.ask import views as ask_views
 from topics.feeds import reader_feed
 from topics.views import home
 
+# The curators' admin names the product, not the framework.
+admin.site.site_header = "Momentum administration"
+admin.site.site_title = "Momentum admin"
+
 urlpatterns = [
     path("", home, name="home"),
     path("topics/", include("topics.urls")),

@@ -116,6 +116,14 @@ def test_change_form_loads_for_an_existing_row(admin_client, model):
     assert admin_client.get(url).status_code == 200
 
 
+def test_admin_names_the_product(admin_client):
+    page = admin_client.get("/admin/").text
+
+    assert "Momentum administration</a>" in page
+    assert "| Momentum admin</title>" in page
+    assert "Django administration" not in page
+
+
 def test_a_researcher_cannot_open_admin(client, alice):
     client.force_login(alice)
     assert client.get("/admin/").status_code == 302
