@@ -127,6 +127,20 @@ def test_logging_in_and_out_says_logged(client, verified_alice):
     assert "You have logged out." in client.get("/").text
 
 
+def test_labels_read_as_the_sites_own_forms(client):
+    """No colon after a label (the ask and search forms have none), and a
+    checkbox before its label."""
+    page = client.get("/accounts/login/").text
+
+    assert '<label for="id_login">Email</label>' in page
+    assert re.search(
+        r'<input type="checkbox" name="remember" id="id_remember">\s*'
+        r'<label for="id_remember">Keep me logged in</label>',
+        page,
+    )
+    assert ":</label>" not in page
+
+
 def test_form_errors_render_in_our_form_style(client):
     response = client.post(
         "/accounts/login/", {"login": "nobody@example.com", "password": "nope"}
