@@ -168,6 +168,7 @@ def test_signup_sends_a_verification_email_whose_link_verifies(client):
     assert response.url == "/accounts/confirm-email/"
     (message,) = mail.outbox
     assert message.to == ["carol@example.com"]
+    assert message.subject == "[Momentum] Confirm your email address"
     address = EmailAddress.objects.get(email="carol@example.com")
     assert not address.verified
 
@@ -245,6 +246,7 @@ def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
     assert response.url == "/accounts/password/reset/done/"
     (message,) = mail.outbox
     assert message.to == ["alice@example.com"]
+    assert message.subject == "[Momentum] Reset your password"
 
     # allauth moves the key from the link into the session, then shows the form.
     response = client.get(link_in(message), follow=True)
