@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gettext
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,34 @@ def test_confirming_elsewhere_confirms_but_does_not_sign_in(client):
     assert EmailAddress.objects.get(email="frank@example.com").verified
     assert "_auth_user_id" not in client.session
     assert response.url == "/accounts/login/"
+
+
+def test_the_confirmation_page_says_what_to_do_when_no_mail_comes(client, monkeypatch):
+    """No "contact us" with nothing to contact: it says that logging in sends a
+    new link, and it does (allauth, at most one every three minutes)."""
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "gina@example.com", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
+    )
+    assert "logging in sends a new link" in response.text
+    assert "contact us" not in response.text.lower()
+
+    later = time.time() + 4 * 60
+    monkeypatch.setattr(time, "time", lambda: later)
+    client.post("/accounts/login/", {"login": "gina@example.com", "password": PASSWORD})
+
+    _, second = mail.outbox
+    assert second.to == ["gina@example.com"]
+    client.post(link_in(second))
+    assert EmailAddress.objects.get(email="gina@example.com").verified
+
+
+@pytest.mark.parametrize(
+    "url", ["/accounts/password/reset/", "/accounts/password/reset/done/"]
+)
+def test_password_reset_pages_ask_no_one_to_contact_us(client, url):
+    assert "contact us" not in client.get(url).text.lower()
 
 
 def test_login_requires_a_verified_email(client):
