@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page
 from django.core.paginator import Paginator
@@ -234,13 +235,23 @@ def _saved_export(
     content_type: str,
     extension: str,
 ) -> HttpResponse:
-    """The saved papers (all, or those ticked: `?id=` repeated) as a download."""
+    """The saved papers (all, or those ticked: `?id=` repeated) as a download.
+    The ticked papers' form sends `ticked`: with none ticked it exports
+    nothing, rather than all of them as the links for all do."""
+    chosen = request.GET.getlist("id")
+    if request.GET.get("ticked") and not chosen:
+        messages.info(
+            request,
+            "No paper is ticked: tick those you want, or export them all with the "
+            "links below.",
+        )
+        return redirect("saved")
     papers = (
         saved_papers(signed_in(request))
         .select_related("primary_category")
         .prefetch_related("categories")
     )
-    if chosen := request.GET.getlist("id"):
+    if chosen:
         papers = papers.filter(arxiv_id__in=chosen)
     response = HttpResponse(write(papers), content_type=content_type)
     filename = f"momentum-saved.{extension}"

@@ -130,6 +130,23 @@ def test_ris_of_ticked_papers_only(reader, saved):
     assert [r["title"] for r in rispy.loads(text)] == ["Plain Agents"]
 
 
+def test_the_ticked_papers_form_sends_only_those(reader, saved):
+    text = reader.get("/saved/ris/?ticked=1&id=2606.00002").text
+
+    assert [r["title"] for r in rispy.loads(text)] == ["Plain Agents"]
+
+
+def test_the_ticked_papers_form_with_none_ticked_says_so_and_exports_nothing(
+    reader, saved
+):
+    """Not all of them: that is what the links for all are for."""
+    response = reader.get("/saved/bibtex/?ticked=1", follow=True)
+
+    assert response.redirect_chain == [("/saved/", 302)]
+    assert "No paper is ticked: tick those you want" in response.text
+    assert "Content-Disposition" not in response
+
+
 def test_exports_hold_only_the_readers_own_papers(saved, bob):
     from tests.clients import signed_in
 
@@ -219,5 +236,6 @@ def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved)
     for path in ("/saved/bibtex/", "/saved/ris/", "/saved/csl.json/"):
         assert f'href="{path}"' in page
     # The ticked papers' one form (GET, so it works without JavaScript).
+    assert '<input type="hidden" name="ticked" value="1">' in page
     assert 'formaction="/saved/ris/"' in page
     assert 'formaction="/saved/csl.json/"' in page
