@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from datetime import timedelta
 from typing import Any
 
@@ -149,6 +150,15 @@ class Paper(models.Model):
     @property
     def versioned_id(self) -> str:
         return f"{self.arxiv_id}v{self.version}" if self.version else self.arxiv_id
+
+    @property
+    def version_history(self) -> list[dict[str, Any]]:
+        """`versions`, each with its submission time as a datetime (stored as
+        ISO text by papers.ingest.upsert), to show as a date."""
+        return [
+            {**version, "submitted": datetime.fromisoformat(version["submitted"])}
+            for version in self.versions
+        ]
 
     @property
     def abs_url(self) -> str:

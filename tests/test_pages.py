@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+from datetime import date
+from datetime import datetime
 from datetime import timedelta
 
 import pytest
@@ -9,9 +12,11 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from papers.ingest.records import VersionRecord
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
+from papers.models import Paper
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
@@ -184,6 +189,29 @@ def test_paper_page_serves_old_style_ids_and_escapes_titles(client, corpus):
     assert response.status_code == 200
     assert "Old style &lt;b&gt;id&lt;/b&gt;" in response.text
     assert "<b>id</b>" not in response.text
+
+
+def test_paper_page_says_which_date_is_which(client, db):
+    """The listing day the paper was announced on, and each version's
+    submission day, both as dates: not a bare "Jun 9" above a "2026-06-05"."""
+    upsert_records(
+        [
+            paper_record(
+                version=2,
+                versions=(
+                    VersionRecord(1, datetime(2026, 6, 5, 17, 0, tzinfo=UTC), "812kb"),
+                    VersionRecord(2, datetime(2026, 6, 20, 9, 30, tzinfo=UTC)),
+                ),
+            )
+        ]
+    )
+    Paper.objects.update(first_announced=date(2026, 6, 9))
+
+    page = client.get("/papers/2606.00001/").text
+
+    assert "Announced Jun 9, 2026" in page
+    assert "<li>v1: submitted Jun 5, 2026 (812kb)</li>" in page
+    assert "<li>v2: submitted Jun 20, 2026</li>" in page
 
 
 def test_script_in_a_title_is_shown_as_text(client, db):
