@@ -83,6 +83,18 @@ def test_first_visit_creates_default_digest_preferences(reader, alice):
     assert DELETE_URL in response.text
 
 
+@pytest.mark.parametrize("url", [SETTINGS_URL, DELETE_URL])
+def test_forms_read_as_every_form_of_the_site(reader, url):
+    """Fields as on allauth's pages (partials/form_fields.html): no colon after
+    a label, help text under it."""
+    page = reader.get(url).text
+
+    assert ":</label>" not in page
+    if url == SETTINGS_URL:
+        assert '<label for="id_frequency">How often</label>' in page
+        assert 'id="id_weekday_helptext">For weekly digests.</div>' in page
+
+
 def test_header_links_to_settings_when_signed_in(reader, client):
     assert f'href="{SETTINGS_URL}"' in reader.get("/").text
     assert f'href="{SETTINGS_URL}"' not in client.get("/").text
