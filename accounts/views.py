@@ -140,10 +140,15 @@ def delete_page(request: HttpRequest) -> HttpResponse:
             logout(request)
             messages.success(request, "Your account and all its data are deleted.")
             return redirect("home")
+    # What the page says goes: everything of the reader's (accounts.deletion).
     context = {
         "form": form,
         "follow_count": user.follows.count(),
+        "author_follow_count": user.author_follows.count(),
+        "search_count": user.searches.count(),
         "saved_count": user.saved_papers.count(),
+        "rating_count": user.ratings.count(),
+        "question_count": user.questions.count(),
         "rate_limited": rate_limited,
     }
     status = 429 if rate_limited else 200

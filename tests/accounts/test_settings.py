@@ -232,8 +232,13 @@ def test_delete_page_warns_and_asks_for_the_password(reader, library):
 
     assert response.status_code == 200
     assert "cannot be undone" in response.text
-    assert "1 topic you follow" in response.text
-    assert "1 paper in your library" in response.text
+    # Everything that goes (accounts.deletion), counted.
+    assert (
+        "the 1 topic and 0 authors you follow, your 0 saved searches" in response.text
+    )
+    assert "the 1 paper in your library and your 0 ratings of papers" in response.text
+    assert "the 0 questions you asked" in response.text
+    assert "your private feed's address" in response.text
     assert 'type="password"' in response.text
 
 
