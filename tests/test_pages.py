@@ -7,6 +7,7 @@ from datetime import date
 from datetime import datetime
 from datetime import timedelta
 
+import feedparser
 import pytest
 from django.core.cache import cache
 from django.test import Client
@@ -369,3 +370,15 @@ def test_a_feed_follows_a_new_follow_and_a_deactivated_topic_at_once(
         corpus["robots"].is_active = False
         corpus["robots"].save()
     assert "A robot arm" not in client.get("/").text
+
+
+def test_a_topic_feed_names_each_author_of_a_paper(client, corpus):
+    feed = feedparser.parse(client.get("/topics/rl-for-llm-agents/feed/").content)
+
+    assert not feed.bozo
+    for entry in feed.entries:
+        # One <author> each, as a feed reader lists them, not one joined name.
+        assert [author.name for author in entry.authors] == [
+            "Ada Lovelace",
+            "Alan Turing",
+        ]

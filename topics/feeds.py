@@ -17,6 +17,7 @@ from django.utils.html import escape
 
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
+from papers.bibtex import author_list
 from papers.latex import latex_to_text
 from papers.links import linked
 from papers.models import Paper
@@ -36,10 +37,23 @@ ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 OWN_ADDRESS = "urn:momentum:own-address"
 
 
+class PaperAtomFeed(Atom1Feed):
+    """Atom whose entries name each of a paper's authors in an <author> of
+    their own, as Atom means them (Django's feeds write one, whose name would
+    be the whole author line)."""
+
+    def add_item_elements(self, handler, item) -> None:  # type: ignore[no-untyped-def]
+        super().add_item_elements(handler, item)
+        for name in item["authors"]:
+            handler.startElement("author", {})
+            handler.addQuickElement("name", name)
+            handler.endElement("author")
+
+
 class TopicFeed(Feed):
     """The topic's latest papers as Atom, for feed readers."""
 
-    feed_type = Atom1Feed
+    feed_type = PaperAtomFeed
 
     def get_object(self, request: HttpRequest, slug: str) -> Topic:
         return get_active_topic(slug)
@@ -68,8 +82,8 @@ class TopicFeed(Feed):
     def item_description(self, paper: Paper) -> str:
         return summary(paper)
 
-    def item_author_name(self, paper: Paper) -> str:
-        return paper.author_names
+    def item_extra_kwargs(self, paper: Paper) -> dict:
+        return {"authors": author_list(paper)}
 
     def item_pubdate(self, paper: Paper):
         return paper.published
@@ -117,7 +131,7 @@ def _reader_atom(followed: Following) -> str:
         if names
         else f"You follow no topics yet: choose some at {site_url('/topics/')}"
     )
-    feed = Atom1Feed(
+    feed = PaperAtomFeed(
         title=f"Your feed · {site}",
         link=site_url("/"),
         description=about,
@@ -141,7 +155,7 @@ def _reader_atom(followed: Following) -> str:
             link=link,
             unique_id=link,
             description=summary(paper),
-            author_name=paper.author_names,
+            authors=author_list(paper),
             pubdate=paper.published,
             updateddate=paper.updated,
             # Why it is here, when a saved search brought it.

@@ -67,7 +67,11 @@ def test_the_feed_lists_the_new_papers_of_the_followed_topics(alice, corpus):
     for entry in feed.entries:
         assert re.fullmatch(rf"{SITE}/papers/2606\.\d{{5}}/", entry.link)
         assert entry.id == entry.link
-        assert entry.author == "Ada Lovelace, Alan Turing"
+        # One <author> each, as a feed reader lists them.
+        assert [author.name for author in entry.authors] == [
+            "Ada Lovelace",
+            "Alan Turing",
+        ]
     assert feed.feed.link == f"{SITE}/"
     [own] = [link.href for link in feed.feed.links if link.rel == "self"]
     assert own == SITE + path
