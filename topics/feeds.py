@@ -5,6 +5,7 @@ searches) at a secret address."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from django.conf import settings
 from django.contrib.syndication.views import Feed
@@ -14,6 +15,7 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import escape
+from django.utils.xmlutils import SimplerXMLGenerator
 
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
@@ -42,7 +44,9 @@ class PaperAtomFeed(Atom1Feed):
     their own, as Atom means them (Django's feeds write one, whose name would
     be the whole author line)."""
 
-    def add_item_elements(self, handler, item) -> None:  # type: ignore[no-untyped-def]
+    def add_item_elements(
+        self, handler: SimplerXMLGenerator, item: dict[str, Any]
+    ) -> None:
         super().add_item_elements(handler, item)
         for name in item["authors"]:
             handler.startElement("author", {})
