@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from notifications.content import Content
+from notifications.tokens import digest_view_key
 from notifications.tokens import unsubscribe_token
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,11 @@ def render_digest(
         "test": test,
         "note": note or (TEST_NOTE if test else ""),
         "site_url": base,
-        "preview_url": f"{preview}?digest={digest_id}" if digest_id else preview,
+        "preview_url": (
+            f"{preview}?digest={digest_id}&key={digest_view_key(digest_id)}"
+            if digest_id
+            else preview
+        ),
         "settings_url": base + reverse("accounts:settings"),
         "unsubscribe_url": unsubscribe_url(user),
     }

@@ -1,4 +1,6 @@
-"""Signed unsubscribe tokens: they name a user and work without logging in.
+"""Signed links in a digest, which work without logging in: unsubscribe
+tokens, which name a user, and view keys, which open one sent digest ("View in
+your browser").
 
 A token carries the user's link generation (DigestPreferences.link_generation),
 which moves on when digests are turned back on: a link from a digest sent before
@@ -11,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core import signing
+from django.utils.crypto import constant_time_compare
 
 from accounts.models import DigestPreferences
 from accounts.models import User
 
 SALT = "notifications.unsubscribe"
+VIEW_SALT = "notifications.digest-view"
 
 
 class BadToken(Exception):
@@ -40,6 +44,16 @@ def read_token(token: str) -> TokenClaim:
         return TokenClaim(int(claim["u"]), int(claim.get("g", 0)))
     except (signing.BadSignature, ValueError, KeyError, TypeError) as exc:
         raise BadToken(str(exc)) from exc
+
+
+def digest_view_key(digest_id: int) -> str:
+    """The key in a digest's "View in your browser" link: whoever holds the mail
+    can read it in a browser, as they can read the mail itself."""
+    return signing.Signer(salt=VIEW_SALT).signature(str(digest_id))
+
+
+def opens_digest(key: str, digest_id: int) -> bool:
+    return constant_time_compare(key, digest_view_key(digest_id))
 
 
 def masked(email: str) -> str:

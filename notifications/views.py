@@ -4,6 +4,7 @@ from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
@@ -28,6 +29,7 @@ from notifications.preferences import send_test_digest
 from notifications.preferences import unsubscribe as turn_off
 from notifications.tokens import BadToken
 from notifications.tokens import masked
+from notifications.tokens import opens_digest
 from notifications.tokens import read_token
 from topics.following import set_muted
 from topics.models import Follow
@@ -36,38 +38,59 @@ from topics.models import Follow
 # The email's HTML carries inline styles (mail clients need them): allowed on
 # this one page, which has no scripts.
 @csp_update({"style-src": [UNSAFE_INLINE]})
-@login_required
 def preview(request: HttpRequest) -> HttpResponse:
-    """View in browser: a sent digest (?digest=ID), or the next one; when nothing
-    is new, the papers of the latest week harvested, saying so."""
-    raw_id = request.GET.get("digest", "")
-    note = ""
-    if raw_id:
-        if not raw_id.isdigit():
-            raise Http404("No such digest")
-        digest = get_object_or_404(Digest, pk=int(raw_id), user=request.user)
-        content, digest_id = stored_content(digest, site_url()), digest.pk
-        if content is None:
-            raise Http404("That digest held no papers")
+    """View in browser: a sent digest (?digest=ID), or the next one."""
+    if "digest" in request.GET:
+        return _sent_digest(request)
+    return _next_digest(request)
+
+
+def _sent_digest(request: HttpRequest) -> HttpResponse:
+    """A sent digest, to whoever holds its mail's link (?key=, no login needed:
+    the mail is read on a phone that is not logged in) or to its reader."""
+    raw_id = request.GET["digest"]
+    if not raw_id.isdigit():
+        raise Http404("No such digest")
+    digest_id, digests = int(raw_id), Digest.objects.select_related("user")
+    if opens_digest(request.GET.get("key", ""), digest_id):
+        digest = get_object_or_404(digests, pk=digest_id)
+    elif request.user.is_authenticated:
+        digest = get_object_or_404(digests, pk=digest_id, user=request.user)
     else:
-        digest_id, now = None, timezone.now()
-        content = preview_content(signed_in(request), at=now, site_url=site_url())
-        latest = content
-        if not content.sections:
-            latest = preview_content(
-                signed_in(request), at=now, site_url=site_url(), fresh=True
-            )
-        if latest is not content and latest.sections:
-            note = (
-                f"Nothing is new in your topics since {content.since:%b %-d, %Y}, "
-                "so no digest would be sent now. Below: the papers of the latest "
-                f"week harvested, first announced since {latest.since:%b %-d, %Y}."
-            )
-            content = latest
+        return redirect_to_login(request.get_full_path())
+    content = stored_content(digest, site_url())
+    if content is None:
+        raise Http404("That digest held no papers")
+    rendered = render_digest(user=digest.user, content=content, digest_id=digest.pk)
+    response = HttpResponse(rendered.html)
+    # Its address is a credential, as the private feed's is.
+    response["Cache-Control"] = "private"
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@login_required
+def _next_digest(request: HttpRequest) -> HttpResponse:
+    """The reader's next digest; when nothing is new, the papers of the latest
+    week harvested, saying so."""
+    note, now = "", timezone.now()
+    content = preview_content(signed_in(request), at=now, site_url=site_url())
+    latest = content
+    if not content.sections:
+        latest = preview_content(
+            signed_in(request), at=now, site_url=site_url(), fresh=True
+        )
+    if latest is not content and latest.sections:
+        note = (
+            f"Nothing is new in your topics since {content.since:%b %-d, %Y}, "
+            "so no digest would be sent now. Below: the papers of the latest "
+            f"week harvested, first announced since {latest.since:%b %-d, %Y}."
+        )
+        content = latest
     if not content.sections:
         return render(request, "notifications/preview_empty.html", {"content": content})
     rendered = render_digest(
-        user=signed_in(request), content=content, digest_id=digest_id, note=note
+        user=signed_in(request), content=content, digest_id=None, note=note
     )
     return HttpResponse(rendered.html)
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from urllib.parse import parse_qsl
+from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils.html import escape
 
 from accounts.models import DigestPreferences
 from accounts.models import User
@@ -59,13 +64,7 @@ def test_preview_with_nothing_new_says_so(subscriber):
 def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
     subscriber, agents, bob
 ):
-    User.objects.filter(pk=subscriber.pk).update(
-        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
-    )
-    add_papers(agents, date(2026, 7, 10), title="Sent before")
-    open_due_digests(at=datetime(2026, 7, 13, 9, tzinfo=UTC))
-    send_digests(hand_out(), mailer=Mailer())
-    digest = Digest.objects.get()
+    digest = sent_digest(subscriber, agents)
 
     mine = signed_in(subscriber).get(PREVIEW, {"digest": digest.pk})
     theirs = signed_in(bob).get(PREVIEW, {"digest": digest.pk})
@@ -75,6 +74,58 @@ def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
     assert b"Sent before" in mine.content
     assert theirs.status_code == 404
     assert bad.status_code == 404
+
+
+def sent_digest(subscriber, agents) -> Digest:
+    User.objects.filter(pk=subscriber.pk).update(
+        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
+    )
+    add_papers(agents, date(2026, 7, 10), title="Sent before")
+    open_due_digests(at=datetime(2026, 7, 13, 9, tzinfo=UTC))
+    send_digests(hand_out(), mailer=Mailer())
+    return Digest.objects.get()
+
+
+def view_in_browser_link(text: str) -> str:
+    [link] = re.findall(r"^View in your browser: (\S+)$", text, re.MULTILINE)
+    return link.removeprefix(settings.MOMENTUM_SITE_URL)
+
+
+def test_the_mails_view_in_browser_link_opens_the_digest_without_a_login(
+    subscriber, agents
+):
+    sent_digest(subscriber, agents)
+    [message] = mail.outbox
+    link = view_in_browser_link(message.body)
+    # The HTML part links to the same page.
+    assert (
+        f'href="{escape(settings.MOMENTUM_SITE_URL + link)}"'
+        in (message.alternatives[0][0])
+    )
+
+    response = Client().get(link)  # a phone's browser, never logged in here
+
+    assert response.status_code == 200
+    assert b"Sent before" in response.content
+    assert not response.cookies
+    # The link is a credential: kept by no shared cache, indexed by no engine.
+    assert response["Cache-Control"] == "private"
+    assert response["X-Robots-Tag"] == "noindex"
+
+
+def test_a_view_key_opens_only_its_own_digest(subscriber, agents, bob):
+    digest = sent_digest(subscriber, agents)
+    key = dict(parse_qsl(urlsplit(view_in_browser_link(mail.outbox[0].body)).query))
+    other = {"digest": digest.pk + 1, "key": key["key"]}
+    tampered = {"digest": digest.pk, "key": key["key"][:-1] + "x"}
+
+    # Logged out, a key that does not fit asks to log in; its reader then sees it.
+    for query in (other, tampered, {"digest": digest.pk}):
+        response = Client().get(PREVIEW, query)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/?next=")
+    assert signed_in(subscriber).get(PREVIEW, tampered).status_code == 200
+    assert signed_in(bob).get(PREVIEW, tampered).status_code == 404
 
 
 def test_unsubscribe_link_asks_then_unsubscribes_without_login_cookies_or_redirect(
