@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
+from xml.sax.xmlreader import AttributesImpl
 
 from django.conf import settings
 from django.contrib.syndication.views import Feed
@@ -49,7 +50,7 @@ class PaperAtomFeed(Atom1Feed):
     ) -> None:
         super().add_item_elements(handler, item)
         for name in item["authors"]:
-            handler.startElement("author", {})
+            handler.startElement("author", AttributesImpl({}))
             handler.addQuickElement("name", name)
             handler.endElement("author")
 
