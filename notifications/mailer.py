@@ -67,22 +67,24 @@ def render_digest(
     digest_id: int | None,
     test: bool = False,
     note: str = "",
+    in_browser: bool = False,
 ) -> Rendered:
     """The digest's subject, text and HTML, from one context; `note` heads the
-    body (a test digest has its own)."""
+    body (a test digest has its own). `in_browser`: for the page that shows it,
+    which needs no link to itself."""
     base = site_url()
     preview = base + reverse("notifications:preview")
+    if in_browser:
+        preview = ""
+    elif digest_id:
+        preview += f"?digest={digest_id}&key={digest_view_key(digest_id)}"
     context: dict[str, Any] = {
         "user": user,
         "content": content,
         "test": test,
         "note": note or (TEST_NOTE if test else ""),
         "site_url": base,
-        "preview_url": (
-            f"{preview}?digest={digest_id}&key={digest_view_key(digest_id)}"
-            if digest_id
-            else preview
-        ),
+        "preview_url": preview,
         "settings_url": base + reverse("accounts:settings"),
         "unsubscribe_url": unsubscribe_url(user),
     }

@@ -61,7 +61,13 @@ def _sent_digest(request: HttpRequest) -> HttpResponse:
     content = stored_content(digest, site_url())
     if content is None:
         raise Http404("That digest held no papers")
-    rendered = render_digest(user=digest.user, content=content, digest_id=digest.pk)
+    rendered = render_digest(
+        user=digest.user,
+        content=content,
+        digest_id=digest.pk,
+        test=digest.kind == Digest.Kind.TEST,
+        in_browser=True,
+    )
     response = HttpResponse(rendered.html)
     # Its address is a credential, as the private feed's is.
     response["Cache-Control"] = "private"
@@ -90,7 +96,11 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
     if not content.sections:
         return render(request, "notifications/preview_empty.html", {"content": content})
     rendered = render_digest(
-        user=signed_in(request), content=content, digest_id=None, note=note
+        user=signed_in(request),
+        content=content,
+        digest_id=None,
+        note=note,
+        in_browser=True,
     )
     return HttpResponse(rendered.html)
 

@@ -107,6 +107,8 @@ def test_the_mails_view_in_browser_link_opens_the_digest_without_a_login(
 
     assert response.status_code == 200
     assert b"Sent before" in response.content
+    # The page needs no link to itself.
+    assert "View in your browser" not in response.text
     assert not response.cookies
     # The link is a credential: kept by no shared cache, indexed by no engine.
     assert response["Cache-Control"] == "private"
@@ -287,6 +289,9 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     assert Digest.objects.get().kind == "test"
     assert not DigestPaper.objects.exists()
     assert b"A test digest is on its way" in again.content
+    # Its page in the browser says, as the mail does, that it is a test.
+    page = Client().get(view_in_browser_link(message.body))
+    assert "This is a test digest" in page.text
 
 
 def test_test_digest_needs_a_followed_topic(alice):
