@@ -85,7 +85,7 @@ def test_the_queue_shows_the_chance_it_is_ordered_by(admin_client, topic, band):
     assert "Chance it belongs" in text
     assert '<td class="field-chance_text">0.50</td>' in text
     assert '<td class="field-chance_text">0.69</td>' not in text
-    why = "Uncertain: awaiting review; Rule matched “agent”; model score 0.69 agrees"
+    why = "Uncertain: awaiting review; rule matched “agent”; model score 0.69 agrees"
     assert why in text
 
 

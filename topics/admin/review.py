@@ -45,15 +45,14 @@ REVIEW_REASON = "review queue"
 
 
 def review_reason(item: ReviewItem) -> str:
-    """Why the paper is in the review queue, in words."""
-    reason = _model_reason(item)
-    band = _band_reason(item)
-    if band:
-        reason = f"{band}; {reason}" if reason else band
+    """Why the paper is in the review queue, in words: one sentence of clauses."""
+    clauses = [_band_reason(item), _model_reason(item)]
     if item.flags:
-        flagged = f"flagged not relevant by {item.flags} reader{pluralize(item.flags)}"
-        reason = f"{reason}; {flagged}" if reason else flagged.capitalize()
-    return reason
+        clauses.append(
+            f"flagged not relevant by {item.flags} reader{pluralize(item.flags)}"
+        )
+    reason = "; ".join(clause for clause in clauses if clause)
+    return reason[:1].upper() + reason[1:]
 
 
 def _band_reason(item: ReviewItem) -> str:
@@ -62,9 +61,9 @@ def _band_reason(item: ReviewItem) -> str:
     if belongs is not None:
         verdict = "in" if belongs else "out"
         model, reason = item.verdict_model, item.verdict_reason  # type: ignore[attr-defined]
-        return f"Judge ({model}) says {verdict}: {reason}"
+        return f"judge ({model}) says {verdict}: {reason}"
     if item.pending:
-        return "Uncertain: awaiting review"
+        return "uncertain: awaiting review"
     return ""
 
 
@@ -72,7 +71,7 @@ def _model_reason(item: ReviewItem) -> str:
     score = item.score
     if item.rule_matched:
         terms = ", ".join(f"“{term}”" for term in item.rule_terms)
-        reason = f"Rule matched {terms}" if terms else "The rule matches"
+        reason = f"rule matched {terms}" if terms else "the rule matches"
         if score is not None and score < BOUNDARY:
             reason += f"; model score {score:.2f} doubts it"
             if item.vetoed and not item.pending:
@@ -80,9 +79,9 @@ def _model_reason(item: ReviewItem) -> str:
         elif score is not None:
             reason += f"; model score {score:.2f} agrees"
     elif score is not None and score >= BOUNDARY:
-        reason = f"Model score {score:.2f} says it belongs; the rule does not match"
+        reason = f"model score {score:.2f} says it belongs; the rule does not match"
     elif score is not None:
-        reason = f"The rule does not match; model score {score:.2f} agrees"
+        reason = f"the rule does not match; model score {score:.2f} agrees"
     else:
         reason = ""
     return reason
