@@ -15,6 +15,9 @@ from django.conf import settings
 from django.core import mail
 
 from accounts.models import User
+from papers.ingest.upsert import upsert_records
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
 
 pytestmark = pytest.mark.django_db
 
@@ -384,3 +387,40 @@ def test_the_compiled_catalog_says_what_the_po_file_says():
     entries = po_entries(folder / "django.po")
     assert "Sign In" in entries
     assert {msgid: catalog.gettext(msgid) for msgid in entries} == entries
+
+
+def notice(page: str) -> str | None:
+    found = re.search(r'<li class="info">([^<]*)</li>', page)
+    return found and found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("clicked", "reason"),
+    [
+        ("/topics/agents/follow/?on=1&next=/topics/agents/", "follow a topic"),
+        ("/papers/2606.00001/save/?on=1", "save papers"),
+        ("/saved/", "see your saved papers"),
+        ("/digest/preview/?digest=7", "read your digest"),
+        ("/settings/delete/", "see your settings"),
+    ],
+)
+def test_a_visitor_sent_to_log_in_is_told_why(client, db, clicked, reason):
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    upsert_records([paper_record("2606.00001")])
+    # Where a Follow or Save button, or a page of one's own, sends a visitor.
+    sent_to = client.get(clicked)["Location"]
+
+    logging_in = client.get(sent_to).text
+    signing_up = client.get(sent_to.replace("/login/", "/signup/")).text
+
+    assert notice(logging_in) == f"Log in to {reason}."
+    assert notice(signing_up) == f"Sign up to {reason}."
+
+
+@pytest.mark.parametrize(
+    "next_url", ["", "/", "/no/such/page/", "https://x.org/saved/"]
+)
+def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
+    page = client.get("/accounts/login/", {"next": next_url} if next_url else {}).text
+
+    assert notice(page) is None

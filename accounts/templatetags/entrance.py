@@ -1,0 +1,55 @@
+"""What the login and sign-up pages say a visitor is there for: a visitor who
+clicked Follow or Save, or opened a page of their own, is sent to log in with
+the address to come back to (`next`), and should be told why."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django import template
+from django.http import HttpRequest
+from django.urls import Resolver404
+from django.urls import resolve
+from django.utils.http import url_has_allowed_host_and_scheme
+
+register = template.Library()
+
+# By the view `next` names: what logging in lets the visitor do.
+REASONS = {
+    "topics:follow": "follow a topic",
+    "author_follow": "follow an author",
+    "papers:save": "save papers",
+    "papers:rate": "rate papers",
+    "topics:flag": "flag a paper",
+    "saved": "see your saved papers",
+    "saved_bibtex": "export your saved papers",
+    "saved_ris": "export your saved papers",
+    "saved_csl_json": "export your saved papers",
+    "saved_search_create": "save a search",
+    "notifications:preview": "read your digest",
+}
+VERBS = {"account_login": "Log in", "account_signup": "Sign up"}
+
+
+@register.simple_tag(takes_context=True)
+def entrance_reason(context: template.Context) -> str:
+    """On the login page reached from a Follow button, "Log in to follow a
+    topic."; on the sign-up page, "Sign up to …"; "" with no address to come
+    back to, or one of no page of this site."""
+    request: HttpRequest = context["request"]
+    verb = VERBS.get(getattr(request.resolver_match, "url_name", ""), "")
+    next_url = context.get("redirect_field_value") or ""
+    if not verb or not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}
+    ):
+        return ""  # allauth would not go there either
+    try:
+        view = resolve(urlsplit(next_url).path).view_name
+    except Resolver404:
+        return ""
+    if view == "home":
+        return ""
+    what = REASONS.get(view)
+    if what is None:
+        what = "see your settings" if view.startswith("accounts:") else "see that page"
+    return f"{verb} to {what}."
