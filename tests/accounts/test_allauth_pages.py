@@ -164,11 +164,47 @@ def test_form_errors_render_in_our_form_style(client):
     assert 'class="errorlist' in response.text
 
 
-def test_email_page_shows_the_address_and_its_state(reader, verified_alice):
-    response = reader.get("/accounts/email/")
+ADDRESS_ACTIONS = ("Make primary", "Resend verification", "Remove")
 
-    assert "alice@example.com" in response.text
-    assert "Verified" in response.text
+
+def test_email_page_shows_one_verified_address_with_nothing_to_do_to_it(
+    reader, verified_alice
+):
+    page = reader.get("/accounts/email/").text
+
+    assert "Your email address: <strong>alice@example.com</strong>" in page
+    assert "Verified" in page
+    # Primary by necessity, verified, and not removable (allauth refuses).
+    for action in ADDRESS_ACTIONS:
+        assert action not in page
+    assert "Add email" in page
+
+
+def test_one_unverified_address_can_have_its_link_sent_again(reader, alice):
+    EmailAddress.objects.create(user=alice, email=alice.email, primary=True)
+
+    page = reader.get("/accounts/email/").text
+    sent = reader.post(
+        "/accounts/email/", {"email": alice.email, "action_send": ""}, follow=True
+    )
+
+    assert "Unverified" in page
+    assert "Resend verification" in page
+    assert "Make primary" not in page
+    assert "Remove" not in page
+    assert sent.status_code == 200
+    [message] = mail.outbox
+    assert message.to == [alice.email]
+
+
+def test_several_addresses_offer_each_action(reader, verified_alice):
+    EmailAddress.objects.create(user=verified_alice, email="alice@work.example")
+
+    page = reader.get("/accounts/email/").text
+
+    assert 'value="alice@work.example"' in page
+    for action in ADDRESS_ACTIONS:
+        assert action in page
 
 
 def test_signup_sends_a_verification_email_whose_link_verifies(client):
