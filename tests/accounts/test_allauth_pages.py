@@ -178,6 +178,7 @@ def test_email_page_shows_one_verified_address_with_nothing_to_do_to_it(
     for action in ADDRESS_ACTIONS:
         assert action not in page
     assert "Add email" in page
+    assert "To change it, add the new address below" in page
 
 
 def test_one_unverified_address_can_have_its_link_sent_again(reader, alice):
