@@ -219,6 +219,10 @@ def test_signup_sends_a_verification_email_whose_link_verifies(client):
     (message,) = mail.outbox
     assert message.to == ["carol@example.com"]
     assert message.subject == "[Momentum] Confirm your email address"
+    # In the site's words, not allauth's "user ... has given your email address".
+    assert "given for the account carol@example.com at " in message.body
+    assert "If it was not you, ignore this mail" in message.body
+    assert "You're receiving this email" not in message.body
     address = EmailAddress.objects.get(email="carol@example.com")
     assert not address.verified
 
@@ -325,6 +329,8 @@ def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
     (message,) = mail.outbox
     assert message.to == ["alice@example.com"]
     assert message.subject == "[Momentum] Reset your password"
+    assert "asked to reset the password of your account" in message.body
+    assert "your password stays as it is" in message.body
 
     # allauth moves the key from the link into the session, then shows the form.
     response = client.get(link_in(message), follow=True)
