@@ -127,6 +127,9 @@ def test_a_reader_who_follows_nothing_is_offered_the_rising_then_the_busiest(
     order = ["growing", "wobbly", "steady", "shrinking", "tiny"]
     positions = [offered.index(f'href="/topics/{slug}/"') for slug in order]
     assert positions == sorted(positions)
+    # Each followed from where it is offered, in one click.
+    for slug in order:
+        assert f'action="/topics/{slug}/follow/"' in offered
 
 
 def test_home_and_the_topic_list_link_to_the_trending_page(client, topics):
