@@ -58,6 +58,7 @@ from accounts.backends import read_ahead
 from accounts.backends import session_user_id
 from accounts.backends import user_key
 from core.refused import has_refused
+from core.release import RELEASE
 from papers.versions import EVERYTHING
 from papers.versions import HARVEST_KEY
 from papers.versions import Dependencies
@@ -152,9 +153,14 @@ class PageValue:
     it renders nothing. `compute` returns its HTML, or that of its parts by
     name, each in a slot `value NAME PART` (one key for what changes together)."""
 
-    key: str
+    name: str
     scope: str
     compute: Callable[[], ValueHTML]
+
+    @property
+    def key(self) -> str:
+        """Its cache key: its name, in this release (core.release)."""
+        return f"{self.name}@{RELEASE}"
 
 
 def store_value(value: PageValue) -> None:
@@ -212,7 +218,8 @@ def cached_page(
     further or rendered."""
     scopes = [EVERYTHING, *scopes]
     assumes = assumes or {}
-    address = f"{variant}|{request.get_full_path()}"
+    # A release renders its own pages (core.release).
+    address = f"{RELEASE}|{variant}|{request.get_full_path()}"
     key = f"pages:page:{PAGE_FORMAT}:" + hashlib.sha256(address.encode()).hexdigest()
     # Who the session says signed in: their user is read with the page.
     signed_in_as, user_keys = _session_user(request)
@@ -542,7 +549,7 @@ def fragments_and_versions(
     """cached_fragments' values, and the versions they stand for (EVERYTHING's
     and their scopes')."""
     scopes = {EVERYTHING} | {scope for deps in items.values() for scope in deps}
-    keys = {item: f"pages:fragment:{item}" for item in items}
+    keys = {item: f"pages:fragment:{RELEASE}:{item}" for item in items}
     signed_in_as, user_keys = (
         _session_user(reader_of) if reader_of is not None else (None, [])
     )

@@ -31,6 +31,9 @@ from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
+from core.release import RELEASE
+from core.release import release_first_seen
+
 # The content version: a timestamp that every content change moves on.
 VERSION_KEY = "pages:version"
 # Bodies are keyed by version, so they never go stale; this only bounds memory.
@@ -60,7 +63,10 @@ def conditional_response(
     from the cache or from `build()` (which may raise, e.g. Http404)."""
     version = content_version()
     address = request.build_absolute_uri()
-    digest = hashlib.sha256(f"{version}|{fingerprint}|{address}".encode()).hexdigest()
+    # A release's bodies are its own (core.release): its ETags too.
+    digest = hashlib.sha256(
+        f"{RELEASE}|{version}|{fingerprint}|{address}".encode()
+    ).hexdigest()
     headers = {
         "ETag": f'"{digest[:32]}"',
         "Last-Modified": http_date(_modified(version, fingerprint)),
@@ -88,8 +94,9 @@ def conditional_response(
 
 
 def _modified(version: int, fingerprint: str) -> int:
-    """Seconds since the epoch at which this version of the data was first seen."""
-    seen = version
+    """Seconds since the epoch at which this version of the data was first
+    seen, by this release (a deploy may change what a body shows)."""
+    seen = max(version, release_first_seen())
     if fingerprint:
         key = (
             "api:seen:"

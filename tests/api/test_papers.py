@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import date
 
 import pytest
 from django.core.cache import cache
+from django.utils.http import http_date
 
+from core.api import caching
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
 from papers.models import Paper
@@ -338,6 +341,28 @@ def test_list_and_detail_answer_conditional_requests_without_queries(
         assert again["ETag"] == first["ETag"]
         since = anonymous.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
         assert since.status_code == 304
+
+
+def test_a_new_release_answers_conditional_requests_anew(
+    anonymous, corpus, monkeypatch
+):
+    """A deploy may change what a body shows: a client's validators from the
+    last release get the new body, not a 304 (core.release)."""
+    url = "/api/v1/papers/2606.00100/"
+    first = anonymous.get(url)
+
+    deployed = time.time_ns() + 5 * 10**9  # the next release, seconds later
+    monkeypatch.setattr(caching, "RELEASE", "the-next-release")
+    monkeypatch.setattr(caching, "release_first_seen", lambda: deployed)
+    by_etag = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    by_date = anonymous.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+
+    assert by_etag.status_code == 200
+    assert by_etag["ETag"] != first["ETag"]
+    assert by_date.status_code == 200
+    assert by_date["Last-Modified"] == http_date(deployed // 10**9)
+    again = anonymous.get(url, HTTP_IF_NONE_MATCH=by_etag["ETag"])
+    assert again.status_code == 304
 
 
 def test_repeated_reads_cost_no_queries_until_content_changes(

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from core.release import RELEASE
 from papers import pagecache
 from papers import slots
 from papers import versions
@@ -32,6 +33,7 @@ from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
+from topics.topic_text import topic_text
 
 pytestmark = pytest.mark.django_db
 
@@ -207,6 +209,25 @@ def test_an_edit_of_a_topics_text_renders_no_page_only_the_text(
     assert queries.captured_queries == []
 
 
+def test_a_new_release_renders_its_pages_and_rows_anew(client, corpus, monkeypatch):
+    """A deploy that changes a template or the code of a row serves what it
+    renders, not the last release's cached pages (core.release)."""
+    client.get("/topics/agents/")
+    assert client.get("/topics/agents/").templates == []  # cached
+
+    monkeypatch.setattr(pagecache, "RELEASE", "the-next-release")
+    response = client.get("/topics/agents/")
+
+    rendered = {template.name for template in response.templates}
+    # The page, its rows (cached fragments) and its topic's text (a page value).
+    assert {
+        "topics/detail.html",
+        "partials/paper_row.html",
+        "topics/topic_text.html",
+    } <= rendered
+    assert client.get("/topics/agents/").templates == []  # cached, in this release
+
+
 def test_a_topics_text_not_rendered_by_its_edit_is_rendered_by_its_page(
     client, corpus, django_capture_on_commit_callbacks
 ):
@@ -214,7 +235,8 @@ def test_a_topics_text_not_rendered_by_its_edit_is_rendered_by_its_page(
     with django_capture_on_commit_callbacks(execute=True):
         corpus["agents"].description = "Agents that act."
         corpus["agents"].save()
-    cache.delete("topic-text:agents")  # evicted, or the edit's render failed
+    # Evicted, or the edit's render failed.
+    cache.delete(topic_text("agents", Topic.objects.get).key)
 
     with CaptureQueriesContext(connection) as queries:
         response = client.get("/topics/agents/")
@@ -593,7 +615,7 @@ def test_a_kept_copy_takes_an_edited_text_without_the_page_read_or_filled(
     assert not [key for key in keys if re.fullmatch(r"pages:page:\d+:\w+", key)]
     assert any(key.startswith("pages:page:") for key in keys)
     assert [key for key in keys if key.startswith("topic-text:")] == [
-        "topic-text:agents"
+        f"topic-text:agents@{RELEASE}"
     ]
     # The new text in each of its places, the reader's own state kept, and
     # each response its own good token.
