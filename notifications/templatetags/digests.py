@@ -31,6 +31,10 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         .exclude(status__in=[Digest.Status.PENDING, Digest.Status.SENDING])
         .order_by("-due_at")
         .first(),
+        # A test digest asked for here, on its way or sent: said, and linked.
+        "last_test": Digest.objects.filter(user=user, kind=Digest.Kind.TEST)
+        .order_by("-due_at")
+        .first(),
         "next_at": None
         if schedule.frequency == OFF
         else schedule.next_send_time(timezone.now()),

@@ -246,6 +246,7 @@ def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
 
     assert "Last digest, 13 Jul 2026:" in page
     assert "Nothing new since Jul 6, 2026." in page
+    assert "Test digest" not in page  # none asked for
     assert 'action="/digest/mute/agents/"' in page
     assert "Send me a test digest" in page
     assert 'style="' not in page
@@ -292,6 +293,13 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     # Its page in the browser says, as the mail does, that it is a test.
     page = Client().get(view_in_browser_link(message.body))
     assert "This is a test digest" in page.text
+    # The settings page says it went, and links to it.
+    test = Digest.objects.get()
+    settings_page = client.get("/settings/").text
+    assert f"Test digest, {test.due_at:%-d %b %Y}:" in settings_page
+    assert "sent with 1 paper (" in settings_page
+    assert f'href="/digest/preview/?digest={test.pk}">read it</a>' in settings_page
+    assert "No digest yet." in settings_page  # none scheduled has gone
 
 
 def test_test_digest_needs_a_followed_topic(alice):
