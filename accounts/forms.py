@@ -4,10 +4,29 @@ from typing import Any
 
 from django import forms
 
+from accounts.models import TIME_ZONE_CHOICES
 from accounts.models import DigestPreferences
 from accounts.models import User
 
 HOUR_CHOICES = [(hour, f"{hour:02d}:00") for hour in range(24)]
+TIME_ZONES = frozenset(name for name, _ in TIME_ZONE_CHOICES)
+
+
+class SignupExtras(forms.Form):
+    """What the sign-up form asks beside allauth's fields (its
+    ACCOUNT_SIGNUP_FORM_CLASS): the browser's time zone, filled in by
+    static/js/site.js, so that the first digest comes at the reader's own hour.
+    Without JavaScript, or with a name this site does not know, the digest's
+    default (UTC) stands; the settings page changes it."""
+
+    time_zone = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+
+    def signup(self, request: Any, user: User) -> None:
+        time_zone = self.cleaned_data.get("time_zone", "")
+        if time_zone in TIME_ZONES:
+            preferences = DigestPreferences.objects.stored_for(user)
+            preferences.time_zone = time_zone
+            preferences.save(update_fields=["time_zone"])
 
 
 class DigestPreferencesForm(forms.ModelForm):

@@ -151,6 +151,7 @@ ACCOUNT_UNIQUE_EMAIL = True
 # the session): the new reader is not asked for the password just chosen.
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
 # How many proxies (load balancer, CDN) stand before the web processes: the
 # visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
 # REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.

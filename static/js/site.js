@@ -288,5 +288,12 @@
     event.preventDefault();
   });
 
+  // --- Sign-up: the browser's time zone, so the first digest comes at the
+  // reader's own hour (accounts.forms.SignupExtras; UTC without it) -----------
+  const timeZone = document.querySelector("form input[type=hidden][name=time_zone]");
+  if (timeZone && !timeZone.value) {
+    timeZone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  }
+
   selectOnLoad();
 })();

@@ -14,6 +14,7 @@ from allauth.account.models import EmailConfirmationHMAC
 from django.conf import settings
 from django.core import mail
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
@@ -467,3 +468,30 @@ def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
     page = client.get("/accounts/login/", {"next": next_url} if next_url else {}).text
 
     assert notice(page) is None
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"),
+    [
+        ("Europe/Berlin", "Europe/Berlin"),
+        ("Mars/Olympus_Mons", "UTC"),  # not a zone: the default stands
+        ("", "UTC"),  # no JavaScript
+    ],
+)
+def test_signing_up_keeps_the_browsers_time_zone_for_the_digest(client, sent, kept):
+    page = client.get("/accounts/signup/").text
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "email": "carol@example.com",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+            "time_zone": sent,
+        },
+    )
+
+    # The form carries it hidden, for site.js to fill in.
+    assert '<input type="hidden" name="time_zone"' in page
+    assert response.status_code == 302
+    user = User.objects.get(email="carol@example.com")
+    assert DigestPreferences.objects.for_user(user).time_zone == kept

@@ -12,6 +12,7 @@ from django.core import mail
 from playwright.sync_api import Page
 from playwright.sync_api import expect
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
@@ -106,6 +107,17 @@ def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
         "Follow this topic"
     )
     assert not Follow.objects.filter(user=user).exists()
+
+
+def test_signing_up_sets_the_digest_to_the_browsers_time_zone(new_page, topic):
+    page = new_page(timezone_id="America/Los_Angeles")
+
+    sign_up_and_verify(page, "west@example.com")
+
+    user = User.objects.get(email="west@example.com")
+    assert DigestPreferences.objects.for_user(user).time_zone == "America/Los_Angeles"
+    page.goto("/settings/")
+    expect(page.locator("#id_time_zone")).to_have_value("America/Los_Angeles")
 
 
 @pytest.mark.usefixtures("verified_alice")
