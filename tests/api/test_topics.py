@@ -34,9 +34,15 @@ def test_lists_active_topics_with_counts_and_momentum(anonymous, alice, bob, cor
 
 
 def test_topic_detail_has_glossary_series_and_related(anonymous, corpus):
+    agents = Topic.objects.get(slug="rl-for-llm-agents")
+    agents.definition = "Agents trained with reinforcement learning; not prompting."
+    agents.save()
+
     topic = anonymous.get(AGENTS).json()
 
     assert topic["glossary"] == [{"term": "RL", "meaning": "Reinforcement Learning"}]
+    # What belongs, as the topic page's "What belongs here" says it.
+    assert topic["definition"] == agents.definition
     assert topic["related"] == [{"slug": "robot-learning", "name": "Robot Learning"}]
     weeks = topic["momentum"]["weeks"]
     assert len(weeks) == 16
@@ -90,12 +96,15 @@ def test_staff_creates_a_topic_and_its_papers_are_tagged_after_commit(
         "categories": ["cs.AI"],
         "related": ["rl-for-llm-agents"],
         "glossary": "RA: Robots Again",
+        "definition": "Robots that learn; not robots programmed by hand.",
     }
     with django_capture_on_commit_callbacks() as callbacks:
         response = as_staff.post("/api/v1/topics/", body, format="json")
 
     assert response.status_code == 201, response.content
     topic = Topic.objects.get(slug="robots-again")
+    assert topic.definition == "Robots that learn; not robots programmed by hand."
+    assert response.json()["definition"] == topic.definition
     assert topic.retag_requested_at is not None
     assert list(topic.categories.values_list("code", flat=True)) == ["cs.AI"]
     assert response.json()["related"] == [
