@@ -20,12 +20,13 @@ REASONS = {
     "author_follow": "follow an author",
     "papers:save": "save papers",
     "papers:rate": "rate papers",
-    "topics:flag": "flag a paper",
     "saved": "see your saved papers",
     "saved_bibtex": "export your saved papers",
     "saved_ris": "export your saved papers",
     "saved_csl_json": "export your saved papers",
     "saved_search_create": "save a search",
+    # The search page's "Log in to save this search" comes back to the search.
+    "search": "save this search",
     "notifications:preview": "read your digest",
 }
 VERBS = {"account_login": "Log in", "account_signup": "Sign up"}
@@ -35,7 +36,7 @@ VERBS = {"account_login": "Log in", "account_signup": "Sign up"}
 def entrance_reason(context: template.Context) -> str:
     """On the login page reached from a Follow button, "Log in to follow a
     topic."; on the sign-up page, "Sign up to …"; "" with no address to come
-    back to, or one of no page of this site."""
+    back to, or one of a page open to all."""
     request: HttpRequest = context["request"]
     verb = VERBS.get(getattr(request.resolver_match, "url_name", ""), "")
     next_url = context.get("redirect_field_value") or ""
@@ -47,9 +48,8 @@ def entrance_reason(context: template.Context) -> str:
         view = resolve(urlsplit(next_url).path).view_name
     except Resolver404:
         return ""
-    if view == "home":
-        return ""
     what = REASONS.get(view)
-    if what is None:
-        what = "see your settings" if view.startswith("accounts:") else "see that page"
-    return f"{verb} to {what}."
+    if what is None and view.startswith("accounts:"):
+        what = "see your settings"
+    # Another page of the site is open to all: why log in is not known.
+    return f"{verb} to {what}." if what else ""

@@ -461,8 +461,20 @@ def test_a_visitor_sent_to_log_in_is_told_why(client, db, clicked, reason):
     assert notice(signing_up) == f"Sign up to {reason}."
 
 
+def test_the_search_pages_log_in_link_says_it_is_to_save_the_search(client, db):
+    search = client.get("/search/", {"q": "reward hacking"}).text
+    [login] = re.findall(
+        r'href="(/accounts/login/\?next=[^"]+)">Log in</a> to save', search
+    )
+
+    assert notice(client.get(login).text) == "Log in to save this search."
+
+
+# Home, a topic or a paper page (a Flag button comes back to its paper): open
+# to all, so why the visitor logs in is not known; another host, or no page.
 @pytest.mark.parametrize(
-    "next_url", ["", "/", "/no/such/page/", "https://x.org/saved/"]
+    "next_url",
+    ["", "/", "/topics/agents/", "/no/such/page/", "https://x.org/saved/"],
 )
 def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
     page = client.get("/accounts/login/", {"next": next_url} if next_url else {}).text
