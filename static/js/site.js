@@ -288,11 +288,29 @@
     event.preventDefault();
   });
 
-  // --- Sign-up: the browser's time zone, so the first digest comes at the
-  // reader's own hour (accounts.forms.SignupExtras; UTC without it) -----------
-  const timeZone = document.querySelector("form input[type=hidden][name=time_zone]");
-  if (timeZone && !timeZone.value) {
-    timeZone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  // --- The digest's time zone: the browser's -------------------------------
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  // Sign-up keeps it, so the first digest comes at the reader's own hour
+  // (accounts.forms.SignupExtras; UTC without it).
+  const signupZone = document.querySelector("form input[type=hidden][name=time_zone]");
+  if (signupZone && !signupZone.value) signupZone.value = browserZone;
+  // Settings offer it where the digest's is still UTC and the browser's is not
+  // (a reader who signed up without it); saving the form keeps it.
+  const zoneChoice = document.querySelector("select[name=time_zone]");
+  const known = zoneChoice && [...zoneChoice.options].some((o) => o.value === browserZone);
+  if (known && zoneChoice.value === "UTC" && browserZone !== "UTC") {
+    const offer = document.createElement("p");
+    offer.className = "meta zone-offer";
+    const use = document.createElement("button");
+    use.type = "button";
+    use.className = "secondary small";
+    use.textContent = "Use it";
+    use.addEventListener("click", () => {
+      zoneChoice.value = browserZone;
+      offer.textContent = `Set to ${browserZone}: save to keep it.`;
+    });
+    offer.append(`Your browser's time zone is ${browserZone}. `, use);
+    zoneChoice.after(offer);
   }
 
   selectOnLoad();

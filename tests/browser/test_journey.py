@@ -120,6 +120,25 @@ def test_signing_up_sets_the_digest_to_the_browsers_time_zone(new_page, topic):
     expect(page.locator("#id_time_zone")).to_have_value("America/Los_Angeles")
 
 
+def test_settings_offer_the_browsers_time_zone_where_the_digest_has_utc(
+    new_page, sign_in, alice
+):
+    page = new_page(timezone_id="Europe/Berlin")
+    sign_in(page, alice)
+    page.goto("/settings/")
+
+    page.get_by_role("button", name="Use it").click()
+    expect(page.locator("#id_time_zone")).to_have_value("Europe/Berlin")
+    expect(page.locator(".zone-offer")).to_have_text(
+        "Set to Europe/Berlin: save to keep it."
+    )
+    page.get_by_role("button", name="Save digest preferences").click()
+
+    expect(page.locator("#id_time_zone")).to_have_value("Europe/Berlin")
+    assert DigestPreferences.objects.for_user(alice).time_zone == "Europe/Berlin"
+    expect(page.locator(".zone-offer")).to_have_count(0)  # nothing more to offer
+
+
 @pytest.mark.usefixtures("verified_alice")
 def test_anonymous_follow_logs_in_and_comes_back_to_finish(page, topic, alice):
     page.goto("/topics/rl-agents/")
