@@ -321,9 +321,14 @@ def _flag(reader: Reader, slug: str, arxiv_id: str, name: str) -> str:
 
 
 def _menu(reader: Reader) -> str:
-    staff = reader.signed_in and reader.user.is_staff
-    html = skeleton("partials/user_menu.html", signed_in=reader.signed_in, staff=staff)
-    return html.replace(CSRF, reader.csrf) if reader.signed_in else html
+    if not reader.signed_in:
+        # Its links come back to this page: drawn for each address (a
+        # visitor's filled copy keeps it).
+        context = {"signed_in": False, "back_to": reader.request.get_full_path()}
+        return render_to_string("partials/user_menu.html", context)
+    staff = reader.user.is_staff
+    html = skeleton("partials/user_menu.html", signed_in=True, staff=staff)
+    return html.replace(CSRF, reader.csrf)
 
 
 def _messages(reader: Reader) -> str:

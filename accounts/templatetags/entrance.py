@@ -1,9 +1,11 @@
-"""What the login and sign-up pages say a visitor is there for: a visitor who
-clicked Follow or Save, or opened a page of their own, is sent to log in with
-the address to come back to (`next`), and should be told why."""
+"""Logging in and coming back: what the login and sign-up pages say a visitor
+is there for (a visitor who clicked Follow or Save, or opened a page of their
+own, is sent to log in with the address to come back to, `next`), and the
+header's Log in and Sign up links, which come back to the page they are on."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
 from urllib.parse import urlsplit
 
 from django import template
@@ -53,3 +55,22 @@ def entrance_reason(context: template.Context) -> str:
         what = "see your settings"
     # Another page of the site is open to all: why log in is not known.
     return f"{verb} to {what}." if what else ""
+
+
+def back_query(path: str) -> str:
+    """`?next=…` for the header's Log in and Sign up links, back to `path`; ""
+    for the home page (where logging in lands anyway) and the account pages."""
+    if not path or path == "/" or path.startswith("/accounts/"):
+        return ""
+    return "?" + urlencode({"next": path})
+
+
+@register.simple_tag(takes_context=True)
+def login_back(context: template.Context) -> str:
+    """back_query of the page the header is drawn for (`back_to`, given by the
+    pages rendered for everyone, papers.slots) or, on the login and sign-up
+    pages, of the page they return to. Other pages (errors, confirmations)
+    give none: a 404's address may hold a secret (a private feed's key)."""
+    return back_query(
+        context.get("redirect_field_value") or context.get("back_to") or ""
+    )

@@ -507,3 +507,38 @@ def test_signing_up_keeps_the_browsers_time_zone_for_the_digest(client, sent, ke
     assert response.status_code == 302
     user = User.objects.get(email="carol@example.com")
     assert DigestPreferences.objects.for_user(user).time_zone == kept
+
+
+def header_links(page: str) -> list[str]:
+    header = page[: page.index("</header>")]
+    return re.findall(r'href="(/accounts/(?:login|signup)/[^"]*)"', header)
+
+
+def test_the_headers_log_in_links_come_back_to_the_page(client, db):
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    back = "?next=%2Ftopics%2Fagents%2F%3Fpage%3D1"
+
+    for _ in range(2):  # rendered, then the visitors' kept copy
+        topic = client.get("/topics/agents/?page=1").text
+        assert header_links(topic) == [
+            f"/accounts/login/{back}",
+            f"/accounts/signup/{back}",
+        ]
+    # Another page's copy, its own; home needs none (logging in lands there).
+    assert header_links(client.get("/topics/").text)[0].endswith("%2Ftopics%2F")
+    assert header_links(client.get("/").text) == [
+        "/accounts/login/",
+        "/accounts/signup/",
+    ]
+    # On the login page, to where it goes back.
+    login = client.get("/accounts/login/", {"next": "/saved/"}).text
+    assert header_links(login) == [
+        "/accounts/login/?next=%2Fsaved%2F",
+        "/accounts/signup/?next=%2Fsaved%2F",
+    ]
+    # No page of its own, nor an error's (a 404's address may hold a secret).
+    for address in ("/accounts/login/", "/feed/0123456789.atom"):
+        assert header_links(client.get(address).text) == [
+            "/accounts/login/",
+            "/accounts/signup/",
+        ]
