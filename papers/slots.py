@@ -357,15 +357,25 @@ def _harvest(reader: Reader) -> str:
 
 
 def _save_search(reader: Reader, query: str) -> str:
-    """The search page's "Save this search": the form, or the login link; the
-    form open with what was typed when saving it was refused."""
+    """The search page's "Save this search": the form, the name the reader
+    already saved this search under, or the login link; the form open with
+    what was typed when saving it was refused."""
     values = {"name": Truncator(query).chars(80), "query": query, "syntax": "search"}
+    saved_as = None
     if reader.signed_in:
         refused_at, typed = take_refused(reader.request)
         if refused_at == reverse("saved_search_create"):
             values = typed
+        else:
+            # Saved searches are the topics app's: reached through the relation.
+            saved_as = (
+                reader.user.searches.filter(syntax="search", query=query.strip())
+                .values_list("name", flat=True)
+                .first()
+            )
     context = {
         "signed_in": reader.signed_in,
+        "saved_as": saved_as,
         "values": values,
         "next": reader.request.get_full_path(),
         "csrf_token": reader.csrf if reader.signed_in else "",

@@ -47,7 +47,7 @@ def create(request: HttpRequest) -> HttpResponse:
         return redirect(safe_next(request, reverse("search")))
     messages.success(
         request,
-        f'Saved "{search.name}": its new papers will come to your feed and digest.',
+        f"Saved “{search.name}”: its new papers will come to your feed and digest.",
     )
     return _settings()
 
@@ -66,7 +66,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
     except SavedSearchError as exc:
         keep_refused(request, FIELDS, f"Not changed: {exc}.")
     else:
-        messages.success(request, f'Your search "{search.name}" is saved.')
+        messages.success(request, f"Your search “{search.name}” is saved.")
     return _settings()
 
 
@@ -75,5 +75,5 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     search = get_object_or_404(SavedSearch, pk=pk, user=signed_in(request))
     delete_search(search)
-    messages.success(request, f'Your search "{search.name}" is deleted.')
+    messages.success(request, f"Your search “{search.name}” is deleted.")
     return _settings()

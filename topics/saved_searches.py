@@ -172,7 +172,7 @@ def _check_name(user: User, name: str, search: SavedSearch | None = None) -> str
         taken = taken.exclude(pk=search.pk)
     if taken.exists():
         raise SavedSearchError(
-            f'You already have a search named "{name}"', "name", "unique"
+            f"You already have a search named “{name}”", "name", "unique"
         )
     return name
 

@@ -61,7 +61,7 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     )
 
     assert saved.redirect_chain[-1][0] == "/settings/#searches-heading"
-    assert "Saved &quot;Robots&quot;" in saved.text
+    assert "Saved “Robots”" in saved.text
     assert SavedSearch.objects.get(user=alice).name == "Robots"
     assert refused.redirect_chain[-1][0] == "/search/?q=x"
     assert "Not saved: Invalid rule: " in refused.text
@@ -76,6 +76,33 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     again = reader.get("/search/?q=x").text.split('class="save-search"')[1]
     assert "<details open>" not in again
     assert 'required value="x"' in again
+
+
+def test_search_page_says_under_which_name_it_is_already_saved(alice, corpus):
+    create_search(alice, name="Robots", query="robot", syntax="search")
+    reader = signed_in(alice)
+
+    saved = reader.get("/search/", {"q": " robot "}).text.split('class="save-search"')[
+        1
+    ]
+    other = reader.get("/search/", {"q": "robots"}).text.split('class="save-search"')[1]
+
+    assert "Saved as “Robots”: its new papers come to your feed and digest." in saved
+    assert 'href="/settings/#searches-heading"' in saved
+    assert "<summary>Save this search</summary>" not in saved
+    assert "<summary>Save this search</summary>" in other
+    # A second search of that name is refused with the name quoted once.
+    refused = reader.post(
+        "/searches/",
+        {
+            "name": "Robots",
+            "query": "robots",
+            "syntax": "search",
+            "next": "/search/?q=robots",
+        },
+        follow=True,
+    )
+    assert "Not saved: You already have a search named “Robots”" in refused.text
 
 
 def test_a_refused_edit_comes_back_open_with_what_was_typed(alice, corpus):
