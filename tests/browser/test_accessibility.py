@@ -1,8 +1,11 @@
 """The main pages, checked by axe-core in a real browser, in light and dark mode,
-and at a phone's width: no serious or critical violation, no sideways scroll."""
+and at a phone's width: no violation above minor (two search forms with one
+name was a moderate one), no sideways scroll."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
@@ -19,7 +22,15 @@ from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SERIOUS = {"serious", "critical"}
+# A landmark in Chromium's accessibility tree (Playwright's ARIA snapshot):
+# its role, and its name when it has one.
+LANDMARK = re.compile(
+    r"^\s*- (banner|navigation|main|search|region|complementary|contentinfo|form)"
+    r'(?: "([^"]*)")?:'
+)
+
+# axe-core's impacts above "minor".
+FAILING = {"moderate", "serious", "critical"}
 PAGES = [
     ("/", "visitor"),
     ("/", "reader"),
@@ -28,8 +39,11 @@ PAGES = [
     ("/papers/2606.00001/", "visitor"),
     ("/search/?q=agent", "visitor"),
     ("/saved/", "reader"),
+    ("/settings/", "reader"),
+    ("/topics/trending/", "visitor"),
+    ("/accounts/login/", "visitor"),
 ]
-PHONE_PAGES = [*PAGES, ("/settings/", "reader")]
+PHONE_PAGES = PAGES
 
 
 @pytest.fixture
@@ -59,13 +73,13 @@ def topic(transactional_db):
     return topic
 
 
-def serious_violations(page) -> list[str]:
+def violations(page) -> list[str]:
     results = Axe().run(page)
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at "
         + ", ".join(str(node["target"]) for node in v["nodes"])
         for v in results.response["violations"]
-        if v["impact"] in SERIOUS
+        if v["impact"] in FAILING
     ]
 
 
@@ -78,7 +92,7 @@ def open_page(new_page, sign_in, user, *, scheme="light", width=1280):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize(("address", "who"), PAGES)
-def test_main_pages_have_no_serious_or_critical_axe_violations(
+def test_main_pages_have_no_axe_violations_above_minor(
     new_page, sign_in, follower, address, who, scheme
 ):
     page = open_page(
@@ -89,21 +103,40 @@ def test_main_pages_have_no_serious_or_critical_axe_violations(
     )
     page.goto(address)
 
-    assert serious_violations(page) == []
+    assert violations(page) == []
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_an_open_drawer_and_the_keys_dialog_have_no_serious_violations(
+def test_an_open_drawer_and_the_keys_dialog_have_no_axe_violations_above_minor(
     new_page, sign_in, follower, scheme
 ):
     page = open_page(new_page, sign_in, follower, scheme=scheme, width=390)
     page.goto("/saved/")
     page.locator("[data-paper] .drawer summary").first.click()
     page.keyboard.press("j")
-    assert serious_violations(page) == []
+    assert violations(page) == []
 
     page.keyboard.press("?")
-    assert serious_violations(page) == []
+    assert violations(page) == []
+
+
+@pytest.mark.parametrize(("address", "who"), PAGES)
+def test_landmarks_of_one_role_have_distinct_names(
+    new_page, sign_in, follower, address, who
+):
+    """A screen reader lists landmarks by role and name: two search forms
+    without names (the header's and the search page's) cannot be told apart.
+    axe-core 4.14 reports it (landmark-unique); the 4.12 bundled here does not."""
+    page = open_page(new_page, sign_in, follower if who == "reader" else None)
+    page.goto(address)
+
+    found = [
+        match.groups()
+        for line in page.locator("body").aria_snapshot().splitlines()
+        if (match := LANDMARK.match(line))
+    ]
+    assert found
+    assert [landmark for landmark, n in Counter(found).items() if n > 1] == []
 
 
 @pytest.mark.parametrize(("address", "who"), PHONE_PAGES)
