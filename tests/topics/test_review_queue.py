@@ -99,8 +99,13 @@ def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
     assert "Review queue" in text
     paper = queue["vetoed"].paper
     assert f'<a href="{paper.get_absolute_url()}">Agents that plan</a>' in text
-    assert "arXiv:2606.00001" in text
-    assert '<details><summary><span class="abstract-short">We train agents' in text
+    # The abstract under the title, in the paper's cell: a column of its own
+    # was too narrow to read.
+    assert (
+        '<span class="quiet">arXiv:2606.00001</span><div class="abstract">'
+        '<details><summary><span class="abstract-short">We train agents'
+    ) in text
+    assert "column-abstract" not in text
     assert f"</span></summary>{LONG_ABSTRACT}</details>" in text
     assert "0.83" in text
     assert "0.12" in text

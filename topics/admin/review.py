@@ -33,6 +33,7 @@ from django.utils.text import Truncator
 from accounts.models import User
 from accounts.requests import signed_in
 from papers.latex import latex_to_text
+from papers.models import Paper
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.membership import BOUNDARY
@@ -160,7 +161,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
         return [F("uncertainty").asc(nulls_last=True), "-updated_at"]
 
     def get_list_display(self, request: HttpRequest) -> list:
-        columns: list = ["topic", "paper_link", "abstract_text", "chance_text", "why"]
+        columns: list = ["topic", "paper_link", "chance_text", "why"]
         if "topic__id__exact" in request.GET:
             columns.remove("topic")  # one topic: its definition heads the list
         if self.has_decide_permission(request):
@@ -223,21 +224,26 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="paper", ordering="paper__title")
     def paper_link(self, item: ReviewItem) -> str:
+        """Its title, id and abstract in one cell: the abstract under the title
+        takes the cell's width, where a column of its own was too narrow to read
+        (rows twenty lines tall)."""
         paper = item.paper
         return format_html(
-            '<a href="{}">{}</a><br><span class="quiet">arXiv:{}</span>',
+            '<a href="{}">{}</a><br><span class="quiet">arXiv:{}</span>'
+            '<div class="abstract">{}</div>',
             paper.get_absolute_url(),
             latex_to_text(paper.title),
             paper.arxiv_id,
+            self._abstract(paper),
         )
 
-    @admin.display(description="abstract")
-    def abstract_text(self, item: ReviewItem) -> str:
-        abstract = latex_to_text(item.paper.abstract)
+    @staticmethod
+    def _abstract(paper: Paper) -> str:
+        abstract = latex_to_text(paper.abstract)
         short = Truncator(abstract).words(40)
         if short == abstract:
             return abstract
-        # Open, the summary's short text hides (see the changelist template).
+        # Open, the summary's short text hides (static/css/admin_review.css).
         return format_html(
             '<details><summary><span class="abstract-short">{}</span></summary>'
             "{}</details>",
