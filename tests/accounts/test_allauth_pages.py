@@ -347,6 +347,39 @@ def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
     assert verified_alice.check_password(NEW_PASSWORD)
 
 
+def test_signing_up_with_an_address_that_has_an_account_mails_it_in_our_words(
+    client, verified_alice
+):
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "alice@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    # The page is the one any sign-up gets: it does not tell who has an account.
+    assert response.url == "/accounts/confirm-email/"
+    (message,) = mail.outbox
+    assert message.to == ["alice@example.com"]
+    assert message.subject == "[Momentum] You already have an account"
+    assert "tried to sign up with alice@example.com, which already has an" in (
+        message.body
+    )
+    assert "/accounts/password/reset/" in link_in(message)
+    assert "nothing about your account changed" in message.body
+    assert "password forgotten procedure" not in message.body
+
+
+def test_a_reset_for_an_address_without_an_account_mails_it_in_our_words(client):
+    response = client.post("/accounts/password/reset/", {"email": "nobody@example.com"})
+
+    assert response.url == "/accounts/password/reset/done/"
+    (message,) = mail.outbox
+    assert message.subject == "[Momentum] No account with this address"
+    assert "reset the password of the account nobody@example.com, but" in message.body
+    assert "If it was not you, ignore this mail." in message.body
+    assert "/accounts/signup/" in link_in(message)
+    assert "in our database" not in message.body
+
+
 def test_bad_reset_link_says_so_in_our_layout(client, verified_alice):
     response = client.get("/accounts/password/reset/key/1-bad-key/", follow=True)
 
