@@ -36,8 +36,9 @@ from tests.topics.factories import make_topic
 from topics.models import Topic
 from topics.tagging import tag_papers
 
-# A search page rendered anew (README), its windows included.
-MAX_PAGE_QUERIES = 13
+# A search page rendered anew (README), its windows included, and for a
+# reader whether they saved this search already.
+MAX_PAGE_QUERIES = 14
 POSTGRESQL = connection.vendor == "postgresql"
 postgresql_only = pytest.mark.skipif(not POSTGRESQL, reason="PostgreSQL only")
 sqlite_only = pytest.mark.skipif(
