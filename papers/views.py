@@ -37,6 +37,7 @@ from papers.forms import SearchForm
 from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
+from papers.ingest.records import versioned_id
 from papers.library import rating_of
 from papers.library import saved_papers
 from papers.library import set_rating
@@ -81,8 +82,17 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 
 def _paper_page(
     request: HttpRequest, arxiv_id: str, deps: Dependencies
-) -> tuple[str, dict]:
-    paper = get_paper(arxiv_id)
+) -> tuple[str, dict] | HttpResponse:
+    try:
+        paper = get_paper(arxiv_id)
+    except Http404:
+        # A well-formed id of a paper not held (a link with arxiv.org's path
+        # on this site, a paper from before the harvests): where to read it.
+        # Not cached: once harvested, the paper is served.
+        missing_id = versioned_id(*split_arxiv_id(arxiv_id))
+        return render(
+            request, "papers/missing.html", {"missing_id": missing_id}, status=404
+        )
     # Its tags in active topics, by topic name: read with it (with_listing_data).
     tags = list(paper.active_tags)  # type: ignore[attr-defined]
     similar = similar_ids(paper)
@@ -273,10 +283,9 @@ def _search(
         text = form.cleaned_data["q"]
         if identifier := arxiv_id_query(text):
             # An id (or arXiv link) names one paper: open it, or say it is not here.
-            arxiv_id, version = identifier
-            if paper := find_paper(arxiv_id):
+            if paper := find_paper(identifier[0]):
                 return redirect(paper)
-            context["missing_id"] = f"{arxiv_id}v{version}" if version else arxiv_id
+            context["missing_id"] = versioned_id(*identifier)
         else:
             results = search_papers(text, **form.filters())
             # Paginator only takes len() of SearchResults and slices it.

@@ -237,6 +237,21 @@ def test_unknown_or_malformed_paper_id_is_404(client, db, address):
     assert client.get(address).status_code == 404
 
 
+def test_a_paper_not_held_links_to_arxiv_and_is_served_once_harvested(client, db):
+    """A well-formed id Momentum does not hold (arxiv.org's path on this site,
+    an old paper) says so and where to read it; not cached, so the paper shows
+    as soon as it is harvested."""
+    missing = client.get("/papers/2606.00001v2/")
+
+    assert missing.status_code == 404
+    assert "arXiv:2606.00001v2 is not in Momentum." in missing.text
+    assert 'href="https://arxiv.org/abs/2606.00001v2"' in missing.text
+    assert "There is nothing at this address" not in missing.text
+
+    upsert_records([paper_record("2606.00001", title="Harvested since")])
+    assert "Harvested since" in client.get("/papers/2606.00001v2/").text
+
+
 def test_healthz_reports_each_dependency(client, db):
     response = client.get("/healthz")
 

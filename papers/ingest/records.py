@@ -93,6 +93,11 @@ def split_arxiv_id(text: str) -> tuple[str, int | None]:
     return match.group("id"), int(version) if version else None
 
 
+def versioned_id(arxiv_id: str, version: int | None) -> str:
+    """The id with its version, when it has one: split_arxiv_id undone."""
+    return f"{arxiv_id}v{version}" if version else arxiv_id
+
+
 def clean_text(text: str | None) -> str:
     """Collapse the line wraps and indentation arXiv puts in titles and abstracts,
     and undo mojibake (repair_text)."""
