@@ -235,12 +235,17 @@ def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
 
     page = reader.get("/").content.decode()
     assert 'aria-current="page">For you' in page
+    # Its list is bounded (RECOMMENDED): said as such, not as the feed's count.
+    count = len(recommend.recommended(alice.pk))
+    assert f"The {count} papers, among the newest, most like those you saved" in page
+    assert '<h1 id="feed-heading">Your feed</h1>' in page
     assert "Like <a" in page
     assert "which you saved" in page
     assert "/papers/2606.20003/" in page
 
     newest = reader.get("/?order=newest").content.decode()
     assert 'aria-current="page">Newest' in newest
+    assert 'Your feed <span class="count">' in newest
     assert "which you saved" not in newest
 
 
