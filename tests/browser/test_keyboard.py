@@ -277,3 +277,33 @@ def test_on_a_desktop_the_side_panel_shows_the_paper_and_the_drawer_is_hidden(
     expect(page.locator("#paper-panel")).to_be_visible()
     expect(page.locator("#paper-panel")).to_contain_text("Abstract of agent paper")
     expect(rows(page).nth(0).locator(".drawer")).to_be_hidden()
+
+
+# Each of the aside's other parts, at every scroll position where its middle
+# is in view: whether something else (the sticky panel) lies over it there.
+COVERED_IN_ASIDE = """() => {
+  const panel = document.getElementById("paper-panel");
+  const parts = [...panel.closest("aside").children].filter(e => e !== panel);
+  const covered = new Set();
+  for (let y = 0; y < document.documentElement.scrollHeight; y += 100) {
+    window.scrollTo(0, y);
+    for (const part of parts) {
+      const box = part.getBoundingClientRect();
+      const middle = box.top + box.height / 2;
+      if (box.height === 0 || middle < 0 || middle >= innerHeight) continue;
+      const found = document.elementFromPoint(box.left + 4, middle);
+      if (found && !part.contains(found)) covered.add(part.outerHTML.slice(0, 60));
+    }
+  }
+  return [...covered];
+}"""
+
+
+@pytest.mark.parametrize("address", ["/", "/topics/rl-agents/"])
+def test_the_side_panel_never_covers_the_rest_of_its_aside(page, follower, address):
+    """The panel is sticky: placed first in its aside it slid over the related
+    topics, the reader's topics and the rest, which no scroll then showed."""
+    page.goto(address)
+    expect(page.locator("#paper-panel")).to_be_visible()
+
+    assert page.evaluate(COVERED_IN_ASIDE) == []
