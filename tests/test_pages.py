@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -104,8 +105,11 @@ def test_home_says_when_the_last_harvest_was(
     IngestRun.objects.update(finished_at=timezone.now() - timedelta(hours=3))
     cache.clear()  # cached pages say "ago" for at most pagecache.TIMEOUT
 
-    assert "Last harvest from arXiv" in client.get("/").text
-    assert "3\xa0hours ago" in client.get("/").text
+    page = client.get("/").text
+    assert "Last harvest from arXiv" in page
+    assert "3\xa0hours ago" in page
+    # HTML's date and time: whole seconds (at most three digits of a fraction).
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000"', page)
 
 
 def test_topic_list_shows_every_active_topic_with_its_count(visitor, corpus):

@@ -105,6 +105,10 @@ def test_the_chart_is_a_figure_whose_table_carries_the_week_links(client, fallin
     assert 'role="img"' not in block
     assert '<svg class="chart"' in block
     assert 'aria-hidden="true" focusable="false"' in block
+    # A figure's caption is its first or last child: the table comes after it.
+    assert re.search(
+        r"</figcaption>\s*</figure>\s*<details class=\"chart-table\">", block
+    )
     bar_links = re.findall(r'<a href="[^"]*\?week=[^"]*" tabindex="-1">', block)
     assert len(bar_links) == CHART_WEEKS
     table = block[block.index("<table>") : block.index("</table>")]
