@@ -327,7 +327,7 @@ def test_the_momentum_refresh_shows_on_the_cached_topic_page(
 def related_block(client: Client, address: str) -> str:
     """The topic page's aside, up to its link to all topics."""
     page = client.get(address).text
-    return page.split('id="paper-panel"')[1].split("All topics")[0]
+    return page.split("<aside>")[1].split("All topics")[0]
 
 
 @pytest.mark.parametrize("side", ["forward", "reverse"])
