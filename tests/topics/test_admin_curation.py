@@ -186,15 +186,15 @@ def test_saving_without_changing_the_rule_does_not_retag(
 
 
 def test_pin_and_exclude_inline_win_over_the_rule(admin_client, topic):
-    agent = Paper.objects.get(arxiv_id="2606.00001")
-    robot = Paper.objects.get(arxiv_id="2606.00002")
+    """Papers named by their arXiv ids (a version or arXiv's address will do),
+    not by the database's numbers."""
     data = change_form(
         topic,
         **{
             "paper_topics-TOTAL_FORMS": "1",
-            "paper_topics-0-paper": str(robot.pk),
+            "paper_topics-0-paper": "2606.00002v1",
             "exclusions-TOTAL_FORMS": "1",
-            "exclusions-0-paper": str(agent.pk),
+            "exclusions-0-paper": "https://arxiv.org/abs/2606.00001",
             "exclusions-0-reason": "A survey, not agents",
         },
     )
@@ -207,6 +207,32 @@ def test_pin_and_exclude_inline_win_over_the_rule(admin_client, topic):
     tags = dict(topic.paper_topics.values_list("paper__arxiv_id", "source"))
     assert tags == {"2606.00002": "pin", "2606.00003": "rule"}
     assert TopicExclusion.objects.get().reason == "A survey, not agents"
+
+
+def test_a_pin_of_a_paper_not_held_is_refused_with_why(admin_client, topic):
+    data = change_form(
+        topic,
+        **{"paper_topics-TOTAL_FORMS": "2", "paper_topics-0-paper": "2606.99999"},
+        **{"paper_topics-1-paper": "not an id"},
+    )
+
+    response = admin_client.post(
+        reverse("admin:topics_topic_change", args=[topic.pk]), data
+    )
+
+    assert response.status_code == 200
+    assert "No paper with this arXiv id is in Momentum." in response.text
+    assert "Write the paper&#x27;s arXiv id, as 2607.01234." in response.text
+    assert not PaperTopic.objects.filter(source=PaperTopic.Source.PIN).exists()
+
+
+def test_decisions_inline_show_arxiv_ids_and_linked_titles(admin_client, topic):
+    pin_paper(topic, Paper.objects.get(arxiv_id="2606.00002"))
+
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    assert 'name="paper_topics-0-paper" value="2606.00002"' in page
+    assert '<a href="/papers/2606.00002/">' in page
 
 
 def test_merge_action_asks_for_the_topic_to_keep_then_merges(
@@ -263,7 +289,6 @@ def test_the_change_page_stays_small_with_hundreds_of_pins(
     many_decisions(topic, pins=600, exclusions=150)
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
-    # The raw-id widget of each row shown looks its paper up: 2 x 20 of them.
     with django_assert_max_num_queries(60):
         response = admin_client.get(url)
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from papers.ingest.records import ParseError
+from papers.ingest.records import split_arxiv_id
+from papers.latex import latex_to_text
+from papers.models import Paper
 from topics.models import PaperTopic
 from topics.models import TopicExclusion
 
@@ -15,39 +22,88 @@ from topics.models import TopicExclusion
 INLINE_ROWS = 20
 
 
+class ArxivPaperField(forms.ModelChoiceField):
+    """A paper named by its arXiv id, as curators know it (with or without its
+    version, or its arXiv address), where admin's raw-id field asked for the
+    database's number."""
+
+    default_error_messages = {
+        "invalid_choice": "No paper with this arXiv id is in Momentum.",
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            Paper.objects.all(),
+            to_field_name="arxiv_id",
+            label="arXiv id",
+            widget=forms.TextInput(attrs={"placeholder": "2607.01234", "size": 16}),
+            **kwargs,
+        )
+
+    def to_python(self, value: Any) -> Paper | None:
+        if value in self.empty_values:
+            return None
+        try:
+            arxiv_id, _ = split_arxiv_id(str(value))
+        except ParseError:
+            raise forms.ValidationError(
+                "Write the paper's arXiv id, as 2607.01234.", code="invalid_choice"
+            ) from None
+        return super().to_python(arxiv_id)
+
+
 class CuratorDecisionForm(forms.ModelForm):
     """Pins and exclusions replace whatever tag or decision the paper had, so the
     database's uniqueness is enforced by the curation functions, not the form."""
+
+    paper = ArxivPaperField()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            # A saved decision's paper, read with it (TopicAdmin.get_formset_kwargs).
+            self.initial["paper"] = self.instance.paper.arxiv_id
 
     def validate_unique(self) -> None:
         pass
 
 
-class PinInline(admin.TabularInline):
-    model = PaperTopic
+class CuratorDecisionInline(admin.TabularInline):
+    """A topic's latest decisions of one kind, each paper named by its arXiv id
+    with its title linked beside it."""
+
     form = CuratorDecisionForm
+    extra = 0
+
+    @admin.display(description="title")
+    def paper_title(self, decision: PaperTopic | TopicExclusion) -> str:
+        if not decision.pk:
+            return "—"
+        paper = decision.paper
+        return format_html(
+            '<a href="{}">{}</a>', paper.get_absolute_url(), latex_to_text(paper.title)
+        )
+
+
+class PinInline(CuratorDecisionInline):
+    model = PaperTopic
     verbose_name = "pinned paper"
     verbose_name_plural = (
         f"pinned papers (always in the topic, whatever the rule): the "
         f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
     )
-    fields = ["paper", "created_at"]
-    readonly_fields = ["created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
+    fields = ["paper", "paper_title", "created_at"]
+    readonly_fields = ["paper_title", "created_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[PaperTopic]:
         return super().get_queryset(request).filter(source=PaperTopic.Source.PIN)
 
 
-class ExclusionInline(admin.TabularInline):
+class ExclusionInline(CuratorDecisionInline):
     model = TopicExclusion
-    form = CuratorDecisionForm
     verbose_name_plural = (
         f"excluded papers (never in the topic, whatever the rule): the "
         f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
     )
-    fields = ["paper", "reason", "created_by", "created_at"]
-    readonly_fields = ["created_by", "created_at"]
-    raw_id_fields = ["paper"]
-    extra = 0
+    fields = ["paper", "paper_title", "reason", "created_by", "created_at"]
+    readonly_fields = ["paper_title", "created_by", "created_at"]
