@@ -349,6 +349,22 @@ def test_selected_pins_and_exclusions_are_lifted_through_curation(admin_client, 
     assert exclusions.count() == 1
 
 
+@pytest.mark.parametrize("model", ["papertopic", "topicexclusion"])
+def test_decision_lists_write_nothing_past_curation(admin_client, topic, model):
+    """A tag or exclusion added, changed or deleted there would skip what
+    curation keeps consistent: the lists read, and act through curation."""
+    many_decisions(topic, pins=1, exclusions=1)
+    changelist = admin_client.get(reverse(f"admin:topics_{model}_changelist"))
+    row = (PaperTopic if model == "papertopic" else TopicExclusion).objects.first()
+    change_url = reverse(f"admin:topics_{model}_change", args=[row.pk])
+
+    assert changelist.status_code == 200
+    assert "delete_selected" not in changelist.text
+    assert admin_client.get(reverse(f"admin:topics_{model}_add")).status_code == 403
+    assert admin_client.post(change_url, {"paper": "1"}).status_code == 403
+    assert admin_client.get(change_url).status_code == 200  # to read
+
+
 def deactivated_through(
     how: str, topic: Topic, admin_client, admin_user, monkeypatch
 ) -> dict:

@@ -17,13 +17,29 @@ from topics.models import TopicExclusion
 from topics.models import TopicModel
 
 
+class DecidedThroughCuration:
+    """Tags, pins and exclusions are written by tagging and topics.curation
+    alone (a pin lifts an exclusion, the topic's pages and model follow): these
+    lists read them and act through curation, and offer no form or deletion
+    that would write them past it. Curators pin and exclude on the topic's
+    page or in the review queue."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(PaperTopic)
-class PaperTopicAdmin(admin.ModelAdmin):
+class PaperTopicAdmin(DecidedThroughCuration, admin.ModelAdmin):
     list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
     list_filter = ["source", "topic"]
     list_select_related = ["paper", "topic"]
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper"]
     show_full_result_count = False
     actions = ["unpin"]
 
@@ -40,12 +56,11 @@ class PaperTopicAdmin(admin.ModelAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(admin.ModelAdmin):
+class TopicExclusionAdmin(DecidedThroughCuration, admin.ModelAdmin):
     list_display = ["paper", "topic", "reason", "created_by", "created_at"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "created_by"]
     search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
-    raw_id_fields = ["paper", "created_by"]
     show_full_result_count = False
     actions = ["lift"]
 
