@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 
+from core.admin import ReadOnlyRecords
 from core.queue import send
 from papers.models import Affiliation
 from papers.models import Author
@@ -68,11 +69,12 @@ class PaperAdmin(admin.ModelAdmin):
 
 
 @admin.register(SavedPaper)
-class SavedPaperAdmin(admin.ModelAdmin):
+class SavedPaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
+    """Written by papers.library (the reader's pages and For you follow)."""
+
     list_display = ["user", "paper", "created_at"]
     list_select_related = ["user", "paper"]
     search_fields = ["user__email", "paper__arxiv_id", "paper__title"]
-    raw_id_fields = ["user", "paper"]
 
 
 @admin.register(FeedSource)

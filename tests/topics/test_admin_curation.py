@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from django.apps import apps
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from papers.ingest.upsert import upsert_records
+from papers.library import set_saved
 from papers.models import Paper
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
@@ -16,6 +18,7 @@ from tests.topics.factories import make_topic
 from topics import prefilter
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.following import set_following
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -349,18 +352,33 @@ def test_selected_pins_and_exclusions_are_lifted_through_curation(admin_client, 
     assert exclusions.count() == 1
 
 
-@pytest.mark.parametrize("model", ["papertopic", "topicexclusion"])
-def test_decision_lists_write_nothing_past_curation(admin_client, topic, model):
-    """A tag or exclusion added, changed or deleted there would skip what
-    curation keeps consistent: the lists read, and act through curation."""
+@pytest.mark.parametrize(
+    "model",
+    [
+        "topics.papertopic",
+        "topics.topicexclusion",
+        "topics.follow",
+        "papers.savedpaper",
+    ],
+)
+def test_rows_one_module_writes_are_read_only_in_admin(
+    admin_client, topic, alice, model
+):
+    """A pin, exclusion, follow or saved paper added, changed or deleted there
+    would skip what its writer keeps consistent (an exclusion lifted, a
+    follower count, a reader's pages): the lists read, and act through it."""
     many_decisions(topic, pins=1, exclusions=1)
-    changelist = admin_client.get(reverse(f"admin:topics_{model}_changelist"))
-    row = (PaperTopic if model == "papertopic" else TopicExclusion).objects.first()
-    change_url = reverse(f"admin:topics_{model}_change", args=[row.pk])
+    set_following(alice, topic, True)
+    set_saved(alice, Paper.objects.first(), True)
+    app, name = model.split(".")
+    row = apps.get_model(app, name).objects.first()
+    change_url = reverse(f"admin:{app}_{name}_change", args=[row.pk])
+
+    changelist = admin_client.get(reverse(f"admin:{app}_{name}_changelist"))
 
     assert changelist.status_code == 200
     assert "delete_selected" not in changelist.text
-    assert admin_client.get(reverse(f"admin:topics_{model}_add")).status_code == 403
+    assert admin_client.get(reverse(f"admin:{app}_{name}_add")).status_code == 403
     assert admin_client.post(change_url, {"paper": "1"}).status_code == 403
     assert admin_client.get(change_url).status_code == 200  # to read
 

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import ReadOnlyRecords
 from topics.curation import lift_exclusion
 from topics.curation import unpin_paper
 from topics.models import Follow
@@ -17,25 +18,12 @@ from topics.models import TopicExclusion
 from topics.models import TopicModel
 
 
-class DecidedThroughCuration:
-    """Tags, pins and exclusions are written by tagging and topics.curation
-    alone (a pin lifts an exclusion, the topic's pages and model follow): these
-    lists read them and act through curation, and offer no form or deletion
-    that would write them past it. Curators pin and exclude on the topic's
-    page or in the review queue."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(PaperTopic)
-class PaperTopicAdmin(DecidedThroughCuration, admin.ModelAdmin):
+class PaperTopicAdmin(ReadOnlyRecords, admin.ModelAdmin):
+    """Tags are written by tagging and topics.curation alone (a pin lifts an
+    exclusion, the topic's pages and model follow): curators pin and exclude
+    on the topic's page or in the review queue; here, unpin."""
+
     list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
     list_filter = ["source", "topic"]
     list_select_related = ["paper", "topic"]
@@ -56,7 +44,9 @@ class PaperTopicAdmin(DecidedThroughCuration, admin.ModelAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(DecidedThroughCuration, admin.ModelAdmin):
+class TopicExclusionAdmin(ReadOnlyRecords, admin.ModelAdmin):
+    """Written by topics.curation alone, as tags are: here, lift."""
+
     list_display = ["paper", "topic", "reason", "created_by", "created_at"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "created_by"]
@@ -73,12 +63,14 @@ class TopicExclusionAdmin(DecidedThroughCuration, admin.ModelAdmin):
 
 
 @admin.register(Follow)
-class FollowAdmin(admin.ModelAdmin):
+class FollowAdmin(ReadOnlyRecords, admin.ModelAdmin):
+    """Written by topics.following (the topic's follower count and the
+    reader's pages follow), which readers reach from the site and the API."""
+
     list_display = ["user", "topic", "muted", "created_at"]
     list_filter = ["topic", "muted"]
     list_select_related = ["user", "topic"]
     search_fields = ["user__email", "topic__name"]
-    raw_id_fields = ["user"]
 
 
 @admin.register(Question)
