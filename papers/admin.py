@@ -49,7 +49,11 @@ class AuthorshipInline(admin.TabularInline):
 
 
 @admin.register(Paper)
-class PaperAdmin(admin.ModelAdmin):
+class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
+    """Papers are arXiv's, written by ingest alone (papers.ingest.upsert): it
+    tags them, finds their similar papers and moves the pages that show them,
+    which a form here would not. A paper is corrected by harvesting it again."""
+
     list_display = [
         "arxiv_id",
         "version",

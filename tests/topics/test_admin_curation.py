@@ -359,14 +359,16 @@ def test_selected_pins_and_exclusions_are_lifted_through_curation(admin_client, 
         "topics.topicexclusion",
         "topics.follow",
         "papers.savedpaper",
+        "papers.paper",
     ],
 )
 def test_rows_one_module_writes_are_read_only_in_admin(
     admin_client, topic, alice, model
 ):
-    """A pin, exclusion, follow or saved paper added, changed or deleted there
-    would skip what its writer keeps consistent (an exclusion lifted, a
-    follower count, a reader's pages): the lists read, and act through it."""
+    """A paper, pin, exclusion, follow or saved paper added, changed or deleted
+    there would skip what its writer keeps consistent (tags, an exclusion
+    lifted, a follower count, the pages showing it): the lists read, and act
+    through the writer."""
     many_decisions(topic, pins=1, exclusions=1)
     set_following(alice, topic, True)
     set_saved(alice, Paper.objects.first(), True)
