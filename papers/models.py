@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.utils.text import Truncator
 
 from papers.identity import MAX_KEY_LENGTH
 from papers.identity import author_key
@@ -142,7 +143,7 @@ class Paper(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.arxiv_id}: {self.title[:60]}"
+        return f"{self.arxiv_id}: {Truncator(self.title).chars(80)}"
 
     def get_absolute_url(self) -> str:
         return address("papers:detail", "arxiv_id", self.arxiv_id)

@@ -228,6 +228,18 @@ def test_script_in_a_title_is_shown_as_text(client, db):
     assert "<script>alert(1)" not in response.text
 
 
+def test_a_paper_is_named_by_its_id_and_title_cut_with_an_ellipsis(db):
+    """As admin's lists and links name it."""
+    title = "A title long enough to be cut where admin lists papers " * 2
+    upsert_records([paper_record(title=title)])
+
+    name = str(Paper.objects.get())
+
+    assert name.startswith("2606.00001: A title long enough to be cut")
+    assert name.endswith("…")
+    assert len(name) == len("2606.00001: ") + 80
+
+
 def test_withdrawn_paper_says_so(client, db):
     upsert_records([paper_record(withdrawn=True)])
 
