@@ -11,6 +11,7 @@ from django.utils.text import Truncator
 
 from papers.identity import MAX_KEY_LENGTH
 from papers.identity import author_key
+from papers.ingest.records import versioned_id
 from papers.routes import address
 from papers.routes import author_address
 
@@ -150,7 +151,7 @@ class Paper(models.Model):
 
     @property
     def versioned_id(self) -> str:
-        return f"{self.arxiv_id}v{self.version}" if self.version else self.arxiv_id
+        return versioned_id(self.arxiv_id, self.version)
 
     @property
     def version_history(self) -> list[dict[str, Any]]:
