@@ -238,6 +238,14 @@ def test_decisions_inline_show_arxiv_ids_and_linked_titles(admin_client, topic):
     assert '<a href="/papers/2606.00002/">' in page
 
 
+def test_the_description_is_edited_whole(admin_client, topic):
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    # A text area, not a one-line input that shows its first 40 characters.
+    assert '<textarea name="description" cols="40" rows="3"' in page
+    assert 'maxlength="300"' in page
+
+
 def test_merge_action_asks_for_the_topic_to_keep_then_merges(
     admin_client, topic, alice
 ):

@@ -3,12 +3,16 @@ exclusions, merging, re-tagging and relevance models."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 from django.contrib import messages
+from django.contrib.admin.widgets import AdminTextareaWidget
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count
+from django.db.models import Field
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.http import HttpResponse
@@ -124,6 +128,14 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     class Media:
         js = ["js/topic_preview.js"]
         css = {"all": ["css/admin_preview.css"]}
+
+    def formfield_for_dbfield(
+        self, db_field: Field, request: HttpRequest, **kwargs: Any
+    ) -> forms.Field | None:
+        if db_field.name == "description":
+            # A few lines of text, where a one-line input shows 40 characters.
+            kwargs["widget"] = AdminTextareaWidget(attrs={"rows": 3})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Topic]:
         return (

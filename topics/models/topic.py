@@ -38,7 +38,14 @@ class Topic(models.Model):
 
     name = models.CharField(max_length=120, unique=True)
     slug = models.SlugField(max_length=120, unique=True)
-    description = models.CharField(max_length=300, blank=True)
+    description = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text=(
+            "A sentence or two: shown under the name on the topic page, in the "
+            "list of topics, in the topic's feed and to search engines."
+        ),
+    )
     definition = models.TextField(
         blank=True,
         help_text=(
