@@ -299,7 +299,9 @@ COVERED_IN_ASIDE = """() => {
 }"""
 
 
-@pytest.mark.parametrize("address", ["/", "/topics/rl-agents/"])
+@pytest.mark.parametrize(
+    "address", ["/", "/topics/rl-agents/", "/search/?q=agent", "/saved/"]
+)
 def test_the_side_panel_never_covers_the_rest_of_its_aside(page, follower, address):
     """The panel is sticky: placed first in its aside it slid over the related
     topics, the reader's topics and the rest, which no scroll then showed."""
