@@ -45,6 +45,12 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/settings.html", context)
 
 
+def _settings_at(section: str) -> HttpResponse:
+    """Back to the settings page, scrolled to the section just changed (a new
+    key or address shows there, far below the top)."""
+    return redirect(reverse("accounts:settings") + f"#{section}")
+
+
 def _show_key_once(request: HttpRequest, token: Token) -> None:
     request.session[NEW_KEY_SESSION_KEY] = token.key
 
@@ -61,7 +67,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
     else:
         _show_key_once(request, token)
         messages.success(request, "Your API token is ready. Copy the key now.")
-    return redirect("accounts:settings")
+    return _settings_at("token-heading")
 
 
 @require_POST
@@ -71,7 +77,7 @@ def token_rotate(request: HttpRequest) -> HttpResponse:
     messages.success(
         request, "Your API token has a new key; the old one no longer works."
     )
-    return redirect("accounts:settings")
+    return _settings_at("token-heading")
 
 
 @require_POST
@@ -81,17 +87,12 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Your API token is revoked.")
     else:
         messages.info(request, "You had no API token.")
-    return redirect("accounts:settings")
+    return _settings_at("token-heading")
 
 
 def feed_url(key: str) -> str:
     """The absolute address of the private feed with this key."""
     return site_url(reverse("reader_feed", kwargs={"key": key}))
-
-
-def _back_to_feed() -> HttpResponse:
-    # The settings page at its private feed section.
-    return redirect(reverse("accounts:settings") + "#feed-heading")
 
 
 @require_POST
@@ -101,7 +102,7 @@ def feed_create(request: HttpRequest) -> HttpResponse:
     messages.success(
         request, "Your private feed is ready: add its address to your feed reader."
     )
-    return _back_to_feed()
+    return _settings_at("feed-heading")
 
 
 @require_POST
@@ -112,7 +113,7 @@ def feed_rotate(request: HttpRequest) -> HttpResponse:
         request,
         "Your private feed has a new address; the old one no longer works.",
     )
-    return _back_to_feed()
+    return _settings_at("feed-heading")
 
 
 @require_POST
@@ -122,7 +123,7 @@ def feed_revoke(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Your private feed is turned off.")
     else:
         messages.info(request, "You had no private feed.")
-    return _back_to_feed()
+    return _settings_at("feed-heading")
 
 
 @login_required

@@ -164,7 +164,8 @@ def test_creates_a_token_and_shows_its_key_once(reader, alice):
     response = reader.post("/settings/token/create/", follow=True)
 
     token = Token.objects.get(user=alice)
-    assert response.redirect_chain == [(SETTINGS_URL, 302)]
+    # At the section showing the key, which is below the top of the page.
+    assert response.redirect_chain == [(SETTINGS_URL + "#token-heading", 302)]
     assert token.key in response.text
     assert f"Authorization: Token {token.key}" in response.text
     assert "created" in response.text
