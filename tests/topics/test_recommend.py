@@ -231,6 +231,7 @@ def _five_positives(user) -> None:
 
 
 def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
+    set_following(alice, make_topic(rule="ti:agent"), True)
     _five_positives(alice)
 
     page = reader.get("/").content.decode()

@@ -130,6 +130,9 @@ def test_a_reader_who_follows_nothing_is_offered_the_rising_then_the_busiest(
     # Each followed from where it is offered, in one click.
     for slug in order:
         assert f'action="/topics/{slug}/follow/"' in offered
+    # No papers yet: no count of them, nor keys to move among them.
+    assert '<h1 id="feed-heading">Your feed</h1>' in page
+    assert "key-hint" not in page
 
 
 def test_home_and_the_topic_list_link_to_the_trending_page(client, topics):
