@@ -239,3 +239,7 @@ def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved)
     assert '<input type="hidden" name="ticked" value="1">' in page
     assert 'formaction="/saved/ris/"' in page
     assert 'formaction="/saved/csl.json/"' in page
+    # Each row says once what it exports; each button names its format.
+    assert "Export the ticked papers:" in page
+    assert f"Export all {len(saved)}:" in page
+    assert 'aria-label="RIS of the ticked papers"' in page
