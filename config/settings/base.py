@@ -150,6 +150,8 @@ ACCOUNT_UNIQUE_EMAIL = True
 # The confirmation link signs in only where the signup happened (allauth checks
 # the session): the new reader is not asked for the password just chosen.
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+# A reset link proves the address too: it signs in to the home page.
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
 # How many proxies (load balancer, CDN) stand before the web processes: the

@@ -342,7 +342,11 @@ def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
         form_url, {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD}
     )
 
-    assert response.url == "/accounts/password/reset/key/done/"
+    # The link proved the address: the reader is signed in, not sent to a page
+    # that only says the password changed and leaves them to log in again.
+    assert response.url == "/"
+    assert client.session["_auth_user_id"] == str(verified_alice.pk)
+    assert "Password successfully changed." in client.get("/").text
     verified_alice.refresh_from_db()
     assert verified_alice.check_password(NEW_PASSWORD)
 
