@@ -112,13 +112,14 @@ def preview_rule(
             f"background ({exc.remaining:,} {papers} to go). Edit the rule again "
             "in a while to see its preview."
         )
-    current: set[int] = set()
-    members = matched
+    # A topic not saved yet has no membership for the rule to change.
+    added: set[int] = set()
+    removed: set[int] = set()
     if topic is not None:
         matched -= _kept_out(topic)
         current, decided = _membership(topic)
         members = matched | decided
-    added, removed = members - current, current - members
+        added, removed = members - current, current - members
     return Preview(
         count=len(matched),
         scanned=Paper.objects.count(),

@@ -42,11 +42,13 @@
       panel.appendChild(element("p", data.notice, "preview-notice"));
       return;
     }
-    panel.appendChild(element("p",
+    var summary = element("p",
       "Matches " + count(data.count) + " of " + count(data.scanned) + " papers (" +
-        count(data.checked) +
-        " checked, " + data.seconds + " s).",
-      "preview-count"));
+        data.seconds + " s).",
+      "preview-count");
+    summary.title = count(data.checked) +
+      " papers the search index could not decide were read in full.";
+    panel.appendChild(summary);
     panel.appendChild(paperList("Latest matches", data.latest, data.count));
     if (data.added_count || data.removed_count) {
       panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count));
