@@ -130,6 +130,14 @@ def test_schema_names_the_errors_of_the_paper_lists(client):
     assert cursor["schema"]["pattern"] == r"^[0-9]{1,6}\.[0-9]{1,18}$"
 
 
+def test_docs_page_says_its_language_and_holds_the_docs_in_its_main_landmark(client):
+    """Screen readers pick the voice from lang; landmarks let them skip to the docs."""
+    html = client.get("/api/docs/").text
+
+    assert '<html lang="en">' in html
+    assert '<main id="swagger-ui"></main>' in html
+
+
 def test_docs_page_loads_only_scripts_and_styles_of_this_site(client):
     page = client.get("/api/docs/")
     policy = page["Content-Security-Policy"]
