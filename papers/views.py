@@ -52,6 +52,7 @@ from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import related_papers
 from papers.query import similar_ids
+from papers.routes import address
 from papers.rows import paper_rows
 from papers.rows import search_rows
 from papers.search import arxiv_id_query
@@ -75,6 +76,10 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         base_id, _ = split_arxiv_id(arxiv_id)
     except ParseError as exc:
         raise Http404(str(exc)) from exc
+    if arxiv_id != base_id and find_paper(base_id):
+        # One address per paper held (a version, "arXiv:" or an arXiv path
+        # moves there): it shows the newest version held, whichever was asked.
+        return redirect(address("papers:detail", "arxiv_id", base_id), permanent=True)
     scopes = [paper_key(base_id), similar_key(base_id), NAMES]
     render = partial(_paper_page, request, arxiv_id)
     return page_response(request, cached_page(request, scopes, render))

@@ -175,12 +175,9 @@ def test_unknown_or_inactive_topic_is_404(client, corpus):
     assert client.get("/topics/nothing-here/").status_code == 404
 
 
-@pytest.mark.parametrize("address", ["2606.00100", "2606.00100v1", "2606.00100v9"])
-def test_paper_page_answers_with_or_without_version(
-    visitor, corpus, address, django_assert_max_num_queries
-):
+def test_paper_page_answers_at_its_id(visitor, corpus, django_assert_max_num_queries):
     with django_assert_max_num_queries(MAX_PAGE_QUERIES):
-        response = visitor.get(f"/papers/{address}/")
+        response = visitor.get("/papers/2606.00100/")
 
     assert response.status_code == 200
     assert "An agent and a robot" in response.text
@@ -188,8 +185,24 @@ def test_paper_page_answers_with_or_without_version(
     assert 'href="https://arxiv.org/abs/2606.00100v1"' in response.text
 
 
+@pytest.mark.parametrize(
+    "address",
+    ["2606.00100v1", "2606.00100v9", "arXiv:2606.00100", "abs/2606.00100v1"],
+)
+def test_paper_page_at_any_other_form_of_its_id_moves_to_its_address(
+    visitor, corpus, address
+):
+    """One address per paper, as search's ids and links lead there: the page
+    shows the paper (its newest version held), whatever version was asked."""
+    response = visitor.get(f"/papers/{address}/")
+
+    assert response.status_code == 301
+    assert response["Location"] == "/papers/2606.00100/"
+
+
 def test_paper_page_serves_old_style_ids_and_escapes_titles(client, corpus):
-    response = client.get("/papers/math/0601001v2/")
+    assert client.get("/papers/math/0601001v2/")["Location"] == "/papers/math/0601001/"
+    response = client.get("/papers/math/0601001/")
 
     assert response.status_code == 200
     assert "Old style &lt;b&gt;id&lt;/b&gt;" in response.text
@@ -265,7 +278,7 @@ def test_a_paper_not_held_links_to_arxiv_and_is_served_once_harvested(client, db
     assert "There is nothing at this address" not in missing.text
 
     upsert_records([paper_record("2606.00001", title="Harvested since")])
-    assert "Harvested since" in client.get("/papers/2606.00001v2/").text
+    assert "Harvested since" in client.get("/papers/2606.00001v2/", follow=True).text
 
 
 def test_healthz_reports_each_dependency(client, db):
