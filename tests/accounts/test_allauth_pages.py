@@ -238,6 +238,25 @@ def test_signup_sends_a_verification_email_whose_link_verifies(client):
     assert address.verified
 
 
+def test_an_address_added_to_an_account_is_asked_for_in_words_about_adding_it(
+    reader, verified_alice
+):
+    """Not the sign-up mail's "the account can follow topics", which it can."""
+    reader.post("/accounts/email/", {"action_add": "", "email": "alice@work.example"})
+
+    (message,) = mail.outbox
+    assert message.to == ["alice@work.example"]
+    assert message.subject == "[Momentum] Confirm your email address"
+    assert (
+        "Someone asked to add this address to the account alice@example.com at "
+        in message.body
+    )
+    assert "/accounts/confirm-email/" in link_in(message)
+    assert "make it the account's main address, where its digests go" in message.body
+    assert "the address stays unconfirmed" in message.body
+    assert "can follow topics" not in message.body
+
+
 def test_confirming_in_the_browser_that_signed_up_signs_in(client):
     """The new reader is not asked for the password they have just chosen:
     the link opened where they signed up signs them in, and takes them on to
