@@ -273,6 +273,17 @@ def skeleton(template: str, **context: object) -> str:
     return _skeleton(template, **context)
 
 
+def row_id(arxiv_id: str) -> str:
+    """The id of a paper's row in a list (partials/paper_row.html)."""
+    return f"paper-{arxiv_id}"
+
+
+def _back_to_row(reader: Reader, arxiv_id: str) -> str:
+    # A paper's Save or rating, posted without JavaScript (or after logging
+    # in), comes back to its row rather than to the top of a long list.
+    return f"{reader.next}#{escape(row_id(arxiv_id))}"
+
+
 def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
     address_of, label_on, label_off, label_small = TOGGLES[kind]
     on = reader.signed_in and key in reader.state.get(kind, ())
@@ -286,7 +297,9 @@ def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
         small=size == "small",
     )
     html = html.replace(URL, escape(address_of(key)))
-    html = html.replace(NEXT, reader.next)
+    html = html.replace(
+        NEXT, _back_to_row(reader, key) if kind == "save" else reader.next
+    )
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
 
@@ -306,7 +319,7 @@ def _rating(reader: Reader, arxiv_id: str, size: str) -> str:
         small=size == "small",
     )
     html = html.replace(URL, escape(address("papers:rate", "arxiv_id", arxiv_id)))
-    html = html.replace(NEXT, reader.next)
+    html = html.replace(NEXT, _back_to_row(reader, arxiv_id))
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
 

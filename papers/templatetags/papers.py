@@ -26,6 +26,11 @@ def latex(text: str) -> str:
 
 
 @register.filter
+def row_id(arxiv_id: str) -> str:
+    return slots.row_id(arxiv_id)
+
+
+@register.filter
 def author_list(paper: Paper) -> list[Author]:
     """Authors in order, from the prefetched authorships."""
     return [authorship.author for authorship in paper.authorships.all()]
