@@ -205,8 +205,10 @@
   }
 
   // On load: the row a page turn asked for, else the one this history entry
-  // remembers (Back), else the first. Only a page turn takes the focus (the
-  // reader is moving with the keys); nothing scrolls but to a remembered row.
+  // remembers (Back), else the one the address names (#paper-<id>, where a
+  // Save posted without JavaScript or after logging in comes back), else the
+  // first. Only a page turn takes the focus (the reader is moving with the
+  // keys); nothing scrolls but to a remembered or named row.
   function selectOnLoad() {
     const list = rows();
     if (!list.length) return;
@@ -218,7 +220,10 @@
       return;
     }
     const remembered = history.state && history.state.paper;
-    const row = remembered && list.find((r) => r.dataset.paper === remembered);
+    const named = decodeURIComponent(window.location.hash.slice(1));
+    const row =
+      (remembered && list.find((r) => r.dataset.paper === remembered)) ||
+      (named && list.find((r) => r.id === named));
     if (row) select(row, { scroll: true });
     else select(list[0]);
   }

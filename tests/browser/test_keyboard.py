@@ -199,6 +199,30 @@ def test_back_selects_the_row_that_was_opened(page, topic):
     expect(page.locator(f'[data-paper="{fifth_id}"]')).to_have_class(SELECTED)
 
 
+def test_a_visitors_save_far_down_the_list_comes_back_to_that_row(
+    page, topic, verified_alice
+):
+    """Saving the 20th paper as a visitor: log in, confirm, and the list is
+    back at that row, selected, with the panel showing it (not at the top)."""
+    page.goto("/topics/rl-agents/")
+    twentieth = rows(page).nth(19)
+    arxiv_id = twentieth.get_attribute("data-paper")
+    twentieth.get_by_role("button", name="Save").click()
+    page.fill("#id_login", verified_alice.email)
+    page.fill("#id_password", "correct horse battery")
+    page.locator("main button[type=submit]").click()
+    page.get_by_role("button", name="Yes").click()
+
+    expect(page).to_have_url(re.compile(rf"/topics/rl-agents/#paper-{arxiv_id}$"))
+    row = page.locator(f'[data-paper="{arxiv_id}"]')
+    expect(row).to_have_class(SELECTED)
+    expect(row).to_be_in_viewport()
+    expect(row.get_by_role("button", name="Saved")).to_be_visible()
+    expect(page.locator("#paper-panel .panel-title")).to_have_text(
+        row.locator(".paper-title a").inner_text()
+    )
+
+
 def test_j_at_the_last_row_goes_on_to_the_next_page_and_k_comes_back(page, topic):
     page.goto("/topics/rl-agents/")
     expect(rows(page)).to_have_count(25)
