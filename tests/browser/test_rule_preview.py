@@ -101,9 +101,7 @@ def test_a_large_preview_writes_its_counts_as_the_site_does(
     page.goto(f"/admin/topics/topic/{topic.pk}/change/")
 
     preview = page.locator(".rule-preview")
-    expect(preview).to_contain_text(
-        "Matches 25,002 of 1,000,000 papers (0.8 s)."
-    )
+    expect(preview).to_contain_text("Matches 25,002 of 1,000,000 papers (0.8 s).")
     # How many the index left to read whole is for whoever tunes it, not the line.
     expect(preview.locator(".preview-count")).to_have_attribute(
         "title", "1,234 papers the search index could not decide were read in full."

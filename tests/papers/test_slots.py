@@ -4,6 +4,7 @@ menu and messages are each reader's own, with or without JavaScript."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -97,35 +98,28 @@ def test_a_visitor_after_a_reader_gets_no_token_and_log_in_buttons(topic, alice)
     assert "Log out" not in page
 
 
+def next_of(page: str, action: str) -> str:
+    """The `next` address of the page's form that posts to `action`."""
+    form = re.search(rf'action="{action}".*?name="next" value="([^"]+)"', page, re.S)
+    assert form, action
+    return html.unescape(form.group(1))
+
+
 @pytest.mark.parametrize("who", ["alice", "visitor"])
 def test_a_rows_save_and_rating_come_back_to_the_row_not_the_top(topic, alice, who):
-    """Without JavaScript (and for a visitor, through logging in), saving the
-    20th paper of a list comes back to it, not to the page's first screen."""
+    """Without JavaScript (and for a visitor, through logging in), saving a
+    paper far down a list comes back to its row, not to the page's first screen."""
     client = signed_in(alice) if who == "alice" else Client()
     page = client.get(f"{TOPIC}?page=1").text
     row = f"{TOPIC}?page=1#paper-2606.00003"
 
-    assert (
-        'data-paper="2606.00003" data-url="/papers/2606.00003/" id="paper-2606.00003"'
-        in page
-    )
-    save = re.search(
-        r'action="/papers/2606.00003/save/".*?name="next" value="([^"]+)"', page, re.S
-    )
-    rate = re.search(
-        r'action="/papers/2606.00003/rate/".*?name="next" value="([^"]+)"', page, re.S
-    )
-    assert save and save.group(1).replace("&amp;", "&") == row
-    assert rate and rate.group(1).replace("&amp;", "&") == row
+    assert 'data-url="/papers/2606.00003/" id="paper-2606.00003"' in page
+    assert next_of(page, "/papers/2606.00003/save/") == row
+    assert next_of(page, "/papers/2606.00003/rate/") == row
     # Following the topic is no row's: it comes back to the page.
-    follow = re.search(
-        r'action="/topics/agents/follow/".*?name="next" value="([^"]+)"', page, re.S
-    )
-    assert follow and follow.group(1) == f"{TOPIC}?page=1"
+    assert next_of(page, "/topics/agents/follow/") == f"{TOPIC}?page=1"
     if who == "alice":
-        response = client.post(
-            "/papers/2606.00003/save/", {"on": "1", "next": save.group(1)}
-        )
+        response = client.post("/papers/2606.00003/save/", {"on": "1", "next": row})
         assert response["Location"] == row
 
 
