@@ -278,9 +278,12 @@ def row_id(arxiv_id: str) -> str:
     return f"paper-{arxiv_id}"
 
 
-def _back_to_row(reader: Reader, arxiv_id: str) -> str:
-    # A paper's Save or rating, posted without JavaScript (or after logging
-    # in), comes back to its row rather than to the top of a long list.
+def _back_to(reader: Reader, arxiv_id: str, size: str) -> str:
+    """Where a paper's Save or rating comes back to, posted without JavaScript
+    (or after logging in): a row's (its buttons are the small ones) to the row,
+    not to the top of a long list; the paper page's to the page."""
+    if size != "small":
+        return reader.next
     return f"{reader.next}#{escape(row_id(arxiv_id))}"
 
 
@@ -298,7 +301,7 @@ def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
     )
     html = html.replace(URL, escape(address_of(key)))
     html = html.replace(
-        NEXT, _back_to_row(reader, key) if kind == "save" else reader.next
+        NEXT, _back_to(reader, key, size) if kind == "save" else reader.next
     )
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
@@ -319,7 +322,7 @@ def _rating(reader: Reader, arxiv_id: str, size: str) -> str:
         small=size == "small",
     )
     html = html.replace(URL, escape(address("papers:rate", "arxiv_id", arxiv_id)))
-    html = html.replace(NEXT, _back_to_row(reader, arxiv_id))
+    html = html.replace(NEXT, _back_to(reader, arxiv_id, size))
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
 

@@ -116,8 +116,12 @@ def test_a_rows_save_and_rating_come_back_to_the_row_not_the_top(topic, alice, w
     assert 'data-url="/papers/2606.00003/" id="paper-2606.00003"' in page
     assert next_of(page, "/papers/2606.00003/save/") == row
     assert next_of(page, "/papers/2606.00003/rate/") == row
-    # Following the topic is no row's: it comes back to the page.
+    # Following the topic is no row's: it comes back to the page; nor are the
+    # paper page's own buttons.
     assert next_of(page, "/topics/agents/follow/") == f"{TOPIC}?page=1"
+    paper_page = client.get("/papers/2606.00003/").text
+    assert next_of(paper_page, "/papers/2606.00003/save/") == "/papers/2606.00003/"
+    assert next_of(paper_page, "/papers/2606.00003/rate/") == "/papers/2606.00003/"
     if who == "alice":
         response = client.post("/papers/2606.00003/save/", {"on": "1", "next": row})
         assert response["Location"] == row
