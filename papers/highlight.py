@@ -1,13 +1,16 @@
 """Search results' highlights, built from plain text, as paper text is
-untrusted: papers.search says which words matched (`matched_words`; on
-SQLite read from FTS5's private-use sentinel marks), this module marks them,
-whole, with the sentinels in the text shown (its LaTeX rendered); the result
-is HTML-escaped, and only then do the sentinels become <mark> tags."""
+untrusted: papers.search says which runs of words matched (`matched_runs`: a
+word, or a phrase's words in a row; on SQLite read from FTS5's private-use
+sentinel marks), this module marks them, whole words, with the sentinels in
+the text shown (its LaTeX rendered); the result is HTML-escaped, and only then
+do the sentinels become <mark> tags."""
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable
+from collections.abc import Iterator
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString
@@ -24,7 +27,10 @@ ADJACENT_MARKS = re.compile(f"{STOP}(\\s+){START}")
 SNIPPET_WORDS = 40
 # A word as shown and marked: "multi-agent" and "model's" are one word.
 WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
-ATOM = re.compile(r"\w+")
+# A word's parts, as both databases' parsers split it.
+ATOM = re.compile(r"[^\W_]+")
+# What matched in a text: runs of its words, lowercased; a word is a run of one.
+Runs = set[tuple[str, ...]]
 
 
 def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
@@ -33,58 +39,97 @@ def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
     if not text.strip():
         return papers
     for paper in papers:
-        words: set[str] = getattr(paper, "matched_words", set())
+        runs: Runs = getattr(paper, "matched_runs", set())
         title = latex_to_text(paper.title)
         abstract = latex_to_text(paper.abstract)
-        paper.highlighted_title = to_html(mark_words(title, words))  # type: ignore[attr-defined]
-        paper.snippet = to_html(mark_words(excerpt(abstract, words), words))  # type: ignore[attr-defined]
+        paper.highlighted_title = to_html(mark_runs(title, runs))  # type: ignore[attr-defined]
+        paper.snippet = to_html(mark_runs(excerpt(abstract, runs), runs))  # type: ignore[attr-defined]
     return papers
 
 
-def marked_words(marked: str | None) -> set[str]:
-    """The words, lowercased, that FTS5 marked in a text (a part of a word
-    counts: "multi-[agent]" gives "agent")."""
+def marked_runs(marked: str | None) -> Runs:
+    """The runs of words, lowercased, that FTS5 marked in a text (a part of a
+    word counts: "multi-[agent]" gives "agent")."""
     if not marked:
         return set()
-    return {
-        atom.lower() for span in MARKED.findall(marked) for atom in ATOM.findall(span)
-    }
-
-
-def _is_match(word: str, words: set[str]) -> bool:
-    # Most words are one atom (isalnum: every character is one \w matches),
-    # looked up whole; only the others are split.
-    if word.isalnum():
-        return word.lower() in words
-    return any(atom.lower() in words for atom in ATOM.findall(word))
-
-
-def mark_words(text: str, words: set[str]) -> str:
-    """The text with every word that is, or holds, one of `words` sentinel-marked
-    whole; neighbouring marks ("tool use") become one."""
-    text = text.replace(START, "").replace(STOP, "")
-    if not words:
-        return text
-    marked = WORD.sub(
-        lambda match: (
-            f"{START}{match.group(0)}{STOP}"
-            if _is_match(match.group(0), words)
-            else match.group(0)
-        ),
-        text,
+    runs = (
+        tuple(atom.lower() for atom in ATOM.findall(span))
+        for span in MARKED.findall(marked)
     )
-    return ADJACENT_MARKS.sub(r"\1", marked)
+    return {run for run in runs if run}
 
 
-def excerpt(text: str, words: set[str], size: int = SNIPPET_WORDS) -> str:
+def mark_runs(text: str, runs: Runs) -> str:
+    """The text with every word that is, or holds, a part of one of the runs
+    sentinel-marked whole; neighbouring marks ("tool use") become one."""
+    text = text.replace(START, "").replace(STOP, "")
+    pieces, end = [], 0
+    for start, stop in _found(text, runs):
+        # Back to where the word holding the run's start begins (no word spans
+        # a space), not into one marked already.
+        begin = max(start, end)
+        while begin > end and not text[begin - 1].isspace():
+            begin -= 1
+        for word in WORD.finditer(text, begin):
+            if word.start() >= stop:
+                break
+            if word.end() > start:
+                pieces += [text[end : word.start()], START, word.group(0), STOP]
+                end = word.end()
+    pieces.append(text[end:])
+    return ADJACENT_MARKS.sub(r"\1", "".join(pieces))
+
+
+def excerpt(text: str, runs: Runs, size: int = SNIPPET_WORDS) -> str:
     """About `size` words of the text, starting a little before the first match."""
     all_words = text.split()
-    first = next((n for n, word in enumerate(all_words) if _is_match(word, words)), 0)
+    found = next(_found(text, runs), None)
+    # The words up to the match's first character: the match's is the last.
+    first = len(text[: found[0] + 1].split()) - 1 if found else 0
     start = max(first - size // 4, 0)
     shown = " ".join(all_words[start : start + size])
     prefix = "… " if start > 0 else ""
     suffix = " …" if start + size < len(all_words) else ""
     return f"{prefix}{shown}{suffix}"
+
+
+def _found(text: str, runs: Runs) -> Iterator[tuple[int, int]]:
+    """Where in the text the runs are, in order: (start, stop) from the first
+    part of a run's first word to the last part of its last. Read as far as
+    asked: an excerpt needs only the first."""
+    if not runs:
+        return
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for run in runs:
+        by_first.setdefault(run[0], []).append(run)
+    longest = max(map(len, runs))
+    parts = ATOM.finditer(text)
+    if longest == 1:  # words only, the most common: no need to look ahead
+        yield from (part.span() for part in parts if part.group(0).lower() in by_first)
+        return
+    # The parts a run starting at the first of them would cover: (atom, start, stop).
+    ahead: deque[tuple[str, int, int]] = deque(maxlen=longest)
+    for part in parts:
+        ahead.append((part.group(0).lower(), part.start(), part.end()))
+        if len(ahead) == longest and ahead[0][0] in by_first:
+            yield from _starting(ahead, by_first[ahead[0][0]])
+    if len(ahead) == longest:
+        ahead.popleft()  # looked at above
+    while ahead:
+        if ahead[0][0] in by_first:
+            yield from _starting(ahead, by_first[ahead[0][0]])
+        ahead.popleft()
+
+
+def _starting(
+    ahead: deque[tuple[str, int, int]], runs: list[tuple[str, ...]]
+) -> Iterator[tuple[int, int]]:
+    """Where each of the runs that the parts ahead begin with lies."""
+    for run in runs:
+        if len(run) <= len(ahead) and all(
+            ahead[n][0] == atom for n, atom in enumerate(run)
+        ):
+            yield ahead[0][1], ahead[len(run) - 1][2]
 
 
 def to_html(marked: str) -> SafeString:

@@ -14,7 +14,7 @@ API lists matches newest first and never ranks them (`matching_papers`).
 
 What matched is found by the database: on PostgreSQL from each word's lexemes
 (papers.stemming), on SQLite from FTS5's sentinel marks; papers.highlight
-marks it in the text shown.
+marks it in the text shown, a phrase only where its words stand in a row.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from django.db.models.expressions import RawSQL
 
 from papers.highlight import START
 from papers.highlight import STOP
-from papers.highlight import marked_words
+from papers.highlight import marked_runs
 from papers.ingest.records import ARXIV_ID_RE
 from papers.models import Paper
 from papers.pagecache import cached_value
 from papers.recent_index import VECTOR
 from papers.recent_index import recent_cutoff
-from papers.stemming import matched_words
+from papers.stemming import matched_runs
 
 MAX_QUERY_LENGTH = 200
 # How many of the newest matches a search ranks and pages through.
@@ -199,9 +199,10 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
 
     Ranking every match costs what the matches number (tens of thousands for a
     common word): only a bounded set of the newest, taken from the full-text
-    index, is ranked. Each paper read carries `matched_words`, the words of its
-    title and abstract that a positive term matched; pass the papers shown to
-    `highlight`, then to papers.rows.search_rows.
+    index, is ranked. Each paper read carries `matched_runs`, the words of its
+    title and abstract that a positive term matched (a phrase's where they
+    stand in a row); pass the papers shown to `highlight`, then to
+    papers.rows.search_rows.
     """
     alternatives = parse_query(text) if text.strip() else []
     if alternatives and connection.vendor == "postgresql":
@@ -220,9 +221,9 @@ def search_papers(text: str, **filters: Any) -> SearchResults:
     def page(window: slice) -> list[Paper]:
         papers = list(ranked[window])
         for paper in papers:
-            paper.matched_words = marked_words(  # type: ignore[attr-defined]
+            paper.matched_runs = marked_runs(  # type: ignore[attr-defined]
                 getattr(paper, "title_marked", None)
-            ) | marked_words(getattr(paper, "abstract_marked", None))
+            ) | marked_runs(getattr(paper, "abstract_marked", None))
         return papers
 
     return SearchResults(among, capped, page)
@@ -235,7 +236,7 @@ def _ranked_full_text(
     they are found (ts_rank, then newest first); the page's papers read with
     their marks."""
     ids, capped = newest_matches(papers, CANDIDATES, rank=_tsquery(alternatives))
-    positive = " ".join(_positive(alternatives))
+    positive = _positive(alternatives)
 
     def page(window: slice) -> list[Paper]:
         shown = ids[window]
@@ -244,10 +245,10 @@ def _ranked_full_text(
         papers = [by_id[pk] for pk in shown if pk in by_id]
         if positive:
             texts = [f"{paper.title}\n{paper.abstract}" for paper in papers]
-            for paper, words in zip(
-                papers, matched_words(texts, positive, CONFIG), strict=True
+            for paper, runs in zip(
+                papers, matched_runs(texts, positive, CONFIG), strict=True
             ):
-                paper.matched_words = words  # type: ignore[attr-defined]
+                paper.matched_runs = runs  # type: ignore[attr-defined]
         return papers
 
     return SearchResults(ids, capped, page)

@@ -1,5 +1,6 @@
 """Which words of a text a PostgreSQL full-text query matched, found without
-ts_headline.
+ts_headline: each word a term matched, and each phrase's words only where
+they stand in a row as in the phrase.
 
 ts_headline parses and stems every word of every abstract shown, for every
 search (about 0.15 ms a paper). A word's lexemes never change, so PostgreSQL
@@ -22,20 +23,65 @@ from django.db import connection
 ATOM = re.compile(r"[^\W_]+")
 # Kept per process; emptied when full (words seen again are asked again).
 MAX_KNOWN = 50_000
+# A phrase's stop word: any word stands in its place.
+ANY_WORD: set[str] = set()
 _known: dict[str, frozenset[str]] = {}
 _lock = threading.Lock()
 
 
-def matched_words(texts: Iterable[str], query_text: str, config: str) -> list[set[str]]:
-    """For each text, its words (lowercased) whose lexemes are among those of
-    `query_text`'s words: the words a search for it marks there."""
-    atoms = [set(map(str.lower, ATOM.findall(text))) for text in texts]
-    query_atoms = set(map(str.lower, ATOM.findall(query_text)))
-    lexemes = _lexemes(query_atoms.union(*atoms), config)
-    wanted = set().union(*(lexemes[atom] for atom in query_atoms))
+def matched_runs(
+    texts: Iterable[str], terms: Iterable[str], config: str
+) -> list[set[tuple[str, ...]]]:
+    """For each text, the runs of its words (lowercased) that one of the terms
+    matched: a word whose lexemes are among a one-word term's, or words in a
+    row whose lexemes are a phrase's, in its order (a stop word of the phrase
+    stands for any word, as PostgreSQL counts its place)."""
+    texts_atoms = [[atom.lower() for atom in ATOM.findall(text)] for text in texts]
+    terms_atoms = [[atom.lower() for atom in ATOM.findall(term)] for term in terms]
+    words = set().union(*texts_atoms)
+    lexemes = _lexemes(words.union(*terms_atoms), config)
+    phrases = []
+    for atoms in terms_atoms:
+        wanted = [lexemes[atom] for atom in atoms]
+        # A phrase's stop words at its ends are dropped, as phraseto_tsquery does.
+        while wanted and not wanted[0]:
+            wanted.pop(0)
+        while wanted and not wanted[-1]:
+            wanted.pop()
+        if wanted:
+            phrases.append(wanted)
     # Each distinct word is looked at once, not once for every text holding it.
-    matching = {word for word, found in lexemes.items() if not found.isdisjoint(wanted)}
-    return [words & matching for words in atoms]
+    every = set().union(*(found for wanted in phrases for found in wanted))
+    candidates = {word for word in words if not lexemes[word].isdisjoint(every)}
+    patterns = [
+        [
+            {word for word in candidates if not lexemes[word].isdisjoint(found)}
+            if found
+            else ANY_WORD
+            for found in wanted
+        ]
+        for wanted in phrases
+    ]
+    return [_runs(atoms, patterns) for atoms in texts_atoms]
+
+
+def _runs(atoms: list[str], patterns: list[list[set[str]]]) -> set[tuple[str, ...]]:
+    """The runs of these words that fit a pattern: the words allowed at each
+    place, in order (ANY_WORD: any)."""
+    present = set(atoms)
+    runs: set[tuple[str, ...]] = set()
+    for first, *rest in patterns:
+        if not rest:
+            runs.update((word,) for word in present & first)
+            continue
+        for start in [n for n, atom in enumerate(atoms) if atom in first]:
+            run = atoms[start : start + 1 + len(rest)]
+            if len(run) > len(rest) and all(
+                allowed is ANY_WORD or word in allowed
+                for word, allowed in zip(run[1:], rest, strict=True)
+            ):
+                runs.add(tuple(run))
+    return runs
 
 
 def _lexemes(words: set[str], config: str) -> dict[str, frozenset[str]]:

@@ -18,8 +18,8 @@ from django.db import connection
 
 from papers.forms import topic_choices
 from papers.highlight import excerpt
-from papers.highlight import mark_words
-from papers.highlight import marked_words
+from papers.highlight import mark_runs
+from papers.highlight import marked_runs
 from papers.highlight import to_html
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
@@ -395,6 +395,27 @@ def test_a_phrase_is_marked_as_one(client, corpus):
     response = client.get("/search/", {"q": '"tool use"'})
 
     assert marked_title(response, "2606.00004") == "<mark>Tool use</mark> in robots"
+
+
+@pytest.mark.django_db
+def test_a_phrases_words_are_marked_only_where_they_stand_in_a_row(client, db):
+    add_papers(
+        paper_record(
+            "2606.00052",
+            title="World models for robots",
+            abstract="Real world robots; a world of models. A world model, again.",
+        )
+    )
+
+    response = client.get("/search/", {"q": '"world model" robot'})
+
+    assert marked_title(response, "2606.00052") == (
+        "<mark>World models</mark> for <mark>robots</mark>"
+    )
+    assert (
+        "Real world <mark>robots</mark>; a world of models. "
+        "A <mark>world model</mark>, again." in response.text
+    )
 
 
 @pytest.mark.django_db
@@ -925,17 +946,30 @@ def test_parse_query_reads_phrases_exclusions_and_alternatives():
     assert parse_query('or "or" - "" x or') == [[Term("or"), Term("x")]]
 
 
-def test_marked_words_reads_every_word_the_database_marked():
-    marked = "multi-\ue000agent\ue001 \ue000Tool use\ue001 and \ue000LLMs\ue001"
+def test_marked_runs_reads_every_run_the_database_marked():
+    marked = (
+        "multi-\ue000agent\ue001 \ue000Tool use\ue001 and \ue000LLMs\ue001 \ue000\ue001"
+    )
 
-    assert marked_words(marked) == {"agent", "tool", "use", "llms"}
-    assert marked_words(None) == set()
+    assert marked_runs(marked) == {("agent",), ("tool", "use"), ("llms",)}
+    assert marked_runs(None) == set()
 
 
-def test_mark_words_marks_whole_words_and_drops_stray_sentinels():
-    marked = mark_words("Large\nLanguage models \ue000and\ue001 LLM-based", {"llm"})
+def test_mark_runs_marks_whole_words_and_drops_stray_sentinels():
+    marked = mark_runs("Large\nLanguage models \ue000and\ue001 LLM-based", {("llm",)})
 
     assert to_html(marked) == "Large\nLanguage models and <mark>LLM-based</mark>"
+
+
+def test_mark_runs_marks_a_phrase_only_where_its_words_stand_in_a_row():
+    text = "World models, a world of models: world-model agents model the world."
+
+    marked = mark_runs(text, {("world", "models"), ("world", "model"), ("agents",)})
+
+    assert to_html(marked) == (
+        "<mark>World models</mark>, a world of models: "
+        "<mark>world-model agents</mark> model the world."
+    )
 
 
 def test_to_html_escapes_everything_but_the_marks():
@@ -947,8 +981,16 @@ def test_to_html_escapes_everything_but_the_marks():
 def test_excerpt_starts_a_little_before_the_first_match():
     text = " ".join(f"w{n}" for n in range(100)) + " needle " + "tail " * 100
 
-    shown = excerpt(text, {"needle"}, size=20)
+    shown = excerpt(text, {("needle",)}, size=20)
 
     assert shown.startswith("… w95 w96 w97 w98 w99 needle tail")
     assert shown.endswith(" …")
     assert len(shown.split()) == 22
+
+
+def test_an_excerpt_starts_before_the_phrase_not_its_first_word():
+    text = "world " * 30 + " ".join(f"w{n}" for n in range(30)) + " (world model)"
+
+    shown = excerpt(text, {("world", "model")}, size=8)
+
+    assert shown == "… w28 w29 (world model)"

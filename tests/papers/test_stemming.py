@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from papers import stemming
-from papers.stemming import matched_words
+from papers.stemming import matched_runs
 
 pytestmark = [
     pytest.mark.django_db,
@@ -23,36 +23,58 @@ def nothing_known(monkeypatch):
 
 
 def test_the_forms_the_database_stems_alike_are_matched():
-    [title, abstract] = matched_words(
+    [title, abstract] = matched_runs(
         ["Learned planners", "She learns; LEARNING to learn, the learner."],
-        "learning planner",
+        ["learning", "planner"],
         "english",
     )
 
-    assert title == {"learned", "planners"}
+    assert title == {("learned",), ("planners",)}
     # "learner" stems to 'learner', not 'learn'.
-    assert abstract == {"learns", "learning", "learn"}
+    assert abstract == {("learns",), ("learning",), ("learn",)}
+
+
+def test_a_phrase_matches_its_words_in_a_row_only():
+    [text] = matched_runs(
+        ["World models; the world of a model; modeled worlds, world modeling."],
+        ["world model"],
+        "english",
+    )
+
+    assert text == {("world", "models"), ("world", "modeling")}
+
+
+def test_a_phrases_stop_words_stand_for_any_word_and_its_ends_are_dropped():
+    [text] = matched_runs(
+        ["A world of models, the world in models, world models."],
+        ["the world of models", "in"],
+        "english",
+    )
+
+    assert text == {("world", "of", "models"), ("world", "in", "models")}
 
 
 def test_a_query_of_stop_words_matches_nothing():
-    assert matched_words(["The agent and the tool"], "the and", "english") == [set()]
+    assert matched_runs(["The agent and the tool"], ["the", "and"], "english") == [
+        set()
+    ]
 
 
 def test_each_word_is_asked_of_the_database_once(django_assert_num_queries):
     with django_assert_num_queries(1):
-        matched_words(["Tool use by agents"], "agent", "english")
+        matched_runs(["Tool use by agents"], ["agent"], "english")
 
     with django_assert_num_queries(0):
-        assert matched_words(["By agents, tool use"], "agents", "english") == [
-            {"agents"}
+        assert matched_runs(["By agents, tool use"], ["agents"], "english") == [
+            {("agents",)}
         ]
 
 
 def test_what_is_known_stays_bounded(monkeypatch):
     monkeypatch.setattr(stemming, "MAX_KNOWN", 4)
-    matched_words(["one two three"], "one", "english")
+    matched_runs(["one two three"], ["one"], "english")
 
-    matched_words(["four five"], "four", "english")
+    matched_runs(["four five"], ["four"], "english")
 
     assert len(stemming._known) <= 4
-    assert matched_words(["four five"], "five", "english") == [{"five"}]
+    assert matched_runs(["four five"], ["five"], "english") == [{("five",)}]
