@@ -376,7 +376,10 @@ def _save_search(reader: Reader, query: str) -> str:
     """The search page's "Save this search": the form, the name the reader
     already saved this search under, or the login link; the form open with
     what was typed when saving it was refused."""
-    values = {"name": Truncator(query).chars(80), "query": query, "syntax": "search"}
+    # Named after the words searched, without the phrases' quotes, which
+    # would nest in the quotes a name is shown in.
+    name = Truncator(" ".join(query.replace('"', " ").split())).chars(80)
+    values = {"name": name, "query": query.strip(), "syntax": "search"}
     saved_as = None
     if reader.signed_in:
         refused_at, typed = take_refused(reader.request)

@@ -36,6 +36,14 @@ def test_search_page_offers_a_reader_to_save_it_and_a_visitor_to_log_in(
     assert "csrfmiddlewaretoken" not in visitor.split("save-search")[1]
 
 
+def test_the_name_offered_is_the_search_without_its_quotes(alice, corpus):
+    page = signed_in(alice).get("/search/", {"q": ' "tool  use" -robot '}).text
+
+    form = page.split('class="save-search"')[1]
+    assert 'name="name" maxlength="80" required value="tool use -robot"' in form
+    assert 'name="query" required value="&quot;tool  use&quot; -robot"' in form
+
+
 def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corpus):
     reader = signed_in(alice)
 
