@@ -7,6 +7,7 @@ from django.urls import path
 from django.urls import re_path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
+from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
@@ -62,6 +63,10 @@ urlpatterns = [
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path(
+        "robots.txt",
+        TemplateView.as_view(template_name="robots.txt", content_type="text/plain"),
+    ),
     # Pages without the base layout (a digest in the browser) still get an icon;
     # lazy, as the collected file's hashed name is known only once serving.
     path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"))),
