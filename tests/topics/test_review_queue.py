@@ -164,6 +164,35 @@ def test_filters_by_topic(admin_client, queue, papers):
     assert "arXiv:2606.00001" not in text
 
 
+@pytest.mark.parametrize(
+    "changelist",
+    [
+        CHANGELIST,
+        "admin:topics_papertopic_changelist",
+        "admin:topics_topicexclusion_changelist",
+    ],
+)
+def test_a_search_within_a_topic_matches_its_papers_not_its_name(
+    admin_client, topic, queue, papers, changelist
+):
+    # The queue's papers, and the same papers pinned and excluded.
+    for arxiv_id in ALL_IDS:
+        PaperTopic.objects.update_or_create(
+            topic=topic, paper=papers[arxiv_id], defaults={"source": "pin"}
+        )
+        TopicExclusion.objects.create(topic=topic, paper=papers[arxiv_id])
+    url = reverse(changelist)
+
+    def shown(query: str) -> set[str]:
+        text = admin_client.get(url, {"topic__id__exact": topic.pk, "q": query}).text
+        return {arxiv_id for arxiv_id in ALL_IDS if arxiv_id in text}
+
+    # "LLM" is in the topic's name ("RL for LLM Agents"), in no paper's title.
+    assert shown("LLM") == set()
+    assert shown("markets") == {"2606.00003"}
+    assert shown("2606.00004") == {"2606.00004"}
+
+
 def test_a_page_of_thirty_items_takes_few_queries(
     admin_client, topic, django_assert_max_num_queries
 ):

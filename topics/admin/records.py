@@ -18,8 +18,16 @@ from topics.models import TopicExclusion
 from topics.models import TopicModel
 
 
+class SearchesPapers:
+    """A list of one kind of topic's papers, searched by the paper: the topic is
+    the filter's (a word of its name would match every paper of it)."""
+
+    search_fields = ["paper__arxiv_id", "paper__title"]
+    search_help_text = "An arXiv id or words of the title."
+
+
 @admin.register(PaperTopic)
-class PaperTopicAdmin(ReadOnlyRecords, admin.ModelAdmin):
+class PaperTopicAdmin(SearchesPapers, ReadOnlyRecords, admin.ModelAdmin):
     """Tags are written by tagging and topics.curation alone (a pin lifts an
     exclusion, the topic's pages and model follow): curators pin and exclude
     on the topic's page or in the review queue; here, unpin."""
@@ -27,7 +35,6 @@ class PaperTopicAdmin(ReadOnlyRecords, admin.ModelAdmin):
     list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
     list_filter = ["source", "topic"]
     list_select_related = ["paper", "topic"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     show_full_result_count = False
     actions = ["unpin"]
 
@@ -44,13 +51,12 @@ class PaperTopicAdmin(ReadOnlyRecords, admin.ModelAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(ReadOnlyRecords, admin.ModelAdmin):
+class TopicExclusionAdmin(SearchesPapers, ReadOnlyRecords, admin.ModelAdmin):
     """Written by topics.curation alone, as tags are: here, lift."""
 
     list_display = ["paper", "topic", "reason", "created_by", "created_at"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "created_by"]
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     show_full_result_count = False
     actions = ["lift"]
 

@@ -34,6 +34,7 @@ from accounts.models import User
 from accounts.requests import signed_in
 from papers.latex import latex_to_text
 from papers.models import Paper
+from topics.admin.records import SearchesPapers
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.membership import BOUNDARY
@@ -119,7 +120,7 @@ class ReviewKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
+class ReviewItemAdmin(SearchesPapers, admin.ModelAdmin):
     """The review queue: the band's papers, papers where a topic's model and rule
     disagree, and papers readers flagged, most uncertain first. Each row is
     decided in one click or in bulk (a pin or an exclusion, through
@@ -129,7 +130,6 @@ class ReviewItemAdmin(admin.ModelAdmin):
     list_filter = ["topic", ReviewKindFilter, "pending", "vetoed"]
     list_select_related = ["topic", "paper"]
     list_per_page = 30
-    search_fields = ["paper__arxiv_id", "paper__title", "topic__name"]
     actions = ["include_selected", "exclude_selected"]
 
     class Media:
