@@ -298,9 +298,12 @@ def cached_page(
         if deps.known:
             set_many({key: page.packed()}, PAGE_TIMEOUT)
     # A render of unknown versions (the cache down) is not kept as a copy: a
-    # change meanwhile would go unseen; nor one for a session whose user is gone.
+    # change meanwhile would go unseen; nor one for a session whose user is
+    # gone; nor staff's, whose slots count what moves no version ("N awaiting
+    # review" after a training or a decision in the queue).
     known = None not in [*page.deps.values(), *value_versions.values()]
-    if known and (reader is not None) == (signed_in_as is not None):
+    staff = reader is not None and request.user.is_staff
+    if known and (reader is not None) == (signed_in_as is not None) and not staff:
         page.copy_key, page.filled_for = copy_key, filled_for
     page.prefetched = prefetched
     page.reader_state = state

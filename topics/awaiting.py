@@ -10,23 +10,19 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from papers.pagecache import cached_value
 from papers.slots import Reader
 from topics.models import Topic
 from topics.queue import awaiting_text
 
-# Staff's "N awaiting review" is cached this long: a cached page costs no query.
-AWAITING_SECONDS = 60
-
 
 def awaiting_slot(reader: Reader, slug: str) -> str:
     """Staff only, on the shared topic page: "N awaiting review", linked to the
-    topic's pending papers in the review queue; nothing for readers."""
+    topic's pending papers in the review queue; nothing for readers. Counted
+    for each request (one query on the pending papers' index), not cached: a
+    curator back from the queue sees what is left."""
     if not (reader.signed_in and reader.user.is_staff):
         return ""
-    topic_id, count = cached_value(
-        f"topics:awaiting:{slug}", lambda: _awaiting(slug), AWAITING_SECONDS
-    )
+    topic_id, count = _awaiting(slug)
     if not count:
         return ""
     url = reverse("admin:topics_reviewitem_changelist")
@@ -39,9 +35,9 @@ def awaiting_slot(reader: Reader, slug: str) -> str:
     )
 
 
-def _awaiting(slug: str) -> tuple[int | None, int]:
+def _awaiting(slug: str) -> tuple[int, int]:
     # One query: the topic's id (for the queue's filter) with its count.
     pending = Count("review_items", filter=Q(review_items__pending=True))
     row = Topic.objects.filter(slug=slug).values_list("pk").annotate(n=pending)
     found = row.first()
-    return (found[0], found[1]) if found else (None, 0)
+    return (found[0], found[1]) if found else (0, 0)

@@ -18,6 +18,7 @@ from tests.topics.test_relevance import corpus
 from tests.topics.test_relevance import decide
 from topics import deciding
 from topics import relevance
+from topics.curation import exclude_paper
 from topics.models import JudgeVerdict
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -196,7 +197,13 @@ def test_training_fits_thresholds_from_the_decisions(papers):
 
 
 def test_staff_see_how_many_await_review_on_the_topic_page(
-    topic, papers, client, alice, staff, django_assert_max_num_queries
+    topic,
+    papers,
+    client,
+    alice,
+    staff,
+    django_assert_max_num_queries,
+    django_capture_on_commit_callbacks,
 ):
     band_around(topic, papers["2606.00200"])
     url = topic.get_absolute_url()
@@ -215,6 +222,19 @@ def test_staff_see_how_many_await_review_on_the_topic_page(
         f'href="{queue}?topic__id__exact={topic.pk}&amp;pending__exact=1">'
         "1 awaiting review</a>"
     ) in curator
+
+    # A training that draws a wider band, then a decision in the queue: a
+    # curator back on the page sees each at once.
+    def awaiting() -> int:
+        return ReviewItem.objects.filter(topic=topic, pending=True).count()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        band_around(topic, papers["2606.00200"], papers["2606.00030"])
+    assert awaiting() > 1
+    assert f">{awaiting()} awaiting review</a>" in client.get(url).text
+    with django_capture_on_commit_callbacks(execute=True):
+        exclude_paper(topic, papers["2606.00200"])
+    assert f">{awaiting()} awaiting review</a>" in client.get(url).text
 
 
 def test_the_topic_page_says_what_belongs_here(client, db):

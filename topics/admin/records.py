@@ -18,8 +18,8 @@ from topics.models import TopicExclusion
 from topics.models import TopicModel
 
 
-class SearchesPapers:
-    """A list of one kind of topic's papers, searched by the paper: the topic is
+class PaperListAdmin(admin.ModelAdmin):
+    """A list of a kind of topics' papers, searched by the paper: the topic is
     the filter's (a word of its name would match every paper of it)."""
 
     search_fields = ["paper__arxiv_id", "paper__title"]
@@ -27,7 +27,7 @@ class SearchesPapers:
 
 
 @admin.register(PaperTopic)
-class PaperTopicAdmin(SearchesPapers, ReadOnlyRecords, admin.ModelAdmin):
+class PaperTopicAdmin(ReadOnlyRecords, PaperListAdmin):
     """Tags are written by tagging and topics.curation alone (a pin lifts an
     exclusion, the topic's pages and model follow): curators pin and exclude
     on the topic's page or in the review queue; here, unpin."""
@@ -51,7 +51,7 @@ class PaperTopicAdmin(SearchesPapers, ReadOnlyRecords, admin.ModelAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(SearchesPapers, ReadOnlyRecords, admin.ModelAdmin):
+class TopicExclusionAdmin(ReadOnlyRecords, PaperListAdmin):
     """Written by topics.curation alone, as tags are: here, lift."""
 
     list_display = ["paper", "topic", "reason", "created_by", "created_at"]

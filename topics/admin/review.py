@@ -34,7 +34,7 @@ from accounts.models import User
 from accounts.requests import signed_in
 from papers.latex import latex_to_text
 from papers.models import Paper
-from topics.admin.records import SearchesPapers
+from topics.admin.records import PaperListAdmin
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.membership import BOUNDARY
@@ -120,7 +120,7 @@ class ReviewKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(SearchesPapers, admin.ModelAdmin):
+class ReviewItemAdmin(PaperListAdmin):
     """The review queue: the band's papers, papers where a topic's model and rule
     disagree, and papers readers flagged, most uncertain first. Each row is
     decided in one click or in bulk (a pin or an exclusion, through
