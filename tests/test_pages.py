@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from accounts.deletion import delete_account
 from papers.ingest.records import VersionRecord
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
@@ -151,6 +152,23 @@ def test_topic_page_says_how_many_follow_it(
     Follow.objects.create(user=bob, topic=corpus["agents"])
     cache.clear()
     assert "2 followers" in client.get("/topics/rl-for-llm-agents/").text
+
+
+@pytest.mark.parametrize("deleted_by", ["themselves", "admin"])
+def test_a_deleted_accounts_follows_leave_the_counts(
+    client, alice, corpus, deleted_by, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        set_following(alice, corpus["agents"], True)
+    assert "1 follower<" in client.get("/topics/rl-for-llm-agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if deleted_by == "themselves":
+            delete_account(user=alice)
+        else:
+            alice.delete()  # as admin's delete does
+
+    assert "0 followers" in client.get("/topics/rl-for-llm-agents/").text
 
 
 def test_topic_page_query_count_does_not_grow_with_papers(

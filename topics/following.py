@@ -28,6 +28,15 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
         reader_changed([user.pk])
 
 
+def account_deleted(sender: type, instance: User, **kwargs: object) -> None:
+    """pre_delete of a user (their own deletion or admin's): the follows go
+    with them, by cascade, so the topics they followed move their counts."""
+    followed = Topic.objects.filter(follows__user=instance)
+    slugs = list(followed.values_list("slug", flat=True))
+    if slugs:
+        content_changed(followers=slugs)
+
+
 def with_follower_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:
     """Annotate `follower_count`, as a subquery: a join would multiply any other
     count on the topics (their papers)."""
