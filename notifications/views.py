@@ -155,8 +155,13 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     context = {"email": masked(user.email), "token": token}
     preferences = DigestPreferences.objects.for_user(user)
     if claim.generation < preferences.link_generation:
-        return render(request, "notifications/unsubscribe_stale.html", status=410)
+        return render(
+            request, "notifications/unsubscribe_stale.html", context, status=410
+        )
     if request.method != "POST":
+        if preferences.frequency == DigestPreferences.Frequency.OFF:
+            context["already"] = True
+            return render(request, "notifications/unsubscribed.html", context)
         return render(request, "notifications/unsubscribe.html", context)
     turn_off(user=user)
     return render(request, "notifications/unsubscribed.html", context)

@@ -150,6 +150,11 @@ def test_unsubscribe_link_asks_then_unsubscribes_without_login_cookies_or_redire
     assert not page.cookies
     assert not done.cookies
     assert DigestPreferences.objects.get(user=subscriber).frequency == "off"
+    # Opened again: it says so, and asks nothing.
+    again = client.get(url)
+    assert "You are already unsubscribed" in again.text
+    assert "a•••@example.com will get no more digest emails." in again.text
+    assert f'action="{url}"' not in again.text
 
 
 def test_one_click_post_from_a_mail_client_unsubscribes(subscriber):
@@ -206,6 +211,7 @@ def test_a_link_from_before_digests_were_turned_back_on_no_longer_unsubscribes(
 
     assert stale.status_code == 410
     assert "from an older digest" in stale.text
+    assert "Digests for a•••@example.com were turned back on" in stale.text
     assert DigestPreferences.objects.get(user=subscriber).frequency == "weekly"
     assert fresh.status_code == 200
     assert "Unsubscribe from digests?" in fresh.text
