@@ -76,7 +76,13 @@ class Content:
 
     @property
     def paper_count(self) -> int:
+        """The papers it shows."""
         return sum(len(section.entries) for section in self.sections)
+
+    @property
+    def new_count(self) -> int:
+        """Every new paper: those it shows and those past its cap ("and N more")."""
+        return self.paper_count + sum(section.more for section in self.sections)
 
     @property
     def topic_count(self) -> int:

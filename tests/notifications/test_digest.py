@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import User
 from notifications.content import one_line
 from notifications.content import shape_digests
+from notifications.mailer import render_digest
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.plan import PlanRequest
@@ -119,6 +120,9 @@ def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, r
     assert content.sections[0].more_url == (
         f"https://m.example/topics/agents/?week={MONDAY - WEEK}"
     )
+    # The subject counts them all, not the five shown.
+    rendered = render_digest(user=alice, content=content, digest_id=None)
+    assert rendered.subject == "12 new papers in Agents and 1 more topic"
 
 
 def test_share_slots_is_even_and_never_exceeds_counts():
