@@ -160,8 +160,8 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         )
     if request.method != "POST":
         if preferences.frequency == DigestPreferences.Frequency.OFF:
-            context["already"] = True
-            return render(request, "notifications/unsubscribed.html", context)
+            already = {**context, "already": True}
+            return render(request, "notifications/unsubscribed.html", already)
         return render(request, "notifications/unsubscribe.html", context)
     turn_off(user=user)
     return render(request, "notifications/unsubscribed.html", context)
