@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count
 from django.db.models import F
 from django.db.models import Max
+from django.db.models import Q
 from django.db.models import QuerySet
 from django.http import Http404
 from django.http import HttpResponse
@@ -117,12 +118,18 @@ def paper_list_response(
     def build() -> dict[str, Any]:
         # Checked when the page is built: a cached page implies the topic was
         # active, and deactivating one moves the content version on.
-        if filters.get("topic") and not is_active_topic(filters["topic"]):
-            if topic is not None:
+        if filters.get("topic"):
+            # A merged-away slug names the topic it went into: in the query at
+            # once, in the path by a redirect (topics.query.follow_merges).
+            active = active_topic_slug(filters["topic"])
+            if topic is not None and active != topic:
                 raise Http404(f"No active topic {topic}.")
-            raise serializers.ValidationError(
-                {"topic": ["No active topic has this slug."]}, code="does_not_exist"
-            )
+            if active is None:
+                raise serializers.ValidationError(
+                    {"topic": ["No active topic has this slug."]},
+                    code="does_not_exist",
+                )
+            filters["topic"] = active
         # Matches newest first, cursor paged: nothing is ranked or counted.
         papers = matching_papers(filters.get("q", ""), **search_arguments(filters))
         if saved is not None:
@@ -141,11 +148,14 @@ def paper_list_response(
     )
 
 
-def is_active_topic(slug: str) -> bool:
+def active_topic_slug(slug: str) -> str | None:
+    """The slug of the active topic this slug names: its own, or that of the
+    topic it was merged into; None for any other."""
     # Topics come from the topics app, which builds on this one: reached
     # through the relation, not imported.
     topics = Paper._meta.get_field("topics").related_model._default_manager
-    return topics.filter(slug=slug, is_active=True).exists()
+    named = topics.filter(Q(slug=slug) | Q(aliases__slug=slug), is_active=True)
+    return named.values_list("slug", flat=True).first()
 
 
 def library_fingerprint(request: Request) -> str:

@@ -68,6 +68,7 @@ from topics.models import SavedSearch
 from topics.models import Topic
 from topics.permissions import IsStaffOrReadOnly
 from topics.query import active_topics
+from topics.query import follow_merges
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import with_figures
@@ -151,6 +152,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
         responses={200: TopicDetailSerializer, 304: NOT_MODIFIED},
     )
+    @follow_merges
     def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
         def build() -> dict[str, Any]:
             topics = with_follower_count(active_topics()).prefetch_related("categories")
@@ -174,6 +176,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         responses={200: PaperPageSerializer, 304: NOT_MODIFIED, **PAPER_LIST_ERRORS},
     )
     @action(detail=True, methods=["get"])
+    @follow_merges
     def papers(self, request: Request, slug: str) -> Response | HttpResponse:
         return paper_list_response(request, topic=slug)
 

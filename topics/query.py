@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
+from functools import wraps
 from typing import Any
 
 from django.db.models import Count
@@ -15,7 +17,11 @@ from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.db.models.functions import Coalesce
+from django.http import Http404
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.shortcuts import redirect
+from django.urls import reverse
 
 from papers.models import Paper
 from topics.models import PaperTopic
@@ -94,6 +100,29 @@ def get_active_topic(slug: str) -> Topic:
 def merged_into(slug: str) -> Topic | None:
     """The active topic a merged-away topic's slug now leads to, if any."""
     return Topic.objects.filter(is_active=True, aliases__slug=slug).only("slug").first()
+
+
+def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A topic's page, feed or ask page, or its API reads, at the slug of a
+    topic merged into another redirects to the same view of that one for good,
+    query string and all (links, feeds and clients keep working). Wraps a view
+    or a viewset's method: the request is its last positional argument."""
+
+    @wraps(view)
+    def wrapped(*args: Any, slug: str, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(*args, slug=slug, **kwargs)
+        except Http404:
+            target = merged_into(slug)
+            if target is None:
+                raise
+        request = args[-1]
+        match = request.resolver_match
+        url = reverse(match.view_name, kwargs={**match.kwargs, "slug": target.slug})
+        query = request.META.get("QUERY_STRING")
+        return redirect(f"{url}?{query}" if query else url, permanent=True)
+
+    return wrapped
 
 
 def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:

@@ -19,6 +19,7 @@ from papers.search import MAX_QUERY_LENGTH
 from topics.models import Follow
 from topics.models import SavedSearch
 from topics.models import Topic
+from topics.query import merged_into
 from topics.rules import MAX_DEPTH
 from topics.rules import MAX_RULE_LENGTH
 from topics.rules import MAX_TERMS
@@ -280,11 +281,26 @@ class FollowMuteSerializer(serializers.Serializer):
     )
 
 
+class ActiveTopic(NamedRow):
+    """An active topic by its slug, or by that of a topic merged into it."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            named = isinstance(data, str) and "\x00" not in data  # as NamedRow
+            target = merged_into(data) if named else None
+            if target is None:
+                raise
+            return target
+
+
 class FollowInputSerializer(serializers.Serializer):
-    topic = NamedRow(
+    topic = ActiveTopic(
         slug_field="slug",
         queryset=Topic.objects.filter(is_active=True),
-        help_text="The slug of an active topic (any other is a 404).",
+        help_text="The slug of an active topic, or of one merged into it (any "
+        "other is a 404).",
     )
 
 

@@ -5,7 +5,7 @@ from django.urls import path
 from topics import views
 from topics.ask import views as ask_views
 from topics.feeds import TopicFeed
-from topics.views import follow_merges
+from topics.query import follow_merges
 
 app_name = "topics"
 

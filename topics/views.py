@@ -2,10 +2,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import date
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
@@ -14,12 +12,10 @@ from django.core.paginator import Paginator
 from django.db.models import OuterRef
 from django.db.models import QuerySet
 from django.db.models import Subquery
-from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -58,7 +54,6 @@ from topics.models import PaperTopic
 from topics.models import Topic
 from topics.query import active_topics
 from topics.query import get_active_topic
-from topics.query import merged_into
 from topics.query import related_topics
 from topics.query import suggested_topics
 from topics.query import topic_papers
@@ -79,27 +74,6 @@ from topics.topic_text import topic_text
 PAPERS_PER_PAGE = 25
 # The home feed's orders (`?order=`).
 FOR_YOU, NEWEST = "for-you", "newest"
-
-
-def follow_merges(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A topic's page, feed or ask page at the address of a topic merged into it
-    redirects there for good, query string and all (links and feeds keep working)."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, slug: str, **kwargs: object) -> HttpResponse:
-        try:
-            return view(request, slug, **kwargs)
-        except Http404:
-            target = merged_into(slug)
-            if target is None:
-                raise
-        match = request.resolver_match
-        assert match is not None  # set once the URL resolved to this view
-        url = reverse(match.view_name, kwargs={**match.kwargs, "slug": target.slug})
-        query = request.META.get("QUERY_STRING")
-        return redirect(f"{url}?{query}" if query else url, permanent=True)
-
-    return wrapped
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 
 from papers.models import Category
 from tests.api.conftest import assert_error
 from tests.topics.factories import make_topic
+from topics.curation import merge_topics
 from topics.following import set_following
 from topics.models import Topic
 from topics.rules import RuleError
@@ -58,6 +61,32 @@ def test_inactive_or_unknown_topics_are_404s(anonymous, corpus):
         "/api/v1/topics/hidden/papers/",
     ):
         assert_error(anonymous.get(path), 404, "not_found")
+
+
+def test_a_merged_away_slug_leads_to_the_topic_it_went_into(
+    anonymous, as_alice, corpus
+):
+    agents = Topic.objects.get(slug="rl-for-llm-agents")
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        merge_topics(agents, [Topic.objects.get(slug="robot-learning")])
+    old = "/api/v1/topics/robot-learning/"
+
+    detail = anonymous.get(old)
+    papers = anonymous.get(old + "papers/", {"page_size": 3})
+    filtered = anonymous.get("/api/v1/papers/", {"topic": "robot-learning"})
+    followed = as_alice.post(
+        "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
+    )
+
+    # As the topic's page and feed do: for good, the query string kept.
+    assert detail.status_code == papers.status_code == 301
+    assert detail["Location"] == AGENTS
+    assert papers["Location"] == AGENTS + "papers/?page_size=3"
+    assert filtered.status_code == 200
+    everything = anonymous.get(AGENTS + "papers/", {"page_size": 100}).json()
+    assert filtered.json()["results"] == everything["results"][:20]
+    assert followed.status_code == 201
+    assert followed.json()["topic"]["slug"] == "rl-for-llm-agents"
 
 
 def test_topic_papers_take_the_paper_filters(anonymous, corpus):
