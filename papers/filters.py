@@ -15,6 +15,7 @@ from core.api.fields import SLUG_PATTERN
 from core.api.fields import QueryBoolean
 from core.api.fields import QueryDate
 from core.api.fields import Text
+from papers.models import Category
 from papers.search import MAX_QUERY_LENGTH
 
 # papers.forms.CATEGORY_CODE, spelled for the schema too: both cases without a
@@ -41,7 +42,8 @@ class PaperFilterSerializer(serializers.Serializer):
         pattern=CATEGORY_PATTERN,
         required=False,
         max_length=32,
-        help_text="An arXiv category such as cs.LG (any of the paper's categories).",
+        help_text="An arXiv category such as cs.LG (any of the paper's categories), "
+        "as arXiv writes it; one no paper held has is a 404.",
     )
     announced_from = QueryDate(
         required=False, help_text="First announced on or after this day (YYYY-MM-DD)."
@@ -56,6 +58,15 @@ class PaperFilterSerializer(serializers.Serializer):
         help_text="true: only papers the caller saved; false: only those they did "
         "not. Needs authentication (401 without).",
     )
+
+    def validate_category(self, code: str) -> str:
+        # A 404, as for a topic: an empty list would read "nothing new there".
+        if not Category.objects.filter(code=code).exists():
+            raise serializers.ValidationError(
+                "No paper held has this category (arXiv writes them like cs.LG).",
+                code="does_not_exist",
+            )
+        return code
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("announced_from"), attrs.get("announced_to")

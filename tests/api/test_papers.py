@@ -152,7 +152,19 @@ def test_a_topic_deactivated_after_a_read_is_a_404_on_the_next(
 
 def test_category_filter_is_case_sensitive_as_arxiv_writes_it(anonymous, corpus):
     assert "2606.00100" in ids(anonymous.get(LIST, {"category": "cs.LG"}))
-    assert ids(anonymous.get(LIST, {"category": "CS.lg"})) == []
+    error = assert_error(anonymous.get(LIST, {"category": "CS.lg"}), 404, "not_found")
+    assert error["fields"]["category"][0]["code"] == "does_not_exist"
+
+
+@pytest.mark.parametrize("code", ["cs.ZZ", "xx.YY", "astro-ph"])
+def test_a_category_no_paper_has_is_a_404_not_an_empty_list(anonymous, corpus, code):
+    error = assert_error(anonymous.get(LIST, {"category": code}), 404, "not_found")
+
+    [problem] = error["fields"]["category"]
+    assert problem == {
+        "code": "does_not_exist",
+        "message": "No paper held has this category (arXiv writes them like cs.LG).",
+    }
 
 
 def test_category_filter_matches_any_category_of_a_paper(anonymous, corpus):
