@@ -5,14 +5,23 @@ Every task sent this way stands for work the database already records as due (a
 source's next run, a pending digest, a topic's re-tag request); a periodic
 sweep sends it again from there. So a broker that refuses a task defers the
 work to that sweep: the request goes on, and the deferral is logged.
+
+Without a broker (the embedded default: CELERY_TASK_ALWAYS_EAGER) a task runs
+in the process that sends it, at once; one sent with a countdown (a training
+after a burst of decisions) runs on a timer thread of that process when the
+countdown is over, as a worker would run it then, not in the request that
+sent it.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from celery import Task
+from django.conf import settings
+from django.db import connections
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
@@ -27,6 +36,9 @@ def send_after_commit(task: Task[Any, Any], *args: Any, **options: Any) -> None:
 
 def send(task: Task[Any, Any], *args: Any, **options: Any) -> bool:
     """Send now; False (logged) if the broker could not take it."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and options.get("countdown"):
+        _run_later(options["countdown"], task, args)
+        return True
     try:
         task.apply_async(args, **options)
     except OperationalError as exc:
@@ -35,3 +47,20 @@ def send(task: Task[Any, Any], *args: Any, **options: Any) -> bool:
         )
         return False
     return True
+
+
+def _run_later(seconds: float, task: Task[Any, Any], args: tuple[Any, ...]) -> None:
+    """Run the task in this process once `seconds` are over (a daemon thread:
+    lost if the process stops first, as a broker-less setup loses any task)."""
+
+    def run() -> None:
+        try:
+            task.apply(args, throw=True)
+        except Exception:
+            logger.exception("in-process task %s%r failed", task.name, args)
+        finally:
+            connections.close_all()  # this thread's own
+
+    timer = threading.Timer(seconds, run)
+    timer.daemon = True
+    timer.start()

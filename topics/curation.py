@@ -91,10 +91,10 @@ def _decided(topic: Topic, paper: Paper) -> None:
 def request_training(topic: Topic) -> None:
     """Retrain the topic's model once a burst of decisions is over: the first
     decision marks the topic and schedules a training MOMENTUM_MODEL_TRAIN_DELAY
-    seconds after the commit (at once with in-process tasks); the decisions made
-    until the training starts ride on it, so a bulk action trains once."""
-    eager = settings.CELERY_TASK_ALWAYS_EAGER
-    delay = 0 if eager else settings.MOMENTUM_MODEL_TRAIN_DELAY
+    seconds after the commit (on a timer thread with in-process tasks:
+    core.queue); the decisions made until the training starts ride on it, so a
+    bulk action trains once."""
+    delay = settings.MOMENTUM_MODEL_TRAIN_DELAY
     # The training clears the mark as it starts; the timeout only frees a topic
     # whose training never ran (a rolled-back decision, a lost task).
     if not cache.add(training_due_key(topic.pk), 1, delay + 60):
