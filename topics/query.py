@@ -34,20 +34,23 @@ RELATED_SHOWN = 6
 
 def active_topics() -> QuerySet[Topic]:
     """Active topics with their paper counts and stored momentum."""
-    # A subquery per topic counts along the (topic, paper) index; a join with
-    # GROUP BY would aggregate every tag of every topic first.
-    paper_count = (
+    return with_paper_count(Topic.objects.filter(is_active=True)).select_related(
+        "momentum"
+    )
+
+
+def with_paper_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:
+    """Annotate `paper_count`, as a subquery per topic along the (topic, paper)
+    index: a join with GROUP BY would aggregate every tag of every topic first
+    (and multiply any other count on the topics)."""
+    papers = (
         PaperTopic.objects.filter(topic=OuterRef("pk"))
         .order_by()
         .values("topic")
         .annotate(count=Count("*"))
         .values("count")
     )
-    return (
-        Topic.objects.filter(is_active=True)
-        .select_related("momentum")
-        .annotate(paper_count=Coalesce(Subquery(paper_count), 0))
-    )
+    return topics.annotate(paper_count=Coalesce(Subquery(papers), 0))
 
 
 def with_figures(topics: Iterable[Topic]) -> list[Topic]:

@@ -268,15 +268,19 @@ def test_merge_action_asks_for_the_topic_to_keep_then_merges(
     assert topic.follows.get().user == alice
 
 
-def test_changelist_shows_counts_momentum_and_retag_state(admin_client, topic, alice):
+def test_changelist_shows_counts_momentum_and_retag_state(
+    admin_client, topic, alice, bob
+):
     Follow.objects.create(user=alice, topic=topic)
+    Follow.objects.create(user=bob, topic=topic)
 
     response = admin_client.get(reverse("admin:topics_topic_changelist"))
 
     assert response.status_code == 200
     row = response.text
-    assert ">2<" in row  # papers
-    assert ">1<" in row  # followers
+    # Each counted alone (two papers and two followers are not four of each).
+    assert '<td class="field-paper_count">2</td>' in row
+    assert '<td class="field-follower_count">2</td>' in row
     assert PaperTopic.objects.filter(topic=topic).count() == 2
 
 

@@ -11,7 +11,6 @@ from django.contrib import messages
 from django.contrib.admin.widgets import AdminTextareaWidget
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count
 from django.db.models import Field
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -37,11 +36,13 @@ from topics.curation import request_retag
 from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
 from topics.editing import set_active
+from topics.following import with_follower_count
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.momentum import Momentum
 from topics.preview import preview_rule
+from topics.query import with_paper_count
 from topics.tasks import train_topic_model
 
 # Saving these re-applies the topic's model in its new mode.
@@ -138,15 +139,10 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Topic]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                paper_total=Count("paper_topics", distinct=True),
-                follower_total=Count("follows", distinct=True),
-                awaiting_total=awaiting_total(),
-            )
-        )
+        # Counted by subqueries: joins would multiply papers by followers and
+        # group every column, the model's weights included (seconds for 35 topics).
+        topics = with_follower_count(with_paper_count(super().get_queryset(request)))
+        return topics.annotate(awaiting_total=awaiting_total())
 
     def get_urls(self) -> list:
         preview = self.admin_site.admin_view(self.preview_view)
@@ -172,13 +168,13 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         )
         return JsonResponse(preview.as_json())
 
-    @admin.display(description="papers", ordering="paper_total")
+    @admin.display(description="papers", ordering="paper_count")
     def paper_count(self, topic: Topic) -> int:
-        return topic.paper_total  # type: ignore[attr-defined]
+        return topic.paper_count  # type: ignore[attr-defined]
 
-    @admin.display(description="followers", ordering="follower_total")
+    @admin.display(description="followers", ordering="follower_count")
     def follower_count(self, topic: Topic) -> int:
-        return topic.follower_total  # type: ignore[attr-defined]
+        return topic.follower_count  # type: ignore[attr-defined]
 
     @admin.display(description="momentum", ordering="momentum__trend_score")
     def momentum_summary(self, topic: Topic) -> str:
