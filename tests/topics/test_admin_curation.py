@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
+from django.contrib import admin
 from django.apps import apps
 from django.core.cache import cache
 from django.db import connection
@@ -16,6 +19,7 @@ from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics import prefilter
+from topics.admin.topics import TopicAdmin
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.following import set_following
@@ -25,6 +29,7 @@ from topics.models import ReviewItem
 from topics.models import RuleDocument
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.models import TopicMomentum
 from topics.rules.terms import TERMS_VERSION
 from topics.tagging import retag_topics
 from topics.tasks import derive_rule_terms
@@ -282,6 +287,27 @@ def test_changelist_shows_counts_momentum_and_retag_state(
     assert '<td class="field-paper_count">2</td>' in row
     assert '<td class="field-follower_count">2</td>' in row
     assert PaperTopic.objects.filter(topic=topic).count() == 2
+
+
+@pytest.mark.parametrize(
+    ("recent", "said"),
+    [
+        (10, "40 in 4 weeks, same as before"),  # 10 in 1,000 a week: -0.0%
+        (12, "48 in 4 weeks, +20%"),
+        (8, "32 in 4 weeks, -20%"),
+    ],
+)
+def test_the_momentum_column_words_a_change_as_the_topic_page_does(topic, recent, said):
+    weeks = 8
+    topic.momentum = TopicMomentum(
+        topic=topic,
+        as_of=date(2026, 7, 31),
+        weekly=[10] * 4 + [recent] * 4,
+        corpus_weekly=[1000] * 4 + [1000 + (recent == 10)] * 4,
+        complete=[True] * weeks,
+    )
+
+    assert TopicAdmin(Topic, admin.site).momentum_summary(topic) == said
 
 
 def many_decisions(topic: Topic, pins: int, exclusions: int) -> None:

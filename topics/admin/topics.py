@@ -184,7 +184,10 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         figures = Momentum.stored(stored)
         if not figures.enough:
             return f"{figures.recent} in 4 weeks (too few to say)"
-        change = "new" if figures.change is None else f"{figures.change:+.0f}%"
+        # Worded as the topic page words it: under half a percent is the same.
+        change = {"new": "new", "flat": "same as before"}.get(
+            figures.direction or "", f"{figures.change or 0:+.0f}%"
+        )
         return f"{figures.recent} in 4 weeks, {change}"
 
     def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
