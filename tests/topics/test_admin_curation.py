@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from django.contrib import admin
 from django.apps import apps
+from django.contrib import admin
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
