@@ -62,10 +62,18 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
         f"on: precision {model.precision:.2f}, recall {model.recall:.2f}; "
         f"{model.band:.0%} of decided papers fall in the band."
     )
-    target = model.topic.precision_target
-    if model.precision < target:
+    topic = model.topic
+    missed = [
+        f"{name} target of {target:.2f}"
+        for name, reached, target in [
+            ("precision", model.precision, topic.precision_target),
+            ("recall", model.recall, topic.recall_target),
+        ]
+        if reached < target
+    ]
+    if missed:
         expected += (
-            f" That is below the topic's precision target of {target:.2f}: more "
+            f" That is below the topic's {' and its '.join(missed)}: more "
             "decisions, the most uncertain first, draw a band that holds."
         )
     return " ".join(filter(None, [trained + expected, advice(awaiting)]))

@@ -132,6 +132,16 @@ def test_the_summary_says_when_the_band_falls_short_of_the_target(topic):
     assert "below the topic's precision target of 0.95" in model_summary(short)
     assert "below the topic's precision target" not in model_summary(meeting)
     assert model_summary(meeting).endswith("fall in the band.")
+    low_recall = TopicModel(topic=topic, precision=0.96, **(fields | {"recall": 0.4}))
+    both = TopicModel(topic=topic, precision=0.91, **(fields | {"recall": 0.4}))
+    assert (
+        "That is below the topic's recall target of 0.90: more decisions"
+        in model_summary(low_recall)
+    )
+    assert (
+        "That is below the topic's precision target of 0.95 and its recall target "
+        "of 0.90: more decisions" in model_summary(both)
+    )
 
 
 def test_training_is_deterministic(topic, papers):
