@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+from datetime import datetime
+
 import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -171,6 +174,20 @@ def test_creates_a_token_and_shows_its_key_once(reader, alice):
     assert "created" in response.text
     assert "/settings/token/rotate/" in response.text
     assert token.key not in reader.get(SETTINGS_URL).text
+
+
+def test_the_token_is_dated_in_the_readers_time_zone(reader, alice):
+    DigestPreferences.objects.update_or_create(
+        user=alice, defaults={"time_zone": "Asia/Tokyo"}
+    )
+    token = tokens.create_token(user=alice)
+    Token.objects.filter(pk=token.pk).update(
+        created=datetime(2026, 12, 5, 20, 30, tzinfo=UTC)
+    )
+
+    page = reader.get(SETTINGS_URL).text
+
+    assert "You have a token, created 6 December 2026, 05:30 (Asia/Tokyo)." in page
 
 
 def test_create_keeps_an_existing_token(reader, alice):
