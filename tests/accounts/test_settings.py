@@ -81,6 +81,11 @@ def test_first_visit_creates_default_digest_preferences(reader, alice):
     assert DigestPreferences.objects.get(user=alice).frequency == "weekly"
     assert 'class="brand"' in response.text
     assert 'name="frequency"' in response.text
+    # What a digest holds: all three kinds of what a reader follows.
+    assert (
+        "An email with the new papers in the topics you follow, by the authors you "
+        "follow and matching your saved searches." in response.text
+    )
     assert reverse("account_email") in response.text
     assert reverse("account_change_password") in response.text
     assert DELETE_URL in response.text
