@@ -199,7 +199,7 @@ def test_paper_page_answers_at_its_id(visitor, corpus, django_assert_max_num_que
 
     assert response.status_code == 200
     assert "An agent and a robot" in response.text
-    assert "matched <q>ti:agent</q>" in response.text
+    assert "matched <q>agent</q> in the title" in response.text
     assert 'href="https://arxiv.org/abs/2606.00100v1"' in response.text
 
 

@@ -181,7 +181,7 @@ def test_paper_page_shows_why_related_papers_and_bibtex(
     with django_assert_max_num_queries(MAX_PAGE_QUERIES):
         response = reader.get("/papers/2606.00003/")
 
-    assert "matched <q>ti:agent</q>" in response.text
+    assert "matched <q>agent</q> in the title" in response.text
     assert "More in RL for LLM Agents</h2>" in response.text
     assert "Agent study 7" in response.text  # shares the topic
     assert "@misc{arxiv:2606.00003," in response.text

@@ -308,7 +308,7 @@ def test_paper_page_says_why_each_tag_is_there(topic, client):
     model = client.get("/papers/2606.00004/").text
     pinned = client.get("/papers/2606.00005/").text
 
-    assert "matched <q>ti:agent</q>" in rule
+    assert "matched <q>agent</q> in the title" in rule
     assert "(model" not in rule
     assert "suggested by the topic's model (score 0.91)" in model
     assert "pinned by a curator" in pinned
@@ -317,7 +317,7 @@ def test_paper_page_says_why_each_tag_is_there(topic, client):
 def test_paper_page_shows_the_models_score_beside_a_rule_match(topic, client):
     page = client.get("/papers/2606.00001/").text
 
-    assert "matched <q>ti:agent</q> (model 0.87)" in page
+    assert "matched <q>agent</q> in the title (model 0.87)" in page
 
 
 def test_reader_sees_the_flag_button_then_that_they_flagged(topic, reader):

@@ -36,6 +36,7 @@ from topics.rules.text import _strip_latex_fully
 from topics.rules.text import fold_plural
 from topics.rules.text import split_words
 from topics.rules.text import strip_latex
+from topics.templatetags.rule_terms import matched_term
 
 KAGGLE = next(
     (Path(__file__).parents[1] / "fixtures" / "arxiv" / "kaggle_jsonl").glob("*.jsonl")
@@ -970,3 +971,20 @@ def test_compiled_rules_and_rule_sets_pickle() -> None:
     assert copy.terms == rule.terms
     rules = pickle.loads(pickle.dumps(RuleSet({"r": rule})))
     assert rules.match(doc(title="Multi-agent systems")) == {"r": ('ti:"multi agent"',)}
+
+
+@pytest.mark.parametrize(
+    ("source", "worded"),
+    [
+        ("ti:agentic", "<q>agentic</q> in the title"),
+        ('abs:"tool use"', "<q>tool use</q> in the abstract"),
+        ("au:Levine", "<q>Levine</q> among the authors"),
+        ("cat:cs.RO", "category cs.RO"),
+        ('"world model"', "<q>world model</q>"),
+        ("agent*", "<q>agent*</q>"),
+        ("http://x", "<q>http://x</q>"),
+        ("ti:<b>", "<q>&lt;b&gt;</q> in the title"),
+    ],
+)
+def test_a_matched_term_is_worded_for_readers(source, worded):
+    assert matched_term(source) == worded
