@@ -244,4 +244,4 @@ def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved)
     assert f"Export all {len(saved)}:" in page
     assert 'aria-label="RIS of the ticked papers"' in page
     # Each tick box names its paper as its row shows it: TeX rendered.
-    assert 'aria-label="Tick for export: α-Divergence Agents: a Study"' in page
+    assert 'aria-label="Tick for export: \u03b1-Divergence Agents: a Study"' in page
