@@ -230,7 +230,11 @@ def test_signup_sends_a_verification_email_whose_link_verifies(client):
     confirm_url = link_in(message)
     page = client.get(confirm_url)
     assert_in_our_layout(page)
-    assert "carol@example.com" in page.text
+    assert (
+        'Confirm that <a href="mailto:carol@example.com">carol@example.com</a> is '
+        "your address." in page.text
+    )
+    assert "is an email address for user" not in page.text
     response = client.post(confirm_url)
 
     assert response.status_code == 302
