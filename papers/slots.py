@@ -392,10 +392,14 @@ def _save_search(reader: Reader, query: str) -> str:
                 .values_list("name", flat=True)
                 .first()
             )
+    # The filters are the search page's, not the saved search's (it matches
+    # new papers by its words alone): said, not silently dropped.
+    filters = ("topic", "category", "from", "to")
     context = {
         "signed_in": reader.signed_in,
         "saved_as": saved_as,
         "values": values,
+        "filtered": any(reader.request.GET.get(name) for name in filters),
         "next": reader.request.get_full_path(),
         "csrf_token": reader.csrf if reader.signed_in else "",
     }

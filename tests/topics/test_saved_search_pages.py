@@ -44,6 +44,16 @@ def test_the_name_offered_is_the_search_without_its_quotes(alice, corpus):
     assert 'name="query" required value="&quot;tool  use&quot; -robot"' in form
 
 
+def test_the_form_says_the_pages_filters_are_not_kept(alice, corpus):
+    reader = signed_in(alice)
+    filtered = reader.get("/search/", {"q": "robot", "category": "cs.LG"}).text
+    plain = reader.get("/search/", {"q": "robot"}).text
+
+    said = "It keeps its words, not this page's topic, category and date filters"
+    assert said in filtered.split('class="save-search"')[1]
+    assert said not in plain
+
+
 def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corpus):
     reader = signed_in(alice)
 
