@@ -45,6 +45,10 @@ def test_a_one_day_window_is_a_question_like_any_other(anonymous, corpus):
 
     assert response.status_code == 200, response.content
     assert response.json()["question"] == "agent"
+    # Absolute, on the request's host, as the paper list's links are.
+    urls = [source["url"] for source in response.json()["sources"]]
+    assert urls
+    assert all(url.startswith("http://testserver/papers/") for url in urls)
 
 
 def test_asking_about_an_inactive_topic_is_a_404(anonymous, corpus):

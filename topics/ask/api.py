@@ -6,6 +6,8 @@ Counts against the same per-user-or-address budget as the pages
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -61,6 +63,13 @@ class TopicAskQuerySerializer(AskQuerySerializer):
         return data
 
 
+class AbsoluteLink(serializers.CharField):
+    """A link, absolute on the request's host where it is a path of this site."""
+
+    def to_representation(self, value: Any) -> str:
+        return self.context["request"].build_absolute_uri(value)
+
+
 class SourceSerializer(serializers.Serializer):
     number = serializers.IntegerField(help_text="What [n] in the answer refers to.")
     arxiv_id = serializers.CharField()
@@ -69,7 +78,10 @@ class SourceSerializer(serializers.Serializer):
     )
     # A declared field (DRF's metaclass takes it off the class), not Field.label.
     label = serializers.CharField(help_text='"" for a paper, or "Abstract", "Page 3".')  # type: ignore[assignment]
-    url = serializers.CharField()
+    url = AbsoluteLink(
+        help_text="Where the source is read: its page here (absolute, as the paper "
+        "list's links are), or the address it was read at."
+    )
     first_announced = serializers.DateField(allow_null=True)
 
 
@@ -137,7 +149,7 @@ class AskView(StrictQueryParams, APIView):
             "sources": [source_data(source) for source in sources],
             "full_text": fulltext_state(scope.paper) if scope.paper else "",
         }
-        return Response(AnswerSerializer(data).data)
+        return Response(AnswerSerializer(data, context={"request": request}).data)
 
 
 class TopicAskView(AskView):
