@@ -277,7 +277,7 @@ def test_api_answers_a_topic_question(anonymous, agents):
     assert body["answerer"] == "extractive"
     assert body["claims"][0]["citations"] == [1]
     assert body["sources"][0]["arxiv_id"] == "2606.00001"
-    assert body["sources"][0]["url"] == "/papers/2606.00001/"
+    assert body["sources"][0]["url"] == "http://testserver/papers/2606.00001/"
     assert "2606.00005" not in {s["arxiv_id"] for s in body["sources"]}
 
 
