@@ -123,6 +123,16 @@ def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
     assert text.count('formaction="/admin/topics/reviewitem/') == 8
 
 
+def test_a_score_just_under_the_boundary_never_reads_as_it(topic, papers):
+    doubted = ReviewItem(topic=topic, paper=papers["2606.00001"], score=0.496)
+    belongs = ReviewItem(topic=topic, paper=papers["2606.00001"], score=0.5)
+
+    assert review_reason(doubted) == "The rule does not match; model score 0.49 agrees"
+    assert review_reason(belongs) == (
+        "Model score 0.50 says it belongs; the rule does not match"
+    )
+
+
 def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
     flagged = ReviewItem(topic=topic, paper=papers["2606.00001"], flags=3)
 

@@ -4,6 +4,7 @@ one click or in bulk."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -75,18 +76,26 @@ def _model_reason(item: ReviewItem) -> str:
         terms = ", ".join(f"“{term}”" for term in item.rule_terms)
         reason = f"rule matched {terms}" if terms else "the rule matches"
         if score is not None and score < BOUNDARY:
-            reason += f"; model score {score:.2f} doubts it"
+            reason += f"; model score {_shown(score)} doubts it"
             if item.vetoed and not item.pending:
                 reason += " (kept out: automatic decisions)"
         elif score is not None:
-            reason += f"; model score {score:.2f} agrees"
+            reason += f"; model score {_shown(score)} agrees"
     elif score is not None and score >= BOUNDARY:
-        reason = f"model score {score:.2f} says it belongs; the rule does not match"
+        reason = f"model score {_shown(score)} says it belongs; the rule does not match"
     elif score is not None:
-        reason = f"the rule does not match; model score {score:.2f} agrees"
+        reason = f"the rule does not match; model score {_shown(score)} agrees"
     else:
         reason = ""
     return reason
+
+
+def _shown(score: float) -> str:
+    """A score to two places, cut (not rounded) below the boundary: 0.496
+    doubts and reads 0.49, never the 0.50 of a score that says it belongs."""
+    if score < BOUNDARY:
+        score = math.floor(score * 100) / 100
+    return f"{score:.2f}"
 
 
 class ReviewKindFilter(admin.SimpleListFilter):
