@@ -18,6 +18,7 @@ those papers' documents through the rule searches' inverted index (a RuleSet).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -87,6 +88,10 @@ def check_query(query: str, syntax: str) -> CompiledRule | None:
             f"Too long ({len(query)} characters, limit {MAX_QUERY_LENGTH})",
             MAX_QUERY_LENGTH,
         )
+    control = next((n for n, char in enumerate(query) if _is_control(char)), None)
+    if control is not None:
+        # A NUL would break the database's query; the others match nothing.
+        raise _search_error("A control character cannot be searched for", control)
     if syntax == Syntax.RULE:
         return _check_rule(query)
     if syntax != Syntax.SEARCH:
@@ -155,6 +160,11 @@ def _check_search(query: str) -> None:
     assert parse_query(query)  # what the checks let through searches for something
 
 
+def _is_control(char: str) -> bool:
+    """NUL, escape, delete and the other C0 and C1 controls."""
+    return unicodedata.category(char) == "Cc"
+
+
 def _search_error(message: str, position: int) -> SavedSearchError:
     return SavedSearchError(f"{message} at position {position}", position=position)
 
@@ -163,6 +173,11 @@ def _check_name(user: User, name: str, search: SavedSearch | None = None) -> str
     name = " ".join(name.split())
     if not name:
         raise SavedSearchError("Give the search a name", "name", "blank")
+    # Shown in pages, mails and the Atom feed, whose XML cannot hold them.
+    if any(map(_is_control, name)):
+        raise SavedSearchError(
+            "A name cannot hold control characters", "name", "invalid"
+        )
     if len(name) > NAME_LENGTH:
         raise SavedSearchError(
             f"Names are at most {NAME_LENGTH} characters", "name", "max_length"

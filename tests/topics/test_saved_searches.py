@@ -70,6 +70,31 @@ def test_rules_are_refused_with_the_rule_languages_position(query, position):
     assert refused.value.message.endswith(f"at position {position}")
 
 
+@pytest.mark.parametrize("syntax", ["search", "rule"])
+@pytest.mark.parametrize(
+    ("query", "position"), [("learn\x00ing", 5), ("\x00", 0), ("agent \x1bx", 6)]
+)
+def test_a_control_character_in_a_query_is_refused_where_it_is(query, position, syntax):
+    with pytest.raises(SavedSearchError) as refused:
+        check_query(query, syntax)
+
+    assert refused.value.message == (
+        f"A control character cannot be searched for at position {position}"
+    )
+    assert (refused.value.field, refused.value.position) == ("query", position)
+
+
+@pytest.mark.parametrize("name", ["ctl\x1b\x08 x", "nul\x00name", "\x7f"])
+def test_a_name_with_a_control_character_is_refused(alice, name):
+    # It would be shown in pages, mails and the Atom feed, where XML refuses it.
+    with pytest.raises(SavedSearchError) as refused:
+        create_search(alice, name=name, query="agent", syntax="search")
+
+    assert (refused.value.field, refused.value.code) == ("name", "invalid")
+    assert refused.value.message == "A name cannot hold control characters"
+    assert not SavedSearch.objects.exists()
+
+
 def test_names_are_unique_per_reader_and_the_limit_is_clear(alice, bob, settings):
     settings.MOMENTUM_SAVED_SEARCHES_MAX = 2
     create_search(alice, name="Agents", query="agent", syntax="search")
