@@ -251,11 +251,21 @@ def test_topic_page_filters_by_week(client, topic):
     assert sorted(set(titles)) == ["Agent study 3", "Agent study 4", "Agent study 5"]
 
 
-def test_topic_page_with_an_unreadable_week_says_so_and_shows_all(client, topic):
-    response = client.get("/topics/rl-agents/?week=last-tuesday")
+@pytest.mark.parametrize(
+    ("week", "said"),
+    [
+        ("last-tuesday", "“last-tuesday” is not a date (YYYY-MM-DD)"),
+        # A date whose week would end past the last date there is.
+        ("9999-12-25", "“9999-12-25” is not a week papers are announced in"),
+    ],
+)
+def test_topic_page_with_an_unreadable_week_says_so_and_shows_all(
+    client, topic, week, said
+):
+    response = client.get(f"/topics/rl-agents/?week={week}")
 
     assert response.status_code == 200
-    assert "is not a date" in response.text
+    assert f"{said}; showing all weeks." in response.text
     assert "Agent study 7" in response.text
 
 

@@ -4,6 +4,7 @@ import functools
 import hashlib
 from collections.abc import Iterable
 from datetime import date
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -402,6 +403,13 @@ def _week(request: HttpRequest) -> tuple[date | None, str]:
     if not raw:
         return None, ""
     try:
-        return date.fromisoformat(raw), ""
+        week = date.fromisoformat(raw)
     except ValueError:
         return None, f"“{raw[:40]}” is not a date (YYYY-MM-DD); showing all weeks."
+    # Its seven days must be dates too (9999-12-31 has no next day).
+    if week > date.max - timedelta(days=7):
+        return (
+            None,
+            f"“{raw[:40]}” is not a week papers are announced in; showing all weeks.",
+        )
+    return week, ""
