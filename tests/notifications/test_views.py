@@ -76,6 +76,13 @@ def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
     assert bad.status_code == 404
 
 
+@pytest.mark.parametrize("raw", ["\u00b2", "\u0663", "9" * 40, "-1", ""])
+def test_a_digest_id_that_is_not_one_is_a_404_to_anyone(subscriber, raw):
+    # Digits Python reads (², an Arabic 3) or the database cannot hold.
+    for client in (Client(), signed_in(subscriber)):
+        assert client.get(PREVIEW, {"digest": raw}).status_code == 404
+
+
 def sent_digest(subscriber, agents) -> Digest:
     User.objects.filter(pk=subscriber.pk).update(
         date_joined=datetime(2026, 7, 1, tzinfo=UTC)
