@@ -36,7 +36,6 @@ from notifications.tokens import read_token
 from topics.following import set_muted
 from topics.models import Follow
 
-
 # A sent digest's id in the view-in-browser link.
 DIGEST_ID = re.compile(r"[0-9]{1,18}")
 
