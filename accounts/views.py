@@ -75,7 +75,12 @@ def token_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def token_rotate(request: HttpRequest) -> HttpResponse:
-    _show_key_once(request, tokens.rotate_token(user=signed_in(request)))
+    user = signed_in(request)
+    # A page from before a revoke: rotating would undo it.
+    if tokens.get_token(user=user) is None:
+        messages.info(request, "You had no API token, so none was made; create one.")
+        return _settings_at("token-heading")
+    _show_key_once(request, tokens.rotate_token(user=user))
     messages.success(
         request, "Your API token has a new key; the old one no longer works."
     )
@@ -110,7 +115,12 @@ def feed_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def feed_rotate(request: HttpRequest) -> HttpResponse:
-    feed_tokens.rotate_feed(signed_in(request))
+    user = signed_in(request)
+    # A page from before a revoke: rotating would undo it.
+    if feed_tokens.get_feed_token(user) is None:
+        messages.info(request, "You had no private feed, so none was made; create one.")
+        return _settings_at("feed-heading")
+    feed_tokens.rotate_feed(user)
     messages.success(
         request,
         "Your private feed has a new address; the old one no longer works.",

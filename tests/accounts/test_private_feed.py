@@ -243,6 +243,10 @@ def test_settings_create_show_rotate_and_revoke_without_javascript(alice, corpus
     client.post("/settings/feed/revoke/")
     assert "Create a private feed" in client.get("/settings/").text
     not_found(rotated.removeprefix(SITE))
+    # Rotate from a page of before the revoke: the feed stays off.
+    stale = client.post("/settings/feed/rotate/", follow=True)
+    assert "You had no private feed, so none was made; create one." in stale.text
+    assert not FeedToken.objects.exists()
 
 
 @pytest.mark.parametrize("action", ["create", "rotate", "revoke"])

@@ -228,6 +228,13 @@ def test_revoke_removes_the_token(reader, alice, bob):
     assert tokens.revoke_token(user=alice) is False
 
 
+def test_rotating_a_revoked_token_from_an_older_page_makes_none(reader, alice):
+    response = reader.post("/settings/token/rotate/", follow=True)
+
+    assert "You had no API token, so none was made; create one." in response.text
+    assert not Token.objects.filter(user=alice).exists()
+
+
 def test_token_operations_refuse_get(reader, alice):
     for action in ["create", "rotate", "revoke"]:
         assert reader.get(f"/settings/token/{action}/").status_code == 405
