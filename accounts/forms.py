@@ -12,6 +12,16 @@ HOUR_CHOICES = [(hour, f"{hour:02d}:00") for hour in range(24)]
 TIME_ZONES = frozenset(name for name, _ in TIME_ZONE_CHOICES)
 
 
+class KnownTimeZone(forms.Field):
+    """A hidden field holding a time zone this site knows, or "" for any other
+    value: never an error, which a hidden field could not show."""
+
+    widget = forms.HiddenInput
+
+    def clean(self, value: Any) -> str:
+        return value if value in TIME_ZONES else ""
+
+
 class SignupExtras(forms.Form):
     """What the sign-up form asks beside allauth's fields (its
     ACCOUNT_SIGNUP_FORM_CLASS): the browser's time zone, filled in by
@@ -19,11 +29,11 @@ class SignupExtras(forms.Form):
     Without JavaScript, or with a name this site does not know, the digest's
     default (UTC) stands; the settings page changes it."""
 
-    time_zone = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+    time_zone = KnownTimeZone(required=False)
 
     def signup(self, request: Any, user: User) -> None:
         time_zone = self.cleaned_data.get("time_zone", "")
-        if time_zone in TIME_ZONES:
+        if time_zone:
             preferences = DigestPreferences.objects.stored_for(user)
             preferences.time_zone = time_zone
             preferences.save(update_fields=["time_zone"])

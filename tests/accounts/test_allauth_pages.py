@@ -548,6 +548,9 @@ def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
         ("Europe/Berlin", "Europe/Berlin"),
         ("Mars/Olympus_Mons", "UTC"),  # not a zone: the default stands
         ("", "UTC"),  # no JavaScript
+        # Hand-made: the sign-up goes on with the default, never a hidden error.
+        ("Europe/" + "x" * 80, "UTC"),
+        ("Europe/Berlin\x00", "UTC"),
     ],
 )
 def test_signing_up_keeps_the_browsers_time_zone_for_the_digest(client, sent, kept):
