@@ -10,9 +10,12 @@ changes anything.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import wraps
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import JsonResponse
@@ -20,6 +23,8 @@ from django.shortcuts import redirect
 from django.shortcuts import render
 from django.shortcuts import resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
+
+View = Callable[..., HttpResponse]
 
 
 def toggle(
@@ -61,6 +66,25 @@ def login_and_back(request: HttpRequest, query: dict[str, object]) -> str:
     GET asks to confirm what a visitor clicked."""
     come_back = f"{request.path}?{urlencode(query)}"
     return f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': come_back})}"
+
+
+def login_required_back(fallback: str) -> Callable[[View], View]:
+    """login_required for a form's POST: a visitor (a session that ended in
+    another tab) is sent to log in and then back to the page the form was on,
+    its `next` (else `fallback`, a URL name), not to the form's own address,
+    which the GET after logging in could only answer with a 405. What was
+    posted is not kept: the page shows the form again."""
+
+    def decorator(view: View) -> View:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(safe_next(request, resolve_url(fallback)))
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:

@@ -20,6 +20,7 @@ from accounts.forms import DigestPreferencesForm
 from accounts.models import DigestPreferences
 from accounts.requests import signed_in
 from accounts.sites import site_url
+from accounts.toggles import login_required_back
 
 # A new key waits in the session for the one page view that shows it.
 NEW_KEY_SESSION_KEY = "accounts_new_api_key"
@@ -58,7 +59,7 @@ def _show_key_once(request: HttpRequest, token: Token) -> None:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def token_create(request: HttpRequest) -> HttpResponse:
     try:
         token = tokens.create_token(user=signed_in(request))
@@ -73,7 +74,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def token_rotate(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
     # A page from before a revoke: rotating would undo it.
@@ -88,7 +89,7 @@ def token_rotate(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def token_revoke(request: HttpRequest) -> HttpResponse:
     if tokens.revoke_token(user=signed_in(request)):
         messages.success(request, "Your API token is revoked.")
@@ -103,7 +104,7 @@ def feed_url(key: str) -> str:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def feed_create(request: HttpRequest) -> HttpResponse:
     feed_tokens.create_feed(signed_in(request))
     messages.success(
@@ -113,7 +114,7 @@ def feed_create(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def feed_rotate(request: HttpRequest) -> HttpResponse:
     user = signed_in(request)
     # A page from before a revoke: rotating would undo it.
@@ -129,7 +130,7 @@ def feed_rotate(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def feed_revoke(request: HttpRequest) -> HttpResponse:
     if feed_tokens.revoke_feed(signed_in(request)):
         messages.success(request, "Your private feed is turned off.")

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from accounts.models import DigestPreferences
 from accounts.models import User
 from accounts.requests import signed_in
+from accounts.toggles import login_required_back
 from notifications.digest import preview_content
 from notifications.digest import stored_content
 from notifications.mailer import render_digest
@@ -112,7 +113,7 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def test_digest(request: HttpRequest) -> HttpResponse:
     try:
         sent = send_test_digest(user=signed_in(request))
@@ -131,7 +132,7 @@ def test_digest(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def mute(request: HttpRequest, slug: str) -> HttpResponse:
     muted = request.POST.get("muted") == "1"
     follow = Follow.objects.filter(user=signed_in(request), topic__slug=slug).first()

@@ -6,7 +6,6 @@ holding what was typed (core.refused). The service is topics.saved_searches."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -15,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.requests import signed_in
+from accounts.toggles import login_required_back
 from accounts.toggles import safe_next
 from core.refused import keep_refused
 from topics.models import SavedSearch
@@ -32,7 +32,7 @@ def _settings() -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def create(request: HttpRequest) -> HttpResponse:
     try:
         search = create_search(
@@ -53,7 +53,7 @@ def create(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def update(request: HttpRequest, pk: int) -> HttpResponse:
     search = get_object_or_404(SavedSearch, pk=pk, user=signed_in(request))
     try:
@@ -71,7 +71,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@login_required_back("accounts:settings")
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     search = get_object_or_404(SavedSearch, pk=pk, user=signed_in(request))
     delete_search(search)

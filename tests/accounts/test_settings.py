@@ -56,22 +56,23 @@ def test_url_is_named_settings():
 
 
 @pytest.mark.parametrize(
-    ("method", "url"),
+    ("method", "url", "back_to"),
     [
-        ("get", SETTINGS_URL),
-        ("post", SETTINGS_URL),
-        ("post", "/settings/token/create/"),
-        ("post", "/settings/token/rotate/"),
-        ("post", "/settings/token/revoke/"),
-        ("get", DELETE_URL),
-        ("post", DELETE_URL),
+        ("get", SETTINGS_URL, SETTINGS_URL),
+        ("post", SETTINGS_URL, SETTINGS_URL),
+        # A button's POST comes back to the page it is on, which a GET opens.
+        ("post", "/settings/token/create/", SETTINGS_URL),
+        ("post", "/settings/token/rotate/", SETTINGS_URL),
+        ("post", "/settings/token/revoke/", SETTINGS_URL),
+        ("get", DELETE_URL, DELETE_URL),
+        ("post", DELETE_URL, DELETE_URL),
     ],
 )
-def test_anonymous_visitor_is_sent_to_login_with_next(client, method, url):
+def test_anonymous_visitor_is_sent_to_login_with_next(client, method, url, back_to):
     response = getattr(client, method)(url)
 
     assert response.status_code == 302
-    assert response.url == f"{reverse('account_login')}?next={url}"
+    assert response.url == f"{reverse('account_login')}?next={back_to}"
 
 
 def test_first_visit_creates_default_digest_preferences(reader, alice):

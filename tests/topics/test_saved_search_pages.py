@@ -54,6 +54,20 @@ def test_the_form_says_the_pages_filters_are_not_kept(alice, corpus):
     assert said not in plain
 
 
+def test_a_save_posted_after_the_session_ended_logs_in_back_to_the_search(db):
+    """Logged out in another tab: back to the search page after logging in, not
+    to /searches/, which a GET answers with a 405."""
+    form = {"name": "Lost", "query": "diffusion", "next": "/search/?q=diffusion"}
+
+    response = Client().post("/searches/", form)
+    elsewhere = Client().post("/searches/", {**form, "next": "https://evil.example/"})
+
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/search/%3Fq%3Ddiffusion"
+    assert elsewhere["Location"] == "/accounts/login/?next=/settings/"
+    assert not SavedSearch.objects.exists()
+
+
 def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corpus):
     reader = signed_in(alice)
 
