@@ -95,6 +95,12 @@ def members_key(slug: str) -> str:
     return f"members:{slug}"
 
 
+def for_you_key(user_id: int) -> str:
+    """One reader's For you order (their model's ranking), which their feed
+    shows in that order: moved by a training, not by every visit."""
+    return f"for-you:{user_id}"
+
+
 # CHANGES
 # ------------------------------------------------------------------------------
 
@@ -154,6 +160,13 @@ def reader_changed(user_ids: Iterable[int]) -> None:
     if scopes:
         _set_versions(scopes)
         transaction.on_commit(lambda: _set_versions(scopes))
+
+
+def for_you_changed(user_id: int) -> None:
+    """Move on the reader's For you order, once the current transaction commits
+    (their model was trained anew, or deleted)."""
+    scopes = {for_you_key(user_id)}
+    transaction.on_commit(lambda: _set_versions(scopes))
 
 
 def _bump(scopes: set[str], paper_ids: list[int]) -> None:

@@ -45,6 +45,7 @@ from papers.models import Rating
 from papers.models import ReaderModel
 from papers.models import SavedPaper
 from papers.models import SimilarityIndex
+from papers.versions import for_you_changed
 from papers.versions import reader_changed
 from topics.foryou import fit_reader
 from topics.foryou import nearest_positive
@@ -148,6 +149,7 @@ def train(user_id: int) -> ReaderModel | None:
         deleted, _ = ReaderModel.objects.filter(user_id=user_id).delete()
         if deleted:
             reader_changed([user_id])
+            for_you_changed(user_id)
         return None
     window, window_vectors = _window(width)
     unrated = np.flatnonzero(~np.isin(window, rated))
@@ -175,6 +177,7 @@ def train(user_id: int) -> ReaderModel | None:
         },
     )
     reader_changed([user_id])
+    for_you_changed(user_id)
     return reader_model
 
 

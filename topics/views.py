@@ -44,6 +44,7 @@ from papers.versions import TOPICS
 from papers.versions import TRENDING
 from papers.versions import Dependencies
 from papers.versions import followers_key
+from papers.versions import for_you_key
 from papers.versions import members_key
 from papers.versions import related_key
 from topics.flags import FlagResult
@@ -129,7 +130,7 @@ def _feed_page(
     if _for_you_order(request, followed):
         return cached_page(
             request,
-            [TRENDING, LATEST, NAMES],
+            [TRENDING, LATEST, NAMES, for_you_key(user_id)],
             lambda deps: _for_you_feed(request, user_id, followed),
             variant=f"foryou:{user_id}",
             assumes=assumes,

@@ -273,6 +273,24 @@ def test_with_fewer_positives_newest_comes_first_and_for_you_is_offered(
     assert "once you have saved or liked five papers" in for_you
 
 
+def test_the_for_you_feed_follows_a_new_training_at_once(
+    reader, alice, likes_agents, django_capture_on_commit_callbacks
+):
+    before = reader.get("/?order=for-you").content.decode()
+    assert "once you have saved or liked five papers" in before
+
+    with django_capture_on_commit_callbacks(execute=True):
+        with mock.patch.object(recommend, "request_training"):
+            for arxiv_id in QUANTUM:
+                set_saved(alice, paper(arxiv_id), True)
+        recommend.train(alice.pk)
+    after = reader.get("/?order=for-you").content.decode()
+
+    # Not the page rendered before, kept while nothing shared moved.
+    assert "once you have saved or liked five papers" not in after
+    assert after != before
+
+
 def test_a_reader_without_a_model_sees_their_topics_newest_first(reader, alice):
     topic = make_topic(rule="ti:agent")
     set_following(alice, topic, True)
