@@ -53,6 +53,10 @@ SINGLE_QUOTED = re.compile(r"`([^`'\s][^`']{0,80}?)'(?![\w'])")
 # TeX's dashes, -- and ---, in plain text too; an address is matched whole, to
 # be left as it is, and so are arrows (-->, <--), <!-- and longer runs.
 DASH = re.compile(r"(?P<address>\S*(?:://|www\.)\S*)|(?<![-<!])(?P<dash>---?)(?![->])")
+# TeX's tie, 28.7~dB: a space that does not break, between two characters; an
+# address is matched whole, to be left as it is (https://x.org/~me/), and a "~"
+# after a space is "about" (~2x), as abstracts write it.
+TIE = re.compile(r"(?P<address>\S*(?:://|www\.)\S*)|(?<=[^\s\\])~(?=\S)")
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # In math, a digit or a braced number raised or lowered (n^2, 10^{-3}, H_2) is
@@ -118,6 +122,8 @@ def latex_to_text(text: str) -> str:
         text = SINGLE_QUOTED.sub("\u2018\\1\u2019", text)
     if "--" in text:
         text = DASH.sub(_dash, text)
+    if "~" in text:
+        text = TIE.sub(lambda match: match.group("address") or "\u00a0", text)
     if "$" not in text and "\\" not in text:
         return text
     # An island may read as nothing (\cite{x}): the spaces around it close up.

@@ -68,6 +68,12 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
             "a --> b <-- c <!-- d, run with --help at https://x.org/a--b",
             "a --> b <-- c <!-- d, run with --help at https://x.org/a--b",
         ),
+        # TeX's tie, a space that does not break; not a "~" of an address or
+        # of "about" (~2x).
+        (
+            "PSNR 28.7~dB within 5~ms, ~2x faster, at https://x.org/~me/",
+            "PSNR 28.7\u00a0dB within 5\u00a0ms, ~2x faster, at https://x.org/~me/",
+        ),
         # A percent sign is text, not a comment hiding the rest.
         (r"$x$ gains 50% over $y$", "x gains 50% over y"),
         # Dollars that are money, not math.
