@@ -371,6 +371,23 @@ def test_every_page_answers_each_kind_of_visitor(
     assert response.status_code == (200 if signed_in else visitor_status)
 
 
+def test_a_server_error_page_reads_on_a_phone(client, db, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr("papers.views.get_paper", broken)
+    client.raise_request_exception = False
+
+    response = client.get("/papers/2606.00100/")
+
+    assert response.status_code == 500
+    page = response.text
+    assert '<meta name="viewport" content="width=device-width' in page
+    assert "<main>" in page  # its landmark, for a screen reader
+    assert "Something went wrong on our side" in page
+    assert "fire" not in page
+
+
 def test_the_site_has_an_icon_even_where_the_layout_does_not_link_it(client, db):
     response = client.get("/favicon.ico")
 
