@@ -73,7 +73,7 @@ def test_the_formula_shows_the_real_numbers_on_hover_and_in_how_it_is_computed(
         "Jun 26, 3 of 4): 60 ÷ 660 = 9.09%. "
         "Change = (7.69 \N{MINUS SIGN} 9.09) ÷ 9.09 = -15%. Chance: had the topic "
         "kept its share, about 106 of its 160 papers in both would fall in the "
-        "last four weeks, give or take 6 (one standard deviation); 100 did, -1.0 "
+        "last four weeks, give or take 6 (one standard deviation); 100 did, -1.02 "
         "standard deviations off, so the change is within the 2 that chance alone "
         "passes about one time in twenty."
     )
