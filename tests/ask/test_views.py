@@ -59,10 +59,15 @@ def test_window_keeps_only_recent_papers(client, agents):
 
 
 def test_nothing_matching_says_so(client, agents):
-    response = client.get("/topics/agents/ask/", {"q": "quantum chromodynamics"})
+    question = {"q": "quantum chromodynamics"}
+    response = client.get("/topics/agents/ask/", question)
+    windowed = client.get("/topics/agents/ask/", {**question, "weeks": "4"})
 
     assert response.status_code == 200
-    assert b"No paper of this topic matches the question" in response.content
+    # A wider window is offered only where there is one.
+    said = "No paper of this topic matches the question. Try other words"
+    assert f"{said}.<" in response.text
+    assert f"{said}, or a wider window." in windowed.text
 
 
 def test_signed_in_user_sees_own_recent_questions_only(client, agents, alice, bob):
