@@ -70,6 +70,20 @@ def test_nothing_matching_says_so(client, agents):
     assert f"{said}, or a wider window." in windowed.text
 
 
+def test_a_question_asked_again_at_once_is_listed_once(client, agents, alice):
+    client.force_login(alice)
+    for _ in range(2):  # a reload
+        client.get("/topics/agents/ask/", {"q": "tree search?"})
+    client.get("/papers/2606.00002/ask/", {"q": "tree search?"})  # another scope
+
+    html = client.get("/topics/agents/ask/").content.decode()
+
+    asked = Question.objects.filter(user=alice)
+    assert [q.paper_id is None for q in asked] == [False, True]
+    assert html.count(">tree search?</a>") == 2
+    assert "· now</span>" in html  # not "0 minutes ago"
+
+
 def test_signed_in_user_sees_own_recent_questions_only(client, agents, alice, bob):
     client.force_login(alice)
     client.get("/topics/agents/ask/", {"q": "tree search?"})
@@ -227,10 +241,12 @@ def test_with_a_provider_the_page_leaves_the_answer_to_the_stream(
         "claim",
         {"text": "Tree search plans rollouts.", "citations": [1]},
     )
-    assert Question.objects.filter(user=alice).count() == 1  # counted once
-    # The ticket is good for one stream; the next one counts as a new question.
+    [asked] = Question.objects.filter(user=alice)  # counted once
+    # The ticket is good for one stream; the next one counts as asked again
+    # (listed once: the same question, moved up).
     client.get(url)
-    assert Question.objects.filter(user=alice).count() == 2
+    [again] = Question.objects.filter(user=alice)
+    assert again.created_at > asked.created_at
 
 
 def test_without_javascript_the_page_fetches_the_provider_answer(client, agents, chat):

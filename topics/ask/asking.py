@@ -15,6 +15,7 @@ from datetime import timedelta
 from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.core.cache import cache
+from django.utils import timezone
 
 from accounts.models import User
 from topics.ask.answerers import Answer
@@ -35,6 +36,8 @@ from topics.momentum import latest_announcement_day
 logger = logging.getLogger(__name__)
 
 RECENT_SHOWN = 10
+# The same question again within this long is the same asking (a reload).
+ASKED_AGAIN_WITHIN = timedelta(minutes=10)
 STREAM_TOKEN_SECONDS = 600
 
 
@@ -180,6 +183,18 @@ def ask(
 
 
 def record_question(user: User, scope: Scope, text: str) -> Question:
+    """The question in the user's recent ones; asked again of the same topic or
+    paper soon after (a reload), the last one moves up, not a second row."""
+    last = Question.objects.filter(user=user).first()
+    if (
+        last is not None
+        and (last.topic_id, last.paper_id, last.text)
+        == (getattr(scope.topic, "pk", None), getattr(scope.paper, "pk", None), text)
+        and timezone.now() - last.created_at < ASKED_AGAIN_WITHIN
+    ):
+        last.created_at = timezone.now()
+        last.save(update_fields=["created_at"])
+        return last
     return Question.objects.create(
         user=user, topic=scope.topic, paper=scope.paper, text=text
     )
