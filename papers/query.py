@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
 from datetime import datetime
 from datetime import timedelta
 
@@ -147,9 +148,11 @@ def last_modified() -> datetime | None:
     return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 
-def last_harvest() -> datetime | None:
-    """When the last ingest run that stored anything finished, or None."""
-    return (
+def last_harvest() -> tuple[datetime, date | None] | None:
+    """When the last ingest run that stored anything finished, and the day the
+    newest paper held was announced (how current the papers are, which the
+    run's time alone does not say: an old snapshot loaded today); or None."""
+    finished = (
         IngestRun.objects.filter(
             status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL]
         )
@@ -157,3 +160,7 @@ def last_harvest() -> datetime | None:
         .values_list("finished_at", flat=True)
         .first()
     )
+    if finished is None:
+        return None
+    newest = Paper.objects.aggregate(newest=Max("first_announced"))["newest"]
+    return finished, newest

@@ -109,6 +109,12 @@ def test_home_says_when_the_last_harvest_was(
     page = client.get("/").text
     assert "Last harvest from arXiv" in page
     assert "3\xa0hours ago" in page
+    # How current the papers are, which the harvest's time alone does not say.
+    newest = Paper.objects.order_by("-first_announced").first().first_announced
+    assert (
+        f'; the newest papers were announced <time datetime="{newest:%Y-%m-%d}">'
+        f"{newest:%b} {newest.day}, {newest.year}</time>." in page
+    )
     # HTML's date and time: whole seconds (at most three digits of a fraction).
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000"', page)
 
