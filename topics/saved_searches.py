@@ -161,8 +161,9 @@ def _check_search(query: str) -> None:
 
 
 def _is_control(char: str) -> bool:
-    """NUL, escape, delete and the other C0 and C1 controls."""
-    return unicodedata.category(char) == "Cc"
+    """NUL, escape, delete and the other C0 and C1 controls but whitespace (a
+    tab or a newline is a space here), as the API's NO_CONTROL."""
+    return unicodedata.category(char) == "Cc" and not char.isspace()
 
 
 def _search_error(message: str, position: int) -> SavedSearchError:

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from core.api.errors import positioned_error
+from core.api.fields import NO_CONTROL
 from core.api.fields import Boolean
 from core.api.fields import NamedRow
 from core.api.fields import StrictModelSerializer
@@ -332,8 +333,15 @@ class SavedSearchQueryField(Text):
 
 
 class SavedSearchInputSerializer(serializers.Serializer):
-    name = Text(max_length=80, required=False, help_text="Unique among yours.")
-    query = SavedSearchQueryField(max_length=MAX_QUERY_LENGTH, required=False)
+    name = Text(
+        pattern=NO_CONTROL,
+        max_length=80,
+        required=False,
+        help_text="Unique among yours.",
+    )
+    query = SavedSearchQueryField(
+        pattern=NO_CONTROL, max_length=MAX_QUERY_LENGTH, required=False
+    )
     syntax = serializers.ChoiceField(
         choices=SavedSearch.Syntax.choices,
         required=False,
@@ -345,8 +353,8 @@ class SavedSearchInputSerializer(serializers.Serializer):
 class SavedSearchCreateSerializer(SavedSearchInputSerializer):
     """A new search: its name and query are required."""
 
-    name = Text(max_length=80, help_text="Unique among yours.")
-    query = SavedSearchQueryField(max_length=MAX_QUERY_LENGTH)
+    name = Text(pattern=NO_CONTROL, max_length=80, help_text="Unique among yours.")
+    query = SavedSearchQueryField(pattern=NO_CONTROL, max_length=MAX_QUERY_LENGTH)
 
 
 def saved_search_error(exc: SavedSearchError) -> serializers.ValidationError:

@@ -33,6 +33,16 @@ NOT_BLANK = RegexValidator(
     code="blank",
 )
 NO_NUL_PATTERN = r"^[^\u0000]*$"
+# The control characters that are not whitespace (unicodedata's Cc less what
+# str.isspace() takes): NUL, escape, delete and the like, which pages, mails and
+# XML cannot show.
+CONTROL = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+# Not blank, and no such character anywhere.
+NO_CONTROL = RegexValidator(
+    rf"\A[^{CONTROL}]*[^{SPACE}{CONTROL}][^{CONTROL}]*\Z",
+    message="This field may not be blank or hold control characters.",
+    code="invalid",
+)
 SLUG_PATTERN = r"\A[-a-zA-Z0-9_]+\Z"
 
 

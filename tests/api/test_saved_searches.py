@@ -91,3 +91,20 @@ def test_either_syntax_is_at_most_200_characters(as_alice, corpus):
     )
     assert response.status_code == 400
     assert "query" in response.json()["error"]["fields"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"name": "esc\u001bname"}, {"query": "learn\u0000ing"}, {"name": "\u0085"}],
+)
+def test_a_control_character_is_refused_as_the_schema_says(as_alice, corpus, fields):
+    body = {"name": "Mine", "query": "agent", **fields}
+
+    error = assert_error(as_alice.post(URL, body, format="json"), 400, "invalid")
+
+    [field] = fields
+    assert error["fields"][field][0]["code"] == "invalid"
+    schema = as_alice.get("/api/schema/", {"format": "json"}).json()
+    request = schema["components"]["schemas"]["SavedSearchCreateRequest"]
+    assert "\\u000e-\\u001b" in request["properties"][field]["pattern"]
+    assert not SavedSearch.objects.exists()
