@@ -49,8 +49,9 @@ TOPICS = "topics"
 NAMES = "names"
 SEARCH = "search"
 HARVEST = "harvest"
-# When the last harvest finished, cached apart (papers.slots fills it in).
-HARVEST_KEY = "pages:last-harvest"
+# When the last harvest finished and the newest paper's day, cached apart
+# (papers.slots fills them in); ":2" since the day was added to the value.
+HARVEST_KEY = "pages:last-harvest:2"
 # Moved by content_changed() with no arguments; every page depends on it.
 EVERYTHING = "all"
 LISTS = frozenset({LATEST, TRENDING, TOPICS, NAMES, SEARCH, HARVEST, EVERYTHING})
