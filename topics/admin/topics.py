@@ -185,9 +185,12 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         if not figures.enough:
             return f"{figures.recent} in 4 weeks (too few to say)"
         # Worded as the topic page words it: under half a percent is the same.
-        change = {"new": "new", "flat": "same as before"}.get(
-            figures.direction or "", f"{figures.change or 0:+.0f}%"
-        )
+        if figures.direction == "new":
+            change = "new"
+        elif figures.direction == "flat":
+            change = "same as before"
+        else:
+            change = f"{figures.change:+.0f}%"
         return f"{figures.recent} in 4 weeks, {change}"
 
     def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
