@@ -150,6 +150,30 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     assert not Topic.objects.filter(slug="broken").exists()
 
 
+def test_admin_refuses_control_characters_in_what_feeds_and_pages_show(admin_client):
+    """An escape pasted into a name would make the topic's Atom feed unreadable."""
+    response = admin_client.post(
+        reverse("admin:topics_topic_add"),
+        {
+            "name": "Agents\x1b[0m",
+            "slug": "agents-escaped",
+            "description": "Tools\x00 and plans",
+            "rule": "ti:agent",
+            "is_active": "on",
+            "paper_topics-TOTAL_FORMS": "0",
+            "paper_topics-INITIAL_FORMS": "0",
+            "exclusions-TOTAL_FORMS": "0",
+            "exclusions-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert {"name", "description"} <= set(errors)
+    assert "Control characters" in errors["name"][0]
+    assert not Topic.objects.filter(slug="agents-escaped").exists()
+
+
 def test_each_section_of_the_admin_index_has_its_own_name(admin_client):
     import re
 

@@ -29,7 +29,7 @@ from django.db.models import F
 from django.db.models import Q
 
 from accounts.models import User
-from core.api.fields import CONTROL
+from core.text import CONTROL
 from papers.models import Paper
 from papers.query import last_modified
 from papers.search import MAX_QUERY_LENGTH

@@ -22,10 +22,9 @@ from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
 
-# Python's str.isspace() characters and the other C0 controls: a value made of
-# these alone is blank. Spelled out rather than \s, which Python, ECMAScript and
-# Rust (the schema's readers) each read differently.
-SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+from core.text import CONTROL
+from core.text import SPACE
+
 # No NUL (PostgreSQL cannot store it) and at least one other character.
 NOT_BLANK = RegexValidator(
     rf"\A[^\x00]*[^{SPACE}][^\x00]*\Z",
@@ -33,11 +32,7 @@ NOT_BLANK = RegexValidator(
     code="blank",
 )
 NO_NUL_PATTERN = r"^[^\u0000]*$"
-# The control characters that are not whitespace (unicodedata's Cc less what
-# str.isspace() takes): NUL, escape, delete and the like, which pages, mails and
-# XML cannot show.
-CONTROL = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
-# Not blank, and no such character anywhere.
+# Not blank, and no control character (core.text) anywhere.
 NO_CONTROL = RegexValidator(
     rf"\A[^{CONTROL}]*[^{SPACE}{CONTROL}][^{CONTROL}]*\Z",
     message="This field may not be blank or hold control characters.",

@@ -11,6 +11,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.db import transaction
 
+from core.text import SHOWABLE
 from papers.models import Category
 from papers.models import Paper
 from papers.routes import address
@@ -36,11 +37,12 @@ def target_field(default: float, help_text: str) -> models.FloatField:
 class Topic(models.Model):
     """A research topic that curators define with a rule in arXiv's search syntax."""
 
-    name = models.CharField(max_length=120, unique=True)
+    name = models.CharField(max_length=120, unique=True, validators=[SHOWABLE])
     slug = models.SlugField(max_length=120, unique=True)
     description = models.CharField(
         max_length=300,
         blank=True,
+        validators=[SHOWABLE],
         help_text=(
             "A sentence or two: shown under the name on the topic page, in the "
             "list of topics, in the topic's feed and to search engines."
@@ -48,6 +50,7 @@ class Topic(models.Model):
     )
     definition = models.TextField(
         blank=True,
+        validators=[SHOWABLE],
         help_text=(
             "What belongs here and what does not, in a few sentences: shown on the "
             "topic page, in the review queue and to the judge."
@@ -55,6 +58,7 @@ class Topic(models.Model):
     )
     glossary = models.TextField(
         blank=True,
+        validators=[SHOWABLE],
         help_text='One abbreviation per line, as "RL: Reinforcement Learning".',
     )
     rule = models.TextField(

@@ -1,0 +1,22 @@
+"""Character classes for what people type: the blanks, and the control
+characters that pages, mails and XML cannot show."""
+
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+
+# Python's str.isspace() characters and the other C0 controls: a value made of
+# these alone is blank. Spelled out rather than \s, which Python, ECMAScript and
+# Rust (the API schema's readers) each read differently.
+SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# The control characters that are not whitespace (unicodedata's Cc less what
+# str.isspace() takes): NUL, escape, delete and the like.
+CONTROL = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+# For text a curator writes that feeds, mails and pages show: an escape in a
+# topic's name would make its Atom feed a document no reader can parse.
+SHOWABLE = RegexValidator(
+    f"[{CONTROL}]",
+    inverse_match=True,
+    message="Control characters (such as NUL or escape) cannot be shown; remove them.",
+    code="control_character",
+)
