@@ -251,6 +251,12 @@ def test_question_mark_lists_every_key(page, topic):
 
     keys = page.locator("#keys")
     expect(keys).to_be_visible()
+    # J/K and the rest act on a list's rows: the list says so, as pages without
+    # one (a settings page) show it too.
+    assert keys.locator("h3").all_inner_texts() == [
+        "In a list of papers",
+        "On every page",
+    ]
     listed = keys.locator("dt").all_inner_texts()
     assert [key.replace(" ", "") for key in listed] == [
         "J/K",
