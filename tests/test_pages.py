@@ -277,12 +277,22 @@ def test_a_paper_is_named_by_its_id_and_title_cut_with_an_ellipsis(db):
     assert len(name) == len("2606.00001: ") + 80
 
 
-def test_withdrawn_paper_says_so(client, db):
-    upsert_records([paper_record(withdrawn=True)])
+def test_withdrawn_paper_says_so_without_naming_who_withdrew_it(client, db):
+    """arXiv's administrators withdraw papers too (text reuse, policy): the
+    comment, shown on the page, says who; the notice does not guess."""
+    comment = (
+        "arXiv admin note: This submission has been withdrawn by arXiv "
+        "administrators due to inappropriate text reuse from external sources"
+    )
+    upsert_records([paper_record(withdrawn=True, comment=comment)])
 
     response = client.get("/papers/2606.00001/")
+    row = client.get("/search/?q=agents").text
 
-    assert "has been withdrawn" in response.text
+    assert "This paper has been withdrawn." in response.text
+    assert "withdrawn by arXiv administrators" in response.text
+    assert "by its authors" not in response.text + row
+    assert '<p class="notice">Withdrawn.</p>' in row
 
 
 @pytest.mark.parametrize("address", ["/papers/9999.99999/", "/papers/not-an-id/"])
