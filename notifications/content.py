@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.db.models import Prefetch
+from django.template.defaultfilters import pluralize
 from django.utils.http import urlencode
 
 from notifications.plan import Plan
@@ -85,8 +86,25 @@ class Content:
         return self.paper_count + sum(section.more for section in self.sections)
 
     @property
-    def topic_count(self) -> int:
-        return sum(1 for section in self.sections if section.topic is not None)
+    def about(self) -> str:
+        """What its papers are, for the subject: 'in Agents and 2 more topics,
+        by authors you follow and matching your search "Engines"'."""
+        topics = [section.topic for section in self.sections if section.topic]
+        searches = [section.search for section in self.sections if section.search]
+        parts = []
+        if topics:
+            more = len(topics) - 1
+            also = f" and {more} more topic{pluralize(more)}" if more else ""
+            parts.append(f"in {topics[0].name}{also}")
+        if self.has_authors:
+            parts.append("by authors you follow")
+        if len(searches) == 1:
+            parts.append(f'matching your search "{searches[0].name}"')
+        elif searches:
+            parts.append(f"matching {len(searches)} of your saved searches")
+        if not parts:
+            return ""
+        return " and ".join(filter(None, [", ".join(parts[:-1]), parts[-1]]))
 
     @property
     def has_authors(self) -> bool:

@@ -10,6 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
+from notifications.content import Content
+from notifications.content import Section
 from notifications.content import one_line
 from notifications.content import shape_digests
 from notifications.mailer import render_digest
@@ -24,6 +26,8 @@ from papers.models import Authorship
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import SavedSearch
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 
@@ -123,6 +127,44 @@ def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, r
     # The subject counts them all, not the five shown.
     rendered = render_digest(user=alice, content=content, digest_id=None)
     assert rendered.subject == "12 new papers in Agents and 1 more topic"
+
+
+@pytest.mark.parametrize(
+    ("topics", "authors", "searches", "about"),
+    [
+        (["Agents"], False, [], "in Agents"),
+        (["Agents", "Robots", "Speech"], False, [], "in Agents and 2 more topics"),
+        ([], True, [], "by authors you follow"),
+        ([], False, ["Engines"], 'matching your search "Engines"'),
+        (
+            ["Agents", "Robots"],
+            True,
+            ["Engines"],
+            "in Agents and 1 more topic, by authors you follow and matching your "
+            'search "Engines"',
+        ),
+        (
+            ["Agents"],
+            False,
+            ["Engines", "Notes"],
+            "in Agents and matching 2 of your saved searches",
+        ),
+    ],
+)
+def test_the_subject_names_every_kind_of_section_its_count_holds(
+    topics, authors, searches, about
+):
+    """A saved search's papers counted as the first topic's read as if that
+    topic had them all."""
+    sections = [Section(Topic(name=name), None, [], 0, "") for name in topics]
+    if authors:
+        sections.append(Section(None, None, [], 0, ""))
+    sections += [
+        Section(None, None, [], 0, "", search=SavedSearch(name=name))
+        for name in searches
+    ]
+
+    assert Content(since=MONDAY, sections=sections).about == about
 
 
 def test_share_slots_is_even_and_never_exceeds_counts():

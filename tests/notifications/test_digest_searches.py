@@ -86,6 +86,8 @@ def test_a_section_per_search_after_the_topics_each_paper_once(
         'Matching your search "Notes"',
     ]
     assert [s.name for s in content.sections[0].entries[0].matches] == ["Engines"]
+    # The subject's count holds the searches' papers: it says they are there.
+    assert content.about == "in Agents and matching 2 of your saved searches"
 
 
 def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
