@@ -102,9 +102,45 @@ class Content:
             parts.append(f'matching your search "{searches[0].name}"')
         elif searches:
             parts.append(f"matching {len(searches)} of your saved searches")
-        if not parts:
-            return ""
-        return " and ".join(filter(None, [", ".join(parts[:-1]), parts[-1]]))
+        return listed(parts)
+
+    @property
+    def sources(self) -> str:
+        """Where its papers come from, for its first line: 'in the topics and
+        by the authors you follow and matching your saved searches'."""
+        followed = listed(
+            [
+                *(["in the topics"] if self.has_topics else []),
+                *(["by the authors"] if self.has_authors else []),
+            ]
+        )
+        return listed(
+            [
+                *([f"{followed} you follow"] if followed else []),
+                *(["matching your saved searches"] if self.has_searches else []),
+            ]
+        )
+
+    @property
+    def reasons(self) -> str:
+        """Why the reader gets it, for its foot: 'follow these topics and
+        authors and saved these searches'."""
+        followed = listed(
+            [
+                *(["topics"] if self.has_topics else []),
+                *(["authors"] if self.has_authors else []),
+            ]
+        )
+        return listed(
+            [
+                *([f"follow these {followed}"] if followed else []),
+                *(["saved these searches"] if self.has_searches else []),
+            ]
+        )
+
+    @property
+    def has_topics(self) -> bool:
+        return any(section.topic is not None for section in self.sections)
 
     @property
     def has_authors(self) -> bool:
@@ -123,6 +159,11 @@ class Content:
     def has_searches(self) -> bool:
         """Whether it holds a section of a saved search's papers."""
         return any(section.search is not None for section in self.sections)
+
+
+def listed(parts: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(filter(None, [", ".join(parts[:-1]), *parts[-1:]]))
 
 
 def shape_digests(plans: Iterable[Plan], site_url: str) -> list[Content]:

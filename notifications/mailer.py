@@ -55,8 +55,8 @@ def unsubscribe_url(user: User) -> str:
 
 
 TEST_NOTE = (
-    "This is a test digest: the papers of your topics first announced in the "
-    "latest week harvested, whether or not a digest sent them before."
+    "This is a test digest: what your digest holds from the latest week "
+    "harvested, whether or not a digest sent it before."
 )
 
 

@@ -95,7 +95,7 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
         )
     if latest is not content and latest.sections:
         note = (
-            f"Nothing is new in your topics since {content.since:%b %-d, %Y}, "
+            f"Nothing is new for you since {content.since:%b %-d, %Y}, "
             "so no digest would be sent now. Below: the papers of the latest "
             f"week harvested, first announced since {latest.since:%b %-d, %Y}."
         )

@@ -167,6 +167,40 @@ def test_the_subject_names_every_kind_of_section_its_count_holds(
     assert Content(since=MONDAY, sections=sections).about == about
 
 
+@pytest.mark.parametrize(
+    ("kinds", "sources", "reasons"),
+    [
+        ({"topic"}, "in the topics you follow", "follow these topics"),
+        (
+            {"topic", "authors", "search"},
+            "in the topics and by the authors you follow and matching your saved "
+            "searches",
+            "follow these topics and authors and saved these searches",
+        ),
+        ({"search"}, "matching your saved searches", "saved these searches"),
+        (
+            {"authors", "search"},
+            "by the authors you follow and matching your saved searches",
+            "follow these authors and saved these searches",
+        ),
+    ],
+)
+def test_the_first_line_and_the_foot_say_only_what_it_holds(kinds, sources, reasons):
+    """A reader with only a saved search was told of "the topics you follow"."""
+    sections = [
+        *([Section(Topic(name="Agents"), None, [], 0, "")] if "topic" in kinds else []),
+        *([Section(None, None, [], 0, "")] if "authors" in kinds else []),
+        *(
+            [Section(None, None, [], 0, "", search=SavedSearch(name="Engines"))]
+            if "search" in kinds
+            else []
+        ),
+    ]
+    content = Content(since=MONDAY, sections=sections)
+
+    assert (content.sources, content.reasons) == (sources, reasons)
+
+
 def test_share_slots_is_even_and_never_exceeds_counts():
     assert share_slots([10, 2, 10], 9) == [4, 2, 3]
     assert share_slots([1, 1], 30) == [1, 1]

@@ -105,7 +105,10 @@ def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
     [message] = mail.outbox
     assert message.subject == '1 new paper matching your search "Engines"'
     assert '== Matching your search "Engines" ==' in message.body
-    assert "and matching your saved searches" in message.body
+    # It says what it holds: no topic, no author.
+    assert "New papers matching your saved searches, first announced" in message.body
+    assert "because you saved these searches on Momentum." in message.body
+    assert "topics" not in message.body
     assert "Matching your search &quot;Engines&quot;</h2>" in message.alternatives[0][0]
     assert list(DigestPaper.objects.values_list("paper_id", "topic_id")) == [
         (paper.pk, None)

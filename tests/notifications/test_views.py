@@ -58,7 +58,10 @@ def test_preview_with_nothing_new_says_so(subscriber):
     response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
-    assert b"Nothing new in the topics you follow" in response.content
+    assert (
+        b"Nothing new in the topics and by the authors you follow, or matching your saved searches"
+        in response.content
+    )
 
 
 def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
@@ -369,5 +372,5 @@ def test_preview_shows_the_latest_week_harvested_when_nothing_is_new(
 
     assert response.status_code == 200
     assert b"Latest week" in response.content
-    assert b"Nothing is new in your topics since" in response.content
+    assert b"Nothing is new for you since" in response.content
     assert b"the papers of the latest week harvested" in response.content
