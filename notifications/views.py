@@ -30,6 +30,7 @@ from notifications.models import Digest
 from notifications.preferences import TestDigestRefused
 from notifications.preferences import send_test_digest
 from notifications.preferences import unsubscribe as turn_off
+from notifications.schedule import Schedule
 from notifications.tokens import BadToken
 from notifications.tokens import masked
 from notifications.tokens import opens_digest
@@ -86,13 +87,16 @@ def _sent_digest(request: HttpRequest) -> HttpResponse:
 def _next_digest(request: HttpRequest) -> HttpResponse:
     """The reader's next digest; when nothing is new, the papers of the latest
     week harvested, saying so."""
-    note, now = "", timezone.now()
-    content = preview_content(signed_in(request), at=now, site_url=site_url())
+    user, note = signed_in(request), ""
+    # Built as at its send time, with the papers held now: the next digest's
+    # period, not the one whose send time has passed (a week more before it).
+    due = Schedule.of(DigestPreferences.objects.for_user(user)).next_send_time(
+        timezone.now()
+    )
+    content = preview_content(user, at=due, site_url=site_url())
     latest = content
     if not content.sections:
-        latest = preview_content(
-            signed_in(request), at=now, site_url=site_url(), fresh=True
-        )
+        latest = preview_content(user, at=due, site_url=site_url(), fresh=True)
     if latest is not content and latest.sections:
         note = (
             f"Nothing is new for you since {content.since:%b %-d, %Y}, "
@@ -103,7 +107,7 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
     if not content.sections:
         return render(request, "notifications/preview_empty.html", {"content": content})
     rendered = render_digest(
-        user=signed_in(request),
+        user=user,
         content=content,
         digest_id=None,
         note=note,

@@ -24,6 +24,7 @@ from notifications.delivery import send_digests
 from notifications.mailer import Mailer
 from notifications.models import Digest
 from notifications.models import DigestPaper
+from notifications.schedule import Schedule
 from notifications.tokens import unsubscribe_token
 from tests.accounts.factories import verified
 from tests.clients import signed_in
@@ -54,13 +55,33 @@ def test_preview_shows_the_next_digest_with_inline_styles_allowed(subscriber, ag
     assert "script-src 'self'" in policy
 
 
+def test_preview_holds_the_next_digests_papers_not_the_week_before_them(
+    subscriber, agents
+):
+    """The next digest covers the period before its send time; a preview built
+    on the period whose send time has passed showed a week no digest sends."""
+    preferences = DigestPreferences.objects.for_user(subscriber)
+    due = Schedule.of(preferences).next_send_time(datetime.now(UTC))
+    period_start = due.date() - timedelta(days=7)
+    add_papers(agents, period_start, title="In the next digest")
+    add_papers(agents, period_start - timedelta(days=1), title="The week before")
+
+    response = signed_in(subscriber).get(PREVIEW)
+
+    assert b"In the next digest" in response.content
+    assert b"The week before" not in response.content
+    assert f"first announced since {period_start:%b %-d, %Y}".encode() in (
+        response.content
+    )
+
+
 def test_preview_with_nothing_new_says_so(subscriber):
     response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
     assert (
-        b"Nothing new in the topics and by the authors you follow, or matching your saved searches"
-        in response.content
+        b"Nothing new in the topics and by the authors you follow, or matching "
+        b"your saved searches" in response.content
     )
 
 
