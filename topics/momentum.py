@@ -33,8 +33,10 @@ nowhere. The others have no score and are not trending.
 
 Figures are computed for all topics with three queries (tags per day, papers
 per day, ingest runs) and stored in TopicMomentum, which pages read in O(1);
-`refresh_momentum()` runs after every ingest run and re-tag. It also stores how
-many papers each pair of topics shares (TopicRelation: related topics).
+`refresh_momentum()` runs after every ingest run and re-tag, and for one topic
+after its model's training (curator decisions) and its judge's verdicts. It
+also stores how many papers each pair of topics shares (TopicRelation: related
+topics).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.db.models import F
 from django.db.models import Max
+from django.db.models import Q
 from django.utils import timezone
 
 from papers.models import Paper
@@ -313,12 +316,13 @@ FIGURES = ("as_of", "weekly", "corpus_weekly", "complete", "trend_score")
 
 
 @transaction.atomic
-def refresh_momentum() -> int:
-    """Recompute and store every topic's momentum and the papers each pair of
-    topics shares; idempotent. Moves on the pages of the topics whose figures
-    changed (and trending, if any did) and the related topics of those whose
-    shared counts changed. Returns topics stored."""
-    figures = compute_all()
+def refresh_momentum(topic_ids: Sequence[int] | None = None) -> int:
+    """Recompute and store every topic's momentum (or that of the topics given)
+    and the papers each pair of topics (with one of those) shares; idempotent.
+    Moves on the pages of the topics whose figures changed (and trending, if
+    any did) and the related topics of those whose shared counts changed.
+    Returns topics stored."""
+    figures = compute_all(topic_ids)
     now = timezone.now()
     rows = [
         TopicMomentum(
@@ -334,7 +338,9 @@ def refresh_momentum() -> int:
     ]
     stored = {
         row[0]: row[1:]
-        for row in TopicMomentum.objects.values_list("topic_id", *FIGURES)
+        for row in TopicMomentum.objects.filter(topic_id__in=list(figures)).values_list(
+            "topic_id", *FIGURES
+        )
     }
     moved = {
         row.topic_id
@@ -347,7 +353,7 @@ def refresh_momentum() -> int:
         unique_fields=["topic"],
         update_fields=[*FIGURES, "computed_at"],
     )
-    related = refresh_relations()
+    related = refresh_relations(topic_ids)
     if moved or related:
         slug_of = dict(
             Topic.objects.filter(pk__in=moved | related).values_list("pk", "slug")
@@ -360,20 +366,26 @@ def refresh_momentum() -> int:
     return len(rows)
 
 
-def refresh_relations() -> set[int]:
-    """Store how many papers each pair of topics shares (TopicRelation), so
-    that pages never count them; returns the topics whose counts changed."""
-    pairs = (
-        PaperTopic.objects.annotate(other=F("paper__paper_topics__topic"))
-        .exclude(other=F("topic"))
-        .values_list("topic", "other")
+def refresh_relations(topic_ids: Sequence[int] | None = None) -> set[int]:
+    """Store how many papers each pair of topics (with one of `topic_ids`, if
+    given) shares (TopicRelation), so that pages never count them; returns the
+    topics whose counts changed."""
+    pairs = PaperTopic.objects.annotate(other=F("paper__paper_topics__topic")).exclude(
+        other=F("topic")
+    )
+    relations = TopicRelation.objects.all()
+    if topic_ids is not None:
+        pairs = pairs.filter(Q(topic__in=topic_ids) | Q(other__in=topic_ids))
+        relations = relations.filter(Q(topic__in=topic_ids) | Q(other__in=topic_ids))
+    wanted = {
+        (topic, other): shared
+        for topic, other, shared in pairs.values_list("topic", "other")
         .annotate(shared=Count("*"))
         .order_by()
-    )
-    wanted = {(topic, other): shared for topic, other, shared in pairs}
+    }
     stored = {
         (topic, other): (pk, shared)
-        for pk, topic, other, shared in TopicRelation.objects.values_list(
+        for pk, topic, other, shared in relations.values_list(
             "pk", "topic", "other", "shared"
         )
     }

@@ -20,6 +20,7 @@ from topics.ask.fulltext import download_pdf
 from topics.judging import Judge
 from topics.judging import judge_pending
 from topics.models import Topic
+from topics.momentum import refresh_momentum
 from topics.prefilter import refresh_rule_documents
 from topics.queue import awaiting_counts
 from topics.queue import model_summary
@@ -60,6 +61,9 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
         return
     topic, model = trained
     logger.info("%s: %s", topic, model_summary(model))
+    # The decisions it learned from and the band it drew change the topic's
+    # papers: its chart and related topics follow now, not at the next ingest.
+    refresh_momentum([topic_id])
     # The band is redrawn: the judge gets its new pending papers.
     if Judge.from_settings() and awaiting_counts([topic_id]):
         send_after_commit(judge_pending_papers, topic_id)
@@ -118,6 +122,8 @@ def judge_pending_papers(topic_id: int) -> None:
         return
     decided = judge_pending(topic, limit=settings.MOMENTUM_JUDGE_BATCH)
     logger.info("judge decided %s pending paper(s) of %s", decided, topic)
+    if decided:
+        refresh_momentum([topic_id])
 
 
 @shared_task(**durable(RULE_TERMS_TIME_LIMIT))

@@ -14,19 +14,23 @@ from papers.ingest.schedule import listing_day
 from papers.ingest.upsert import upsert_records
 from papers.models import FeedSource
 from papers.models import IngestRun
+from papers.models import Paper
 from tests.topics.factories import announced_papers
 from tests.topics.factories import make_topic
 from topics.coverage import CHART_WEEKS
 from topics.coverage import bucket
 from topics.coverage import judge_weeks
 from topics.coverage import live_harvest_start
+from topics.curation import pin_paper
 from topics.models import TopicMomentum
+from topics.models import TopicRelation
 from topics.momentum import FLOOR
 from topics.momentum import TRENDING_MIN_PAPERS
 from topics.momentum import Momentum
 from topics.momentum import compute_all
 from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
+from topics.tasks import train_topic_model
 
 AS_OF = date(2026, 7, 24)  # a Friday: the chart's weeks run Saturday to Friday
 FIRST = AS_OF - timedelta(days=7 * CHART_WEEKS - 1)
@@ -325,6 +329,36 @@ def test_refresh_stores_every_topics_figures_and_is_idempotent():
     assert stored.trend_score > 0
     assert TopicMomentum.objects.get(topic=quiet).trend_score is None
     assert TopicMomentum.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_curators_decisions_reach_the_figures_with_the_training_they_ask_for():
+    """A pin changed the topic's papers but its chart kept the old count until
+    the next ingest; the training after a burst of decisions refreshes it."""
+    busy = make_topic(rule="ti:agent")
+    quiet = make_topic("Quiet", rule="ti:nothing", slug="quiet")
+    others = make_topic("Others", rule="ti:other", slug="others")
+    records = announced_papers(AS_OF, [10] * 4 + [20] * 4, title="agent")
+    records += announced_papers(AS_OF, [100] * 8, title="other", series=2)
+    tag_papers(upsert_records(records).changed_ids)
+    refresh_momentum()
+    assert not TopicRelation.objects.exists()
+    untouched = TopicMomentum.objects.get(topic=quiet).computed_at
+    other = Paper.objects.filter(title="other", first_announced=AS_OF).first()
+
+    pin_paper(busy, other)
+    train_topic_model(busy.pk)
+
+    assert TopicMomentum.objects.get(topic=busy).weekly[-8:] == [10] * 4 + [20] * 3 + [
+        21
+    ]
+    # Related topics count the paper they now share, both ways.
+    assert set(TopicRelation.objects.values_list("topic", "other", "shared")) == {
+        (busy.pk, others.pk, 1),
+        (others.pk, busy.pk, 1),
+    }
+    # Only the decided topic's figures are computed again.
+    assert TopicMomentum.objects.get(topic=quiet).computed_at == untouched
 
 
 def test_a_row_stored_before_coverage_reads_as_not_comparable():
