@@ -289,6 +289,31 @@ def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
     assert 'style="' not in page
 
 
+def test_settings_date_digests_in_the_readers_time_zone(subscriber):
+    """Honolulu's Monday 08:00 digest is due at 18:00 UTC; a test asked for on
+    Friday evening there is Saturday in UTC."""
+    preferences = DigestPreferences.objects.for_user(subscriber)
+    preferences.time_zone = "Pacific/Honolulu"
+    preferences.save()
+    for kind, due_at in [
+        ("scheduled", datetime(2026, 7, 13, 18, tzinfo=UTC)),
+        ("test", datetime(2026, 7, 18, 9, 21, tzinfo=UTC)),
+    ]:
+        Digest.objects.create(
+            user=subscriber,
+            kind=kind,
+            frequency="weekly",
+            period_start=date(2026, 7, 13),
+            due_at=due_at,
+            status="sent",
+        )
+
+    page = signed_in(subscriber).get("/settings/").content.decode()
+
+    assert "Last digest, 13 Jul 2026:" in page
+    assert "Test digest, 17 Jul 2026:" in page
+
+
 def test_mute_and_unmute_a_topic_from_settings(subscriber, agents):
     client = signed_in(subscriber)
 
