@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.template.defaultfilters import pluralize
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import escape
 from django.utils.xmlutils import SimplerXMLGenerator
@@ -123,17 +124,23 @@ def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
 
 
 def _reader_atom(followed: Following) -> str:
-    names = list(
+    topics = ", ".join(
         Topic.objects.filter(pk__in=[pk for pk, _ in followed.topics])
         .order_by("name")
         .values_list("name", flat=True)
     )
-    names += [f"by {name}" for _, name in followed.authors]
-    names += [f'matching your search "{name}"' for _, name, _ in followed.searches]
+    authors = ", ".join(name for _, name in followed.authors)
+    searches = ", ".join(f'"{name}"' for _, name, _ in followed.searches)
+    search_word = "search" + pluralize(len(followed.searches), "es")
+    sources = [
+        *([f"in {topics}"] if topics else []),
+        *([f"by {authors}"] if authors else []),
+        *([f"matching your {search_word} {searches}"] if searches else []),
+    ]
     site = settings.MOMENTUM_SITE_NAME
     about = (
-        f"New papers in {', '.join(names)}"
-        if names
+        f"New papers {'; '.join(sources)}"
+        if sources
         else f"You follow no topics yet: choose some at {site_url('/topics/')}"
     )
     feed = PaperAtomFeed(
@@ -142,6 +149,8 @@ def _reader_atom(followed: Following) -> str:
         description=about,
         subtitle=about,
         feed_url=OWN_ADDRESS,
+        # Its own address names it: readers' feeds are told apart by their id.
+        feed_guid=OWN_ADDRESS,
         language="en",
     )
     papers = (

@@ -13,11 +13,14 @@ from accounts import feed_tokens
 from accounts.models import FeedToken
 from accounts.models import User
 from accounts.tokens import token_digest
+from papers.authors import set_following_author
 from papers.ingest.upsert import upsert_records
+from papers.models import Author
 from papers.versions import content_changed
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from topics.following import set_following
+from topics.saved_searches import create_search
 from topics.tagging import tag_papers
 
 SITE = "https://momentum.example"
@@ -75,6 +78,23 @@ def test_the_feed_lists_the_new_papers_of_the_followed_topics(alice, corpus):
     assert feed.feed.link == f"{SITE}/"
     [own] = [link.href for link in feed.feed.links if link.rel == "self"]
     assert own == SITE + path
+    # Its id is its own, not the site's that every reader's feed shared.
+    assert feed.feed.id == SITE + path
+
+
+def test_the_feed_says_what_it_follows_in_words_for_each_kind(alice, corpus):
+    """It read "New papers in by Ada Lovelace" for a followed author."""
+    follow(alice, corpus["agents"], corpus["robots"])
+    set_following_author(alice, Author.objects.get(name="Ada Lovelace"), True)
+    create_search(alice, name="Old ideas", query='"old style"', syntax="search")
+    create_search(alice, name="Planning", query="planning", syntax="search")
+
+    feed = read(feed_path(alice))
+
+    assert feed.feed.subtitle == (
+        "New papers in RL for LLM Agents, Robot Learning; by Ada Lovelace; matching "
+        'your searches "Old ideas", "Planning"'
+    )
 
 
 def test_the_feed_shows_latex_titles_as_text(alice, corpus):

@@ -113,6 +113,7 @@ def test_the_private_feed_holds_the_matches_with_their_search(alice, bob, corpus
     (entry,) = feed.entries
     assert entry.link.endswith("/papers/math/0601001/")
     assert [tag.term for tag in entry.tags] == ['Matches your search "Old ideas"']
-    assert 'matching your search "Old ideas"' in feed.feed.subtitle
+    # Each kind of source once, each with its own words: not "in by Ada".
+    assert feed.feed.subtitle == 'New papers matching your search "Old ideas"'
     bobs = f"/feed/{feed_tokens.create_feed(bob)}.atom"
     assert "Old ideas" not in Client().get(bobs).text
