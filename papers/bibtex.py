@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from papers.models import Paper
+from papers.names import split_name
 
 # arXiv's metadata is written in TeX already ("Chess\_db", "B\'ela", "$\alpha$"):
 # what is TeX stays as it is, and only characters that would break the entry are
@@ -29,7 +30,7 @@ def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
     names = author_list(paper, authors)
     fields = [
         ("title", _braced(paper.title)),
-        ("author", " and ".join(_escape(name) for name in names)),
+        ("author", " and ".join(_bibtex_name(name) for name in names)),
         ("year", str(paper.published.year) if paper.published else ""),
         ("eprint", paper.arxiv_id),
         ("archivePrefix", "arXiv"),
@@ -49,6 +50,18 @@ def bibtex_file(papers: Iterable[Paper]) -> str:
 def cite_key(paper: Paper) -> str:
     """arXiv's own key form: "arxiv:2606.01234" (old ids: "arxiv:math/0601001")."""
     return f"arxiv:{paper.arxiv_id}"
+
+
+def _bibtex_name(name: str) -> str:
+    """A name as BibTeX splits names: a group's braced whole (BibTeX would read
+    "ATLAS Collaboration" as a Mr Collaboration), a suffix after the family
+    name ("King, Jr., Martin Luther"), other names as arXiv prints them."""
+    escaped = _escape(name)
+    parts = split_name(name)
+    if parts is None:
+        return "{" + escaped + "}" if len(name.split()) > 1 else escaped
+    family, given, suffix = (_escape(part) for part in parts)
+    return f"{family}, {suffix}, {given}" if suffix else escaped
 
 
 def _braced(title: str) -> str:

@@ -13,12 +13,13 @@ from citeproc import CitationStylesBibliography
 from citeproc import CitationStylesStyle
 from citeproc import formatter
 from citeproc.source.json import CiteProcJSON
+from pybtex.database import parse_string as parse_bibtex
 
 from papers.export import csl_item
-from papers.export import split_name
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from papers.models import SavedPaper
+from papers.names import split_name
 from tests.papers.factories import paper_record
 
 TITLE = "\N{GREEK SMALL LETTER ALPHA}-Divergence Agents: a Study"
@@ -122,6 +123,33 @@ def test_ris_of_a_paper_without_doi_leaves_it_out(reader, saved):
     assert "notes" not in plain
     assert plain["authors"] == ["King, Martin Luther, Jr.", "Plato"]
     assert plain["keywords"] == ["cs.AI"]
+
+
+def test_bibtex_names_split_as_bibtex_splits_them(reader, saved):
+    """pybtex splits names by BibTeX's own rules: a group is one name, not a
+    Mr Collaboration, and a suffix is not a family name."""
+    entries = parse_bibtex(reader.get("/saved/bibtex/").text, "bibtex").entries
+
+    people = {
+        key: [
+            (
+                " ".join(p.first_names + p.middle_names),
+                " ".join(p.prelast_names),
+                " ".join(p.last_names),
+                *p.lineage_names,
+            )
+            for p in entry.persons["author"]
+        ]
+        for key, entry in entries.items()
+    }
+    assert people == {
+        "arxiv:2606.00001": [
+            ("Béla", "", "Bollobás"),
+            ("Ludwig", "van der", "Waals"),
+            ("", "", "{ATLAS Collaboration}"),
+        ],
+        "arxiv:2606.00002": [("Martin Luther", "", "King", "Jr."), ("", "", "Plato")],
+    }
 
 
 def test_ris_of_ticked_papers_only(reader, saved):
