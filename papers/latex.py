@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from pylatexenc import latexwalker
@@ -62,6 +63,7 @@ SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # In math, a digit or a braced number raised or lowered (n^2, 10^{-3}, H_2) is
 # written with Unicode's; pylatexenc would write n^2, and 10^-3 for 10^{-3}.
 SCRIPT = re.compile(r"([\^_])(?:\{(-?\d+)\}|(\d))")
+NUMBER = re.compile(r"-?\d+")
 # TeX eats the space after a command (\le \pi reads "≤π"); a control space keeps it.
 COMMAND_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{])")
 # What is left of an island pylatexenc cannot read: its commands and braces go.
@@ -82,6 +84,20 @@ def _link(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
     return f"{text} ({address})"
 
 
+def _scripted(
+    table: dict[int, str],
+) -> Callable[[latexwalker.LatexMacroNode, LatexNodes2Text], str]:
+    """`\\textsuperscript{2}` reads "²": a number raised or lowered as in math
+    (SCRIPT); other text ("4\\textsuperscript{th}") as it is."""
+
+    def text(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+        argument = node.nodeargd.argnlist[-1]
+        inner = l2tobj.nodelist_to_text([argument]) if argument else ""
+        return inner.translate(table) if NUMBER.fullmatch(inner) else inner
+
+    return text
+
+
 def _place(address: str) -> str:
     """The address as a link's text may show it, without scheme, "www." or a
     closing slash: \\href{https://github.com/a/}{github.com/a} reads once."""
@@ -92,7 +108,13 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
     """pylatexenc's macros, plus the ones abstracts use that it gets wrong."""
     parsing = latexwalker.get_default_latex_context_db()
     parsing.add_context_category(
-        "momentum", prepend=True, macros=[macrospec.std_macro("href", False, 2)]
+        "momentum",
+        prepend=True,
+        macros=[
+            macrospec.std_macro("href", False, 2),
+            macrospec.std_macro("textsuperscript", False, 1),
+            macrospec.std_macro("textsubscript", False, 1),
+        ],
     )
     text = get_default_latex_context_db()
     text.add_context_category(
@@ -103,6 +125,8 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
             MacroTextSpec("href", _link),
             MacroTextSpec("url", _link),
             MacroTextSpec("cite", ""),
+            MacroTextSpec("textsuperscript", _scripted(SUPERSCRIPT)),
+            MacroTextSpec("textsubscript", _scripted(SUBSCRIPT)),
             MacroTextSpec("LaTeX", "LaTeX"),
             MacroTextSpec("TeX", "TeX"),
         ],
@@ -124,7 +148,8 @@ def latex_to_text(text: str) -> str:
         text = DASH.sub(_dash, text)
     if "~" in text:
         text = TIE.sub(lambda match: match.group("address") or "\u00a0", text)
-    if "$" not in text and "\\" not in text:
+    # Braces alone are TeX too: 13{,}600 reads 13,600.
+    if "$" not in text and "\\" not in text and "{" not in text:
         return text
     # An island may read as nothing (\cite{x}): the spaces around it close up.
     return " ".join(ISLAND.sub(_island, text).split())

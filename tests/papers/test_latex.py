@@ -74,6 +74,17 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
             "PSNR 28.7~dB within 5~ms, ~2x faster, at https://x.org/~me/",
             "PSNR 28.7\u00a0dB within 5\u00a0ms, ~2x faster, at https://x.org/~me/",
         ),
+        # Braces alone are TeX's groups: a thousands separator, a kept capital.
+        (
+            "13{,}600 sessions of {S}ignal {P}reservation",
+            "13,600 sessions of Signal Preservation",
+        ),
+        # Scripts in text read as in math: numbers raised, other text as it is.
+        (
+            r"Sn\textsuperscript{2+}, H\textsubscript{2}O, the 4\textsuperscript{th}, "
+            r"x\textsuperscript{2}",
+            "Sn2+, H₂O, the 4th, x²",
+        ),
         # A percent sign is text, not a comment hiding the rest.
         (r"$x$ gains 50% over $y$", "x gains 50% over y"),
         # Dollars that are money, not math.
@@ -89,7 +100,7 @@ def test_latex_reads_as_plain_text(latex, text):
 
 
 def test_text_without_latex_is_returned_as_it_is():
-    text = "Plain {braces} and 50% - untouched"
+    text = "Plain text and 50% - untouched"
 
     assert latex_to_text(text) is text
 
