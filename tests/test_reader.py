@@ -27,6 +27,7 @@ from tests.clients import signed_in
 from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.curation import exclude_paper
 from topics.following import set_following
 from topics.models import Follow
 from topics.tagging import IngestTagger
@@ -292,8 +293,23 @@ def test_topic_atom_feed_lists_papers_escaped(client, topic):
     feed = ElementTree.fromstring(response.content)
     atom = "{http://www.w3.org/2005/Atom}"
     titles = [entry.findtext(f"{atom}title") for entry in feed.iter(f"{atom}entry")]
-    assert f"Agent {HOSTILE}" in titles
+    # Escaped in the XML and read back whole; the braces are TeX's, read as typeset.
+    assert f"Agent {HOSTILE}".replace("{braces}", "braces") in titles
     assert len(titles) == 8
+
+
+def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):
+    """Not the whole feed again; and a change that leaves the newest entry's
+    date as it was (a paper leaving the topic) is a new feed, not a 304."""
+    first = client.get("/topics/rl-agents/feed/")
+    etag = first["ETag"]
+
+    again = client.get("/topics/rl-agents/feed/", HTTP_IF_NONE_MATCH=etag)
+    assert (again.status_code, again.content) == (304, b"")
+    exclude_paper(topic, Paper.objects.get(arxiv_id="2606.00001"))
+    changed = client.get("/topics/rl-agents/feed/", HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200
+    assert "Last-Modified" not in changed
 
 
 def test_feed_of_unknown_topic_is_404(client, db):

@@ -5,6 +5,8 @@ searches) at a secret address."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from xml.sax.xmlreader import AttributesImpl
 
@@ -18,6 +20,7 @@ from django.template.defaultfilters import pluralize
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import escape
 from django.utils.xmlutils import SimplerXMLGenerator
+from django.views.decorators.http import conditional_page
 
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
@@ -39,6 +42,22 @@ ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 # Stands for the feed's own (secret) address in the shared render, so that one
 # reader's key never reaches another who follows the same topics.
 OWN_ADDRESS = "urn:momentum:own-address"
+
+
+def answers_polls(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A feed reader's poll gets a 304 when the feed is the one it holds (the
+    ETag of its body), not the whole feed again. Without Last-Modified, which
+    Django's feeds take from the newest entry: a paper leaving the topic or a
+    new name changes the feed but not that date."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(*args, **kwargs)
+        if response.has_header("Last-Modified"):
+            del response["Last-Modified"]
+        return response
+
+    return conditional_page(wrapped)
 
 
 class PaperAtomFeed(Atom1Feed):
@@ -98,6 +117,7 @@ class TopicFeed(Feed):
         return paper.updated
 
 
+@answers_polls
 def reader_feed(request: HttpRequest, key: str) -> HttpResponse:
     """The reader's feed as Atom at their secret address (accounts.feed_tokens),
     without a session. A key never made, rotated away or revoked is the same 404.

@@ -82,6 +82,17 @@ def test_the_feed_lists_the_new_papers_of_the_followed_topics(alice, corpus):
     assert feed.feed.id == SITE + path
 
 
+def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(alice, corpus):
+    follow(alice, corpus["agents"])
+    path = feed_path(alice)
+    etag = Client().get(path)["ETag"]
+
+    again = Client().get(path, HTTP_IF_NONE_MATCH=etag)
+
+    assert (again.status_code, again.content) == (304, b"")
+    assert again["Cache-Control"] == "private"
+
+
 def test_the_feed_says_what_it_follows_in_words_for_each_kind(alice, corpus):
     """It read "New papers in by Ada Lovelace" for a followed author."""
     follow(alice, corpus["agents"], corpus["robots"])
