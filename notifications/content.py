@@ -12,6 +12,7 @@ from datetime import date
 
 from django.db.models import Prefetch
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.utils.http import urlencode
 
 from notifications.plan import Plan
@@ -251,21 +252,32 @@ def _shape(
         if gone or not entries:
             continue
         stored = getattr(topic, "momentum", None)
-        query = urlencode({"week": plan.since.isoformat()})
         sections.append(
             Section(
                 topic=topic,
                 momentum=Momentum.stored(stored) if stored else None,
                 entries=entries,
                 more=planned["more"],
-                more_url=f"{site_url}{topic.get_absolute_url()}?{query}"
-                if topic
-                else f"{site_url}/",
+                more_url=_more_url(site_url, plan.since, topic, search),
                 search=search,
                 ranked=planned.get("ranked", False),
             )
         )
     return Content(plan.since, sections)
+
+
+def _more_url(
+    site_url: str, since: date, topic: Topic | None, search: SavedSearch | None
+) -> str:
+    """Where a section's papers past the cap are: the topic's page of the week,
+    a search in words as a search of the days since; else the reader's feed,
+    which holds followed authors' papers and a topic rule's matches."""
+    if topic is not None:
+        return f"{site_url}{topic.get_absolute_url()}?{urlencode({'week': since})}"
+    if search is not None and search.syntax == SavedSearch.Syntax.SEARCH:
+        query = urlencode({"q": search.query, "from": since.isoformat()})
+        return f"{site_url}{reverse('search')}?{query}"
+    return f"{site_url}/"
 
 
 def _entry(

@@ -114,3 +114,21 @@ def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
         (paper.pk, None)
     ]
     assert plan_of(reader).sections == []
+
+
+def test_a_search_sections_more_link_is_the_search_of_the_days_it_covers(alice):
+    """Not the home page, where the papers past the cap are not to be found."""
+    add_papers([], days_ago(2), title="Engine notes", count=3)
+    add_papers([], days_ago(2), title="Motor studies", count=3)
+    create_search(alice, name="Engines", query="engine notes", syntax="search")
+    create_search(alice, name="Rule", query="ti:motor", syntax="rule")
+
+    [content] = shape_digests([plan_of(alice, max_papers=2)], "https://m.example")
+
+    words, rule = content.sections
+    assert (words.more, rule.more) == (2, 2)
+    assert words.more_url == (
+        f"https://m.example/search/?q=engine+notes&from={days_ago(7)}"
+    )
+    # A rule is no search of the search page: the reader's feed holds its matches.
+    assert rule.more_url == "https://m.example/"
