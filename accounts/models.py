@@ -53,7 +53,11 @@ class User(AbstractUser):
         return self.email
 
 
-TIME_ZONE_CHOICES = [(name, name) for name in sorted(zoneinfo.available_timezones())]
+# Not places a reader lives in: the server's own zone and tzdata's placeholder.
+NOT_PLACES = {"localtime", "Factory", "posixrules"}
+TIME_ZONE_CHOICES = [
+    (name, name) for name in sorted(zoneinfo.available_timezones() - NOT_PLACES)
+]
 
 
 class DigestPreferencesManager(models.Manager["DigestPreferences"]):

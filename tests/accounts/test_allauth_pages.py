@@ -551,6 +551,9 @@ def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
         # Hand-made: the sign-up goes on with the default, never a hidden error.
         ("Europe/" + "x" * 80, "UTC"),
         ("Europe/Berlin\x00", "UTC"),
+        # tzdata's names that are no place: the server's zone, a placeholder.
+        ("localtime", "UTC"),
+        ("Factory", "UTC"),
     ],
 )
 def test_signing_up_keeps_the_browsers_time_zone_for_the_digest(client, sent, kept):

@@ -139,6 +139,7 @@ def test_saves_digest_preferences(reader, alice):
         ("max_papers", "0"),
         ("max_papers", "201"),
         ("time_zone", "Mars/Olympus_Mons"),
+        ("time_zone", "localtime"),  # the server's zone, not the reader's
         ("frequency", "hourly"),
     ],
 )
