@@ -273,7 +273,8 @@ def _more_url(
     a search in words as a search of the days since; else the reader's feed,
     which holds followed authors' papers and a topic rule's matches."""
     if topic is not None:
-        return f"{site_url}{topic.get_absolute_url()}?{urlencode({'week': since})}"
+        week = urlencode({"week": since.isoformat()})
+        return f"{site_url}{topic.get_absolute_url()}?{week}"
     if search is not None and search.syntax == SavedSearch.Syntax.SEARCH:
         query = urlencode({"q": search.query, "from": since.isoformat()})
         return f"{site_url}{reverse('search')}?{query}"

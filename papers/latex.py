@@ -85,7 +85,7 @@ def _link(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
 
 
 def _scripted(
-    table: dict[int, str],
+    table: dict[int, int],
 ) -> Callable[[latexwalker.LatexMacroNode, LatexNodes2Text], str]:
     """`\\textsuperscript{2}` reads "²": a number raised or lowered as in math
     (SCRIPT); other text ("4\\textsuperscript{th}") as it is."""

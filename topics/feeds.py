@@ -150,12 +150,12 @@ def _reader_atom(followed: Following) -> str:
         .values_list("name", flat=True)
     )
     authors = ", ".join(name for _, name in followed.authors)
-    searches = ", ".join(f'"{name}"' for _, name, _ in followed.searches)
+    search_names = ", ".join(f'"{name}"' for _, name, _ in followed.searches)
     search_word = "search" + pluralize(len(followed.searches), "es")
     sources = [
         *([f"in {topics}"] if topics else []),
         *([f"by {authors}"] if authors else []),
-        *([f"matching your {search_word} {searches}"] if searches else []),
+        *([f"matching your {search_word} {search_names}"] if search_names else []),
     ]
     site = settings.MOMENTUM_SITE_NAME
     about = (
