@@ -9,8 +9,11 @@ fingerprint of their rows. So a client's If-None-Match is answered with no SQL
 at all, and a body built once is served from the cache until the data changes.
 
 Last-Modified is when this version was first seen: the content version is a
-timestamp itself, and a new fingerprint is stamped the first time it is met,
-which is after the change that made it.
+timestamp itself, and a fingerprint is stamped when an address (a reader's own,
+for private reads) first meets it after another, which is after the change that
+made it. Stamped per address, not per fingerprint: an undone change (a save
+taken back) brings an earlier fingerprint back, whose first stamp would move
+Last-Modified backwards and answer a changed list with a 304.
 """
 
 from __future__ import annotations
@@ -63,20 +66,23 @@ def conditional_response(
     from the cache or from `build()` (which may raise, e.g. Http404)."""
     version = content_version()
     address = request.build_absolute_uri()
+    modified = _modified(
+        version, fingerprint, f"{request.user.pk if private else ''}|{address}"
+    )
     # A release's bodies are its own (core.release): its ETags too.
     digest = hashlib.sha256(
         f"{RELEASE}|{version}|{fingerprint}|{address}".encode()
     ).hexdigest()
     headers = {
         "ETag": f'"{digest[:32]}"',
-        "Last-Modified": http_date(_modified(version, fingerprint)),
+        "Last-Modified": http_date(modified),
         "Cache-Control": "private, no-cache" if private else "no-cache",
     }
     probe = HttpResponse(headers=headers)
     answer = get_conditional_response(
         request._request,
         etag=headers["ETag"],
-        last_modified=_modified(version, fingerprint),
+        last_modified=modified,
         response=probe,
     )
     assert answer is not None  # it is given a response: that one, or an answer
@@ -93,17 +99,21 @@ def conditional_response(
     return HttpResponse(body, content_type="application/json", headers=headers)
 
 
-def _modified(version: int, fingerprint: str) -> int:
+def _modified(version: int, fingerprint: str, reader_address: str) -> int:
     """Seconds since the epoch at which this version of the data was first
-    seen, by this release (a deploy may change what a body shows)."""
+    seen at this address, by this release (a deploy may change what a body
+    shows)."""
     seen = max(version, release_first_seen())
     if fingerprint:
         key = (
             "api:seen:"
-            + hashlib.sha256(f"{version}|{fingerprint}".encode()).hexdigest()
+            + hashlib.sha256(f"{version}|{reader_address}".encode()).hexdigest()
         )
-        first = cast(int, cache.get_or_set(key, time.time_ns, SEEN_TIMEOUT))
-        seen = max(seen, first)
+        stamped = cache.get(key)
+        if stamped is None or stamped[0] != fingerprint:
+            stamped = (fingerprint, time.time_ns())
+            cache.set(key, stamped, SEEN_TIMEOUT)
+        seen = max(seen, stamped[1])
     return seen // 1_000_000_000
 
 

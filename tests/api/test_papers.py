@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 from django.core.cache import cache
 from django.utils.http import http_date
+from django.utils.http import parse_http_date
 
 from core.api import caching
 from papers.ingest.upsert import upsert_records
@@ -420,6 +421,32 @@ def test_saved_filter_etag_moves_when_the_caller_saves(as_alice, alice, corpus):
     set_saved(alice, Paper.objects.get(arxiv_id="2606.00003"), True)
     changed = as_alice.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
     assert ids(changed) == ["2606.00003"]
+
+
+def test_last_modified_never_goes_back_when_a_change_is_undone(
+    as_alice, alice, corpus, monkeypatch
+):
+    """Unsaving the newest save brings the library's earlier fingerprint back:
+    its first stamp, an earlier Last-Modified, answered the changed list with
+    a 304 to a client that kept the date."""
+    # Ten seconds a reading, after the content version and the release's.
+    start = time.time_ns() + 10**12
+    clock = iter(range(start, start + 10**15, 10 * 10**9))
+    monkeypatch.setattr(caching.time, "time_ns", lambda: next(clock))
+    url = LIST + "?saved=true"
+    paper = Paper.objects.get(arxiv_id="2606.00003")
+    as_alice.get(url)
+    set_saved(alice, paper, True)
+    saved = as_alice.get(url)
+    set_saved(alice, paper, False)
+
+    undone = as_alice.get(url, HTTP_IF_MODIFIED_SINCE=saved["Last-Modified"])
+
+    assert undone.status_code == 200
+    assert ids(undone) == []
+    assert parse_http_date(undone["Last-Modified"]) > parse_http_date(
+        saved["Last-Modified"]
+    )
 
 
 def test_list_costs_a_fixed_number_of_queries(
