@@ -14,9 +14,11 @@ SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 CONTROL = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
 # For text a curator writes that feeds, mails and pages show: an escape in a
 # topic's name would make its Atom feed a document no reader can parse.
+# A positive pattern, not an inverse match, which the API's schema would state
+# as the opposite; empty values are not validated (blank is the field's to say),
+# and the schema's other branch for a blank field is "".
 SHOWABLE = RegexValidator(
-    f"[{CONTROL}]",
-    inverse_match=True,
+    rf"\A[^{CONTROL}]+\Z",
     message="Control characters (such as NUL or escape) cannot be shown; remove them.",
     code="control_character",
 )

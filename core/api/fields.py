@@ -23,6 +23,7 @@ from django.db import models
 from rest_framework import serializers
 
 from core.text import CONTROL
+from core.text import SHOWABLE
 from core.text import SPACE
 
 # No NUL (PostgreSQL cannot store it) and at least one other character.
@@ -58,7 +59,9 @@ class Text(serializers.CharField):
         if pattern is not None:
             self.validators.insert(0, pattern)
         elif not self.allow_blank:
-            self.validators.insert(0, NOT_BLANK)
+            # A model field's SHOWABLE rule joins "not blank" in the one pattern.
+            showable = SHOWABLE in self.validators
+            self.validators.insert(0, NO_CONTROL if showable else NOT_BLANK)
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):

@@ -218,6 +218,9 @@ NEW = {"name": "New", "slug": "new", "rule": "ti:x"}
         ({**NEW, "name": " \t"}, "name"),
         ({**NEW, "name": "x" * 121}, "name"),
         ({**NEW, "name": "x" * 120 + " "}, "name"),
+        # Control characters no feed or page can show, as admin refuses them.
+        ({**NEW, "name": "Agents\x1b[0m"}, "name"),
+        ({**NEW, "description": "Tools\x07 and plans"}, "description"),
     ],
 )
 def test_bad_topic_input_names_the_field(as_staff, corpus, body, field):
