@@ -177,7 +177,7 @@ class PaperDetailSerializer(PaperSerializer):
         return bibtex_entry(paper, _author_names(paper))
 
     def get_ris(self, paper: Paper) -> str:
-        """The paper as one RIS record (TY UNPB ... ER), lines ending in CRLF."""
+        """The paper as one RIS record (TY RPRT ... ER), lines ending in CRLF."""
         return ris_entry(paper, _author_names(paper))
 
     @extend_schema_field(
