@@ -29,7 +29,7 @@ from rest_framework.response import Response
 
 from accounts.requests import signed_in
 from core.api.caching import CONDITIONAL_PARAMETERS
-from core.api.caching import NOT_MODIFIED
+from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
@@ -193,7 +193,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
         ],
         responses={
             200: PaperPageSerializer,
-            304: NOT_MODIFIED,
+            **CONDITIONAL_RESPONSES,
             **PAPER_LIST_ERRORS,
             404: OpenApiResponse(
                 ErrorSerializer,
@@ -210,7 +210,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
         description="Authors in order with affiliations, categories, the topics it "
         "is in and why, versions, links and a BibTeX entry.",
         parameters=[PAPER_ID_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: PaperDetailSerializer, 304: NOT_MODIFIED},
+        responses={200: PaperDetailSerializer, **CONDITIONAL_RESPONSES},
     )
     def retrieve(self, request: Request, arxiv_id: str) -> Response | HttpResponse:
         def build() -> dict[str, Any]:
@@ -232,7 +232,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
         "version of itself or a paper with the same title. Precomputed after "
         "ingest; a paper just ingested may have none yet.",
         parameters=[PAPER_ID_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: SimilarPapersSerializer, 304: NOT_MODIFIED},
+        responses={200: SimilarPapersSerializer, **CONDITIONAL_RESPONSES},
     )
     @action(detail=True, methods=["get"])
     def similar(self, request: Request, arxiv_id: str) -> Response | HttpResponse:

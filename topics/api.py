@@ -30,7 +30,7 @@ from rest_framework.views import APIView
 
 from accounts.requests import signed_in
 from core.api.caching import CONDITIONAL_PARAMETERS
-from core.api.caching import NOT_MODIFIED
+from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
@@ -137,7 +137,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         description="Every active topic by name, with paper and follower counts "
         "and its momentum (null before the first count).",
         parameters=[*CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: TopicSerializer(many=True), 304: NOT_MODIFIED},
+        responses={200: TopicSerializer(many=True), **CONDITIONAL_RESPONSES},
     )
     def list(self, request: Request) -> Response | HttpResponse:
         def build() -> list[dict[str, Any]]:
@@ -150,7 +150,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         summary="One topic",
         description="Glossary, rule, the weekly momentum series and related topics.",
         parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: TopicDetailSerializer, 304: NOT_MODIFIED},
+        responses={200: TopicDetailSerializer, **CONDITIONAL_RESPONSES},
     )
     @follow_merges
     def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
@@ -173,7 +173,11 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
             *CONDITIONAL_PARAMETERS,
             *VALIDATOR_HEADERS,
         ],
-        responses={200: PaperPageSerializer, 304: NOT_MODIFIED, **PAPER_LIST_ERRORS},
+        responses={
+            200: PaperPageSerializer,
+            **CONDITIONAL_RESPONSES,
+            **PAPER_LIST_ERRORS,
+        },
     )
     @action(detail=True, methods=["get"])
     @follow_merges
@@ -461,7 +465,7 @@ class RecommendationView(StrictQueryParams, APIView):
             *CONDITIONAL_PARAMETERS,
             *VALIDATOR_HEADERS,
         ],
-        responses={200: RecommendationPageSerializer, 304: NOT_MODIFIED},
+        responses={200: RecommendationPageSerializer, **CONDITIONAL_RESPONSES},
     )
     def get(self, request: Request) -> HttpResponse:
         params = read_query(RecommendationQuerySerializer, request)

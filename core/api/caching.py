@@ -34,6 +34,7 @@ from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
+from core.api.errors import ErrorSerializer
 from core.release import RELEASE
 from core.release import release_first_seen
 
@@ -135,9 +136,18 @@ CONDITIONAL_PARAMETERS = [
         "nothing changed since. Second resolution; prefer If-None-Match.",
     ),
 ]
-NOT_MODIFIED = OpenApiResponse(
-    description="Not modified: the client's copy is current."
-)
+# What a conditional read answers besides its 200. If-Match and
+# If-Unmodified-Since are HTTP's, honoured but not offered as parameters: a
+# read has no use for them, and a request with them is not one the schema
+# would call valid whatever they hold.
+CONDITIONAL_RESPONSES = {
+    304: OpenApiResponse(description="Not modified: the client's copy is current."),
+    412: OpenApiResponse(
+        ErrorSerializer,
+        description="If-Match or If-Unmodified-Since does not hold: the data "
+        "changed (code precondition_failed).",
+    ),
+}
 VALIDATOR_HEADERS = [
     OpenApiParameter(
         "ETag",

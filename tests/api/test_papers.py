@@ -356,6 +356,16 @@ def test_list_and_detail_answer_conditional_requests_without_queries(
         assert since.status_code == 304
 
 
+def test_a_precondition_that_does_not_hold_is_a_412_the_schema_declares(
+    anonymous, corpus
+):
+    response = anonymous.get(LIST, HTTP_IF_MATCH='"not-this-version"')
+    schema = anonymous.get("/api/schema/", {"format": "json"}).json()
+
+    assert_error(response, 412, "precondition_failed")
+    assert "412" in schema["paths"]["/api/v1/papers/"]["get"]["responses"]
+
+
 def test_a_new_release_answers_conditional_requests_anew(
     anonymous, corpus, monkeypatch
 ):
