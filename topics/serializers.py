@@ -26,6 +26,7 @@ from topics.rules import MAX_RULE_LENGTH
 from topics.rules import MAX_TERMS
 from topics.rules import RuleError
 from topics.rules import compile_rule
+from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import SavedSearchError
 
 
@@ -247,6 +248,12 @@ class TopicWriteSerializer(StrictModelSerializer):
             "related",
             "is_active",
         ]
+        extra_kwargs = {
+            "slug": {
+                "help_text": "Its address, /topics/<slug>/: letters, digits, - and _; "
+                "not `trending`, which is the address of a page of the site."
+            }
+        }
 
     def validate_rule(self, rule: str) -> str:
         try:
@@ -307,7 +314,10 @@ class FollowInputSerializer(serializers.Serializer):
 
 class SavedSearchSerializer(serializers.ModelSerializer):
     matches = serializers.IntegerField(
-        source="match_count", help_text="The papers it matches now, as stored."
+        source="match_count",
+        help_text=f"The papers it holds: its newest {MATCHES_KEPT} matches when it "
+        f"was saved or last edited, and each new match since. At {MATCHES_KEPT} or "
+        "more, more papers may match than it holds.",
     )
 
     class Meta:

@@ -189,3 +189,18 @@ def test_settings_list_edit_and_delete_saved_searches(
     assert signed_in(bob).post(f"/searches/{search.pk}/delete/").status_code == 404
     reader.post(f"/searches/{search.pk}/delete/")
     assert not SavedSearch.objects.filter(pk=search.pk).exists()
+
+
+def test_a_search_holding_its_newest_matches_only_says_more_may_match(
+    alice, corpus, monkeypatch
+):
+    """It keeps its newest MATCHES_KEPT matches: "8 papers" of a search that
+    matches more would be a count it does not have."""
+    monkeypatch.setattr("topics.saved_searches.MATCHES_KEPT", 3)
+    monkeypatch.setattr("topics.templatetags.saved_searches.MATCHES_KEPT", 3)
+    create_search(alice, name="Agents", query="ti:agent", syntax="rule")
+
+    page = signed_in(alice).get("/settings/").text
+
+    assert 'title="It keeps its newest 3 matches' in page
+    assert ">3+ papers</span>" in page

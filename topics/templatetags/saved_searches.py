@@ -12,6 +12,7 @@ from django.urls import reverse
 from core.refused import take_refused
 from topics.models import SavedSearch
 from topics.saved_search_views import FIELDS
+from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import search_limit
 
 register = template.Library()
@@ -40,4 +41,7 @@ def saved_searches_settings(context: template.Context) -> dict[str, Any]:
         "searches": list(zip(searches, forms, strict=True)),
         "new_form": typed if refused else {},
         "limit": search_limit(),
+        # Saving keeps the newest this many matches: a count of that many or
+        # more is what it holds, and at least that many match.
+        "kept": MATCHES_KEPT,
     }
