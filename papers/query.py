@@ -18,6 +18,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import with_saved_flag
 from papers.models import Authorship
+from papers.models import Category
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SimilarPaper
@@ -90,19 +91,33 @@ def related_papers(
 ) -> list[Paper]:
     """Papers sharing the most of these topics with `paper`, of those announced
     within RELATED_WINDOW of it, newest first; with no topics, the newest of its
-    primary category. Papers `besides` (arXiv ids, shown already) left out."""
+    home category (`home_category`). Papers `besides` (arXiv ids, shown
+    already) left out."""
     shown = Paper.objects.filter(arxiv_id__in=list(besides)).values("pk")
     if topic_ids:
         return _sharing_topics(paper, topic_ids, limit, shown)
-    if not paper.primary_category_id:
+    category = home_category(paper)
+    if category is None:
         return []
+    in_category = (
+        Paper.objects.filter(primary_category=category)
+        if category.pk == paper.primary_category_id
+        else Paper.objects.filter(categories=category)
+    )
     return list(
-        Paper.objects.filter(primary_category_id=paper.primary_category_id)
-        .exclude(pk=paper.pk)
+        in_category.exclude(pk=paper.pk)
         .exclude(pk__in=shown)
         .order_by("-first_announced", "-id")
         .only("arxiv_id", "title", "first_announced")[:limit]
     )
+
+
+def home_category(paper: Paper) -> Category | None:
+    """Its primary category; for a paper whose listing named none (arXiv's OAI
+    records of some cross-lists), the first of its categories by code."""
+    if paper.primary_category_id:
+        return paper.primary_category
+    return min(paper.categories.all(), key=lambda c: c.code, default=None)
 
 
 def _sharing_topics(

@@ -50,6 +50,7 @@ from papers.pagecache import cached_page
 from papers.pagecache import render_shared
 from papers.query import find_paper
 from papers.query import get_paper
+from papers.query import home_category
 from papers.query import related_papers
 from papers.query import similar_ids
 from papers.routes import address
@@ -113,6 +114,7 @@ def _paper_page(
         "related": related_papers(
             paper, [tag.topic_id for tag in tags], besides=similar
         ),
+        "home_category": home_category(paper),
         "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
     }
     return render_shared(request, "papers/detail.html", context), {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC
 from datetime import date
@@ -239,6 +240,22 @@ def test_a_paper_in_no_topic_names_its_category_for_the_newest_there(reader, top
     assert "Newest in cs.HC</h2>" in page
     assert "Related papers" not in page
     assert "Weaving 2" in page
+
+
+def test_a_paper_listed_with_no_primary_category_has_the_newest_of_its_first(
+    reader, topic
+):
+    """Some of arXiv's records name no primary category: the list and its
+    heading take the first of its categories."""
+    record = paper_record("2606.00301", title="A loom", categories=("cs.HC", "cs.CY"))
+    record = dataclasses.replace(record, primary_category=None)
+    other = paper_record("2606.00302", title="Weaving", categories=("cs.CY",))
+    tag_papers(upsert_records([record, other]).changed_ids)
+
+    page = reader.get("/papers/2606.00301/").text
+
+    assert "Newest in cs.CY</h2>" in page
+    assert "Weaving" in page
 
 
 # --- Topic page: weeks, pages, feed -----------------------------------------------
