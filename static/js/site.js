@@ -10,10 +10,25 @@
   };
 
   // --- Follow / save buttons -------------------------------------------------
+  // While a form's request is on its way it takes no other (a second S, a
+  // double click). Marked busy rather than disabled: a disabled button drops
+  // the keyboard's focus to the page, where the next Enter opens the paper.
+  function claim(form) {
+    if (form.dataset.busy) return false;
+    form.dataset.busy = "1";
+    form.setAttribute("aria-busy", "true");
+    return true;
+  }
+
+  function release(form) {
+    delete form.dataset.busy;
+    form.removeAttribute("aria-busy");
+  }
+
   async function submitToggle(form) {
     const button = form.querySelector("button");
     const wanted = form.elements.on.value === "1";
-    button.disabled = true;
+    if (!claim(form)) return;
     try {
       const response = await fetch(form.action, {
         method: "POST",
@@ -31,7 +46,7 @@
     } catch (error) {
       form.submit(); // fall back to the plain form post
     } finally {
-      button.disabled = false;
+      release(form);
     }
   }
 
@@ -67,8 +82,7 @@
   // One form per paper; each button posts what it does (rating=up, down, or
   // clear when it is the one pressed), and the answer says the rating now.
   async function submitRating(form, button) {
-    const buttons = form.querySelectorAll("button");
-    buttons.forEach((b) => (b.disabled = true));
+    if (!claim(form)) return;
     try {
       const body = new FormData(form);
       body.set("rating", button.value);
@@ -94,7 +108,7 @@
       form.append(value);
       form.submit();
     } finally {
-      buttons.forEach((b) => (b.disabled = false));
+      release(form);
     }
   }
 
@@ -144,9 +158,13 @@
     row.classList.add("selected");
     row.setAttribute("aria-current", "true");
     if (focus) row.focus({ preventScroll: true });
-    if (scroll) row.scrollIntoView({ block: "nearest" });
     showInPanel(row);
-    if (open && narrow.matches) openDrawer(row);
+    const drawer = open && narrow.matches;
+    if (drawer) openDrawer(row);
+    // After the drawers move (the last one closes above, this one opens): on a
+    // phone the row, open, may be taller than the screen, so its title goes
+    // to the top rather than its end to the bottom.
+    if (scroll) row.scrollIntoView({ block: drawer ? "start" : "nearest" });
     remember(row);
   }
 
@@ -228,6 +246,13 @@
     else select(list[0]);
   }
 
+  // Tabbing to a row's title or buttons selects it: the keys act on the paper
+  // in focus, not on one selected out of sight.
+  document.addEventListener("focusin", (event) => {
+    const row = event.target.closest && event.target.closest(ROW);
+    if (row && row !== selected) select(row);
+  });
+
   document.addEventListener("click", (event) => {
     const row = event.target.closest(ROW);
     if (!row) return;
@@ -239,9 +264,14 @@
   });
 
   // --- Keys ------------------------------------------------------------------
+  // Inputs that take keys; a tick box or a button does not (J after ticking a
+  // paper on the Saved page moves on).
+  const NOT_TYPED = ["checkbox", "radio", "button", "submit", "reset", "image", "file"];
   const typing = (target) =>
     Boolean(target) &&
-    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+    (target.isContentEditable ||
+      ["TEXTAREA", "SELECT"].includes(target.tagName) ||
+      (target.tagName === "INPUT" && !NOT_TYPED.includes(target.type)));
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;

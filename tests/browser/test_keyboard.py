@@ -290,6 +290,76 @@ def test_on_a_phone_the_abstract_opens_under_the_row(phone, topic):
     expect(second.locator(".drawer .abstract")).to_be_visible()
 
 
+def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactional_db):
+    """The previous abstract closing above moved the row after it was scrolled
+    to: its title ended above the screen, its abstract's end showing. Real
+    abstracts run to a screen or more on a phone."""
+    make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    long = "We study agents that plan, act and learn from feedback. " * 25
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent paper {n}",
+            abstract=long,
+            published=datetime(2026, 6, 1 + n, 15, tzinfo=UTC),
+        )
+        for n in range(1, 6)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    page = phone
+    page.goto("/topics/rl-agents/")
+
+    for n in (1, 2, 3):
+        page.keyboard.press("j")
+        title = rows(page).nth(n).locator(".paper-title")
+        expect(title).to_be_in_viewport()
+
+
+def test_the_keys_act_on_the_paper_tabbed_to(page, follower):
+    """Not on a row selected out of sight: Tab to a paper's title, and S saves
+    that paper and J goes on from it."""
+    page.goto("/topics/rl-agents/")
+    fourth = rows(page).nth(3)
+    arxiv_id = fourth.get_attribute("data-paper")
+
+    fourth.locator(".paper-title a").focus()
+    page.keyboard.press("s")
+
+    expect(fourth).to_have_class(SELECTED)
+    expect(fourth.locator("form.toggle button")).to_have_text("Saved")
+    assert follower.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
+    page.keyboard.press("j")
+    expect(rows(page).nth(4)).to_have_class(SELECTED)
+    # The row J focuses is named by its title, for a screen reader to say.
+    title = rows(page).nth(4).locator(".paper-title").inner_text()
+    expect(rows(page).nth(4)).to_have_accessible_name(title)
+
+
+def test_a_button_pressed_from_the_keyboard_keeps_the_focus(page, follower):
+    """A button disabled during its request dropped the focus to the page: the
+    change went unannounced, and Enter again opened the paper."""
+    page.goto("/topics/rl-agents/")
+    row = rows(page).nth(5)
+    button = row.locator("form.toggle button")
+    button.focus()
+
+    page.keyboard.press("Enter")
+    expect(button).to_have_attribute("aria-pressed", "true")
+    expect(button).to_be_focused()
+    page.keyboard.press("Enter")  # again: the toggle, not the paper
+    expect(button).to_have_attribute("aria-pressed", "false")
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+
+
+def test_after_ticking_a_box_the_keys_still_move(page, follower):
+    page.goto("/saved/")
+    page.locator(".saved-row input[type=checkbox]").first.check()
+
+    page.keyboard.press("j")
+
+    expect(rows(page).nth(1)).to_have_class(SELECTED)
+
+
 def test_the_drawer_works_without_javascript(new_page, topic):
     page = new_page(viewport=PHONE, java_script_enabled=False)
     page.goto("/topics/rl-agents/")
