@@ -129,6 +129,16 @@ def test_a_researcher_cannot_open_admin(client, alice):
     assert client.get("/admin/").status_code == 302
 
 
+# An active topic's add form with no pins or exclusions.
+NO_INLINES = {
+    "is_active": "on",
+    "paper_topics-TOTAL_FORMS": "0",
+    "paper_topics-INITIAL_FORMS": "0",
+    "exclusions-TOTAL_FORMS": "0",
+    "exclusions-INITIAL_FORMS": "0",
+}
+
+
 def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     response = admin_client.post(
         reverse("admin:topics_topic_add"),
@@ -136,11 +146,7 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
             "name": "Broken",
             "slug": "broken",
             "rule": 'ti:agent AND (abs:"tool use"',
-            "is_active": "on",
-            "paper_topics-TOTAL_FORMS": "0",
-            "paper_topics-INITIAL_FORMS": "0",
-            "exclusions-TOTAL_FORMS": "0",
-            "exclusions-INITIAL_FORMS": "0",
+            **NO_INLINES,
         },
     )
 
@@ -159,11 +165,7 @@ def test_admin_refuses_control_characters_in_what_feeds_and_pages_show(admin_cli
             "slug": "agents-escaped",
             "description": "Tools\x00 and plans",
             "rule": "ti:agent",
-            "is_active": "on",
-            "paper_topics-TOTAL_FORMS": "0",
-            "paper_topics-INITIAL_FORMS": "0",
-            "exclusions-TOTAL_FORMS": "0",
-            "exclusions-INITIAL_FORMS": "0",
+            **NO_INLINES,
         },
     )
 
