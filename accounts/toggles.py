@@ -31,7 +31,7 @@ def toggle(
     request: HttpRequest,
     *,
     is_on: Callable[[], bool],
-    set_on: Callable[[bool], None],
+    set_on: Callable[[bool], object],
     question: str,
     fallback: str,
 ) -> HttpResponse:

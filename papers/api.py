@@ -290,10 +290,12 @@ class SavedViewSet(
 
     @extend_schema(
         summary="Save a paper",
-        description="Idempotent: saving a saved paper changes nothing.",
+        description="Idempotent: saving a saved paper changes nothing (200, "
+        "where a new save is a 201).",
         request=SaveInputSerializer,
         responses={
             201: SavedPaperSerializer,
+            200: OpenApiResponse(SavedPaperSerializer, description="Already saved."),
             404: OpenApiResponse(
                 ErrorSerializer,
                 description="There is no such paper (code not_found, with the field).",
@@ -309,11 +311,11 @@ class SavedViewSet(
             raise serializers.ValidationError(
                 {"paper": ["There is no such paper."]}, code="does_not_exist"
             ) from None
-        set_saved(signed_in(request), paper, True)
+        created = set_saved(signed_in(request), paper, True)
         saved = self.get_queryset().get(pk=paper.pk)
         return Response(
             SavedPaperSerializer(saved, context={"request": request}).data,
-            status=status.HTTP_201_CREATED,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
     @extend_schema(
@@ -421,10 +423,14 @@ class AuthorFollowViewSet(
 
     @extend_schema(
         summary="Follow an author",
-        description="Idempotent: following a followed author changes nothing.",
+        description="Idempotent: following a followed author changes nothing "
+        "(200, where a new follow is a 201).",
         request=AuthorFollowInputSerializer,
         responses={
             201: AuthorFollowSerializer,
+            200: OpenApiResponse(
+                AuthorFollowSerializer, description="Already followed."
+            ),
             404: OpenApiResponse(
                 ErrorSerializer,
                 description="There is no such author (code not_found, with the field).",
@@ -439,10 +445,11 @@ class AuthorFollowViewSet(
             raise serializers.ValidationError(
                 {"author": ["There is no such author."]}, code="does_not_exist"
             )
-        set_following_author(signed_in(request), author, True)
+        created = set_following_author(signed_in(request), author, True)
         follow = self.get_queryset().get(author=author)
         return Response(
-            AuthorFollowSerializer(follow).data, status=status.HTTP_201_CREATED
+            AuthorFollowSerializer(follow).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
     @extend_schema(

@@ -90,15 +90,17 @@ def author_topics(author: Author, limit: int = TOPICS_SHOWN) -> list[AuthorTopic
     ]
 
 
-def set_following_author(user: User, author: Author, following: bool) -> None:
-    """Follow or unfollow an author; idempotent. Only the reader's own state
-    changes (their follow buttons, feed and digest)."""
+def set_following_author(user: User, author: Author, following: bool) -> bool:
+    """Follow or unfollow an author; idempotent; returns whether it changed
+    anything. Only the reader's own state changes (their follow buttons, feed
+    and digest)."""
     if following:
         _, changed = AuthorFollow.objects.get_or_create(user=user, author=author)
     else:
         changed = AuthorFollow.objects.filter(user=user, author=author).delete()[0] > 0
     if changed:
         reader_changed([user.pk])
+    return changed
 
 
 def followed_authors(user_id: Any) -> list[tuple[int, str]]:

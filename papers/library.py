@@ -29,14 +29,16 @@ from papers.pagecache import ReaderState
 from papers.versions import reader_changed
 
 
-def set_saved(user: User, paper: Paper, saved: bool) -> None:
-    """Save or unsave; idempotent, so a repeated click or request changes nothing."""
+def set_saved(user: User, paper: Paper, saved: bool) -> bool:
+    """Save or unsave; idempotent, so a repeated click or request changes
+    nothing. Returns whether it changed anything."""
     if saved:
         _, changed = SavedPaper.objects.get_or_create(user=user, paper=paper)
     else:
         changed = SavedPaper.objects.filter(user=user, paper=paper).delete()[0] > 0
     if changed:
         ratings_changed(user)
+    return changed
 
 
 def set_rating(user: User, paper: Paper, value: int | None) -> int | None:

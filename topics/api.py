@@ -275,10 +275,12 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
 
     @extend_schema(
         summary="Follow a topic",
-        description="Idempotent: following a followed topic changes nothing.",
+        description="Idempotent: following a followed topic changes nothing "
+        "(200, where a new follow is a 201).",
         request=FollowInputSerializer,
         responses={
             201: FollowSerializer,
+            200: OpenApiResponse(FollowSerializer, description="Already followed."),
             404: OpenApiResponse(
                 ErrorSerializer,
                 description="No active topic has this slug (code not_found, with "
@@ -290,9 +292,12 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         given = FollowInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         topic = given.validated_data["topic"]
-        set_following(signed_in(request), topic, True)
+        created = set_following(signed_in(request), topic, True)
         follow = self.get_queryset().get(topic=topic)
-        return Response(FollowSerializer(follow).data, status=status.HTTP_201_CREATED)
+        return Response(
+            FollowSerializer(follow).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
     @extend_schema(
         summary="Mute or unmute a followed topic in digests",

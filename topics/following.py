@@ -16,9 +16,10 @@ from topics.models import Follow
 from topics.models import Topic
 
 
-def set_following(user: User, topic: Topic, following: bool) -> None:
-    """Follow or unfollow; idempotent. A change moves the topic's follower
-    count on (its page shows it); the reader's own pages follow by key."""
+def set_following(user: User, topic: Topic, following: bool) -> bool:
+    """Follow or unfollow; idempotent; returns whether it changed anything. A
+    change moves the topic's follower count on (its page shows it); the
+    reader's own pages follow by key."""
     if following:
         _, changed = Follow.objects.get_or_create(user=user, topic=topic)
     else:
@@ -26,6 +27,7 @@ def set_following(user: User, topic: Topic, following: bool) -> None:
     if changed:
         content_changed(followers=[topic])
         reader_changed([user.pk])
+    return changed
 
 
 def account_deleted(sender: type, instance: User, **kwargs: object) -> None:

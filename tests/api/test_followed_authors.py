@@ -23,7 +23,7 @@ def test_follow_list_and_unfollow_an_author(as_alice, as_bob, alice, ada):
 
     assert response.status_code == 201
     assert response.json()["author"] == {"id": ada.pk, "name": "Ada Lovelace"}
-    assert as_alice.post(URL, {"author": ada.pk}, format="json").status_code == 201
+    assert as_alice.post(URL, {"author": ada.pk}, format="json").status_code == 200
     assert AuthorFollow.objects.filter(user=alice).count() == 1
     listed = as_alice.get(URL).json()
     assert [f["author"]["id"] for f in listed] == [ada.pk]
