@@ -102,6 +102,15 @@ SLUG_PARAMETER = OpenApiParameter(
     pattern=rf"^{SLUG_PATH}$",
     description="The topic's slug.",
 )
+# What a PUT gives the fields it leaves out: a new topic's values.
+REPLACED_DEFAULTS = {
+    "description": "",
+    "definition": "",
+    "glossary": "",
+    "categories": [],
+    "related": [],
+    "is_active": True,
+}
 WRITE_ERRORS = {
     404: OpenApiResponse(
         ErrorSerializer,
@@ -197,14 +206,18 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Replace a topic (staff)",
+        description="Fields left out take their defaults, as for a new topic: "
+        "empty text and lists, active. PATCH changes only the fields sent.",
         parameters=[SLUG_PARAMETER],
         request=TopicWriteSerializer,
         responses={200: TopicDetailSerializer, **WRITE_ERRORS},
     )
     def update(self, request: Request, slug: str) -> Response:
-        return self._save(
-            request, get_object_or_404(Topic, slug=slug), status.HTTP_200_OK
-        )
+        topic = get_object_or_404(Topic, slug=slug)
+        given = request.data
+        if isinstance(given, dict):
+            given = {**REPLACED_DEFAULTS, **given}
+        return self._save(request, topic, status.HTTP_200_OK, data=given)
 
     @extend_schema(
         summary="Change a topic (staff)",
@@ -233,10 +246,18 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         return Response(RetagSerializer(topic).data, status=status.HTTP_202_ACCEPTED)
 
     def _save(
-        self, request: Request, topic: Topic, code: int, *, partial: bool = False
+        self,
+        request: Request,
+        topic: Topic,
+        code: int,
+        *,
+        partial: bool = False,
+        data: Any = None,
     ) -> Response:
         given = TopicWriteSerializer(
-            topic if topic.pk else None, data=request.data, partial=partial
+            topic if topic.pk else None,
+            data=request.data if data is None else data,
+            partial=partial,
         )
         given.is_valid(raise_exception=True)
         fields = dict(given.validated_data)

@@ -199,6 +199,33 @@ def test_staff_can_reactivate_an_inactive_topic(as_staff, corpus):
     assert Topic.objects.get(slug="hidden").retag_requested_at is not None
 
 
+def test_put_replaces_the_topic_and_patch_changes_what_it_sends(as_staff, corpus):
+    """A PUT that leaves out the description and categories clears them, as
+    for a new topic; it used to keep them, as PATCH does."""
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        as_staff.patch(
+            AGENTS, {"description": "Agents.", "categories": ["cs.LG"]}, format="json"
+        )
+        kept = as_staff.patch(AGENTS, {"definition": "What belongs."}, format="json")
+        replaced = as_staff.put(
+            AGENTS,
+            {
+                "name": "RL for LLM Agents",
+                "slug": "rl-for-llm-agents",
+                "rule": "ti:agent",
+            },
+            format="json",
+        )
+
+    assert (kept.json()["description"], kept.json()["categories"]) == (
+        "Agents.",
+        ["cs.LG"],
+    )
+    body = replaced.json()
+    assert (body["description"], body["definition"], body["categories"]) == ("", "", [])
+    assert body["is_active"] is True
+
+
 NEW = {"name": "New", "slug": "new", "rule": "ti:x"}
 
 
