@@ -335,6 +335,19 @@ def test_the_keys_act_on_the_paper_tabbed_to(page, follower):
     expect(rows(page).nth(4)).to_have_accessible_name(title)
 
 
+def test_tab_goes_from_a_papers_title_to_its_buttons_named_by_it(page, follower):
+    """They sat after the abstract in the page, so Tab jumped back up to them."""
+    page.goto("/topics/rl-agents/")
+    row = rows(page).nth(2)
+    row.locator(".paper-title a").focus()
+
+    page.keyboard.press("Tab")
+
+    expect(row.locator("form.toggle button")).to_be_focused()
+    title = row.locator(".paper-title").inner_text()
+    expect(row.locator(".row-actions")).to_have_accessible_name(title)
+
+
 def test_a_button_pressed_from_the_keyboard_keeps_the_focus(page, follower):
     """A button disabled during its request dropped the focus to the page: the
     change went unannounced, and Enter again opened the paper."""
