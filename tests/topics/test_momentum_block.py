@@ -153,3 +153,14 @@ def test_weeks_left_out_are_named_in_a_list():
     assert weeks_of(days) == "the weeks of May 23, May 30 and Jun 6"
     assert weeks_of(days[:1]) == "the week of May 23"
     assert weeks_of([]) == ""
+
+
+def test_a_topic_lists_sparkline_says_its_shape_in_words(client, falling):
+    """Every sparkline was "Papers per week over 16 weeks": the same words
+    for a topic rising and one falling."""
+    page = client.get("/topics/").text
+
+    [label] = re.findall(r'class="sparkline"[^>]*aria-label="([^"]*)"', page)
+    assert label.startswith(
+        "Papers per week over 16 weeks: 0 in the first, 25 in the latest, 25 at most"
+    )

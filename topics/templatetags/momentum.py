@@ -71,11 +71,16 @@ def sparkline(momentum: Momentum) -> dict[str, object]:
             runs[-1].append(points[i])
         else:
             runs.append([points[i]])
+    # Said to a screen reader, which cannot see the line's shape.
+    counts = [week.papers for week in weeks] or [0]
     return {
         "points": " ".join(points),
         "partial": not all(week.complete for week in weeks),
         "solid": [" ".join(run) for run in runs if len(run) > 1],
         "momentum": momentum,
+        "first": counts[0],
+        "last": counts[-1],
+        "most": max(counts),
     }
 
 
