@@ -373,6 +373,26 @@ def test_after_ticking_a_box_the_keys_still_move(page, follower):
     expect(rows(page).nth(1)).to_have_class(SELECTED)
 
 
+def test_on_a_phone_a_rows_controls_are_a_fingers_size(phone, follower, sign_in):
+    """At least 24 px each way (WCAG 2.5.8): the thumbs were 21 high, the
+    Abstract toggle too, and the Saved page's tick boxes 13 square."""
+    page = phone
+    sign_in(page, follower)
+    page.goto("/saved/")
+    row = rows(page).nth(0)
+    controls = [
+        row.locator("form.toggle button"),
+        *thumbs(row),
+        row.locator(".drawer summary"),
+        page.locator(".saved-row input[type=checkbox]").first,
+    ]
+
+    for control in controls:
+        box = control.bounding_box()
+        assert box is not None
+        assert min(box["width"], box["height"]) >= 24, (control, box)
+
+
 def test_the_drawer_works_without_javascript(new_page, topic):
     page = new_page(viewport=PHONE, java_script_enabled=False)
     page.goto("/topics/rl-agents/")
