@@ -1,9 +1,11 @@
-"""The review queue as a curator meets it on a laptop: every row's Include and
-Exclude buttons in view beside admin's sidebars, without scrolling sideways."""
+"""The review queue as a curator meets it on a laptop and on a phone: every
+row's Include and Exclude buttons in view (beside admin's sidebars; on a phone
+under the paper), without scrolling sideways."""
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
@@ -69,3 +71,27 @@ def test_the_decisions_are_in_view_at_laptop_width(
         box = button.bounding_box()
         assert box is not None
         assert box["x"] + box["width"] <= results["x"] + results["width"]
+
+
+def test_on_a_phone_each_row_is_a_card_with_its_decisions_in_view(
+    new_page, sign_in, admin_user, topic
+):
+    """The table was twice the screen's width: Include and Exclude sat to the
+    right of the paper, out of view. Each is named with its paper."""
+    page = new_page(viewport={"width": 390, "height": 844})
+    sign_in(page, admin_user)
+    page.goto("/admin/topics/reviewitem/")
+
+    buttons = page.locator("#result_list td.field-decision .button")
+    assert buttons.count() == 10
+    for button in buttons.all():
+        box = button.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+        assert box["height"] >= 24
+    first = page.locator("#result_list tbody tr").first
+    arxiv_id = first.locator("td.field-paper_link").inner_text().split("arXiv:")[1][:10]
+    expect(first.locator("td.field-decision .button").first).to_have_accessible_name(
+        f"Include arXiv:{arxiv_id}"
+    )
