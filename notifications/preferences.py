@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from datetime import date
 from datetime import timedelta
+from math import ceil
 
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
 from core.queue import send
+from notifications.content import listed
 from notifications.delivery import request_test_digest
 from notifications.digest import preview_content
 from notifications.models import Digest
@@ -43,31 +46,44 @@ def unsubscribe(*, user: User) -> bool:
 def send_test_digest(*, user: User) -> bool:
     """Open a test digest and send it; raises TestDigestRefused. False when the
     broker is down: the digest waits in the outbox for the next tick to send."""
-    follows_authors = AuthorFollow.objects.filter(user=user).exists()
-    if (
-        not follows_authors
-        and not SavedSearch.objects.filter(user=user).exists()
-        and not Follow.objects.filter(user=user, muted=False).exists()
-    ):
+    # What the reader's digest is made of, named as it is when it is empty.
+    held = {
+        "the topics you follow": Follow.objects.filter(user=user, muted=False).exists(),
+        "the authors you follow": AuthorFollow.objects.filter(user=user).exists(),
+        "your saved searches": SavedSearch.objects.filter(user=user).exists(),
+    }
+    sources = [name for name, any_held in held.items() if any_held]
+    if not sources:
         raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")
     if not user.emailaddress_set.filter(verified=True).exists():  # type: ignore[attr-defined]  # allauth
         raise TestDigestRefused("Verify your email address first.")
-    recent = timezone.now() - TEST_DIGEST_INTERVAL
-    if Digest.objects.filter(
-        user=user, kind=Digest.Kind.TEST, created_at__gte=recent
-    ).exists():
-        raise TestDigestRefused("A test digest is on its way; try again in a minute.")
-    latest = preview_content(user, at=timezone.now(), site_url="", fresh=True)
+    now = timezone.now()
+    last = (
+        Digest.objects.filter(
+            user=user, kind=Digest.Kind.TEST, created_at__gte=now - TEST_DIGEST_INTERVAL
+        )
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if last is not None:
+        wait = ceil((last + TEST_DIGEST_INTERVAL - now).total_seconds() / 60)
+        raise TestDigestRefused(
+            f"A test digest is on its way; try again in {max(wait, 1)} "
+            f"minute{pluralize(max(wait, 1))}."
+        )
+    latest = preview_content(user, at=now, site_url="", fresh=True)
     if not latest.sections:
-        raise TestDigestRefused(_why_empty(latest.since))
+        raise TestDigestRefused(_why_empty(latest.since, sources))
     digest = request_test_digest(user=user)
     return send(send_digest, digest.pk)
 
 
-def _why_empty(since: date) -> str:
+def _why_empty(since: date, sources: list[str]) -> str:
     if latest_announcement_day() is None:
         return "No papers have been harvested yet, so a digest would be empty."
+    have = listed(sources)
     return (
-        "The topics you follow have no papers in the latest week harvested "
+        f"{have[0].upper()}{have[1:]} have no papers in the latest week harvested "
         f"(since {since:%b %-d, %Y}), so a test digest would be empty."
     )

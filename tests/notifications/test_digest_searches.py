@@ -108,7 +108,7 @@ def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
     # It says what it holds: no topic, no author.
     assert "New papers matching your saved searches, first announced" in message.body
     assert "because you saved these searches on Momentum." in message.body
-    assert "topics" not in message.body
+    assert "topic" not in message.body  # not even "mute a topic"
     assert "Matching your search &quot;Engines&quot;</h2>" in message.alternatives[0][0]
     assert list(DigestPaper.objects.values_list("paper_id", "topic_id")) == [
         (paper.pk, None)

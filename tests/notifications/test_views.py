@@ -31,6 +31,7 @@ from tests.clients import signed_in
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.saved_searches import create_search
 
 pytestmark = pytest.mark.django_db
 
@@ -79,10 +80,7 @@ def test_preview_with_nothing_new_says_so(subscriber):
     response = signed_in(subscriber).get(PREVIEW)
 
     assert response.status_code == 200
-    assert (
-        b"Nothing new in the topics and by the authors you follow, or matching "
-        b"your saved searches" in response.content
-    )
+    assert b"Nothing is new for you since" in response.content
 
 
 def test_preview_of_a_sent_digest_shows_its_papers_to_its_owner_only(
@@ -352,6 +350,8 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     assert Digest.objects.get().kind == "test"
     assert not DigestPaper.objects.exists()
     assert b"A test digest is on its way" in again.content
+    # The refusal says the wait the limit (two minutes) leaves, not "a minute".
+    assert b"try again in 2 minutes." in again.content
     # Its page in the browser says, as the mail does, that it is a test.
     page = Client().get(view_in_browser_link(message.body))
     assert "This is a test digest" in page.text
@@ -400,10 +400,15 @@ def test_test_digest_says_why_when_the_followed_topics_have_nothing_that_week(
     last_day = datetime.now(UTC).date() - timedelta(days=130)
     add_papers(make_topic("Robots", rule="ti:robot"), last_day, title="Robot")
     add_papers(agents, last_day - timedelta(days=9), title="Older agents")
+    create_search(subscriber, name="Older", query="older", syntax="search")
 
     response = signed_in(subscriber).post("/digest/test/", follow=True)
 
-    assert b"no papers in the latest week harvested" in response.content
+    # Named as what the reader has: topics and a search, no authors.
+    assert (
+        b"The topics you follow and your saved searches have no papers in the "
+        b"latest week harvested" in response.content
+    )
     assert b"on its way" not in response.content
     assert not Digest.objects.exists()
 
