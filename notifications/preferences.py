@@ -67,10 +67,9 @@ def send_test_digest(*, user: User) -> bool:
         .first()
     )
     if last is not None:
-        wait = ceil((last + TEST_DIGEST_INTERVAL - now).total_seconds() / 60)
+        wait = max(1, ceil((last + TEST_DIGEST_INTERVAL - now).total_seconds() / 60))
         raise TestDigestRefused(
-            f"A test digest is on its way; try again in {max(wait, 1)} "
-            f"minute{pluralize(max(wait, 1))}."
+            f"A test digest is on its way; try again in {wait} minute{pluralize(wait)}."
         )
     latest = preview_content(user, at=now, site_url="", fresh=True)
     if not latest.sections:
