@@ -53,7 +53,8 @@ class User(AbstractUser):
         return self.email
 
 
-# Not places a reader lives in: the server's own zone and tzdata's placeholder.
+# Not places a reader lives in: "localtime" is the server's own zone, and
+# "Factory" names none.
 NOT_PLACES = {"localtime", "Factory", "posixrules"}
 TIME_ZONE_CHOICES = [
     (name, name) for name in sorted(zoneinfo.available_timezones() - NOT_PLACES)

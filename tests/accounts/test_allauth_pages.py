@@ -551,7 +551,7 @@ def test_the_login_page_gives_no_reason_it_does_not_know(client, db, next_url):
         # Hand-made: the sign-up goes on with the default, never a hidden error.
         ("Europe/" + "x" * 80, "UTC"),
         ("Europe/Berlin\x00", "UTC"),
-        # tzdata's names that are no place: the server's zone, a placeholder.
+        # tzdata's names of no place: the server's own zone, and "Factory".
         ("localtime", "UTC"),
         ("Factory", "UTC"),
     ],
