@@ -111,14 +111,14 @@ class Content:
         by the authors you follow and matching your saved searches'."""
         followed = listed(
             [
-                *(["in the topics"] if self.has_topics else []),
-                *(["by the authors"] if self.has_authors else []),
+                "in the topics" if self.has_topics else "",
+                "by the authors" if self.has_authors else "",
             ]
         )
         return listed(
             [
-                *([f"{followed} you follow"] if followed else []),
-                *(["matching your saved searches"] if self.has_searches else []),
+                followed and f"{followed} you follow",
+                "matching your saved searches" if self.has_searches else "",
             ]
         )
 
@@ -128,14 +128,14 @@ class Content:
         authors and saved these searches'."""
         followed = listed(
             [
-                *(["topics"] if self.has_topics else []),
-                *(["authors"] if self.has_authors else []),
+                "topics" if self.has_topics else "",
+                "authors" if self.has_authors else "",
             ]
         )
         return listed(
             [
-                *([f"follow these {followed}"] if followed else []),
-                *(["saved these searches"] if self.has_searches else []),
+                followed and f"follow these {followed}",
+                "saved these searches" if self.has_searches else "",
             ]
         )
 
@@ -163,7 +163,8 @@ class Content:
 
 
 def listed(parts: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
+    """'a', 'a and b', 'a, b and c', of the parts that are not empty."""
+    parts = [part for part in parts if part]
     return " and ".join(filter(None, [", ".join(parts[:-1]), *parts[-1:]]))
 
 
