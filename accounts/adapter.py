@@ -1,9 +1,15 @@
-"""allauth glue: the visitor's address as the site sees it behind its proxies."""
+"""allauth glue: the visitor's address as the site sees it behind its proxies,
+the email addresses the site can store, and the notices of account changes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.utils import build_absolute_uri
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.urls import reverse
 from rest_framework.throttling import BaseThrottle
 
 
@@ -16,8 +22,34 @@ def client_ip(request: HttpRequest) -> str:
     return BaseThrottle().get_ident(request)  # type: ignore[arg-type]
 
 
+EMAIL_MAX_LENGTH = 254
+
+
 class AccountAdapter(DefaultAccountAdapter):
     # allauth's own trusts the left-most X-Forwarded-For, which anyone can set:
     # its rate limits on logins and resets could be dodged by sending one.
     def get_client_ip(self, request: HttpRequest) -> str:
         return client_ip(request)
+
+    # Forms let an address be 320 characters long; what stores it holds 254 (the
+    # longest a mail's path allows), and allauth cut a longer one short
+    # silently, so that its confirmation went to an address nobody typed.
+    def clean_email(self, email: str) -> str:
+        if len(email) > EMAIL_MAX_LENGTH:
+            raise ValidationError(
+                f"An email address has at most {EMAIL_MAX_LENGTH} characters.",
+                code="max_length",
+            )
+        return super().clean_email(email)
+
+    # A notice of a change (base_notification.txt) says where to undo it.
+    def send_notification_mail(
+        self,
+        template_prefix: str,
+        user: Any,
+        context: dict[str, Any] | None = None,
+        email: str | None = None,
+    ) -> None:
+        reset = build_absolute_uri(self.request, reverse("account_reset_password"))
+        context = {**(context or {}), "password_reset_url": reset}
+        super().send_notification_mail(template_prefix, user, context, email)

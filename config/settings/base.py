@@ -154,6 +154,18 @@ ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
+# Whose an address is: accounts.addresses.
+ACCOUNT_FORMS = {
+    "signup": "accounts.addresses.OwnersSignupForm",
+    "add_email": "accounts.addresses.OwnersAddEmailForm",
+    "reset_password": "accounts.addresses.OwnersResetPasswordForm",
+}
+# One address per account: a new one waits for its confirmation, then replaces
+# the old, which is told (as the account is of a changed or reset password).
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_EMAIL_NOTIFICATIONS = True
+# Changing the address asks for the password (again after five minutes).
+ACCOUNT_REAUTHENTICATION_REQUIRED = True
 # How many proxies (load balancer, CDN) stand before the web processes: the
 # visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
 # REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.

@@ -1,0 +1,76 @@
+"""Whose an email address is, for allauth's forms (ACCOUNT_FORMS).
+
+An account owns its own address (`User.email`) and any address it has
+confirmed. An address it has only asked to change to (unconfirmed, allauth's
+ACCOUNT_CHANGE_EMAIL) is a request, not a claim: anyone can type any address
+there. So it does not stop the address's owner signing up, and no password
+reset goes to it; allauth's own forms count every stored address, which let a
+reader who typed someone else's address be reset into by that person, or keep
+them from signing up at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allauth.account.forms import AddEmailForm
+from allauth.account.forms import ResetPasswordForm
+from allauth.account.forms import SignupForm
+from allauth.account.models import EmailAddress
+from django import forms
+from django.db.models import Q
+from django.db.models import QuerySet
+
+from accounts.models import User
+
+
+def owners(email: str) -> QuerySet[User]:
+    """The accounts whose own or confirmed address this is (at most one, as
+    addresses are unique among owners)."""
+    confirmed = EmailAddress.objects.filter(email__iexact=email, verified=True)
+    return User.objects.filter(
+        Q(email__iexact=email) | Q(pk__in=confirmed.values("user_id"))
+    )
+
+
+class OwnersSignupForm(SignupForm):
+    def validate_unique_email(self, value: str) -> str:
+        if owners(value).exists():
+            # allauth's answer: the same page as any sign-up, and a mail to the
+            # address saying it has an account.
+            return super().validate_unique_email(value)
+        self.account_already_exists = False
+        return value
+
+    def save(self, request: Any) -> User:
+        user: User = super().save(request)
+        # The address is this account's now: another's request to change to
+        # it is withdrawn (confirming it would give two accounts one address).
+        EmailAddress.objects.filter(email__iexact=user.email, verified=False).exclude(
+            user=user
+        ).delete()
+        return user
+
+
+class OwnersAddEmailForm(AddEmailForm):
+    """The "change to" address of the email page."""
+
+    def clean_email(self) -> str:
+        value = super().clean_email()
+        assert self.user is not None  # allauth's email page is behind a login
+        if owners(value).exclude(pk=self.user.pk).exists():
+            raise forms.ValidationError(
+                "This address belongs to another account.", code="email_taken"
+            )
+        return value
+
+
+class OwnersResetPasswordForm(ResetPasswordForm):
+    def clean_email(self) -> str:
+        email = super().clean_email()
+        # allauth's list: every account that stores the address in any state.
+        found: list[User] = self.users  # type: ignore[has-type]  # allauth sets it untyped
+        owning = set(owners(email).values_list("pk", flat=True))
+        # Nobody's: allauth mails the address that it has no account.
+        self.users = [user for user in found if user.pk in owning]
+        return email

@@ -1,0 +1,199 @@
+"""Whose an email address is (accounts.addresses), changing it, and the
+notices of changes to an account."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from allauth.account.models import EmailAddress
+from allauth.account.models import EmailConfirmationHMAC
+from django.core import mail
+from django.core.cache import cache
+from django.test import Client
+
+from accounts.models import User
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery"
+NEW_PASSWORD = "a much longer new passphrase"
+
+
+def link_in(message) -> str:
+    """The path of the first link in an email."""
+    url = re.findall(r"https?://\S+", message.body)[0]
+    return re.sub(r"^https?://[^/]+", "", url)
+
+
+def logged_in(user: User) -> Client:
+    """A client that logged in, and gave its password again just now, as
+    changing the address asks."""
+    client = Client()
+    response = client.post(
+        "/accounts/login/", {"login": user.email, "password": PASSWORD}
+    )
+    assert response.status_code == 302
+    client.post("/accounts/reauthenticate/", {"password": PASSWORD})
+    return client
+
+
+def sign_up(client: Client, email: str):
+    return client.post(
+        "/accounts/signup/",
+        {"email": email, "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+
+def change_to(client: Client, email: str):
+    return client.post("/accounts/email/", {"action_add": "", "email": email})
+
+
+@pytest.fixture
+def requester(verified_alice) -> Client:
+    """alice, who asked to change her address to carol's and never confirmed."""
+    client = logged_in(verified_alice)
+    change_to(client, "carol@example.com")
+    mail.outbox.clear()
+    # Some minutes later: allauth mails one address at most once in three.
+    cache.clear()
+    return client
+
+
+def test_an_address_only_asked_for_by_another_account_can_sign_up(
+    client, requester, verified_alice
+):
+    response = sign_up(client, "carol@example.com")
+
+    assert response.url == "/accounts/confirm-email/"
+    carol = User.objects.get(email="carol@example.com")
+    (message,) = mail.outbox
+    assert message.to == ["carol@example.com"]
+    assert message.subject == "[Momentum] Confirm your email address"
+    # alice's request is withdrawn: confirming it would give two accounts one
+    # address.
+    assert list(EmailAddress.objects.filter(email="carol@example.com")) == [
+        EmailAddress.objects.get(user=carol)
+    ]
+    assert EmailAddress.objects.get(user=verified_alice).email == "alice@example.com"
+
+
+def test_a_reset_never_goes_to_an_account_that_only_asked_for_the_address(
+    client, requester, verified_alice
+):
+    client.post("/accounts/password/reset/", {"email": "carol@example.com"})
+
+    (message,) = mail.outbox
+    assert message.subject == "[Momentum] No account with this address"
+    assert "/accounts/signup/" in link_in(message)
+
+
+def test_a_reset_goes_to_the_account_whose_own_address_it_is(client, verified_alice):
+    client.post("/accounts/password/reset/", {"email": "ALICE@example.com"})
+
+    (message,) = mail.outbox
+    assert message.subject == "[Momentum] Reset your password"
+    assert message.to == ["alice@example.com"]
+
+
+def test_an_address_another_account_owns_cannot_be_changed_to(verified_alice, bob):
+    client = logged_in(verified_alice)
+
+    response = change_to(client, "bob@example.com")
+
+    assert response.status_code == 200
+    assert "This address belongs to another account." in response.text
+    assert not mail.outbox
+    assert not EmailAddress.objects.filter(user=verified_alice, email="bob@example.com")
+
+
+def test_changing_the_address_replaces_it_once_confirmed_and_tells_the_old_one(
+    verified_alice,
+):
+    client = logged_in(verified_alice)
+
+    change_to(client, "alice@work.example")
+    page = client.get("/accounts/email/").text
+    (confirm,) = mail.outbox
+    assert confirm.to == ["alice@work.example"]
+    assert (
+        "Someone asked to change the address of the account alice@example.com at "
+        in confirm.body
+    )
+    assert "this address replaces alice@example.com for logging in" in confirm.body
+    assert "Changing to <strong>alice@work.example</strong>" in page
+    assert "Cancel the change" in page
+    # Until then, nothing changed.
+    verified_alice.refresh_from_db()
+    assert verified_alice.email == "alice@example.com"
+
+    client.post(link_in(confirm))
+
+    verified_alice.refresh_from_db()
+    assert verified_alice.email == "alice@work.example"
+    assert [a.email for a in EmailAddress.objects.filter(user=verified_alice)] == [
+        "alice@work.example"
+    ]
+    notice = mail.outbox[-1]
+    assert notice.to == ["alice@example.com"]
+    assert notice.subject == "[Momentum] Your email address was changed"
+    assert "from alice@example.com to alice@work.example" in notice.body
+    assert "If it was not, choose a new password now" in notice.body
+    assert link_in(notice) == "/accounts/password/reset/"
+
+
+def test_a_changed_password_is_told_to_the_account(verified_alice):
+    client = logged_in(verified_alice)
+
+    client.post(
+        "/accounts/password/change/",
+        {"oldpassword": PASSWORD, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    )
+
+    (notice,) = mail.outbox
+    assert notice.to == ["alice@example.com"]
+    assert notice.subject == "[Momentum] Your password was changed"
+    assert "Your password has been changed." in notice.body
+    assert "From: 127.0.0.1" in notice.body
+
+
+def test_changing_the_address_asks_for_the_password_then_does_it(
+    reader, verified_alice
+):
+    response = change_to(reader, "alice@work.example")
+
+    assert response.status_code == 302
+    assert response.url.startswith("/accounts/reauthenticate/")
+    assert not EmailAddress.objects.filter(email="alice@work.example")
+    assert not mail.outbox
+
+    reader.post(response.url, {"password": PASSWORD})
+
+    assert EmailAddress.objects.filter(email="alice@work.example", verified=False)
+    (confirm,) = mail.outbox
+    assert confirm.to == ["alice@work.example"]
+
+
+def test_an_address_too_long_to_keep_is_refused_not_cut_short(client):
+    local, domain = "a" * 64, ".".join(["b" * 60] * 4) + ".org"
+    address = f"{local}@{domain}"
+    assert 254 < len(address) <= 320
+
+    response = sign_up(client, address)
+
+    assert response.status_code == 200
+    assert "An email address has at most 254 characters." in response.text
+    assert not User.objects.exists()
+    assert not mail.outbox
+
+
+def test_a_used_confirmation_link_does_not_say_it_expired(client, alice):
+    address = EmailAddress.objects.create(user=alice, email=alice.email, primary=True)
+    key = EmailConfirmationHMAC(address).key
+    client.post(f"/accounts/confirm-email/{key}/")
+    assert EmailAddress.objects.get(pk=address.pk).verified
+
+    page = client.get(f"/accounts/confirm-email/{key}/").text
+
+    assert "This link does not work any more: it has been used, or it is too" in page
+    assert "expired or is invalid" not in page
