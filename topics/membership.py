@@ -209,6 +209,11 @@ def _edges(
     if int(y.sum()) < MIN_EACH or int((~y).sum()) < MIN_EACH:
         return None
     calibration = fit_calibration(scores.tolist(), rule.tolist(), y)
+    if calibration.slope <= 0 or calibration.rule_shift < 0:
+        # Decisions that run against the model's scores or the rule (only the
+        # queue's disagreements decided, say) turn them around: a band drawn
+        # on that takes in what the model scores lowest.
+        return None
     p = calibration.probabilities(scores, rule)
     include_at = _include_edge(p, y, target)
     if include_at > 1:

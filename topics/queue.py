@@ -52,8 +52,11 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
     if model.include_at is None:
         return (
             f"{trained} No band yet: too few decisions of each kind (needs "
-            f"{MIN_EACH} included and {MIN_EACH} excluded), or none the model can "
-            "decide in at the precision target. The rule decides and the model's "
+            f"{MIN_EACH} included and {MIN_EACH} excluded), none the model can "
+            "decide in at the precision target, or decisions that run against the "
+            "model's scores or the rule (more papers scored low included than "
+            "high, or more rule matches excluded than not): deciding papers the "
+            "model is sure of helps there. The rule decides and the model's "
             "disagreements wait in the review queue."
         )
     # Measured on decisions the band was not drawn on (topics.membership).

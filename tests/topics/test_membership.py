@@ -292,6 +292,26 @@ def test_a_lower_recall_target_excludes_more_and_narrows_the_band():
     assert 0 < lost <= 0.2 * len(relevant)
 
 
+@pytest.mark.parametrize("against", ["scores", "rule"])
+def test_decisions_that_run_against_the_model_or_the_rule_fit_no_thresholds(against):
+    """Deciding only the queue's disagreements (the model's low scorers in, the
+    rule matches it doubts out) teaches a calibration that turns the score or
+    the rule around: a band drawn on it took in what the model scored lowest,
+    most of the corpus. The rule keeps deciding instead."""
+    low = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4] * 2
+    high = [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95] * 2
+    if against == "scores":
+        scores, rule = low + high, [False] * 32
+    else:
+        # The same scores for both kinds: only the rule tells them apart.
+        scores, rule = high + high, [False] * 16 + [True] * 16
+    labels = [True] * 16 + [False] * 16
+
+    fitted = fit_thresholds(scores, rule, labels, target=0.95, recall_target=0.9)
+
+    assert fitted is None
+
+
 def test_too_few_decisions_of_a_kind_fit_no_thresholds():
     scores = [0.9, 0.8, 0.7, 0.2, 0.1, 0.15, 0.05, 0.3, 0.25]
     labels = [True, True, True, False, False, False, False, False, False]
