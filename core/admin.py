@@ -18,4 +18,13 @@ class ReadOnlyRecords:
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
+        # Not from their own pages; but deleting what they hang off (a topic,
+        # a paper, a user) takes them along, and admin asks each related row's
+        # admin first: a plain False refused every such deletion.
+        match = request.resolver_match
+        own_page = f"{self.opts.app_label}_{self.opts.model_name}_"  # type: ignore[attr-defined]  # a ModelAdmin's
+        return (
+            match is not None
+            and not (match.url_name or "").startswith(own_page)
+            and super().has_delete_permission(request, obj)  # type: ignore[misc]  # a ModelAdmin's
+        )

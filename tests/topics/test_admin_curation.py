@@ -221,6 +221,38 @@ def test_pin_and_exclude_inline_win_over_the_rule(admin_client, topic):
     assert TopicExclusion.objects.get().reason == "A survey, not agents"
 
 
+@pytest.mark.parametrize("inline", ["paper_topics", "exclusions"])
+def test_a_saved_decision_given_another_paper_moves_to_it(admin_client, topic, inline):
+    """A typo corrected: the first paper's pin or exclusion goes, it does not
+    stay beside the second's."""
+    robot = Paper.objects.get(arxiv_id="2606.00002")
+    if inline == "paper_topics":
+        pin_paper(topic, robot)
+        row = PaperTopic.objects.get(topic=topic, paper=robot)
+    else:
+        exclude_paper(topic, robot)
+        row = TopicExclusion.objects.get(topic=topic, paper=robot)
+    data = change_form(
+        topic,
+        **{
+            f"{inline}-TOTAL_FORMS": "1",
+            f"{inline}-INITIAL_FORMS": "1",
+            f"{inline}-0-id": str(row.pk),
+            f"{inline}-0-topic": str(topic.pk),
+            f"{inline}-0-paper": "2606.00001",
+        },
+    )
+
+    response = admin_client.post(
+        reverse("admin:topics_topic_change", args=[topic.pk]), data
+    )
+
+    assert response.status_code == 302, response.context["errors"]
+    pins = PaperTopic.objects.filter(topic=topic, source=PaperTopic.Source.PIN)
+    decided = pins if inline == "paper_topics" else TopicExclusion.objects.all()
+    assert [d.paper.arxiv_id for d in decided] == ["2606.00001"]
+
+
 def test_a_pin_of_a_paper_not_held_is_refused_with_why(admin_client, topic):
     data = change_form(
         topic,
@@ -424,7 +456,61 @@ def test_rows_one_module_writes_are_read_only_in_admin(
     assert "delete_selected" not in changelist.text
     assert admin_client.get(reverse(f"admin:{app}_{name}_add")).status_code == 403
     assert admin_client.post(change_url, {"paper": "1"}).status_code == 403
+    delete_url = reverse(f"admin:{app}_{name}_delete", args=[row.pk])
+    assert admin_client.post(delete_url, {"post": "yes"}).status_code == 403
     assert admin_client.get(change_url).status_code == 200  # to read
+
+
+@pytest.mark.parametrize("how", ["delete page", "list action"])
+def test_a_topic_goes_in_admin_with_its_tags_decisions_and_follows(
+    admin_client, client, topic, alice, how, django_capture_on_commit_callbacks
+):
+    """Its rows are read-only in their own lists, not kept from going with it;
+    and the pages that listed it forget it at once, whichever way it went."""
+    many_decisions(topic, pins=1, exclusions=1)
+    set_following(alice, topic, True)
+    assert topic.name in client.get("/topics/").text  # now cached with it
+    delete_url = reverse("admin:topics_topic_delete", args=[topic.pk])
+
+    if how == "delete page":
+        page = admin_client.get(delete_url).text
+        assert "Are you sure you want to delete the topic" in page
+        assert "Paper topics: 3" in page  # what goes with it, counted
+        assert "Follows: 1" in page
+        assert "your account doesn't have permission" not in page
+        # The summary counts what goes; the list names the topic alone.
+        assert "2606.00001 in " not in page
+        with django_capture_on_commit_callbacks(execute=True):
+            admin_client.post(delete_url, {"post": "yes"})
+    else:
+        with django_capture_on_commit_callbacks(execute=True):
+            admin_client.post(
+                reverse("admin:topics_topic_changelist"),
+                {
+                    "action": "delete_selected",
+                    "_selected_action": [topic.pk],
+                    "post": "yes",
+                },
+            )
+
+    assert not Topic.objects.filter(pk=topic.pk).exists()
+    assert not Follow.objects.filter(user=alice).exists()
+    assert not TopicExclusion.objects.exists()
+    assert topic.name not in client.get("/topics/").text
+    assert client.get(f"/topics/{topic.slug}/").status_code == 404
+
+
+def test_a_reader_with_follows_and_saved_papers_can_be_deleted_in_admin(
+    admin_client, topic, alice
+):
+    set_following(alice, topic, True)
+    set_saved(alice, Paper.objects.first(), True)
+
+    admin_client.post(
+        reverse("admin:accounts_user_delete", args=[alice.pk]), {"post": "yes"}
+    )
+
+    assert not type(alice).objects.filter(pk=alice.pk).exists()
 
 
 def deactivated_through(
@@ -475,3 +561,22 @@ def test_admin_and_api_deactivate_a_topic_alike(
     assert by_api["retag_pending"]
     assert by_admin["updated"] > before[topic.pk]
     assert by_api["updated"] > before[other.pk]
+
+
+def test_the_activity_actions_say_what_they_did(admin_client, topic):
+    changelist = reverse("admin:topics_topic_changelist")
+
+    hidden = admin_client.post(
+        changelist,
+        {"action": "deactivate", "_selected_action": [topic.pk]},
+        follow=True,
+    )
+    shown = admin_client.post(
+        changelist, {"action": "activate", "_selected_action": [topic.pk]}, follow=True
+    )
+
+    assert (
+        f"Deactivated {topic.name}: hidden from readers and digests; followers, "
+        "papers and decisions kept." in hidden.text
+    )
+    assert f"Activated {topic.name}: shown to readers again" in shown.text

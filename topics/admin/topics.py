@@ -255,6 +255,12 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             if not inline_form.has_changed() or inline_form in formset.deleted_forms:
                 continue
             paper = inline_form.cleaned_data["paper"]
+            saved = inline_form.instance.pk
+            if saved and "paper" in inline_form.changed_data:
+                # A saved row given another paper (a typo corrected): the old
+                # paper's decision goes, or both would stand.
+                earlier = formset.model.objects.get(pk=saved).paper
+                (unpin_paper if pinning else lift_exclusion)(topic, earlier)
             formset.new_objects.append(inline_form.instance)
             if pinning:
                 pin_paper(topic, paper)
@@ -266,6 +272,21 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             formset.deleted_objects.append(decision)
             if decision.pk:
                 (unpin_paper if pinning else lift_exclusion)(topic, decision.paper)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
+        # One by one through Topic.delete, which tells the cached pages: the
+        # list action's queryset delete left the topic listed on them.
+        for topic in queryset:
+            topic.delete()
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(
+            objs, request
+        )
+        # A topic takes thousands of tags along: the summary counts them, and
+        # the list names the topics alone (a nested list holds each one's rows).
+        topics = [item for item in deleted if not isinstance(item, list)]
+        return topics, counts, perms_needed, protected
 
     @admin.action(description="Re-tag every paper")
     def retag(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
@@ -300,6 +321,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     def _set_active(
         self, request: HttpRequest, queryset: QuerySet[Topic], active: bool
     ) -> None:
+        done = []
         for topic in queryset:
             try:
                 set_active(topic, active)
@@ -309,6 +331,17 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
                     f"{topic.name}: {'; '.join(error.messages)}",
                     messages.ERROR,
                 )
+            else:
+                done.append(topic.name)
+        if done:
+            self.message_user(
+                request,
+                f"Activated {', '.join(done)}: shown to readers again, with "
+                "their followers."
+                if active
+                else f"Deactivated {', '.join(done)}: hidden from readers and "
+                "digests; followers, papers and decisions kept.",
+            )
 
     @admin.action(description="Merge into one topic…")
     def merge(
