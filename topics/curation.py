@@ -21,6 +21,7 @@ from papers.versions import content_changed
 from papers.versions import reader_changed
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import Question
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
@@ -211,7 +212,9 @@ def _move_follows(topic: Topic, target: Topic) -> None:
 
 
 def _move_links(topic: Topic, target: Topic) -> None:
-    """Related topics both ways, and the topic's addresses, now lead to the target."""
+    """Related topics both ways, the topic's addresses and the questions readers
+    asked about it (their recent questions) now lead to the target."""
+    Question.objects.filter(topic=topic).update(topic=target)
     target.related.add(*topic.related.exclude(pk=target.pk))
     for linking in Topic.objects.filter(related=topic).exclude(pk=target.pk):
         linking.related.add(target)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from unittest import mock
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
@@ -14,7 +15,9 @@ from topics.curation import lift_exclusion
 from topics.curation import merge_topics
 from topics.curation import pin_paper
 from topics.curation import unpin_paper
+from topics.editing import save_topic
 from topics.models import Follow
+from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.rules import MAX_TERMS
@@ -82,7 +85,7 @@ def test_lifting_an_exclusion_lets_the_rule_tag_again(papers):
     assert sources(topic) == {"2606.00001": "rule"}
 
 
-def test_merge_keeps_followers_pins_exclusions_and_related(
+def test_merge_keeps_followers_pins_exclusions_related_and_questions(
     papers, alice, bob, django_capture_on_commit_callbacks
 ):
     target = make_topic("Agents", rule="ti:agent", slug="agents")
@@ -94,6 +97,7 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     Follow.objects.create(user=bob, topic=other, muted=True)
     pin_paper(other, papers["2606.00002"])
     exclude_paper(other, papers["2606.00001"], reason="a survey")
+    asked = Question.objects.create(user=bob, topic=other, text="Which robots?")
 
     with (
         mock.patch("topics.tasks.retag_topic.apply_async") as retag,
@@ -109,6 +113,8 @@ def test_merge_keeps_followers_pins_exclusions_and_related(
     assert sources(target) == {"2606.00002": "pin"}
     assert target.exclusions.get().reason == "a survey"
     assert list(target.related.all()) == [neighbour]
+    asked.refresh_from_db()  # still bob's recent question, now about the kept topic
+    assert asked.topic == target
     retag.assert_called_once_with((target.pk,))  # the re-tag, sent after commit
     target.refresh_from_db()
     assert target.retag_pending
@@ -207,3 +213,46 @@ def test_a_merged_away_address_keeps_leading_on_through_a_second_merge(two_topic
     merge_and_retag(third, [target])
 
     assert set(third.aliases.values_list("slug", flat=True)) == {"agents", "robots"}
+
+
+def test_a_topic_given_a_new_slug_leads_there_from_the_old_one(client, db):
+    topic = make_topic("Agents", rule="ti:agent", slug="agents")
+
+    save_topic(topic, fields={"slug": "llm-agents"}, retag=False)
+
+    page = client.get("/topics/agents/?week=2026-06-08")
+    assert (page.status_code, page["Location"]) == (
+        301,
+        "/topics/llm-agents/?week=2026-06-08",
+    )
+    feed = client.get("/topics/agents/feed/")
+    assert (feed.status_code, feed["Location"]) == (301, "/topics/llm-agents/feed/")
+    api = client.get("/api/v1/topics/agents/")
+    assert (api.status_code, api["Location"]) == (301, "/api/v1/topics/llm-agents/")
+
+    # Back again: the address it has is its own, not a way elsewhere.
+    save_topic(topic, fields={"slug": "agents"}, retag=False)
+
+    assert client.get("/topics/agents/").status_code == 200
+    assert list(topic.aliases.values_list("slug", flat=True)) == ["llm-agents"]
+
+
+def test_a_former_address_cannot_be_taken_by_another_topic(two_topics, as_staff):
+    target, other = two_topics
+    merge_and_retag(target, [other])
+    taker = Topic(name="Robotics", slug="robots", rule="ti:robot")
+
+    with pytest.raises(ValidationError) as refused:
+        taker.full_clean()
+    response = as_staff.post(
+        "/api/v1/topics/",
+        {"name": "Robotics", "slug": "robots", "rule": "ti:robot"},
+        format="json",
+    )
+
+    assert refused.value.message_dict["slug"] == [
+        "“robots” was an address of Agents, and its links and feeds lead there; "
+        "choose another slug."
+    ]
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"

@@ -127,6 +127,13 @@ class Topic(models.Model):
             else None
         )
         super().save(*args, **kwargs)
+        if before and before["slug"] != self.slug:
+            # Its old address leads here for good (follow_merges), as a merged
+            # topic's does: links, subscribed feeds and old digests keep working.
+            TopicAlias.objects.update_or_create(
+                slug=before["slug"], defaults={"topic": self}
+            )
+            TopicAlias.objects.filter(slug=self.slug, topic=self).delete()
         now = {"name": self.name, "slug": self.slug, "is_active": self.is_active}
         lists = [TOPICS] if before == now else [TOPICS, NAMES]
         slugs = {self.slug, before["slug"] if before else self.slug}
@@ -146,11 +153,19 @@ class Topic(models.Model):
         return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
-        errors = {}
+        errors: dict[str, str | ValidationError] = {}
         if self.slug in RESERVED_SLUGS:
             errors["slug"] = (
                 f"“{self.slug}” is the address of a page of the site "
                 f"(/topics/{self.slug}/); choose another slug."
+            )
+        elsewhere = TopicAlias.objects.filter(slug=self.slug).exclude(topic_id=self.pk)
+        former = elsewhere.select_related("topic").first()
+        if former is not None:
+            errors["slug"] = ValidationError(
+                f"“{self.slug}” was an address of {former.topic.name}, and its "
+                "links and feeds lead there; choose another slug.",
+                code="unique",
             )
         try:
             compile_rule(self.rule)
