@@ -380,6 +380,9 @@ ERROR_TABLE = [
     ("", "rule is empty", 0),
     ("   ", "rule is empty", 0),
     ("agent)", 'unexpected ")"', 5),
+    # Shown on every paper the rule tags: an escape would be too.
+    ("ti:koopman\x1b", "a control character (U+001B) cannot be in a rule", 10),
+    ('ti:"agent\x00"', "a control character (U+0000) cannot be in a rule", 9),
     ("(agent", 'unclosed "("', 0),
     ("(a OR (b)", 'unclosed "("', 0),
     ("a AND (b", 'unclosed "("', 6),

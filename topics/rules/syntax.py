@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.text import CONTROL
 from topics.rules.errors import RuleError
 from topics.rules.text import split_words
 
@@ -92,6 +93,13 @@ def parse_rule(text: str) -> Node:
         )
     if not text.strip():
         raise RuleError("rule is empty", 0)
+    # A rule's terms are shown on every paper they tag (the chips' "Matched").
+    control = re.search(f"[{CONTROL}]", text)
+    if control:
+        raise RuleError(
+            f"a control character (U+{ord(control.group()):04X}) cannot be in a rule",
+            control.start(),
+        )
     return _Parser(_tokenize(text)).parse()
 
 
