@@ -39,7 +39,7 @@ def toggle(
     a repeated request can't flip the state back)."""
     json = "application/json" in request.headers.get("Accept", "")
     next_url = safe_next(request, fallback)
-    wanted = (request.POST or request.GET).get("on") != "0"
+    wanted = asks_on(request)
     if not request.user.is_authenticated:
         login = login_and_back(request, {"on": int(wanted), "next": next_url})
         if json:
@@ -59,6 +59,12 @@ def toggle(
     if json:
         return JsonResponse({"on": wanted})
     return redirect(next_url)
+
+
+def asks_on(request: HttpRequest) -> bool:
+    """Whether a toggle's request asks for on: its form's `on`, else its
+    address's, else yes."""
+    return request.POST.get("on", request.GET.get("on")) != "0"
 
 
 def login_and_back(request: HttpRequest, query: dict[str, object]) -> str:

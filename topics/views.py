@@ -15,14 +15,17 @@ from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from accounts.backends import session_user_id
 from accounts.requests import signed_in
+from accounts.toggles import asks_on
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from papers.library import record_shown
@@ -351,17 +354,19 @@ def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
 
 
 def follow(request: HttpRequest, slug: str) -> HttpResponse:
-    topic = get_active_topic(slug)
+    # A topic the curators paused is followed no more, but can be left (from
+    # the settings page, which lists it as paused).
+    leaving = not asks_on(request)
+    topic = get_object_or_404(Topic, slug=slug) if leaving else get_active_topic(slug)
     return toggle(
         request,
         is_on=lambda: Follow.objects.filter(
             user=signed_in(request), topic=topic
         ).exists(),
         set_on=lambda on: set_following(signed_in(request), topic, on),
-        question=f"Follow {topic.name}?"
-        if request.GET.get("on") != "0"
-        else f"Unfollow {topic.name}?",
-        fallback=topic.get_absolute_url(),
+        question=f"Unfollow {topic.name}?" if leaving else f"Follow {topic.name}?",
+        # After leaving a paused topic, not to its page, which is gone.
+        fallback=topic.get_absolute_url() if topic.is_active else reverse("home"),
     )
 
 

@@ -22,11 +22,16 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
     user = context["user"]
     preferences = DigestPreferences.objects.for_user(user)
     schedule = Schedule.of(preferences)
+    follows = list(
+        Follow.objects.filter(user=user)
+        .select_related("topic")
+        .order_by("created_at", "pk")
+    )
     return {
         "csrf_token": context.get("csrf_token"),
-        "follows": Follow.objects.filter(user=user)
-        .select_related("topic")
-        .order_by("created_at", "pk"),
+        "follows": [f for f in follows if f.topic.is_active],
+        # Deactivated by the curators: in no digest, their pages gone.
+        "paused": [f.topic for f in follows if not f.topic.is_active],
         "last": Digest.objects.filter(user=user, kind=Digest.Kind.SCHEDULED)
         .exclude(status__in=[Digest.Status.PENDING, Digest.Status.SENDING])
         .order_by("-due_at")

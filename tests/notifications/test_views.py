@@ -322,6 +322,28 @@ def test_mute_and_unmute_a_topic_from_settings(subscriber, agents):
     assert client.post("/digest/mute/unknown/", {"muted": "1"}).status_code == 404
 
 
+def test_a_topic_the_curators_paused_is_listed_apart_and_can_be_unfollowed(
+    subscriber, agents
+):
+    """Not under "Topics in your digest", which leaves it out, with a link to
+    its page, which is gone."""
+    agents.is_active = False
+    agents.save()
+    client = signed_in(subscriber)
+
+    page = client.get("/settings/").content.decode()
+    left = client.post("/topics/agents/follow/", {"on": "0", "next": "/settings/"})
+
+    assert "Topics in your digest" not in page
+    assert 'href="/topics/agents/"' not in page
+    assert "Paused by the curators" in page
+    assert 'action="/topics/agents/follow/"' in page
+    assert left.url == "/settings/"
+    assert not Follow.objects.filter(user=subscriber).exists()
+    # Followed again only once it is back.
+    assert client.post("/topics/agents/follow/", {"on": "1"}).status_code == 404
+
+
 def test_mute_is_only_ever_the_users_own_follow(subscriber, bob, agents):
     Follow.objects.create(user=bob, topic=agents)
 
