@@ -324,13 +324,19 @@ def _plan_one(
     placed: set[int] = set()
     new: list[tuple[dict[str, Any], list[int]]] = []
 
+    def is_new(paper_id: int, day: date) -> bool:
+        """New to the reader and to the digest, and announced by its send day
+        (a digest built later, as a past one replayed, holds what it would
+        have: later papers are the next one's)."""
+        return (
+            since <= day <= request.period_start
+            and paper_id not in left_out
+            and paper_id not in placed
+        )
+
     def unplaced(papers: list[tuple[int, date]]) -> list[int]:
-        """Those of these (newest first) new to the reader and to the digest."""
-        return [
-            paper_id
-            for paper_id, day in papers
-            if day >= since and paper_id not in left_out and paper_id not in placed
-        ]
+        """Those of these (newest first) that are new."""
+        return [paper_id for paper_id, day in papers if is_new(paper_id, day)]
 
     for topic_id in followed.topics:
         papers = unplaced(recent.by_topic.get(topic_id, []))
@@ -341,7 +347,7 @@ def _plan_one(
         paper_id: day
         for author_id in followed.authors
         for paper_id, day in recent.by_author.get(author_id, [])
-        if day >= since and paper_id not in left_out and paper_id not in placed
+        if is_new(paper_id, day)
     }
     if by_authors:
         # Newest first, as each topic's (ties: the higher id first).

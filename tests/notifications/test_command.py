@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -12,6 +15,7 @@ from django.core import mail
 from django.core.management import CommandError
 from django.core.management import call_command
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.models import Digest
 from tests.notifications.factories import add_papers
@@ -70,8 +74,68 @@ def test_preview_with_nothing_new_says_so(subscriber):
     assert "Nothing new for alice@example.com" in out
 
 
+def test_preview_of_a_reader_no_digest_goes_to_says_so(subscriber):
+    preferences = DigestPreferences.objects.for_user(subscriber)
+    preferences.frequency = "off"
+    preferences.save()
+    off = digests("preview", "alice@example.com", "--at", "2026-07-13T09:00Z")
+    User.objects.filter(pk=subscriber.pk).update(is_active=False)
+    inactive = digests("preview", "alice@example.com", "--at", "2026-07-13T09:00Z")
+
+    assert off.strip() == "alice@example.com has turned digests off: none goes to them."
+    assert inactive.strip() == (
+        "alice@example.com's account is inactive: no digest goes to it."
+    )
+
+
 def test_bad_input_is_a_clear_error(subscriber):
     with pytest.raises(CommandError, match="not an ISO 8601"):
         digests("run", "--at", "next monday")
     with pytest.raises(CommandError, match="No user"):
         digests("preview", "nobody@example.com")
+
+
+def test_a_run_in_the_future_is_refused_and_opens_nothing(subscriber):
+    """A digest opened for a later period would hold back every real one until
+    then (the settings page promising one meanwhile)."""
+    with pytest.raises(CommandError, match="--at is in the future"):
+        digests("run", "--at", "2099-07-13T09:00Z")
+
+    assert not Digest.objects.exists()
+
+
+def test_a_run_at_a_past_instant_holds_only_papers_announced_by_then(
+    subscriber, agents
+):
+    add_papers(agents, date(2026, 7, 14), title="Agents announced later")
+
+    digests("run", "--at", "2026-07-13T09:00Z")
+    first = mail.outbox[-1].body
+    digests("run", "--at", "2026-07-20T09:00Z")
+    second = mail.outbox[-1].body
+
+    assert "Agents that plan" in first
+    assert "Agents announced later" not in first
+    # Not lost: it is new in the next one.
+    assert "Agents announced later" in second
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("next monday", "'next monday' is not an ISO 8601 date-time"),
+        ("0001-01-01", "'0001-01-01' is before arXiv began (1991)"),
+    ],
+)
+def test_a_bad_instant_is_a_usage_error_without_a_traceback(value, why):
+    done = subprocess.run(
+        [sys.executable, "manage.py", "digests", "run", "--at", value],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert f"error: argument --at: {why}" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from datetime import UTC
 from datetime import datetime
 from typing import Any
@@ -9,6 +10,7 @@ from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
+from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
@@ -18,17 +20,25 @@ from notifications.digest import preview_content
 from notifications.mailer import Mailer
 from notifications.mailer import render_digest
 from notifications.mailer import site_url
+from notifications.schedule import OFF
 
 BATCH = 200
 
 
+ARXIV_BEGAN = datetime(1991, 1, 1, tzinfo=UTC)
+
+
 def instant(raw: str) -> datetime:
-    """An ISO 8601 date-time; without an offset it is taken as UTC."""
+    """An ISO 8601 date-time, from 1991 on; without an offset it is taken as UTC.
+    argparse's own error: a usage message, not a traceback."""
     try:
         moment = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise CommandError(f"--at: {raw!r} is not an ISO 8601 date-time") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except ValueError:
+        raise ArgumentTypeError(f"{raw!r} is not an ISO 8601 date-time") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if moment < ARXIV_BEGAN:
+        raise ArgumentTypeError(f"{raw!r} is before arXiv began (1991)")
+    return moment
 
 
 class Command(BaseCommand):
@@ -56,6 +66,14 @@ class Command(BaseCommand):
             self.preview(options["email"], at)
 
     def run(self, at: datetime) -> None:
+        if at > timezone.now():
+            # Opened now, a later period's digest would hold back every real
+            # one until then (one digest a period).
+            raise CommandError(
+                f"--at is in the future ({at:%Y-%m-%d %H:%M %Z}): digests are "
+                "sent when they are due. `digests preview EMAIL --at` shows a "
+                "later one."
+            )
         opened = open_due_digests(at=at)
         ids = hand_out()
         mailer = Mailer()
@@ -76,6 +94,17 @@ class Command(BaseCommand):
         user = User.objects.filter(email__iexact=email).first()
         if user is None:
             raise CommandError(f"No user with the email address {email}")
+        # As the send would skip it (notifications.delivery).
+        if not user.is_active:
+            self.stdout.write(
+                f"{user.email}'s account is inactive: no digest goes to it."
+            )
+            return
+        if DigestPreferences.objects.for_user(user).frequency == OFF:
+            self.stdout.write(
+                f"{user.email} has turned digests off: none goes to them."
+            )
+            return
         content = preview_content(user, at=at, site_url=site_url())
         if not content.sections:
             self.stdout.write(
