@@ -43,18 +43,29 @@ def unsubscribe(*, user: User) -> bool:
     return True
 
 
-def send_test_digest(*, user: User) -> bool:
-    """Open a test digest and send it; raises TestDigestRefused. False when the
-    broker is down: the digest waits in the outbox for the next tick to send."""
-    # What the reader's digest is made of, named as it is when it is empty.
+def digest_sources(user: User) -> list[str]:
+    """What the reader's digest is made of, named as it is when it is empty:
+    none, and no digest can come (everything followed muted, say)."""
     held = {
         "the topics you follow": Follow.objects.filter(user=user, muted=False).exists(),
         "the authors you follow": AuthorFollow.objects.filter(user=user).exists(),
         "your saved searches": SavedSearch.objects.filter(user=user).exists(),
     }
-    sources = [name for name, any_held in held.items() if any_held]
+    return [name for name, any_held in held.items() if any_held]
+
+
+NOTHING_HELD = (
+    "Your digest has nothing to hold: follow a topic (and leave it unmuted) or an "
+    "author, or save a search."
+)
+
+
+def send_test_digest(*, user: User) -> bool:
+    """Open a test digest and send it; raises TestDigestRefused. False when the
+    broker is down: the digest waits in the outbox for the next tick to send."""
+    sources = digest_sources(user)
     if not sources:
-        raise TestDigestRefused("Follow a topic (and leave it unmuted) first.")
+        raise TestDigestRefused(NOTHING_HELD)
     if not user.emailaddress_set.filter(verified=True).exists():  # type: ignore[attr-defined]  # allauth
         raise TestDigestRefused("Verify your email address first.")
     now = timezone.now()

@@ -27,7 +27,9 @@ from notifications.digest import stored_content
 from notifications.mailer import render_digest
 from notifications.mailer import site_url
 from notifications.models import Digest
+from notifications.preferences import NOTHING_HELD
 from notifications.preferences import TestDigestRefused
+from notifications.preferences import digest_sources
 from notifications.preferences import send_test_digest
 from notifications.preferences import unsubscribe as turn_off
 from notifications.schedule import Schedule
@@ -105,7 +107,9 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
         )
         content = latest
     if not content.sections:
-        return render(request, "notifications/preview_empty.html", {"content": content})
+        held = bool(digest_sources(user))
+        context = {"content": content, "nothing_held": None if held else NOTHING_HELD}
+        return render(request, "notifications/preview_empty.html", context)
     rendered = render_digest(
         user=user,
         content=content,

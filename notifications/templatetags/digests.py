@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from notifications.models import Digest
+from notifications.preferences import NOTHING_HELD
+from notifications.preferences import digest_sources
 from notifications.schedule import OFF
 from notifications.schedule import Schedule
 from topics.models import Follow
@@ -43,5 +45,6 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         "next_at": None
         if schedule.frequency == OFF
         else schedule.next_send_time(timezone.now()),
+        "nothing_held": None if digest_sources(user) else NOTHING_HELD,
         "time_zone": schedule.time_zone,
     }

@@ -386,13 +386,29 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     assert "No digest yet." in settings_page  # none scheduled has gone
 
 
-def test_test_digest_needs_a_followed_topic(alice):
+@pytest.mark.parametrize("follows", ["nothing", "only a muted topic"])
+def test_a_reader_whose_digest_can_hold_nothing_is_told_so_not_promised_one(
+    alice, agents, follows
+):
     verified(alice)
+    if follows == "only a muted topic":
+        Follow.objects.create(user=alice, topic=agents, muted=True)
+    client = signed_in(alice)
+    told = (
+        "Your digest has nothing to hold: follow a topic (and leave it unmuted) "
+        "or an author, or save a search."
+    )
 
-    response = signed_in(alice).post("/digest/test/", follow=True)
+    refused = client.post("/digest/test/", follow=True).text
+    settings_page = client.get("/settings/").text
+    preview = client.get("/digest/preview/").text
 
-    assert b"Follow a topic" in response.content
+    assert told in refused
     assert not Digest.objects.exists()
+    assert told in settings_page
+    assert "Next one" not in settings_page
+    assert told in preview
+    assert "Nothing is new for you" not in preview
 
 
 def test_test_digest_holds_the_latest_week_harvested_when_recent_weeks_are_empty(
