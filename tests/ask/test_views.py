@@ -58,6 +58,27 @@ def test_window_keeps_only_recent_papers(client, agents):
     assert "Old agent" not in html  # announced more than four weeks before the rest
 
 
+@pytest.mark.parametrize(
+    ("window", "said"),
+    [
+        ({"since": "2026-06-01"}, "Papers first announced since Jun 1, 2026."),
+        ({"until": "2026-06-30"}, "Papers first announced until Jun 30, 2026."),
+        (
+            {"since": "2026-06-01", "until": "2026-06-30"},
+            "Papers first announced Jun 1, 2026 to Jun 30, 2026.",
+        ),
+    ],
+)
+def test_a_window_open_at_one_end_is_said_whole(client, agents, window, said):
+    response = client.get(
+        "/topics/agents/ask/", {"q": "quantum chromodynamics", **window}
+    )
+
+    assert said in response.text
+    assert "to .</p>" not in response.text
+    assert "or a wider window." in response.text
+
+
 def test_nothing_matching_says_so(client, agents):
     question = {"q": "quantum chromodynamics"}
     response = client.get("/topics/agents/ask/", question)
