@@ -580,3 +580,27 @@ def test_the_activity_actions_say_what_they_did(admin_client, topic):
         "papers and decisions kept." in hidden.text
     )
     assert f"Activated {topic.name}: shown to readers again" in shown.text
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "2606.00001",
+        "arXiv:2606.00001",
+        "2606.00001v3",
+        "https://arxiv.org/abs/2606.00001",
+    ],
+)
+def test_the_decision_lists_find_a_paper_by_any_form_of_its_id(
+    admin_client, topic, typed
+):
+    found = admin_client.get(
+        reverse("admin:topics_papertopic_changelist"), {"q": typed}
+    ).text
+    by_title = admin_client.get(
+        reverse("admin:topics_papertopic_changelist"), {"q": "robot"}
+    ).text
+
+    assert "2606.00001 in " in found
+    assert "2606.00003 in " not in found
+    assert "2606.00003 in " in by_title

@@ -262,16 +262,28 @@ def test_decision_returns_to_the_filtered_changelist(admin_client, topic, queue)
     assert response["Location"] == f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}"
 
 
-def test_decision_urls_refuse_get_and_missing_items(admin_client, queue):
+def test_decision_urls_refuse_get(admin_client, queue):
     assert (
         admin_client.get(decision_url("include", queue["proposed"])).status_code == 405
     )
     assert (
         admin_client.get(decision_url("exclude", queue["proposed"])).status_code == 405
     )
-    missing = reverse("admin:topics_reviewitem_include", args=[999999])
-    assert admin_client.post(missing).status_code == 404
     assert ReviewItem.objects.count() == 4
+
+
+def test_a_paper_decided_twice_goes_back_to_the_queue_saying_so(
+    admin_client, topic, queue
+):
+    """A second click, the back button or another curator: not a 404 page."""
+    url = decision_url("include", queue["proposed"])
+    admin_client.post(url)
+
+    again = admin_client.post(url, follow=True)
+
+    assert again.redirect_chain[-1][0] == reverse(CHANGELIST)
+    assert "That paper was decided already; it has left the queue." in again.text
+    assert ReviewItem.objects.count() == 3
 
 
 def test_a_researcher_cannot_decide(client, alice, queue):

@@ -8,6 +8,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.admin import ReadOnlyRecords
+from papers.ingest.records import ParseError
+from papers.ingest.records import split_arxiv_id
 from topics.curation import lift_exclusion
 from topics.curation import unpin_paper
 from topics.models import Follow
@@ -23,7 +25,20 @@ class PaperListAdmin(admin.ModelAdmin):
     the filter's (a word of its name would match every paper of it)."""
 
     search_fields = ["paper__arxiv_id", "paper__title"]
-    search_help_text = "An arXiv id or words of the title."
+    search_help_text = (
+        "An arXiv id (as arXiv writes it, any version) or words of the title."
+    )
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        # "arXiv:2607.16314", "2607.16314v2" and arxiv.org's address, as the
+        # queue prints papers and the pin and exclusion rows take them.
+        try:
+            arxiv_id, _ = split_arxiv_id(search_term)
+        except ParseError:
+            return super().get_search_results(request, queryset, search_term)
+        return queryset.filter(paper__arxiv_id=arxiv_id), False
 
 
 @admin.register(PaperTopic)

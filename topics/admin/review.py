@@ -23,7 +23,6 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponseNotAllowed
 from django.http import HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import pluralize
 from django.urls import path
 from django.urls import reverse
@@ -310,16 +309,26 @@ class ReviewItemAdmin(PaperListAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not self.has_decide_permission(request):
             raise PermissionDenied
-        item = get_object_or_404(
-            ReviewItem.objects.select_related("topic", "paper"), pk=item_id
+        item = (
+            ReviewItem.objects.select_related("topic", "paper")
+            .filter(pk=item_id)
+            .first()
         )
-        decide_item(item, include=include, by=signed_in(request))
-        title = Truncator(latex_to_text(item.paper.title)).chars(80)
-        if include:
-            message = f"Included “{title}” in {item.topic}."
+        if item is None:
+            # A second click, the back button, or another curator first.
+            self.message_user(
+                request,
+                "That paper was decided already; it has left the queue.",
+                messages.WARNING,
+            )
         else:
-            message = f"Excluded “{title}” from {item.topic}."
-        self.message_user(request, message, messages.SUCCESS)
+            decide_item(item, include=include, by=signed_in(request))
+            title = Truncator(latex_to_text(item.paper.title)).chars(80)
+            if include:
+                message = f"Included “{title}” in {item.topic}."
+            else:
+                message = f"Excluded “{title}” from {item.topic}."
+            self.message_user(request, message, messages.SUCCESS)
         changelist = reverse("admin:topics_reviewitem_changelist")
         context: dict[str, Any] = {
             "opts": self.opts,
