@@ -3,6 +3,8 @@ characters that pages, mails and XML cannot show."""
 
 from __future__ import annotations
 
+import re
+
 from django.core.validators import RegexValidator
 
 # Python's str.isspace() characters and the other C0 controls: a value made of
@@ -22,3 +24,8 @@ SHOWABLE = RegexValidator(
     message="Control characters (such as NUL or escape) cannot be shown; remove them.",
     code="control_character",
 )
+
+
+def shown(text: str) -> str:
+    """Text as a page may echo it back: without its control characters."""
+    return re.sub(f"[{CONTROL}]", "", text)

@@ -273,6 +273,8 @@ def test_topic_page_filters_by_week(client, topic):
     ("week", "said"),
     [
         ("last-tuesday", "“last-tuesday” is not a date (YYYY-MM-DD)"),
+        # Echoed without the control characters no page can show.
+        ("%00last%1b", "“last” is not a date (YYYY-MM-DD)"),
         # A date whose week would end past the last date there is.
         ("9999-12-25", "“9999-12-25” is not a week papers are announced in"),
     ],

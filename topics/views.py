@@ -28,6 +28,7 @@ from accounts.requests import signed_in
 from accounts.toggles import asks_on
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
+from core.text import shown
 from papers.library import record_shown
 from papers.models import Paper
 from papers.pagecache import FilledCopy
@@ -411,11 +412,15 @@ def _week(request: HttpRequest) -> tuple[date | None, str]:
     try:
         week = date.fromisoformat(raw)
     except ValueError:
-        return None, f"“{raw[:40]}” is not a date (YYYY-MM-DD); showing all weeks."
+        return (
+            None,
+            f"“{shown(raw[:40])}” is not a date (YYYY-MM-DD); showing all weeks.",
+        )
     # Its seven days must be dates too (9999-12-31 has no next day).
     if week > date.max - timedelta(days=7):
         return (
             None,
-            f"“{raw[:40]}” is not a week papers are announced in; showing all weeks.",
+            f"“{shown(raw[:40])}” is not a week papers are announced in; showing all "
+            "weeks.",
         )
     return week, ""

@@ -38,8 +38,13 @@ def test_huge_question_is_refused_with_a_message(client, agents):
 
 def test_bad_window_is_refused(client, agents):
     response = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "7"})
+    streamed = client.get("/topics/agents/ask/stream/", {"q": "tree", "weeks": "7"})
 
     assert response.status_code == 400
+    # The window is at fault, not the question.
+    assert streamed.status_code == 400
+    assert "Ask a question" not in streamed.text
+    assert "7" in streamed.text
 
 
 def test_unknown_topic_and_paper_are_404(client, agents):

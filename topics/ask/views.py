@@ -103,7 +103,11 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
 def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     form = AskForm(request.GET)
     if not form.is_valid() or not form.question:
-        message = "Ask a question (at most 500 characters) with ?q=."
+        # What is wrong: the question, or the window asked about.
+        refused = [error for errors in form.errors.values() for error in errors]
+        message = (
+            " ".join(refused) or "Ask a question (at most 500 characters) with ?q=."
+        )
         return HttpResponse(message, status=400, content_type="text/plain")
     question, scope = form.question, scope_of(form.cleaned_data)
     token = request.GET.get("token", "")
