@@ -104,7 +104,7 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     form = AskForm(request.GET)
     if not form.is_valid() or not form.question:
         # What is wrong: the question, or the window asked about.
-        refused = [error for errors in form.errors.values() for error in errors]
+        refused = [str(error) for errors in form.errors.values() for error in errors]
         message = (
             " ".join(refused) or "Ask a question (at most 500 characters) with ?q=."
         )
