@@ -17,13 +17,19 @@ handle one thing.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
+from django.core.exceptions import BadRequest
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.http import HttpRequest
+from django.http import HttpResponse
+from django.http import HttpResponsePermanentRedirect
 from django.http import JsonResponse
+from django.urls import resolve
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -57,15 +63,34 @@ def positioned_error(message: str, *, code: str, position: int) -> Any:
     )
 
 
+MALFORMED = "The request is malformed: too many parameters, or too large a body."
+
+
+# get_object_or_404's message (DRF's get_object raises it): a class's name.
+MODEL_404 = re.compile(r"No ([A-Za-z]+) matches the given query\.")
+
+
+def _in_words(message: object) -> object:
+    """ "No SavedSearch matches the given query." as "No such saved search." """
+    named = MODEL_404.fullmatch(str(message))
+    if named is None:
+        return message
+    return f"No such {re.sub(r'(?<=.)(?=[A-Z])', ' ', named.group(1)).lower()}."
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception, expected or not, in one shape."""
     if isinstance(exc, DjangoValidationError):
         # With their codes ("unique" from full_clean is a conflict, see below).
         exc = exceptions.ValidationError(get_error_detail(exc))
     elif isinstance(exc, Http404):
-        exc = exceptions.NotFound(*exc.args)
+        exc = exceptions.NotFound(*map(_in_words, exc.args))
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
+    elif isinstance(exc, (SuspiciousOperation, BadRequest)):
+        # Too many parameters, a body too large: the client's fault, and its
+        # message may name settings.
+        exc = exceptions.ParseError(MALFORMED)
     if not isinstance(exc, exceptions.APIException):
         logger.exception("API request failed", exc_info=exc)
         set_rollback()
@@ -155,12 +180,25 @@ def _entry(detail: dict[str, Any]) -> dict[str, Any]:
 
 # Exempt: API clients authenticate by token; a 404 must not become a CSRF 403.
 @csrf_exempt
-def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """Any /api/ address that names no endpoint (/api/ and /api/v1/ too), with
-    where the endpoints are listed."""
-    message = (
-        f"No API endpoint at {request.path}; the endpoints: {reverse('api-docs')}."
-    )
+    where the endpoints are listed. An endpoint's address without its final
+    slash (which this catches before APPEND_SLASH could) leads to it: a GET
+    redirected, as pages are; any other method told."""
+    slashed = f"{request.path}/"
+    if resolve(slashed).func is not not_found:
+        if request.method in ("GET", "HEAD"):
+            query = request.META.get("QUERY_STRING")
+            return HttpResponsePermanentRedirect(
+                f"{slashed}?{query}" if query else slashed
+            )
+        message = (
+            f"No API endpoint at {request.path}; the address ends in a slash: {slashed}"
+        )
+    else:
+        message = (
+            f"No API endpoint at {request.path}; the endpoints: {reverse('api-docs')}."
+        )
     return JsonResponse(error_body("not_found", message), status=404)
 
 

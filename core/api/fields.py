@@ -148,6 +148,15 @@ class NamedRow(serializers.SlugRelatedField[Any]):
     """A row named by a string (its slug or code). A name holding NUL is no such
     row: PostgreSQL refuses NUL in text, which would otherwise be a 500."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.queryset is not None:
+            # DRF's "Object with slug=x does not exist.", in the client's words.
+            name = self.queryset.model._meta.verbose_name
+            self.error_messages["does_not_exist"] = (
+                f"No {name} has the {self.slug_field} “{{value}}”."
+            )
+
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
             self.fail("invalid")

@@ -56,7 +56,7 @@ def test_asking_for_html_is_not_acceptable(anonymous, corpus):
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/papers", "/api/v1/", "/api/"],
+    ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/nothing", "/api/v1/", "/api/"],
 )
 def test_unknown_api_addresses_are_json_404s(anonymous, path):
     error = assert_error(anonymous.get(path), 404, "not_found")
@@ -114,3 +114,19 @@ def test_an_unexpected_failure_is_a_500_in_the_same_shape(
     response = anonymous.get("/api/v1/papers/2606.00100/")
     error = assert_error(response, 500, "server_error")
     assert "fire" not in error["message"]
+
+
+def test_a_missing_row_is_named_in_the_clients_words(anonymous, as_alice, corpus):
+    """Not Django's "No SavedSearch matches the given query." nor DRF's
+    "Object with slug=x does not exist."."""
+    topic = assert_error(anonymous.get("/api/v1/topics/nope/"), 404, "not_found")
+    search = assert_error(as_alice.get("/api/v1/me/searches/999/"), 404, "not_found")
+    follow = assert_error(
+        as_alice.post("/api/v1/me/follows/", {"topic": "nope"}, format="json"),
+        404,
+        "not_found",
+    )
+
+    assert topic["message"] == "No such topic."
+    assert search["message"] == "No such saved search."
+    assert follow["fields"]["topic"][0]["message"] == ("No topic has the slug “nope”.")
