@@ -70,9 +70,9 @@ MALFORMED = "The request is malformed: too many parameters, or too large a body.
 MODEL_404 = re.compile(r"No ([A-Za-z]+) matches the given query\.")
 
 
-def _in_words(message: object) -> object:
+def _in_words(message: str) -> str:
     """ "No SavedSearch matches the given query." as "No such saved search." """
-    named = MODEL_404.fullmatch(str(message))
+    named = MODEL_404.fullmatch(message)
     if named is None:
         return message
     return f"No such {re.sub(r'(?<=.)(?=[A-Z])', ' ', named.group(1)).lower()}."
@@ -84,7 +84,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         # With their codes ("unique" from full_clean is a conflict, see below).
         exc = exceptions.ValidationError(get_error_detail(exc))
     elif isinstance(exc, Http404):
-        exc = exceptions.NotFound(*map(_in_words, exc.args))
+        exc = exceptions.NotFound(_in_words(str(exc.args[0])) if exc.args else None)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
     elif isinstance(exc, (SuspiciousOperation, BadRequest)):

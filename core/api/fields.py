@@ -150,9 +150,10 @@ class NamedRow(serializers.SlugRelatedField[Any]):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if self.queryset is not None:
+        rows = kwargs.get("queryset")
+        if rows is not None:
             # DRF's "Object with slug=x does not exist.", in the client's words.
-            name = self.queryset.model._meta.verbose_name
+            name = rows.model._meta.verbose_name
             self.error_messages["does_not_exist"] = (
                 f"No {name} has the {self.slug_field} “{{value}}”."
             )
