@@ -30,9 +30,10 @@ _PROLOG_RE = re.compile(
     rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(?:\[.*?\])?\s*>)*", re.S | re.I
 )
 _ROOT_RE = re.compile(rb"<([A-Za-z_][\w.:-]*)")
-# A snapshot's first line: an object with the paper's arXiv id among its first
-# keys, as in arXiv's own snapshot and ours ({"id": "2606.01234", ...).
-_SNAPSHOT_LINE_RE = re.compile(rb'\{[^\n]{0,200}?"id"\s*:\s*"[^"\n]+"')
+# A snapshot's line: an object with the paper's arXiv id among its first keys,
+# as in arXiv's own snapshot and ours ({"id": "2606.01234", ...). Any line of
+# the head will do, so a first line without its id is one bad entry, rejected.
+_SNAPSHOT_LINE_RE = re.compile(rb'^\{[^\n]{0,200}?"id"\s*:\s*"[^"\n]+"', re.M)
 # What a truncated or corrupt gzip stream raises while being read.
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -56,7 +57,7 @@ def sniff(head: bytes) -> Format:
     if not head.strip():
         raise ParseError("empty file")
     if head.lstrip().startswith(b"{"):
-        if not _SNAPSHOT_LINE_RE.match(head.lstrip()):
+        if not _SNAPSHOT_LINE_RE.search(head.lstrip()):
             raise UnrecognisedFormat(
                 "JSON, but not arXiv's metadata snapshot (one paper with its "
                 '"id" per line)'

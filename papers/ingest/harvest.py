@@ -40,6 +40,7 @@ from papers.ingest.runs import fail_run
 from papers.ingest.runs import finish_run
 from papers.ingest.runs import ingest_entries
 from papers.ingest.runs import ingest_tagger
+from papers.ingest.schedule import next_retry_after
 from papers.ingest.schedule import next_run_after
 from papers.models import FeedSource
 from papers.models import IngestRun
@@ -93,8 +94,9 @@ def run_source(
 ) -> IngestRun | None:
     """Harvest one source as a recorded run; None if another worker holds it.
 
-    `since`/`until` make a backfill, which does not move the source's checkpoint.
-    Failures are recorded on the run and the source, never raised.
+    `since`/`until` make a backfill: recorded as a run like any other, it leaves
+    the source's checkpoint, schedule and health alone. Failures are recorded on
+    the run and (unless a backfill) the source, never raised.
     """
     if not claim(source, owner):
         logger.info("source %s is being run by another worker", source)
@@ -109,14 +111,15 @@ def run_source(
             if page.incremental and not changed:
                 break
     except (FetchError, ParseError) as exc:
-        _record_failure(source, run, str(exc))
+        _record_failure(source, run, str(exc), backfill=backfill)
     except BaseException as exc:
         # Worker shutdown, time limits: record it, and let the task machinery act.
-        _record_failure(source, run, f"interrupted: {exc!r}")
+        _record_failure(source, run, f"interrupted: {exc!r}", backfill=backfill)
         raise
     else:
         finish_run(run)
-        _record_success(source)
+        if not backfill:  # not the source's regular run: it has still to happen
+            _record_success(source)
     finally:
         release(source, owner)
     return run
@@ -212,15 +215,29 @@ def _record_success(source: FeedSource) -> None:
     )
 
 
-def _record_failure(source: FeedSource, run: IngestRun, reason: str) -> None:
+def _record_failure(
+    source: FeedSource, run: IngestRun, reason: str, *, backfill: bool
+) -> None:
     # Pages stored before the failure stay: each was whole and is counted.
-    fail_run(run, f"{source.name}: {reason}", keep_counts=True)
+    fail_run(run, reason, keep_counts=True)
+    if backfill:  # not the source's regular run: its health and schedule stay
+        return
     now = timezone.now()
+    failures = _failures_in_a_row(source)
     FeedSource.objects.filter(pk=source.pk).update(
         last_error=reason,
         last_error_at=now,
-        next_run_at=next_run_after(source.kind, now),
+        next_run_at=next_retry_after(source.kind, now, failures=failures),
     )
+
+
+def _failures_in_a_row(source: FeedSource) -> int:
+    """The source's failed runs since it last succeeded, the one failing now
+    included (a failed backfill counts too: it only makes the wait longer)."""
+    failed = IngestRun.objects.filter(feed=source, status=IngestRun.Status.FAILED)
+    if source.last_success_at:
+        failed = failed.filter(started_at__gt=source.last_success_at)
+    return failed.count()
 
 
 def iter_pages(
@@ -272,9 +289,8 @@ def api_query_params(
     query: str, since: date | None, until: date | None
 ) -> dict[str, object]:
     """The API parameters for a source's query: an id list, or arXiv's search syntax."""
-    words = query.split()
-    if words and all(ARXIV_ID_RE.fullmatch(word) for word in words):
-        return {"id_list": ",".join(words)}
+    if ids := _id_list(query):
+        return {"id_list": ",".join(ids)}
     search = query
     if since or until:
         low = (since or date(1991, 1, 1)).strftime("%Y%m%d0000")
@@ -285,6 +301,23 @@ def api_query_params(
         "sortBy": "lastUpdatedDate",
         "sortOrder": "descending",
     }
+
+
+def _id_list(query: str) -> list[str]:
+    """The query's arXiv ids if it is a list of ids rather than a search, else []."""
+    words = query.split()
+    if words and all(ARXIV_ID_RE.fullmatch(word) for word in words):
+        return words
+    return []
+
+
+def backfill_refusal(source: FeedSource) -> str | None:
+    """Why the source cannot fetch a date range (a backfill), or None if it can."""
+    if source.kind == FeedSource.Kind.LISTING:
+        return "a daily listing holds only the latest announcement"
+    if source.kind == FeedSource.Kind.API_QUERY and _id_list(source.query):
+        return "its query is a list of ids, not a search"
+    return None
 
 
 def _oai_pages(
@@ -320,16 +353,18 @@ def _oai_pages(
 def _oai_start_params(
     source: FeedSource, since: date | None, until: date | None
 ) -> dict[str, object]:
-    if source.resumption_token and since is None and until is None:
+    backfill = since is not None or until is not None
+    if source.resumption_token and not backfill:
         return {"verb": "ListRecords", "resumptionToken": source.resumption_token}
-    start = (
-        since or source.harvested_until or (timezone.now() - OAI_FIRST_WINDOW).date()
-    )
-    params: dict[str, object] = {
-        "verb": "ListRecords",
-        "metadataPrefix": "arXivRaw",
-        "from": start.isoformat(),
-    }
+    params: dict[str, object] = {"verb": "ListRecords", "metadataPrefix": "arXivRaw"}
+    if backfill:
+        # Without --from, from arXiv's beginning (no `from`), as an API backfill
+        # does: the checkpoint belongs to the regular harvest.
+        start = since
+    else:
+        start = source.harvested_until or (timezone.now() - OAI_FIRST_WINDOW).date()
+    if start:
+        params["from"] = start.isoformat()
     if until:
         params["until"] = until.isoformat()
     if source.category:

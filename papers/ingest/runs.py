@@ -109,9 +109,9 @@ def ingest_path(
         with transaction.atomic():
             ingest_entries(run, entries, tagger=tagger, progress=progress)
     except (ParseError, OSError) as exc:
-        fail_run(run, f"{path}: {exc}")
+        fail_run(run, str(exc))
     except Exception as exc:
-        fail_run(run, f"{path}: unexpected error: {exc!r}")
+        fail_run(run, f"unexpected error: {exc!r}")
         raise
     else:
         finish_run(run)
@@ -183,14 +183,15 @@ def finish_run(run: IngestRun) -> None:
 
 
 def fail_run(run: IngestRun, reason: str, *, keep_counts: bool = False) -> None:
-    """Mark the run failed; without `keep_counts` its writes were rolled back."""
+    """Mark the run failed; without `keep_counts` its writes were rolled back.
+    The reason does not repeat the run's source: whatever shows it shows both."""
     run.status = IngestRun.Status.FAILED
     if not keep_counts:
         run.new_count = run.updated_count = run.unchanged_count = 0
     run.message = reason
     run.finished_at = timezone.now()
     run.save()
-    logger.warning("ingest failed: %s", reason)
+    logger.warning("ingest %s failed: %s", run.source, reason)
 
 
 def describe(run: IngestRun) -> str:

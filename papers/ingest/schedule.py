@@ -65,3 +65,18 @@ def next_run_after(kind: str, moment: datetime) -> datetime:
         if candidate > local and weekday_ok:
             return candidate.astimezone(UTC)
         day += timedelta(days=1)
+
+
+# A failed run is retried this long after, doubling with each failure in a row:
+# a listing holds only the latest announcement, so the next slot is too late.
+RETRY_FIRST_DELAY = timedelta(minutes=10)
+_RETRY_MAX_DOUBLINGS = 10  # a week; the next regular run comes sooner anyway
+
+
+def next_retry_after(kind: str, moment: datetime, *, failures: int) -> datetime:
+    """When to run a source again after its `failures`-th failure in a row at
+    `moment`: after a backoff, but never later than its next regular run."""
+    doublings = min(max(failures - 1, 0), _RETRY_MAX_DOUBLINGS)
+    factor: int = 2**doublings
+    retry = moment + RETRY_FIRST_DELAY * factor
+    return min(retry, next_run_after(kind, moment))

@@ -44,7 +44,7 @@ def iter_snapshot(
     for number, line in enumerate(lines, 1):
         if isinstance(line, Oversized):
             reason = f"{line.size:,} bytes, more than a record may be ({line.limit:,})"
-            yield Rejected(entry=f"line {number}", reason=f"line {number}: {reason}")
+            yield Rejected(entry=f"line {number}", reason=reason)
             continue
         if not line.strip():
             continue
@@ -53,21 +53,25 @@ def iter_snapshot(
             row = json.loads(line)
             record = _record(row, primary_first)
         except (ParseError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            yield Rejected(entry=_entry(row, number), reason=f"line {number}: {exc}")
+            yield _rejected(row, number, str(exc))
         else:
             yield record
 
 
-def _entry(row: object, number: int) -> str:
-    # Name the paper when the line got as far as an id, else its position.
+def _rejected(row: object, number: int, reason: str) -> Rejected:
+    # Name the paper when the line got as far as an id, and the line in the
+    # reason; else the line is the entry, named once.
     paper_id = row.get("id") if isinstance(row, dict) else None
     if isinstance(paper_id, str) and paper_id.strip():
-        return paper_id.strip()
-    return f"line {number}"
+        return Rejected(entry=paper_id.strip(), reason=f"line {number}: {reason}")
+    return Rejected(entry=f"line {number}", reason=reason)
 
 
 def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
-    arxiv_id, _ = split_arxiv_id(str(row["id"]))
+    raw_id = str(row.get("id") or "").strip()
+    if not raw_id:
+        raise ParseError("no id")
+    arxiv_id, _ = split_arxiv_id(raw_id)
     versions = sorted((_version(v) for v in row.get("versions") or ()), key=_number)
     if not versions:
         raise ParseError(f"{arxiv_id} has no versions")

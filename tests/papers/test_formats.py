@@ -94,6 +94,12 @@ def test_a_snapshot_line_is_recognised_by_its_arxiv_id():
     assert sniff(b'{"id": "2606.01234", "title": "T"}\n') is Format.SNAPSHOT_JSONL
 
 
+def test_a_snapshot_whose_first_line_has_no_id_is_still_a_snapshot():
+    # So that line is rejected with its reason, not the whole file skipped.
+    head = b'{"title": "T"}\n{"id": "2606.01234", "title": "U"}\n'
+    assert sniff(head) is Format.SNAPSHOT_JSONL
+
+
 def test_reads_a_snapshot_from_bytes():
     fmt, records = read_bytes(KAGGLE.read_bytes())
     assert fmt is Format.SNAPSHOT_JSONL

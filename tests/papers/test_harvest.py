@@ -10,8 +10,10 @@ import pytest
 from django.utils import timezone
 from werkzeug import Response
 
+from papers.ingest.harvest import backfill_refusal
 from papers.ingest.harvest import run_source
 from papers.ingest.harvest import take_due_sources
+from papers.ingest.schedule import next_retry_after
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -231,6 +233,93 @@ def test_oai_no_records_match_is_an_empty_successful_run(fake_arxiv):
 
     assert result.status == IngestRun.Status.SUCCEEDED
     assert result.fetched_count == 0
+
+
+def test_a_backfill_leaves_the_sources_schedule_and_health_alone(fake_arxiv, settings):
+    """GIVEN an OAI source due now that never ran
+    WHEN a backfill of March 2016 succeeds, then another one fails
+    THEN both runs are recorded, and the source is still due, never run, not
+    failing: its regular harvest has not happened."""
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 1
+    feed = source("oai", category="cs", harvested_until=date(2026, 6, 1))
+    fake_arxiv.on("/oai", xml(OAI_LAST_PAGE), Response("overloaded", status=503))
+    march = {"since": date(2016, 3, 1), "until": date(2016, 3, 31)}
+
+    done = run(feed, **march)
+    failed = run(feed, **march)
+
+    assert done.status == IngestRun.Status.SUCCEEDED
+    assert failed.status == IngestRun.Status.FAILED
+    assert feed.next_run_at is None
+    assert feed.last_success_at is None
+    assert (feed.last_error, feed.last_error_at) == ("", None)
+    assert feed.harvested_until == date(2026, 6, 1)
+
+
+def test_an_oai_backfill_with_only_until_starts_at_the_beginning(fake_arxiv):
+    """Like the API's (1991), not at the checkpoint, which is after --until."""
+    fake_arxiv.on("/oai", xml(OAI_LAST_PAGE))
+    feed = source("oai", category="cs", harvested_until=date(2026, 6, 1))
+
+    run(feed, until=date(2016, 3, 31))
+
+    assert fake_arxiv.params("/oai")[0] == {
+        "verb": "ListRecords",
+        "metadataPrefix": "arXivRaw",
+        "until": "2016-03-31",
+        "set": "cs",
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "refused"),
+    [
+        ("listing", {"category": "cs.AI"}, True),
+        ("api_query", {"query": "2401.00001 astro-ph/0601001"}, True),
+        ("api_query", {"query": "ti:agent"}, False),
+        ("oai", {"category": "cs"}, False),
+    ],
+)
+def test_only_searches_and_harvests_can_backfill(kind, fields, refused):
+    assert bool(backfill_refusal(source(kind, **fields))) is refused
+
+
+def test_a_failed_run_is_retried_soon_and_then_less_often(fake_arxiv, settings):
+    """arXiv's listing holds only the latest announcement: waiting for the next
+    weekday's slot would lose the day that failed."""
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 1
+    fake_arxiv.on("/atom/cs.AI", Response("down", status=503))
+    feed = source("listing", category="cs.AI")
+
+    waits = []
+    for failures in (1, 2):
+        before = timezone.now()
+        result = run(feed)
+        after = timezone.now()
+        assert result.status == IngestRun.Status.FAILED
+        earliest = next_retry_after("listing", before, failures=failures)
+        latest = next_retry_after("listing", after, failures=failures)
+        assert earliest <= feed.next_run_at <= latest
+        waits.append(feed.next_run_at - after)
+
+    assert waits[0] <= timedelta(minutes=10)
+    assert waits[1] > waits[0]
+
+
+def test_a_success_ends_the_series_of_failures(fake_arxiv, settings):
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 1
+    down = Response("down", status=503)
+    fake_arxiv.on("/atom/cs.AI", down, down, xml(EMPTY_LISTING), down)
+    feed = source("listing", category="cs.AI")
+    run(feed)
+    run(feed)
+    run(feed)
+
+    before = timezone.now()
+    run(feed)
+
+    assert feed.next_run_at <= next_retry_after("listing", timezone.now(), failures=1)
+    assert feed.next_run_at >= next_retry_after("listing", before, failures=1)
 
 
 def test_a_source_held_by_a_live_claim_is_not_run(fake_arxiv):

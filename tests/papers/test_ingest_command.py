@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import gzip
+import json
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError
 from django.core.management import call_command
+from django.utils import timezone
+from werkzeug import Response
 
+from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 
@@ -81,12 +86,12 @@ def test_ingesting_the_same_files_twice_changes_nothing():
 
 
 def test_truncated_xml_fails_the_run_names_the_file_and_keeps_no_rows():
-    with pytest.raises(CommandError):
-        ingest(TRUNCATED)
+    _, err = ingest_failing(TRUNCATED)
 
     run = IngestRun.objects.get()
     assert run.status == IngestRun.Status.FAILED
-    assert TRUNCATED.name in run.message
+    assert run.source == str(TRUNCATED)
+    assert err.startswith(f"FAILED {TRUNCATED}: ")
     assert Paper.objects.count() == 0
 
 
@@ -178,3 +183,123 @@ def test_a_missing_file_is_a_failed_run():
     with pytest.raises(CommandError):
         ingest(Path("/nonexistent/feed.xml"))
     assert "No such file" in IngestRun.objects.get().message
+
+
+def test_a_snapshot_whose_first_line_has_no_id_rejects_that_line(tmp_path):
+    lines = SNAPSHOT.read_text().splitlines()
+    path = tmp_path / "snapshot.jsonl"
+    no_id = {key: value for key, value in json.loads(lines[0]).items() if key != "id"}
+    path.write_text("\n".join([json.dumps(no_id), *lines[1:4]]))
+
+    out = ingest(path)
+
+    run = IngestRun.objects.get()
+    assert run.status == IngestRun.Status.PARTIAL
+    assert (run.new_count, run.rejected_count) == (3, 1)
+    assert run.errors == [{"entry": "line 1", "message": "no id"}]
+    assert "rejected line 1: no id\n" in out
+
+
+def test_a_directory_with_nothing_to_ingest_says_so(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a feed")
+
+    out = ingest(tmp_path)
+
+    assert f"nothing to ingest in {tmp_path}" in out
+    assert not IngestRun.objects.exists()
+
+
+def test_an_unknown_source_name_is_refused_before_any_file_is_ingested():
+    FeedSource.objects.create(name="Agentic RL, hourly", kind="api_query", query="x")
+    FeedSource.objects.create(name="cs.AI daily", kind="listing", category="cs.AI")
+
+    error, _ = ingest_failing(SNAPSHOT, "--source", "nope")
+
+    assert error == (
+        "no feed source named 'nope' (known: 'Agentic RL, hourly', 'cs.AI daily')"
+    )
+    assert not IngestRun.objects.exists()
+    assert not Paper.objects.exists()
+
+
+@pytest.fixture
+def oai_source(db) -> FeedSource:
+    return FeedSource.objects.create(name="cs harvest", kind="oai", category="cs")
+
+
+def backfill(name: str, *dates: str) -> str:
+    with pytest.raises(CommandError) as refused:
+        call_command("ingest", "--source", name, *dates, stdout=StringIO())
+    assert not IngestRun.objects.exists()
+    return str(refused.value)
+
+
+def test_a_backfill_from_after_until_is_refused(oai_source, fake_arxiv):
+    error = backfill("cs harvest", "--from", "2026-07-01", "--until", "2026-06-01")
+
+    assert error == "--from 2026-07-01 is after --until 2026-06-01"
+    assert fake_arxiv.requests == []
+
+
+@pytest.mark.parametrize("option", ["--from", "--until"])
+def test_a_backfill_into_the_future_is_refused(oai_source, fake_arxiv, option):
+    tomorrow = (timezone.now() + timedelta(days=1)).date().isoformat()
+
+    error = backfill("cs harvest", option, tomorrow)
+
+    assert error == f"{option} {tomorrow} is in the future"
+    assert fake_arxiv.requests == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        (
+            {"kind": "listing", "category": "cs.AI"},
+            "a daily listing holds only the latest announcement",
+        ),
+        (
+            {"kind": "api_query", "query": "2401.00001 2401.00002"},
+            "its query is a list of ids, not a search",
+        ),
+    ],
+)
+def test_a_source_that_cannot_backfill_refuses_a_date_range(fake_arxiv, fields, why):
+    FeedSource.objects.create(name="fixed", **fields)
+
+    error = backfill("fixed", "--from", "2024-01-01")
+
+    assert error == f"fixed cannot backfill a date range: {why}"
+    assert fake_arxiv.requests == []
+
+
+def status(*args: str) -> str:
+    out = StringIO()
+    call_command("ingest_status", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_status_names_the_source_of_a_failed_run_once(fake_arxiv, settings):
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 1
+    fake_arxiv.on("/atom/cs.AI", Response("down", status=503))
+    FeedSource.objects.create(name="cs.AI daily", kind="listing", category="cs.AI")
+    with pytest.raises(CommandError):
+        call_command("ingest", "--source", "cs.AI daily", stdout=StringIO())
+
+    runs = status().split("Latest runs:")[1]
+
+    assert runs.count("cs.AI daily") == 1
+    assert "HTTP 503" in runs
+
+
+def test_status_shows_a_disabled_source_as_not_scheduled():
+    FeedSource.objects.create(
+        name="cs.AI daily", kind="listing", category="cs.AI", enabled=False
+    )
+
+    assert "next none (disabled)" in status()
+
+
+def test_status_refuses_a_limit_below_one():
+    with pytest.raises(CommandError, match="--limit: must be 1 or more, not '-1'"):
+        status("--limit", "-1")

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from papers.ingest.schedule import listing_day
+from papers.ingest.schedule import next_retry_after
 from papers.ingest.schedule import next_run_after
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -82,3 +83,24 @@ def test_next_run_follows_arxivs_schedule(kind, after, expected):
     assert next_run_after(
         kind, datetime.fromisoformat(after)
     ) == datetime.fromisoformat(expected)
+
+
+@pytest.mark.parametrize(
+    ("kind", "failed_at", "failures", "expected"),
+    [
+        # Tue 12:00 UTC: the next listing slot is Wed 04:30 UTC; retry long before.
+        ("listing", "2026-06-09T12:00:00+00:00", 1, "2026-06-09T12:10:00+00:00"),
+        ("listing", "2026-06-09T12:00:00+00:00", 2, "2026-06-09T12:20:00+00:00"),
+        ("listing", "2026-06-09T12:00:00+00:00", 4, "2026-06-09T13:20:00+00:00"),
+        # Never later than the next regular run.
+        ("listing", "2026-06-09T04:25:00+00:00", 1, "2026-06-09T04:30:00+00:00"),
+        ("api_query", "2026-06-08T12:00:00+00:00", 3, "2026-06-08T12:40:00+00:00"),
+        ("api_query", "2026-06-08T12:00:00+00:00", 4, "2026-06-08T13:00:00+00:00"),
+        ("oai", "2026-06-13T12:00:00+00:00", 1000, "2026-06-14T06:00:00+00:00"),
+    ],
+)
+def test_a_failed_run_is_retried_sooner_than_the_next_slot(
+    kind, failed_at, failures, expected
+):
+    retry = next_retry_after(kind, datetime.fromisoformat(failed_at), failures=failures)
+    assert retry == datetime.fromisoformat(expected)

@@ -9,9 +9,11 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
+from django.utils import timezone
 
 from papers.ingest.formats import UnrecognisedFormat
 from papers.ingest.harvest import Page
+from papers.ingest.harvest import backfill_refusal
 from papers.ingest.harvest import run_source
 from papers.ingest.runs import Tagger
 from papers.ingest.runs import ingest_path
@@ -51,12 +53,17 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: Any) -> None:
         paths: list[Path] = options["paths"]
         names: list[str] = options["source"]
+        since: date | None = options["since"]
+        until: date | None = options["until"]
         if not paths and not names:
             raise CommandError("give files to ingest, or --source NAME")
-        if (options["since"] or options["until"]) and not names:
-            raise CommandError("--from and --until apply to --source runs")
-        runs, unread = [], 0
-        for path, given in expand(paths):
+        # Everything is checked before anything is ingested: a refusal halfway
+        # would leave files stored without what follows a run (after_runs).
+        sources = [find_source(name) for name in names]
+        if since or until:
+            check_backfill(sources, since, until)
+        runs, unread, busy = [], 0, 0
+        for path, given in self.expand(paths):
             try:
                 runs.append(self.ingest_file(path))
             except UnrecognisedFormat as exc:
@@ -64,8 +71,12 @@ class Command(BaseCommand):
                 # A file asked for by name must be read; one found in a folder
                 # beside the feeds may be anything.
                 unread += given
-        for name in names:
-            runs.append(self.run_source(name, options["since"], options["until"]))
+        for source in sources:
+            run = self.run_source(source, since, until)
+            if run is None:
+                busy += 1
+            else:
+                runs.append(run)
         if any(run.new_count or run.updated_count for run in runs):
             self.tagger().after_runs()
         failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
@@ -73,6 +84,8 @@ class Command(BaseCommand):
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
         if unread:
             raise CommandError(f"{unread} file(s) given are not arXiv metadata")
+        if busy:
+            raise CommandError(f"{busy} source(s) not run: another worker has them")
 
     def tagger(self) -> Tagger:
         # Each run tags with the rules and models as they are when it begins.
@@ -84,14 +97,8 @@ class Command(BaseCommand):
         return run
 
     def run_source(
-        self, name: str, since: date | None, until: date | None
-    ) -> IngestRun:
-        source = FeedSource.objects.filter(name=name).first()
-        if source is None:
-            known = (
-                ", ".join(FeedSource.objects.values_list("name", flat=True)) or "none"
-            )
-            raise CommandError(f"no feed source named {name!r} (known: {known})")
+        self, source: FeedSource, since: date | None, until: date | None
+    ) -> IngestRun | None:
         run = run_source(
             source,
             owner=f"{socket.gethostname()}:{os.getpid()}:manage.py",
@@ -101,8 +108,9 @@ class Command(BaseCommand):
             progress=self.show_page,
         )
         if run is None:
-            raise CommandError(f"{name} is being run by another worker right now")
-        self.report(run)
+            self.stderr.write(f"{source.name} is being run by another worker right now")
+        else:
+            self.report(run)
         return run
 
     def show_progress(self, run: IngestRun) -> None:
@@ -116,25 +124,58 @@ class Command(BaseCommand):
 
     def report(self, run: IngestRun) -> None:
         if run.status == IngestRun.Status.FAILED:
-            self.stderr.write(self.style.ERROR(f"FAILED {run.message}"))
+            self.stderr.write(self.style.ERROR(f"FAILED {run.source}: {run.message}"))
             return
         self.stdout.write(f"{run.source}: {run.message}")
         for error in run.errors[:10]:
             entry, message = error["entry"], error["message"]
             self.stdout.write(f"  rejected {entry}: {message}")
 
+    def expand(self, paths: list[Path]) -> list[tuple[Path, bool]]:
+        """(file, whether it was named) for files as given and, for directories,
+        the files with a feed's suffix in them, sorted, recursively."""
+        files: list[tuple[Path, bool]] = []
+        for path in paths:
+            if not path.is_dir():
+                files.append((path, True))
+                continue
+            found = [
+                (file, False)
+                for file in sorted(path.rglob("*"))
+                if file.suffix in FEED_SUFFIXES and file.is_file()
+            ]
+            if not found:
+                # Not an error (a drop folder may be empty today), but not silent.
+                suffixes = " ".join(sorted(FEED_SUFFIXES))
+                self.stderr.write(
+                    f"nothing to ingest in {path}: no file ending in {suffixes}"
+                )
+            files.extend(found)
+        return files
 
-def expand(paths: list[Path]) -> list[tuple[Path, bool]]:
-    """(file, whether it was named) for files as given and, for directories, the
-    files with a feed's suffix in them, sorted, recursively."""
-    files: list[tuple[Path, bool]] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(
-                (found, False)
-                for found in sorted(path.rglob("*"))
-                if found.suffix in FEED_SUFFIXES and found.is_file()
-            )
-        else:
-            files.append((path, True))
-    return files
+
+def find_source(name: str) -> FeedSource:
+    source = FeedSource.objects.filter(name=name).first()
+    if source is None:
+        # Quoted: a name may hold ", " itself.
+        names = FeedSource.objects.values_list("name", flat=True)
+        known = ", ".join(repr(known) for known in names) or "none"
+        raise CommandError(f"no feed source named {name!r} (known: {known})")
+    return source
+
+
+def check_backfill(
+    sources: list[FeedSource], since: date | None, until: date | None
+) -> None:
+    """Refuse a date range that cannot be what the operator meant."""
+    if not sources:
+        raise CommandError("--from and --until apply to --source runs")
+    today = timezone.now().date()
+    for option, day in (("--from", since), ("--until", until)):
+        if day and day > today:
+            raise CommandError(f"{option} {day} is in the future")
+    if since and until and since > until:
+        raise CommandError(f"--from {since} is after --until {until}")
+    for source in sources:
+        if refusal := backfill_refusal(source):
+            raise CommandError(f"{source.name} cannot backfill a date range: {refusal}")
