@@ -1,9 +1,11 @@
 """Settings for bench.pages: production settings, served over plain HTTP on loopback.
 
-Production with two changes for a benchmark on one machine: no redirect to HTTPS
-(wrk speaks plain HTTP to 127.0.0.1), and static files served by WhiteNoise from
-the finders with plain storage, so no collectstatic run is needed. ROOT_URLCONF
-adds the minimal view the pages are measured against (bench/urls.py).
+Production with these changes for a benchmark on one machine: no redirect to HTTPS
+(wrk speaks plain HTTP to 127.0.0.1); static files served by WhiteNoise from
+the finders with plain storage, so no collectstatic run is needed; and what
+production requires given for loopback: links to 127.0.0.1, no mail sent, and
+tasks run in-process unless a broker is named (bench.scale names one).
+ROOT_URLCONF adds the minimal view the pages are measured against (bench/urls.py).
 """
 
 from __future__ import annotations
@@ -11,11 +13,20 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "false")
+os.environ.setdefault("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
+os.environ.setdefault("EMAIL_URL", "dummymail://")
+# Production requires a broker: with none named, tasks run in-process (below).
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
 from config.settings.production import *  # noqa: F403
+from config.settings.production import CELERY_BROKER_URL
 from config.settings.production import STORAGES
 
 DEBUG = False
+if CELERY_BROKER_URL == "memory://":
+    del os.environ["CELERY_BROKER_URL"]  # nor in the processes this one starts
+    CELERY_BROKER_URL = ""
+    CELERY_TASK_ALWAYS_EAGER = True
 ROOT_URLCONF = "bench.urls"
 STORAGES = {
     **STORAGES,

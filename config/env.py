@@ -1,14 +1,20 @@
 """The one place settings read the environment.
 
 django-environ parses URL-shaped values; `secret()` adds Docker-style `<NAME>_FILE`
-support; malformed values fail at start-up with ImproperlyConfigured.
+support; malformed values fail at start-up with ImproperlyConfigured naming the
+variable. An empty value is no value: env files (.env.example) write `NAME=`.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
+import re
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import environ
@@ -19,6 +25,18 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
+
+# A rate's units, by what they may be written as: DRF's throttles read the
+# first letter of "minute", topics.limits the word, so rate() writes the word.
+RATE = re.compile(
+    r"(\d+)/(s|m|h|d|(?:sec|min|second|minute|hour|day)s?)", re.ASCII | re.IGNORECASE
+)
+UNITS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
+
+
+def given(name: str, default: str) -> str:
+    """`name`'s value, or `default` when it is unset or empty."""
+    return env.str(name, default="").strip() or default
 
 
 def secret(name: str, default: str | None = None) -> str | None:
@@ -66,7 +84,7 @@ def strict_bool(name: str, default: bool) -> bool:
 def cron_schedule(name: str, default: str) -> crontab:
     """A Celery crontab from a five-field cron string (minute hour day month
     weekday), refusing a malformed one."""
-    raw = env.str(name, default=default)
+    raw = given(name, default)
     fields = raw.split()
     if len(fields) != 5:
         raise ImproperlyConfigured(f"{name} must have five cron fields, not {raw!r}")
@@ -85,7 +103,7 @@ def cron_schedule(name: str, default: str) -> crontab:
 
 def site_url(name: str, default: str) -> str:
     """An absolute http(s) address with a host and no path, without the final "/"."""
-    raw = env.str(name, default=default).strip().rstrip("/")
+    raw = given(name, default).rstrip("/")
     parts = urlsplit(raw)
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
         raise ImproperlyConfigured(
@@ -93,3 +111,79 @@ def site_url(name: str, default: str) -> str:
             f"not {raw!r}"
         )
     return raw
+
+
+def service_url(name: str, default: str, schemes: Iterable[str]) -> str:
+    """A service's address (DATABASE_URL, CACHE_URL, EMAIL_URL) in one of
+    `schemes` (django-environ's Env.DB_SCHEMES...): django-environ reads any other
+    as no engine at all. Errors show only the scheme: the address may hold a
+    password."""
+    raw = given(name, default)
+    scheme = urlsplit(raw).scheme
+    if scheme not in schemes:
+        raise ImproperlyConfigured(
+            f"{name} must be an address in one of the schemes "
+            f"{', '.join(sorted(schemes))}, not {scheme!r}"
+        )
+    return raw
+
+
+Number = TypeVar("Number", int, float)
+
+
+def integer(name: str, default: int) -> int:
+    """A whole number, 0 or more: a count, a size or seconds."""
+    return _number(name, default, int)
+
+
+def number(name: str, default: float) -> float:
+    """A finite number, 0 or more, such as 2.5 (seconds)."""
+    return _number(name, default, float)
+
+
+def _number(name: str, default: Number, kind: type[Number]) -> Number:
+    raw = given(name, "")
+    if not raw:
+        return default
+    try:
+        value: Number | None = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < math.inf:  # also refuses nan
+        what = "a whole number" if kind is int else "a number"
+        raise ImproperlyConfigured(f"{name} must be {what}, 0 or more, not {raw!r}")
+    return value
+
+
+def rate(name: str, default: str) -> str:
+    """A rate such as 60/minute (also 60/min or 60/m: second, minute, hour or
+    day), written as 60/minute, the one form both DRF's throttles and
+    topics.limits read."""
+    raw = given(name, default)
+    match = RATE.fullmatch(raw)
+    if not match or int(match[1]) < 1:
+        raise ImproperlyConfigured(
+            f"{name} must be a rate such as 60/minute (per second, minute, hour "
+            f"or day, at least 1), not {raw!r}"
+        )
+    return f"{int(match[1])}/{UNITS[match[2][0].lower()]}"
+
+
+def log_level(name: str, default: str) -> str:
+    """A logging level's name (DEBUG, INFO, WARNING, ERROR, CRITICAL), any case."""
+    raw = given(name, default)
+    if raw.upper() not in logging.getLevelNamesMapping():
+        raise ImproperlyConfigured(
+            f"{name} must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {raw!r}"
+        )
+    return raw.upper()
+
+
+def choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (lower case), written in any case."""
+    raw = given(name, default)
+    if raw.lower() not in choices:
+        raise ImproperlyConfigured(
+            f"{name} must be one of {', '.join(choices)}, not {raw!r}"
+        )
+    return raw.lower()

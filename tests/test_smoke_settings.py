@@ -1,8 +1,72 @@
 from __future__ import annotations
 
-from django.conf import settings
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 
+import pytest
+from allauth.account.app_settings import AppSettings
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+import config.settings
 from config.env import local_secret_key
+from tests.test_env_example import settings_variables
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SERVICES = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "EMAIL_URL", "REDIS_URL"}
+# What production asks to be given (README, Operating it).
+PRODUCTION = {
+    "DJANGO_SECRET_KEY": "x" * 20 + "-a-long-random-production-secret-" + "y" * 20,
+    "DJANGO_ALLOWED_HOSTS": "momentum.example.org",
+    "MOMENTUM_SITE_URL": "https://momentum.example.org",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+    "CACHE_URL": "redis://127.0.0.1:6379/1",
+    "EMAIL_URL": "smtp://mail.example.org:587",
+}
+
+Load = Callable[..., ModuleType]
+
+
+@pytest.fixture
+def load_settings(monkeypatch, tmp_path) -> Iterator[Load]:
+    """Runs a settings module afresh with only the given variables set (and a
+    var dir of the test's own); the settings this process runs on stay."""
+    kept = {
+        name: module
+        for name, module in sys.modules.items()
+        if name.startswith("config.settings.")
+    }
+
+    def forget() -> None:
+        for name in [
+            name for name in sys.modules if name.startswith("config.settings.")
+        ]:
+            del sys.modules[name]
+
+    def load(module: str, **variables: str) -> ModuleType:
+        for name in list(os.environ):
+            if name in SERVICES or name.startswith(("DJANGO_", "MOMENTUM_")):
+                monkeypatch.delenv(name)
+        monkeypatch.setenv("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE)
+        # production.py writes DJANGO_DEBUG: restored after the test.
+        monkeypatch.setenv("DJANGO_DEBUG", "")
+        monkeypatch.setenv("MOMENTUM_VAR_DIR", str(tmp_path))
+        monkeypatch.chdir(tmp_path)  # a relative MOMENTUM_VAR_DIR lands there too
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        forget()
+        return importlib.import_module(module)
+
+    yield load
+    forget()
+    sys.modules.update(kept)
+    for name, module in kept.items():
+        setattr(config.settings, name.rpartition(".")[2], module)
 
 
 def test_test_settings_use_postgresql():
@@ -17,3 +81,129 @@ def test_the_embedded_default_keeps_one_secret_key_of_its_own(tmp_path):
     assert len(first) >= 50
     assert local_secret_key(path) == first
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_empty_service_addresses_are_the_embedded_default(load_settings, tmp_path):
+    """An env file (honcho, foreman, docker --env-file) writes NAME= for unset."""
+    base = load_settings("config.settings.base", **dict.fromkeys(SERVICES, ""))
+
+    assert base.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert base.CACHES["default"]["BACKEND"].endswith("LocMemCache")
+    assert base.EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend"
+    assert str(tmp_path / "mail") == base.EMAIL_FILE_PATH
+    assert base.CELERY_TASK_ALWAYS_EAGER
+
+
+def env_example() -> dict[str, str]:
+    lines = (BASE_DIR / ".env.example").read_text().splitlines()
+    pairs = [line.split("=", 1) for line in lines if line and line[0] != "#"]
+    return dict(pairs)
+
+
+def test_the_example_env_file_is_the_embedded_default(load_settings, tmp_path):
+    variables = env_example() | {"MOMENTUM_VAR_DIR": str(tmp_path)}
+
+    base = load_settings("config.settings.base", **variables)
+
+    assert base.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert base.REDIS_URL == ""
+
+
+def test_production_answers_health_checks_over_plain_http(
+    load_settings, client, settings, db
+):
+    """A load balancer probes /healthz over plain HTTP and must see its 200 or
+    503, not the redirect to HTTPS every other address gets."""
+    production = load_settings("config.settings.production", **PRODUCTION)
+    settings.SECURE_SSL_REDIRECT = production.SECURE_SSL_REDIRECT
+    settings.SECURE_REDIRECT_EXEMPT = getattr(production, "SECURE_REDIRECT_EXEMPT", [])
+
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/healthz/").status_code == 301
+    assert client.get("/").status_code == 301
+
+
+def test_production_loads_with_what_it_asks_for(load_settings):
+    production = load_settings("config.settings.production", **PRODUCTION)
+
+    assert production.ALLOWED_HOSTS == ["momentum.example.org"]
+    assert not production.CELERY_TASK_ALWAYS_EAGER
+    assert not production.DEBUG
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["DJANGO_ALLOWED_HOSTS", "MOMENTUM_SITE_URL", "CELERY_BROKER_URL", "EMAIL_URL"],
+)
+def test_production_refuses_the_embedded_defaults(load_settings, name):
+    variables = PRODUCTION | {name: ""}
+
+    with pytest.raises(ImproperlyConfigured, match=f"{name} must be set in production"):
+        load_settings("config.settings.production", **variables)
+
+
+def test_production_names_everything_missing_at_once(load_settings):
+    variables = {name: PRODUCTION[name] for name in ["DJANGO_SECRET_KEY", "CACHE_URL"]}
+
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings("config.settings.production", **variables)
+
+    assert str(refused.value).startswith(
+        "DJANGO_ALLOWED_HOSTS, MOMENTUM_SITE_URL, CELERY_BROKER_URL, EMAIL_URL "
+        "must be set in production"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MOMENTUM_API_ANON_RATE", "60 per minute"),
+        ("MOMENTUM_API_USER_RATE", "often"),
+        ("MOMENTUM_ASK_RATE", "lots"),
+        ("MOMENTUM_FLAG_RATE", "x"),
+        ("DJANGO_LOG_LEVEL", "loud"),
+        ("MOMENTUM_SEEN_DAYS", "abc"),
+        ("DJANGO_CONN_MAX_AGE", "forever"),
+        ("MOMENTUM_SOURCES_TICK_SECONDS", "5m"),
+        ("MOMENTUM_ARXIV_MIN_INTERVAL", "fast"),
+        ("MOMENTUM_EMAIL_VERIFICATION", "sometimes"),
+    ],
+)
+def test_a_malformed_value_fails_at_startup_by_name(load_settings, name, value):
+    with pytest.raises(ImproperlyConfigured, match=f"^{name} must be"):
+        load_settings("config.settings.base", **{name: value})
+
+
+def test_values_are_read_as_their_consumers_take_them(load_settings):
+    base = load_settings(
+        "config.settings.base",
+        MOMENTUM_API_ANON_RATE="60/min",
+        MOMENTUM_ASK_RATE="10/h",
+        DJANGO_LOG_LEVEL="debug",
+    )
+
+    assert base.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["anon"] == "60/minute"
+    assert base.MOMENTUM_ASK_RATE == "10/hour"
+    assert base.LOGGING["root"]["level"] == "DEBUG"
+
+
+@pytest.mark.parametrize("method", list(AppSettings.EmailVerificationMethod))
+def test_every_email_verification_of_allauth_is_taken(load_settings, method):
+    base = load_settings(
+        "config.settings.base", MOMENTUM_EMAIL_VERIFICATION=method.value.upper()
+    )
+
+    assert method.value == base.ACCOUNT_EMAIL_VERIFICATION
+
+
+@pytest.mark.parametrize("name", sorted(settings_variables()))
+def test_every_variable_is_read_or_refused_by_name(load_settings, name):
+    """No malformed value reaches a request, or fails with a bare ValueError."""
+    refusals = []
+    for value in ["not a value!", "-1", "x:/"]:
+        try:
+            load_settings("config.settings.base", **{name: value})
+        except ImproperlyConfigured as refused:
+            refusals.append(str(refused))
+
+    assert [text for text in refusals if not text.startswith(name)] == []

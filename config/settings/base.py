@@ -13,9 +13,16 @@ from csp.constants import SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR
+from config.env import choice
 from config.env import env
+from config.env import given
+from config.env import integer
 from config.env import local_secret_key
+from config.env import log_level
+from config.env import number
+from config.env import rate
 from config.env import secret
+from config.env import service_url
 from config.env import site_url
 from config.env import strict_bool
 from config.settings.tasks import *  # noqa: F403
@@ -24,8 +31,8 @@ from config.settings.tasks import CELERY_BROKER_URL
 # GENERAL
 # ------------------------------------------------------------------------------
 DEBUG = strict_bool("DJANGO_DEBUG", default=True)
-VAR_DIR = Path(env.str("MOMENTUM_VAR_DIR", default=str(BASE_DIR / "var")))
-EMBEDDED = not env.str("DATABASE_URL", default="")
+VAR_DIR = Path(given("MOMENTUM_VAR_DIR", str(BASE_DIR / "var")))
+EMBEDDED = not given("DATABASE_URL", "")
 SECRET_KEY = secret("DJANGO_SECRET_KEY")
 if not SECRET_KEY and EMBEDDED:
     # The embedded default keeps a random key of its own, so the server, the
@@ -35,7 +42,9 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DEBUG is off")
     SECRET_KEY = "insecure-development-key-only-used-with-debug-on"
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# An empty DJANGO_ALLOWED_HOSTS= is unset too (env.list would read no host).
+LOCAL_HOSTS = ["127.0.0.1", "localhost"]
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=[]) or LOCAL_HOSTS
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 TIME_ZONE = "UTC"
 LANGUAGE_CODE = "en-us"
@@ -47,17 +56,23 @@ SITE_ID = 1
 # The address every link in mail, feeds and the arXiv User-Agent starts with, and
 # the site's name in mail (both written to the Sites record: accounts.sites).
 MOMENTUM_SITE_URL = site_url("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
-MOMENTUM_SITE_NAME = env.str("MOMENTUM_SITE_NAME", "Momentum")
+MOMENTUM_SITE_NAME = given("MOMENTUM_SITE_NAME", "Momentum")
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 
 # DATABASES
 # ------------------------------------------------------------------------------
+# Service addresses are read with service_url(): env.db("DATABASE_URL") would
+# take an empty DATABASE_URL= (an env file's "unset") for an address.
 DATABASES = {
-    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
+    "default": env.db_url_config(
+        service_url(
+            "DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}", env.DB_SCHEMES
+        )
+    )
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", 60))
+DATABASES["default"].setdefault("CONN_MAX_AGE", integer("DJANGO_CONN_MAX_AGE", 60))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets the page server read while an ingest writes.
@@ -145,7 +160,10 @@ LOGIN_REDIRECT_URL = "home"
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
-ACCOUNT_EMAIL_VERIFICATION = env.str("MOMENTUM_EMAIL_VERIFICATION", "mandatory")
+# allauth's EmailVerificationMethod values.
+ACCOUNT_EMAIL_VERIFICATION = choice(
+    "MOMENTUM_EMAIL_VERIFICATION", "mandatory", ("mandatory", "optional", "none")
+)
 ACCOUNT_UNIQUE_EMAIL = True
 # The confirmation link signs in only where the signup happened (allauth checks
 # the session): the new reader is not asked for the password just chosen.
@@ -169,7 +187,7 @@ ACCOUNT_REAUTHENTICATION_REQUIRED = True
 # How many proxies (load balancer, CDN) stand before the web processes: the
 # visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
 # REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.
-MOMENTUM_TRUSTED_PROXIES = env.int("MOMENTUM_TRUSTED_PROXIES", 0)
+MOMENTUM_TRUSTED_PROXIES = integer("MOMENTUM_TRUSTED_PROXIES", 0)
 # django-ratelimit (topics.limits): while the cache is down, limits are open.
 RATELIMIT_FAIL_OPEN = True
 # Links in allauth's mails sent outside a request use the site's own scheme.
@@ -214,7 +232,11 @@ WHITENOISE_AUTOREFRESH = True
 # would drop a third of them on every page (a signed-in reader's pages measured
 # 5x slower). 20,000 hold the demo's pages as a reader walks them, about 60 MiB.
 LOCAL_CACHE_URL = "locmemcache://momentum?max_entries=20000"
-CACHES = {"default": env.cache("CACHE_URL", default=LOCAL_CACHE_URL)}
+CACHES = {
+    "default": env.cache_url_config(
+        service_url("CACHE_URL", LOCAL_CACHE_URL, env.CACHE_SCHEMES)
+    )
+}
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
     # A Redis that is down or slow must not take the site with it (config.cache):
     # short timeouts, and failures answered as misses.
@@ -229,18 +251,21 @@ SESSION_ENGINE = "accounts.sessions"
 # EMAIL
 # ------------------------------------------------------------------------------
 # The embedded default writes each message to a file under var/mail/.
-vars().update(env.email("EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"))
+# Lower case: not a setting, which the debug page and diffsettings would show
+# with its password.
+email_url = service_url(
+    "EMAIL_URL", f"filemail://{VAR_DIR / 'mail'}", env.EMAIL_SCHEMES
+)
+vars().update(env.email_url_config(email_url))
 if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # type: ignore[name-defined]  # noqa: F405
     # django-environ drops the leading "/" of filemail:///abs/path, which would
     # write mail under the current directory instead.
-    EMAIL_FILE_PATH = env.str(
-        "EMAIL_URL", default=f"filemail://{VAR_DIR / 'mail'}"
-    ).removeprefix("filemail://")
-DEFAULT_FROM_EMAIL = env.str(
+    EMAIL_FILE_PATH = email_url.removeprefix("filemail://")
+DEFAULT_FROM_EMAIL = given(
     "MOMENTUM_FROM_EMAIL", "Momentum <digest@momentum.localhost>"
 )
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
-EMAIL_TIMEOUT = env.int("MOMENTUM_EMAIL_TIMEOUT", 20)
+EMAIL_TIMEOUT = integer("MOMENTUM_EMAIL_TIMEOUT", 20)
 
 # CELERY
 # ------------------------------------------------------------------------------
@@ -250,7 +275,7 @@ EMAIL_TIMEOUT = env.int("MOMENTUM_EMAIL_TIMEOUT", 20)
 # REST FRAMEWORK
 # ------------------------------------------------------------------------------
 # The largest request body the API parses (its bodies are small JSON objects).
-MOMENTUM_API_MAX_BODY_BYTES = env.int("MOMENTUM_API_MAX_BODY_BYTES", 64 * 1024)
+MOMENTUM_API_MAX_BODY_BYTES = integer("MOMENTUM_API_MAX_BODY_BYTES", 64 * 1024)
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing login a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -269,8 +294,8 @@ REST_FRAMEWORK = {
     # The API's throttles read the visitor's address as topics.limits does.
     "NUM_PROXIES": MOMENTUM_TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
-        "anon": env.str("MOMENTUM_API_ANON_RATE", "60/minute"),
-        "user": env.str("MOMENTUM_API_USER_RATE", "600/minute"),
+        "anon": rate("MOMENTUM_API_ANON_RATE", "60/minute"),
+        "user": rate("MOMENTUM_API_USER_RATE", "600/minute"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -291,28 +316,24 @@ SPECTACULAR_SETTINGS = {
 
 # MOMENTUM
 # ------------------------------------------------------------------------------
-MOMENTUM_CONTACT_EMAIL = env.str(
-    "MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost"
-)
+MOMENTUM_CONTACT_EMAIL = given("MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost")
 
 # The feed marks papers it showed a reader before as "seen"; it remembers what it
 # showed for this many days.
-MOMENTUM_SEEN_DAYS = env.int("MOMENTUM_SEEN_DAYS", 180)
+MOMENTUM_SEEN_DAYS = integer("MOMENTUM_SEEN_DAYS", 180)
 # How many saved searches (private alerts) each reader may keep.
-MOMENTUM_SAVED_SEARCHES_MAX = env.int("MOMENTUM_SAVED_SEARCHES_MAX", 10)
+MOMENTUM_SAVED_SEARCHES_MAX = integer("MOMENTUM_SAVED_SEARCHES_MAX", 10)
 
 # DIGESTS
 # ------------------------------------------------------------------------------
 # A send's claim on its digest; past it, a dead worker's digest is sent again.
-MOMENTUM_DIGEST_CLAIM_SECONDS = env.int("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
+MOMENTUM_DIGEST_CLAIM_SECONDS = integer("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
 # Temporary SMTP failures are retried with exponential backoff and jitter from
 # RETRY_SECONDS up to RETRY_MAX_SECONDS (well under the Redis visibility
 # timeout), MAX_ATTEMPTS times in all; then the digest is marked failed.
-MOMENTUM_DIGEST_MAX_ATTEMPTS = env.int("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
-MOMENTUM_DIGEST_RETRY_SECONDS = env.float("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
-MOMENTUM_DIGEST_RETRY_MAX_SECONDS = env.float(
-    "MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0
-)
+MOMENTUM_DIGEST_MAX_ATTEMPTS = integer("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
+MOMENTUM_DIGEST_RETRY_SECONDS = number("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
+MOMENTUM_DIGEST_RETRY_MAX_SECONDS = number("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0)
 
 # ASK (topics/ask): questions answered from a topic's or a paper's papers
 # ------------------------------------------------------------------------------
@@ -323,38 +344,38 @@ MOMENTUM_ASK_API_BASE = env.str("MOMENTUM_ASK_API_BASE", "")
 MOMENTUM_ASK_MODEL = env.str("MOMENTUM_ASK_MODEL", "")
 MOMENTUM_ASK_API_KEY = secret("MOMENTUM_ASK_API_KEY", "")
 # Seconds to connect, and for the whole answer from the provider.
-MOMENTUM_ASK_CONNECT_TIMEOUT = env.float("MOMENTUM_ASK_CONNECT_TIMEOUT", 5.0)
-MOMENTUM_ASK_TIMEOUT = env.float("MOMENTUM_ASK_TIMEOUT", 30.0)
+MOMENTUM_ASK_CONNECT_TIMEOUT = number("MOMENTUM_ASK_CONNECT_TIMEOUT", 5.0)
+MOMENTUM_ASK_TIMEOUT = number("MOMENTUM_ASK_TIMEOUT", 30.0)
 # Questions per user (signed in) or address (visitors), pages and API together.
-MOMENTUM_ASK_RATE = env.str("MOMENTUM_ASK_RATE", "60/hour")
+MOMENTUM_ASK_RATE = rate("MOMENTUM_ASK_RATE", "60/hour")
 # Papers retrieved as the context of an answer.
-MOMENTUM_ASK_SOURCES = env.int("MOMENTUM_ASK_SOURCES", 8)
+MOMENTUM_ASK_SOURCES = integer("MOMENTUM_ASK_SOURCES", 8)
 # A folder of paper PDFs (<arXiv id>.pdf, "/" as "_"): AskPDF reads their full
 # text when present, else the abstract and metadata, and when it is set, a
 # paper's PDF missing from it is fetched (a task on the ingest queue, through
 # the polite arXiv client) from MOMENTUM_ASK_PDF_URL ({id}: the versioned id).
 MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
-MOMENTUM_ASK_PDF_URL = env.str("MOMENTUM_ASK_PDF_URL", "https://arxiv.org/pdf/{id}")
+MOMENTUM_ASK_PDF_URL = given("MOMENTUM_ASK_PDF_URL", "https://arxiv.org/pdf/{id}")
 # A PDF larger is neither fetched nor read; pages past the cap are not read.
-MOMENTUM_ASK_PDF_MAX_BYTES = env.int("MOMENTUM_ASK_PDF_MAX_BYTES", 30 * 1024 * 1024)
-MOMENTUM_ASK_PDF_MAX_PAGES = env.int("MOMENTUM_ASK_PDF_MAX_PAGES", 80)
+MOMENTUM_ASK_PDF_MAX_BYTES = integer("MOMENTUM_ASK_PDF_MAX_BYTES", 30 * 1024 * 1024)
+MOMENTUM_ASK_PDF_MAX_PAGES = integer("MOMENTUM_ASK_PDF_MAX_PAGES", 80)
 
 # TOPIC RELEVANCE MODELS (topics.relevance)
 # ------------------------------------------------------------------------------
 # Below either minimum a topic has no model and its rule alone decides.
-MOMENTUM_MODEL_MIN_POSITIVES = env.int("MOMENTUM_MODEL_MIN_POSITIVES", 20)
-MOMENTUM_MODEL_MIN_DECISIONS = env.int("MOMENTUM_MODEL_MIN_DECISIONS", 10)
+MOMENTUM_MODEL_MIN_POSITIVES = integer("MOMENTUM_MODEL_MIN_POSITIVES", 20)
+MOMENTUM_MODEL_MIN_DECISIONS = integer("MOMENTUM_MODEL_MIN_DECISIONS", 10)
 # A curator's decision retrains the topic's model this long after the first
 # decision of a burst, so one training covers the whole burst.
-MOMENTUM_MODEL_TRAIN_DELAY = env.int("MOMENTUM_MODEL_TRAIN_DELAY", 120)
+MOMENTUM_MODEL_TRAIN_DELAY = integer("MOMENTUM_MODEL_TRAIN_DELAY", 120)
 # A reader's save or rating retrains their For you model this long after the
 # first of a burst.
-MOMENTUM_FOR_YOU_TRAIN_DELAY = env.int("MOMENTUM_FOR_YOU_TRAIN_DELAY", 30)
+MOMENTUM_FOR_YOU_TRAIN_DELAY = integer("MOMENTUM_FOR_YOU_TRAIN_DELAY", 30)
 # Threads scoring an ingest's new papers for every reader (topics.recommend):
 # the sparse product runs outside the GIL, so a worker may use more than one core.
-MOMENTUM_FOR_YOU_THREADS = env.int("MOMENTUM_FOR_YOU_THREADS", 2)
+MOMENTUM_FOR_YOU_THREADS = integer("MOMENTUM_FOR_YOU_THREADS", 2)
 # Readers' "not relevant" flags, per user.
-MOMENTUM_FLAG_RATE = env.str("MOMENTUM_FLAG_RATE", "30/hour")
+MOMENTUM_FLAG_RATE = rate("MOMENTUM_FLAG_RATE", "30/hour")
 
 # JUDGE (topics.judging): an optional language model deciding the uncertain band
 # ------------------------------------------------------------------------------
@@ -364,49 +385,46 @@ MOMENTUM_JUDGE_API_BASE = env.str("MOMENTUM_JUDGE_API_BASE", "")
 MOMENTUM_JUDGE_MODEL = env.str("MOMENTUM_JUDGE_MODEL", "")
 MOMENTUM_JUDGE_API_KEY = secret("MOMENTUM_JUDGE_API_KEY", "")
 # Seconds to connect, and for a whole verdict.
-MOMENTUM_JUDGE_CONNECT_TIMEOUT = env.float("MOMENTUM_JUDGE_CONNECT_TIMEOUT", 5.0)
-MOMENTUM_JUDGE_TIMEOUT = env.float("MOMENTUM_JUDGE_TIMEOUT", 30.0)
+MOMENTUM_JUDGE_CONNECT_TIMEOUT = number("MOMENTUM_JUDGE_CONNECT_TIMEOUT", 5.0)
+MOMENTUM_JUDGE_TIMEOUT = number("MOMENTUM_JUDGE_TIMEOUT", 30.0)
 # Papers judged per topic per sweep, how often the sweep runs, and how long a
 # paper the judge failed on waits before it is tried again.
-MOMENTUM_JUDGE_BATCH = env.int("MOMENTUM_JUDGE_BATCH", 50)
-MOMENTUM_JUDGE_SWEEP_SECONDS = env.int("MOMENTUM_JUDGE_SWEEP_SECONDS", 900)
-MOMENTUM_JUDGE_RETRY_SECONDS = env.int("MOMENTUM_JUDGE_RETRY_SECONDS", 6 * 60 * 60)
+MOMENTUM_JUDGE_BATCH = integer("MOMENTUM_JUDGE_BATCH", 50)
+MOMENTUM_JUDGE_SWEEP_SECONDS = integer("MOMENTUM_JUDGE_SWEEP_SECONDS", 900)
+MOMENTUM_JUDGE_RETRY_SECONDS = integer("MOMENTUM_JUDGE_RETRY_SECONDS", 6 * 60 * 60)
 
 # ARXIV
 # ------------------------------------------------------------------------------
 # Redis for state shared by all workers (the arXiv rate limiter): the broker's
 # Redis unless set. Empty in the embedded default, where limits are per process.
-REDIS_URL = env.str(
-    "REDIS_URL",
-    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else "",
+REDIS_URL = given(
+    "REDIS_URL", CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
 )
 # arXiv asks for at most one request every 3 s, over one connection:
 # https://info.arxiv.org/help/api/tou.html
-MOMENTUM_ARXIV_API_URL = env.str(
+MOMENTUM_ARXIV_API_URL = given(
     "MOMENTUM_ARXIV_API_URL", "https://export.arxiv.org/api/query"
 )
-MOMENTUM_ARXIV_OAI_URL = env.str(
-    "MOMENTUM_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai"
-)
-MOMENTUM_ARXIV_LISTING_URL = env.str(
+MOMENTUM_ARXIV_OAI_URL = given("MOMENTUM_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai")
+MOMENTUM_ARXIV_LISTING_URL = given(
     "MOMENTUM_ARXIV_LISTING_URL", "https://rss.arxiv.org/atom/{category}"
 )
-MOMENTUM_ARXIV_API_PAGE_SIZE = env.int("MOMENTUM_ARXIV_API_PAGE_SIZE", 500)
+MOMENTUM_ARXIV_API_PAGE_SIZE = integer("MOMENTUM_ARXIV_API_PAGE_SIZE", 500)
 # How long a run's claim on its source lasts without progress; a worker that dies
 # mid-run holds the source this long at most.
-MOMENTUM_INGEST_CLAIM_SECONDS = env.int("MOMENTUM_INGEST_CLAIM_SECONDS", 900)
-MOMENTUM_ARXIV_MIN_INTERVAL = env.float("MOMENTUM_ARXIV_MIN_INTERVAL", 3.0)
-MOMENTUM_HTTP_CONNECT_TIMEOUT = env.float("MOMENTUM_HTTP_CONNECT_TIMEOUT", 10.0)
-MOMENTUM_HTTP_READ_TIMEOUT = env.float("MOMENTUM_HTTP_READ_TIMEOUT", 60.0)
-MOMENTUM_HTTP_MAX_ATTEMPTS = env.int("MOMENTUM_HTTP_MAX_ATTEMPTS", 5)
+MOMENTUM_INGEST_CLAIM_SECONDS = integer("MOMENTUM_INGEST_CLAIM_SECONDS", 900)
+MOMENTUM_ARXIV_MIN_INTERVAL = number("MOMENTUM_ARXIV_MIN_INTERVAL", 3.0)
+MOMENTUM_HTTP_CONNECT_TIMEOUT = number("MOMENTUM_HTTP_CONNECT_TIMEOUT", 10.0)
+MOMENTUM_HTTP_READ_TIMEOUT = number("MOMENTUM_HTTP_READ_TIMEOUT", 60.0)
+MOMENTUM_HTTP_MAX_ATTEMPTS = integer("MOMENTUM_HTTP_MAX_ATTEMPTS", 5)
 # The largest document read whole: a fetched body, or an XML file (decompressed).
-MOMENTUM_HTTP_MAX_BYTES = env.int("MOMENTUM_HTTP_MAX_BYTES", 64 * 1024 * 1024)
+MOMENTUM_HTTP_MAX_BYTES = integer("MOMENTUM_HTTP_MAX_BYTES", 64 * 1024 * 1024)
 # Files on disk (manage.py ingest): a snapshot streams, so it may be large (all
 # of arXiv is about 5 GB), but a gzip file may not inflate past RATIO times its
 # size, and no line (one paper) may pass RECORD_BYTES.
-MOMENTUM_INGEST_MAX_BYTES = env.int("MOMENTUM_INGEST_MAX_BYTES", 16 * 1024**3)
-MOMENTUM_INGEST_MAX_RATIO = env.int("MOMENTUM_INGEST_MAX_RATIO", 100)
-MOMENTUM_INGEST_MAX_RECORD_BYTES = env.int(
+MOMENTUM_INGEST_MAX_BYTES = integer("MOMENTUM_INGEST_MAX_BYTES", 16 * 1024**3)
+MOMENTUM_INGEST_MAX_RATIO = integer("MOMENTUM_INGEST_MAX_RATIO", 100)
+MOMENTUM_INGEST_MAX_RECORD_BYTES = integer(
     "MOMENTUM_INGEST_MAX_RECORD_BYTES", 1024 * 1024
 )
 
@@ -419,7 +437,7 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": log_level("DJANGO_LOG_LEVEL", "INFO")},
     # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
     "loggers": {"pylatexenc": {"level": "ERROR"}},
 }

@@ -4,12 +4,13 @@ limits, the beat schedule and the queues. The environment decides, as in base.""
 from __future__ import annotations
 
 from config.env import cron_schedule
-from config.env import env
+from config.env import given
+from config.env import integer
 
 # CELERY
 # ------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (the embedded default).
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+CELERY_BROKER_URL = given("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
@@ -17,8 +18,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_TIMEZONE = "UTC"
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
-CELERY_TASK_TIME_LIMIT = env.int("MOMENTUM_TASK_TIME_LIMIT", 360)
+CELERY_TASK_SOFT_TIME_LIMIT = integer("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
+CELERY_TASK_TIME_LIMIT = integer("MOMENTUM_TASK_TIME_LIMIT", 360)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A request that sends a task gives up on a broker that is down within about a
 # second (core.queue then leaves the work to its sweep) instead of hanging.
@@ -36,7 +37,7 @@ MOMENTUM_INGEST_TAGGER = "topics.tagging.IngestTagger"
 # for: a training of their For you model, named here for the same reason.
 MOMENTUM_SIGNAL_CHANGED = "topics.recommend.request_training"
 # The longest task, an ingest backfill, is stopped after this many seconds.
-MOMENTUM_INGEST_TIME_LIMIT = env.int("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
+MOMENTUM_INGEST_TIME_LIMIT = integer("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
 # Redis hands an unacknowledged (late-acked) task to another worker after this
 # long: past the longest task's hard limit, so a task still running is never
 # run twice. A worker killed mid-harvest does not wait for it: beat resumes the
@@ -49,7 +50,7 @@ CELERY_BEAT_SCHEDULE = {
     # only sends the ones that are due.
     "enqueue-due-sources": {
         "task": "papers.tasks.enqueue_due_sources",
-        "schedule": env.int("MOMENTUM_SOURCES_TICK_SECONDS", 300),
+        "schedule": integer("MOMENTUM_SOURCES_TICK_SECONDS", 300),
         "options": {"expires": 280},
     },
     # Opens the digests whose send time has come in each user's time zone and
@@ -62,7 +63,7 @@ CELERY_BEAT_SCHEDULE = {
     # Re-tags asked for but lost (the broker down, a worker killed) go again.
     "resend-lost-retags": {
         "task": "topics.tasks.resend_lost_retags",
-        "schedule": env.int("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
+        "schedule": integer("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
         "options": {"expires": 540},
     },
     # The full-text index of the newest papers, rebuilt when they have doubled
@@ -82,7 +83,7 @@ CELERY_BEAT_SCHEDULE = {
     # after an ingest have been lost (a no-op when nothing changed).
     "update-similar-papers": {
         "task": "topics.tasks.update_similar_papers",
-        "schedule": env.int("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
+        "schedule": integer("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
         "options": {"expires": 3000},
     },
     # Trains the readers whose saves or ratings changed since their model was
@@ -96,20 +97,20 @@ CELERY_BEAT_SCHEDULE = {
     # ingest have been lost (a no-op when no paper is new).
     "match-saved-searches": {
         "task": "topics.tasks.match_saved_searches",
-        "schedule": env.int("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
+        "schedule": integer("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
         "options": {"expires": 3000},
     },
     # Rule previews' index terms of papers whose terms are stale: after a
     # release that changed them, every paper's (a no-op most days).
     "derive-rule-terms": {
         "task": "topics.tasks.derive_rule_terms",
-        "schedule": env.int("MOMENTUM_RULE_TERMS_SWEEP_SECONDS", 600),
+        "schedule": integer("MOMENTUM_RULE_TERMS_SWEEP_SECONDS", 600),
         "options": {"expires": 540},
     },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",
-        "schedule": env.int("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
+        "schedule": integer("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
         "options": {"expires": 600},
     },
 }

@@ -182,7 +182,10 @@ def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="config.settings.production",
         DJANGO_SECRET_KEY=PRODUCTION_KEY,
         DJANGO_ALLOWED_HOSTS="momentum.example.org",
+        MOMENTUM_SITE_URL="https://momentum.example.org",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/0",
         CACHE_URL=SHARED_CACHE,
+        EMAIL_URL="smtp://mail.example.org:587",
         **extra,
     )
 
