@@ -83,3 +83,7 @@ urlpatterns = [
     ),
     re_path(r"^api/", api_not_found),
 ]
+
+# The site's own page for a malformed request (core.errors); 404 and 500 are
+# Django's handlers with the site's templates.
+handler400 = "core.errors.bad_request"

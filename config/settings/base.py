@@ -118,7 +118,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # The site's page for a form's address opened as a page (core.errors).
+    "core.errors.method_pages",
 ]
+# A form sent with an expired token gets the site's page, not Django's (core.errors).
+CSRF_FAILURE_VIEW = "core.errors.csrf_failure"
 
 # CONTENT SECURITY POLICY (django-csp)
 # ------------------------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""The site's own pages for the requests it refuses before any view answers: a
+malformed request (400), a form sent with an expired CSRF token (403), a method
+an address does not take (405). Django's are bare text outside the site (its
+CSRF page speaks of DEBUG); under /api/ the answer is the API's JSON error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from core.api.errors import MALFORMED
+from core.api.errors import error_body
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: too many parameters, a body too large, a host not served."""
+    if _is_api(request):
+        body = error_body("parse_error", MALFORMED)
+        return JsonResponse(body, status=400)
+    return render(request, "400.html", status=400)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: most often a page opened before its reader logged in
+    or out in another tab, whose forms carry the token of that session."""
+    if _is_api(request):
+        body = error_body("csrf_failed", f"CSRF check failed: {reason}")
+        return JsonResponse(body, status=403)
+    referer = request.headers.get("Referer", "")
+    same_site = url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    context = {"back": referer if same_site else ""}
+    return render(request, "403_csrf.html", context, status=403)
+
+
+def method_pages(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Middleware: a 405 without a body (require_POST's, to a reload or a
+    bookmark of a form's address) becomes a page that says what to do."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        if response.status_code != 405 or response.content or _is_api(request):
+            return response
+        page = render(request, "405.html", status=405)
+        page["Allow"] = response.get("Allow", "")
+        return page
+
+    return middleware

@@ -1,0 +1,78 @@
+"""The pages and API answers for requests refused before any view answers
+(core.errors, core.api.errors)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.clients import signed_in
+
+pytestmark = pytest.mark.django_db
+
+TOO_MANY = "&".join(["page_size=5"] * 1001)
+LAYOUT_MARK = '<a class="brand" href="/">Momentum</a>'
+
+
+@pytest.mark.parametrize("address", ["/api/v1/papers/", "/api/v1/topics/"])
+def test_too_many_parameters_are_the_clients_fault_in_the_api(client, address):
+    response = client.get(f"{address}?{TOO_MANY}")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": "parse_error",
+        "message": "The request is malformed: too many parameters, or too large a "
+        "body.",
+    }
+
+
+def test_too_many_parameters_on_a_page_get_the_sites_own_page(client):
+    response = client.get(f"/search/?{TOO_MANY}")
+
+    assert response.status_code == 400
+    assert LAYOUT_MARK in response.text
+    assert "<h1>Bad request</h1>" in response.text
+
+
+def test_a_form_sent_with_an_expired_token_says_so_in_the_site(alice):
+    """The page was opened before its reader logged in again in another tab."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+
+    response = client.post(
+        "/papers/2606.00001/save/",
+        {"csrfmiddlewaretoken": "x" * 64, "on": "1"},
+        headers={"Referer": "http://testserver/topics/"},
+    )
+
+    assert response.status_code == 403
+    assert LAYOUT_MARK in response.text
+    assert "<h1>This form has expired</h1>" in response.text
+    assert (
+        '<a href="http://testserver/topics/">Go back to the page</a>' in response.text
+    )
+    assert "DEBUG" not in response.text
+
+
+def test_a_form_address_opened_as_a_page_says_what_it_is(alice):
+    response = signed_in(alice).get("/digest/test/")
+
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert LAYOUT_MARK in response.text
+    assert "<h1>Nothing to show here</h1>" in response.text
+
+
+def test_an_api_address_without_its_slash_leads_to_it(client, alice):
+    read = client.get("/api/v1/papers?page_size=5")
+    docs = client.get("/api/docs")
+    written = signed_in(alice).post("/api/v1/me/searches", {"q": "x"})
+
+    assert (read.status_code, read["Location"]) == (301, "/api/v1/papers/?page_size=5")
+    assert (docs.status_code, docs["Location"]) == (301, "/api/docs/")
+    assert written.status_code == 404
+    assert written.json()["error"]["message"] == (
+        "No API endpoint at /api/v1/me/searches; the address ends in a slash: "
+        "/api/v1/me/searches/"
+    )
+    assert client.get("/api/v1/nothing").status_code == 404
