@@ -18,10 +18,13 @@ from email.utils import parsedate_to_datetime
 import ftfy
 
 # New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
-# cond-mat.str-el/0601001), each with an optional version suffix.
+# math.AG/0601001), each with an optional version suffix.
 ARXIV_ID_RE = re.compile(
     r"(?P<id>\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<version>\d+))?"
 )
+# An id standing whole in a text (an address, "arXiv:…"): not a piece of a
+# longer run, as 2607.21595 is of the typo 2607.215951.
+WHOLE_ID_RE = re.compile(rf"(?<![\w.-]){ARXIV_ID_RE.pattern}(?![\w-]|\.\d)")
 
 
 class ParseError(ValueError):
@@ -86,7 +89,7 @@ def size_text(size: int) -> str:
 
 def split_arxiv_id(text: str) -> tuple[str, int | None]:
     """Return (id without version, version or None) from an id, URL or OAI id."""
-    match = ARXIV_ID_RE.search(text.strip())
+    match = WHOLE_ID_RE.search(text.strip())
     if match is None:
         raise ParseError(f"not an arXiv identifier: {text[:80]!r}")
     version = match.group("version")
