@@ -43,18 +43,32 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     return render(request, "403_csrf.html", context, status=403)
 
 
+# What the site's pages take: opened, and their forms sent. The API has its own.
+PAGE_METHODS = ("GET", "HEAD", "POST")
+
+
 def method_pages(
     get_response: Callable[[HttpRequest], HttpResponse],
 ) -> Callable[[HttpRequest], HttpResponse]:
-    """Middleware: a 405 without a body (require_POST's, to a reload or a
-    bookmark of a form's address) becomes a page that says what to do."""
+    """Middleware: a page asked with another method (TRACE, OPTIONS, PUT) is
+    refused before any view serves it as a GET; a 405 without a body
+    (require_POST's, to a reload or a bookmark of a form's address) becomes a
+    page that says what to do."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
+        if _is_api(request):
+            return get_response(request)
+        if request.method not in PAGE_METHODS:
+            return _not_allowed(request, ", ".join(PAGE_METHODS))
         response = get_response(request)
-        if response.status_code != 405 or response.content or _is_api(request):
+        if response.status_code != 405 or response.content:
             return response
-        page = render(request, "405.html", status=405)
-        page["Allow"] = response.get("Allow", "")
-        return page
+        return _not_allowed(request, response.get("Allow", ""))
 
     return middleware
+
+
+def _not_allowed(request: HttpRequest, allowed: str) -> HttpResponse:
+    page = render(request, "405.html", {"method": request.method}, status=405)
+    page["Allow"] = allowed
+    return page

@@ -36,6 +36,16 @@ def test_huge_question_is_refused_with_a_message(client, agents):
     assert b"at most 500 characters" in response.content
 
 
+def test_a_head_request_asks_nothing(client, agents, alice):
+    """A link checker or a mail scanner: no answer, no question counted."""
+    client.force_login(alice)
+
+    response = client.head("/topics/agents/ask/", {"q": "tree search"})
+
+    assert response.status_code == 200
+    assert not Question.objects.exists()
+
+
 def test_bad_window_is_refused(client, agents):
     response = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "7"})
     streamed = client.get("/topics/agents/ask/stream/", {"q": "tree", "weeks": "7"})

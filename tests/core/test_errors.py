@@ -76,3 +76,12 @@ def test_an_api_address_without_its_slash_leads_to_it(client, alice):
         "/api/v1/me/searches/"
     )
     assert client.get("/api/v1/nothing").status_code == 404
+
+
+@pytest.mark.parametrize("method", ["trace", "options", "put", "delete"])
+def test_a_page_asked_with_another_method_is_refused_not_served(client, method):
+    response = getattr(client, method)("/search/?q=graph")
+
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD, POST"
+    assert f"a {method.upper()} request does nothing here" in response.text

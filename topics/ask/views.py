@@ -75,7 +75,9 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
     status, wait = 200, 0
     if form.is_bound and not form.is_valid():
         status = 400
-    elif form.is_bound and form.question:
+    elif form.is_bound and form.question and request.method == "GET":
+        # A HEAD (a link checker, a mail scanner) asks nothing: no answer, no
+        # question counted against the visitor's limit.
         wait = take(client_key(request))
         if wait:
             status = 429
