@@ -186,8 +186,10 @@ ACCOUNT_FORMS = {
 # the old, which is told (as the account is of a changed or reset password).
 ACCOUNT_CHANGE_EMAIL = True
 ACCOUNT_EMAIL_NOTIFICATIONS = True
-# Changing the address asks for the password (again after five minutes).
+# Changing the address asks for the password (again after five minutes); not
+# for a code by mail, which the site does not otherwise use.
 ACCOUNT_REAUTHENTICATION_REQUIRED = True
+ACCOUNT_REAUTHENTICATION_METHODS = ("password",)
 # How many proxies (load balancer, CDN) stand before the web processes: the
 # visitor's address is the one the outermost saw (X-Forwarded-For). 0: none,
 # REMOTE_ADDR is the visitor. Rate limits of visitors count per that address.

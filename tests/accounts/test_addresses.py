@@ -166,6 +166,9 @@ def test_changing_the_address_asks_for_the_password_then_does_it(
     assert response.url.startswith("/accounts/reauthenticate/")
     assert not EmailAddress.objects.filter(email="alice@work.example")
     assert not mail.outbox
+    asked = reader.get(response.url).text
+    assert "This changes your account, so we ask for your password again." in asked
+    assert "sign-in code" not in asked  # the site logs in by password alone
 
     reader.post(response.url, {"password": PASSWORD})
 
