@@ -7,6 +7,7 @@ from typing import Any
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.utils import build_absolute_uri
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.urls import reverse
@@ -42,7 +43,8 @@ class AccountAdapter(DefaultAccountAdapter):
             )
         return super().clean_email(email)
 
-    # A notice of a change (base_notification.txt) says where to undo it.
+    # A notice of a change (base_notification.txt) says what to do if it was
+    # not the reader: reset the password, or write to the operator.
     def send_notification_mail(
         self,
         template_prefix: str,
@@ -51,5 +53,9 @@ class AccountAdapter(DefaultAccountAdapter):
         email: str | None = None,
     ) -> None:
         reset = build_absolute_uri(self.request, reverse("account_reset_password"))
-        context = {**(context or {}), "password_reset_url": reset}
+        context = {
+            **(context or {}),
+            "password_reset_url": reset,
+            "contact_email": settings.MOMENTUM_CONTACT_EMAIL,
+        }
         super().send_notification_mail(template_prefix, user, context, email)

@@ -137,9 +137,13 @@ def test_changing_the_address_replaces_it_once_confirmed_and_tells_the_old_one(
     notice = mail.outbox[-1]
     assert notice.to == ["alice@example.com"]
     assert notice.subject == "[Momentum] Your email address was changed"
-    assert "from alice@example.com to alice@work.example" in notice.body
-    assert "If it was not, choose a new password now" in notice.body
-    assert link_in(notice) == "/accounts/password/reset/"
+    assert (
+        "Your account's address was changed from alice@example.com to "
+        "alice@work.example: it now logs in" in notice.body
+    )
+    # Not a reset link: this address no longer opens the account.
+    assert "If it was not, write to operator@momentum.localhost at once" in notice.body
+    assert "/accounts/password/reset/" not in notice.body
 
 
 def test_a_changed_password_is_told_to_the_account(verified_alice):
@@ -155,6 +159,8 @@ def test_a_changed_password_is_told_to_the_account(verified_alice):
     assert notice.subject == "[Momentum] Your password was changed"
     assert "Your password has been changed." in notice.body
     assert "From: 127.0.0.1" in notice.body
+    assert "If it was not, choose a new password now" in notice.body
+    assert link_in(notice) == "/accounts/password/reset/"
 
 
 def test_changing_the_address_asks_for_the_password_then_does_it(
