@@ -187,7 +187,7 @@ def test_an_unverified_address_can_have_its_link_sent_again(reader, alice):
         "/accounts/email/", {"email": alice.email, "action_send": ""}, follow=True
     )
 
-    assert "open the link we mailed there to confirm it" in page
+    assert "Open the link we mailed there to confirm it." in page
     assert "Resend verification" in page
     assert "Cancel the change" not in page
     assert sent.status_code == 200
