@@ -20,6 +20,7 @@ from topics import relevance
 from topics import similar
 from topics import tagging
 from topics.management.commands import load_demo
+from topics.management.commands.load_demo import manage_command
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.seed import SEED_TOPICS
@@ -129,3 +130,17 @@ def test_the_demo_reader_gets_for_you(demo):
 
     call_command("load_demo", stdout=io.StringIO())
     assert ReaderModel.objects.get(user=reader).trained_at == model.trained_at
+
+
+def test_the_printed_commands_read_this_demo(monkeypatch, tmp_path):
+    """Run as printed, from a fresh shell, a command reads this demo's data and
+    links to this server."""
+    monkeypatch.setenv("MOMENTUM_SITE_URL", "http://127.0.0.1:8123")
+    monkeypatch.setenv("MOMENTUM_VAR_DIR", str(tmp_path / "my var"))
+
+    command = manage_command()
+
+    assert command.startswith(
+        f"MOMENTUM_SITE_URL=http://127.0.0.1:8123 MOMENTUM_VAR_DIR='{tmp_path}/my var' "
+    )
+    assert command.endswith("manage.py")

@@ -79,13 +79,17 @@ DEFAULT_SOURCES: list[dict[str, Any]] = [
 
 def manage_command() -> str:
     """How to run manage.py from here as this process was run: this Python
-    (.venv/bin/python), and the site address when it is not the default, so
-    links in what the command writes point at the same server."""
+    (.venv/bin/python), and the site address and data folder when they are not
+    the defaults, so that the command reads this demo's database and its links
+    point at the same server."""
     python = os.path.relpath(sys.executable)
     manage = os.path.relpath(Path(settings.BASE_DIR) / "manage.py")
-    site = os.environ.get("MOMENTUM_SITE_URL")
-    prefix = f"MOMENTUM_SITE_URL={shlex.quote(site)} " if site else ""
-    return f"{prefix}{python} {manage}"
+    given = [
+        f"{name}={shlex.quote(value)} "
+        for name in ("MOMENTUM_SITE_URL", "MOMENTUM_VAR_DIR")
+        if (value := os.environ.get(name))
+    ]
+    return f"{''.join(given)}{python} {manage}"
 
 
 class Command(BaseCommand):
@@ -129,7 +133,7 @@ class Command(BaseCommand):
         self.stdout.write("Loading the demo corpus (25,002 papers, about a minute)...")
         run = ingest_path(DEMO_CORPUS)
         if run.status == IngestRun.Status.FAILED:
-            raise CommandError(run.message)
+            raise CommandError(f"{run.source}: {run.message}")
         self.stdout.write(f"Demo corpus: {run.message}")
 
     def find_similar(self) -> None:
