@@ -13,7 +13,6 @@ query string everything is text. So `Boolean`/`Integer` read JSON values and
 
 from __future__ import annotations
 
-import contextlib
 import re
 from datetime import date
 from typing import Any
@@ -123,15 +122,18 @@ class QueryDate(serializers.DateField):
     """A day as YYYY-MM-DD (the schema's `format: date`), nothing looser."""
 
     DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+    default_error_messages = {
+        # Written right, but 2026-02-30: not "wrong format".
+        "no_such_day": "{value} is written as a date, but there is no such day.",
+    }
 
     def to_internal_value(self, value: Any) -> date:
-        day = None
-        if isinstance(value, str) and self.DAY.fullmatch(value):
-            with contextlib.suppress(ValueError):  # 2026-02-30
-                day = date.fromisoformat(value)
-        if day is None:
+        if not (isinstance(value, str) and self.DAY.fullmatch(value)):
             self.fail("invalid", format="YYYY-MM-DD")
-        return day
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            self.fail("no_such_day", value=value)
 
 
 class Choice(serializers.ChoiceField):

@@ -472,3 +472,14 @@ def test_list_costs_a_fixed_number_of_queries(
     cache.clear()
     with django_assert_num_queries(4):
         anonymous.get(LIST + "?page_size=100")
+
+
+def test_a_date_written_right_that_is_no_day_says_so(anonymous, corpus):
+    error = assert_error(
+        anonymous.get(LIST, {"announced_from": "2026-02-30"}), 400, "invalid"
+    )
+
+    assert error["fields"]["announced_from"][0] == {
+        "code": "no_such_day",
+        "message": "2026-02-30 is written as a date, but there is no such day.",
+    }
