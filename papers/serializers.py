@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 
 from core.api.fields import Choice
 from core.api.fields import Integer
+from core.api.fields import StrictSerializer
 from core.api.fields import Text
 from papers.bibtex import bibtex_entry
 from papers.export import csl_item
@@ -217,7 +218,7 @@ class SavedPaperSerializer(serializers.Serializer):
     paper = PaperSerializer(source="*")
 
 
-class SaveInputSerializer(serializers.Serializer):
+class SaveInputSerializer(StrictSerializer):
     paper = Text(
         pattern=rf"\A(?:{ARXIV_ID_PATH})\Z",
         max_length=60,
@@ -257,7 +258,7 @@ class RatingPageSerializer(serializers.Serializer):
     results = RatingSerializer(many=True)
 
 
-class RatingInputSerializer(serializers.Serializer):
+class RatingInputSerializer(StrictSerializer):
     paper = Text(
         pattern=rf"\A(?:{ARXIV_ID_PATH})\Z",
         max_length=60,
@@ -338,7 +339,7 @@ class AuthorFollowSerializer(serializers.Serializer):
     followed_at = serializers.DateTimeField(source="created_at")
 
 
-class AuthorFollowInputSerializer(serializers.Serializer):
+class AuthorFollowInputSerializer(StrictSerializer):
     author = Integer(
         min_value=1,
         max_value=2**63 - 1,

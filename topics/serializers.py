@@ -13,6 +13,7 @@ from core.api.fields import NO_CONTROL
 from core.api.fields import Boolean
 from core.api.fields import NamedRow
 from core.api.fields import StrictModelSerializer
+from core.api.fields import StrictSerializer
 from core.api.fields import Text
 from core.api.fields import named_rows
 from papers.models import Category
@@ -282,7 +283,7 @@ class FollowSerializer(serializers.ModelSerializer):
         fields = ["topic", "topic_is_active", "muted", "followed_at"]
 
 
-class FollowMuteSerializer(serializers.Serializer):
+class FollowMuteSerializer(StrictSerializer):
     muted = Boolean(
         required=False,
         help_text="True leaves the topic out of the caller's digests.",
@@ -303,7 +304,7 @@ class ActiveTopic(NamedRow):
             return target
 
 
-class FollowInputSerializer(serializers.Serializer):
+class FollowInputSerializer(StrictSerializer):
     topic = ActiveTopic(
         slug_field="slug",
         queryset=Topic.objects.filter(is_active=True),
@@ -342,7 +343,7 @@ class SavedSearchQueryField(Text):
     pass
 
 
-class SavedSearchInputSerializer(serializers.Serializer):
+class SavedSearchInputSerializer(StrictSerializer):
     name = Text(
         pattern=NO_CONTROL,
         max_length=80,

@@ -14,12 +14,14 @@ query string everything is text. So `Boolean`/`Integer` read JSON values and
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
 from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
 from core.text import CONTROL
 from core.text import SHOWABLE
@@ -187,8 +189,36 @@ def named_rows(**kwargs: Any) -> NamedRows:
     return NamedRows(child_relation=NamedRow(**kwargs), **list_kwargs)
 
 
-class StrictModelSerializer(serializers.ModelSerializer[Any]):
-    """Builds the fields above for model fields (ModelSerializer builds DRF's)."""
+class KnownFieldsOnly:
+    """A request body's serializer that refuses keys naming no field it takes,
+    as query parameters are refused (StrictQueryParams): a typo such as
+    "frequncy" was dropped, and the request answered 200 with nothing changed.
+    The schema says so (additionalProperties false, core.api.schema)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            fields = self.fields  # type: ignore[attr-defined]  # a Serializer's
+            refused = {
+                name: [
+                    ErrorDetail("Read-only: it cannot be changed.", "read_only")
+                    if name in fields
+                    else ErrorDetail("Unknown field.", "unknown_field")
+                ]
+                for name in data
+                if name not in fields or fields[name].read_only
+            }
+            if refused:
+                raise serializers.ValidationError(refused)
+        return super().to_internal_value(data)  # type: ignore[misc]  # a Serializer's
+
+
+class StrictSerializer(KnownFieldsOnly, serializers.Serializer[Any]):
+    """A request body read as the fields above say, and no other key."""
+
+
+class StrictModelSerializer(KnownFieldsOnly, serializers.ModelSerializer[Any]):
+    """Builds the fields above for model fields (ModelSerializer builds DRF's),
+    and reads no key it lacks (KnownFieldsOnly)."""
 
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,

@@ -68,6 +68,8 @@ class AutoSchema(openapi.AutoSchema):
         if direction == "request":
             for name, field in serializer.fields.items():
                 refuse_nul(schema["properties"].get(name), field)
+            # Every body serializer refuses other keys (KnownFieldsOnly).
+            schema["additionalProperties"] = False
         return schema
 
     def _error_codes(self) -> list[str]:

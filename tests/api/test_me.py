@@ -18,18 +18,47 @@ pytestmark = pytest.mark.django_db
 
 def test_profile_reads_and_updates_names_only(as_alice, alice):
     assert as_alice.get("/api/v1/me/").json()["email"] == "alice@example.com"
-    response = as_alice.patch(
+    refused = as_alice.patch(
         "/api/v1/me/",
         {"first_name": "Alice", "email": "evil@example.com", "is_staff": True},
         format="json",
     )
-    assert response.status_code == 200
+    named = as_alice.patch("/api/v1/me/", {"first_name": "Alice"}, format="json")
+
+    # Said, not dropped: a client would think the address had changed.
+    error = assert_error(refused, 400, "invalid")
+    assert error["fields"] == {
+        "email": [{"code": "read_only", "message": "Read-only: it cannot be changed."}],
+        "is_staff": [
+            {"code": "read_only", "message": "Read-only: it cannot be changed."}
+        ],
+    }
+    assert named.status_code == 200
     alice.refresh_from_db()
     assert (alice.first_name, alice.email, alice.is_staff) == (
         "Alice",
         "alice@example.com",
         False,
     )
+
+
+@pytest.mark.parametrize(
+    ("address", "body"),
+    [
+        ("/api/v1/me/digest/", {"frequncy": "daily"}),
+        ("/api/v1/me/searches/", {"name": "x", "query": "ti:x", "sintax": "rule"}),
+        ("/api/v1/me/follows/", {"topic": "robot-learning", "mute": True}),
+    ],
+)
+def test_a_misspelt_body_field_is_refused_not_dropped(as_alice, corpus, address, body):
+    send = as_alice.patch if address.endswith("digest/") else as_alice.post
+
+    error = assert_error(send(address, body, format="json"), 400, "invalid")
+
+    (typo,) = set(body) - {"name", "query", "topic"}
+    assert error["fields"] == {
+        typo: [{"code": "unknown_field", "message": "Unknown field."}]
+    }
 
 
 def test_digest_preferences_default_then_update(as_alice, alice):
