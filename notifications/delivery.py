@@ -241,7 +241,11 @@ def _plan_request(digest: Digest) -> PlanRequest:
     # A test digest holds the latest week harvested, whatever was sent before.
     fresh = digest.kind == Digest.Kind.TEST
     return request_for(
-        digest.user, digest.period_start, digest_id=digest.pk, fresh=fresh
+        digest.user,
+        digest.period_start,
+        digest.due_at,
+        digest_id=digest.pk,
+        fresh=fresh,
     )
 
 

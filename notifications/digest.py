@@ -4,6 +4,7 @@ delivery (notifications.delivery)."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from datetime import date
 from datetime import datetime
 from typing import Any
@@ -19,14 +20,18 @@ from notifications.plan import plan_digests
 from notifications.schedule import Schedule
 
 
-def request_for(user: User, period_start: date, **fields: Any) -> PlanRequest:
-    """The plan request for `user`'s digest of the period starting `period_start`."""
+def request_for(
+    user: User, period_start: date, due: datetime, **fields: Any
+) -> PlanRequest:
+    """The plan request for `user`'s digest of the period starting
+    `period_start`, sent at `due`."""
     preferences = DigestPreferences.objects.for_user(user)
     return PlanRequest(
         user_id=user.pk,
         period_start=period_start,
         step=Schedule.of(preferences).step,
         max_papers=preferences.max_papers,
+        until=due.astimezone(UTC).date(),
         **fields,
     )
 
@@ -36,8 +41,8 @@ def preview_content(
 ) -> Content:
     """The digest `user` would get if it were built at `at` (fresh: the digest of
     the latest week harvested, as a test digest holds); reads only."""
-    day, _ = Schedule.of(DigestPreferences.objects.for_user(user)).current_period(at)
-    plan = plan_digests([request_for(user, day, fresh=fresh)])[user.pk]
+    day, due = Schedule.of(DigestPreferences.objects.for_user(user)).current_period(at)
+    plan = plan_digests([request_for(user, day, due, fresh=fresh)])[user.pk]
     return shape_digests([plan], site_url)[0]
 
 

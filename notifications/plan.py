@@ -62,6 +62,10 @@ class PlanRequest:
     period_start: date
     step: timedelta
     max_papers: int
+    # The last announcement day it may hold: its send time's day in UTC, when
+    # arXiv's announcements come (a digest built later, a past one replayed,
+    # holds what it would have; later papers are the next one's).
+    until: date
     # The digest being planned: its own papers do not count as already sent.
     digest_id: int | None = None
     # The papers of the latest week harvested, sent before or not (test digests:
@@ -325,11 +329,9 @@ def _plan_one(
     new: list[tuple[dict[str, Any], list[int]]] = []
 
     def is_new(paper_id: int, day: date) -> bool:
-        """New to the reader and to the digest, and announced by its send day
-        (a digest built later, as a past one replayed, holds what it would
-        have: later papers are the next one's)."""
+        """New to the reader and to the digest, and announced by its send time."""
         return (
-            since <= day <= request.period_start
+            since <= day <= request.until
             and paper_id not in left_out
             and paper_id not in placed
         )

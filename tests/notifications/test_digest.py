@@ -36,7 +36,7 @@ WEEK = timedelta(days=7)
 
 
 def weekly(user: User, max_papers: int = 30, **fields: object) -> PlanRequest:
-    return PlanRequest(user.pk, MONDAY, WEEK, max_papers, **fields)
+    return PlanRequest(user.pk, MONDAY, WEEK, max_papers, MONDAY, **fields)
 
 
 @pytest.fixture

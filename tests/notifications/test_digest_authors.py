@@ -53,7 +53,9 @@ def written_by(paper: Paper, *authors: Author) -> Paper:
 
 
 def plan_of(user: User, max_papers: int = 30):
-    return plan_digests([PlanRequest(user.pk, MONDAY, WEEK, max_papers)])[user.pk]
+    return plan_digests([PlanRequest(user.pk, MONDAY, WEEK, max_papers, MONDAY)])[
+        user.pk
+    ]
 
 
 def test_new_papers_by_followed_authors_come_after_the_topics_each_once(

@@ -51,7 +51,8 @@ def everything(db):
 
 def plan_of(user, max_papers: int = 30):
     first = Paper.objects.order_by("first_announced").first().first_announced
-    request = PlanRequest(user.pk, first, WEEK, max_papers, fresh=True)
+    last = Paper.objects.order_by("first_announced").last().first_announced
+    request = PlanRequest(user.pk, first, WEEK, max_papers, last, fresh=True)
     return plan_digests([request])[user.pk]
 
 

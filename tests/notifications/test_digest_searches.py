@@ -38,7 +38,9 @@ def days_ago(n: int) -> date:
 
 
 def plan_of(user: User, max_papers: int = 30):
-    return plan_digests([PlanRequest(user.pk, MONDAY, WEEK, max_papers)])[user.pk]
+    return plan_digests([PlanRequest(user.pk, MONDAY, WEEK, max_papers, MONDAY)])[
+        user.pk
+    ]
 
 
 def test_a_section_per_search_after_the_topics_each_paper_once(
@@ -54,7 +56,7 @@ def test_a_section_per_search_after_the_topics_each_paper_once(
     jottings = create_search(alice, name="Notes", query="notes", syntax="search")
     create_search(bob, name="Bob's", query="alone", syntax="search")
 
-    requests = [PlanRequest(u.pk, MONDAY, WEEK, 30) for u in (alice, bob)]
+    requests = [PlanRequest(u.pk, MONDAY, WEEK, 30, MONDAY) for u in (alice, bob)]
     # Follows of topics and authors, last periods, tags, authorships, saved
     # searches' matches, papers sent, saved and rated, and the readers' models:
     # the same for any number of readers.
