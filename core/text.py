@@ -11,9 +11,11 @@ from django.core.validators import RegexValidator
 # these alone is blank. Spelled out rather than \s, which Python, ECMAScript and
 # Rust (the API schema's readers) each read differently.
 SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-# The control characters that are not whitespace (unicodedata's Cc less what
-# str.isspace() takes): NUL, escape, delete and the like.
-CONTROL = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+# The control characters that are not whitespace a person types (unicodedata's
+# Cc less tab, line feeds and the like): NUL, escape, delete, and the
+# separators U+001C-U+001F, which str.isspace() takes for spaces but XML 1.0
+# forbids (a topic's name holding one made its feeds a 500).
+CONTROL = r"\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"
 # For text a curator writes that feeds, mails and pages show: an escape in a
 # topic's name would make its Atom feed a document no reader can parse.
 # A positive pattern, not an inverse match, which the API's schema would state

@@ -156,12 +156,16 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     assert not Topic.objects.filter(slug="broken").exists()
 
 
-def test_admin_refuses_control_characters_in_what_feeds_and_pages_show(admin_client):
-    """An escape pasted into a name would make the topic's Atom feed unreadable."""
+@pytest.mark.parametrize("name", ["Agents\x1b[0m", "Agents\x1fFeed"])
+def test_admin_refuses_control_characters_in_what_feeds_and_pages_show(
+    admin_client, name
+):
+    """An escape pasted into a name would make the topic's Atom feed unreadable,
+    and so would U+001F, which Python takes for a space."""
     response = admin_client.post(
         reverse("admin:topics_topic_add"),
         {
-            "name": "Agents\x1b[0m",
+            "name": name,
             "slug": "agents-escaped",
             "description": "Tools\x00 and plans",
             "rule": "ti:agent",
