@@ -44,12 +44,22 @@ class OwnersSignupForm(SignupForm):
 
     def save(self, request: Any) -> User:
         user: User = super().save(request)
-        # The address is this account's now: another's request to change to
-        # it is withdrawn (confirming it would give two accounts one address).
-        EmailAddress.objects.filter(email__iexact=user.email, verified=False).exclude(
-            user=user
-        ).delete()
+        withdraw_requests(user.email, owner=user)
         return user
+
+
+def withdraw_requests(email: str, *, owner: User) -> None:
+    """The address is `owner`'s now: other accounts' requests to change to it
+    are withdrawn (confirming one would give two accounts one address, and its
+    "Resend verification" kept mailing the owner about another account)."""
+    EmailAddress.objects.filter(email__iexact=email, verified=False).exclude(
+        user=owner
+    ).delete()
+
+
+def address_confirmed(sender: type, email_address: EmailAddress, **kwargs: Any) -> None:
+    """allauth's email_confirmed: a change to this address, or a sign-up's."""
+    withdraw_requests(email_address.email, owner=email_address.user)
 
 
 class OwnersAddEmailForm(AddEmailForm):

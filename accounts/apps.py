@@ -13,6 +13,9 @@ class AccountsConfig(AppConfig):
     verbose_name = "Users and preferences"
 
     def ready(self) -> None:
+        from allauth.account.signals import email_confirmed
+
+        from accounts import addresses
         from accounts import backends
         from accounts import sites
 
@@ -22,3 +25,4 @@ class AccountsConfig(AppConfig):
         post_save.connect(backends.forget_user, sender=user)
         post_delete.connect(backends.forget_user, sender=user)
         request_started.connect(sites.check_on_first_request)
+        email_confirmed.connect(addresses.address_confirmed)

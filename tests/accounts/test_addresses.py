@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from accounts.models import User
+from tests.accounts.factories import verified
 
 pytestmark = pytest.mark.django_db
 
@@ -206,3 +207,21 @@ def test_a_used_confirmation_link_does_not_say_it_expired(client, alice):
 
     assert "This link does not work any more: it has been used, or it is too" in page
     assert "expired or is invalid" not in page
+
+
+def test_a_confirmed_change_withdraws_other_accounts_requests_for_it(
+    requester, verified_alice, bob
+):
+    """alice asked for carol@example.com and never confirmed; bob changes to it
+    and confirms: alice's request goes, and with it her page's Resend."""
+    verified(bob)
+    client = logged_in(bob)
+    change_to(client, "carol@example.com")
+    (confirm,) = mail.outbox
+
+    client.post(link_in(confirm))
+
+    assert [a.user for a in EmailAddress.objects.filter(email="carol@example.com")] == [
+        bob
+    ]
+    assert "Changing to" not in requester.get("/accounts/email/").text
