@@ -40,9 +40,12 @@ def test_a_head_request_asks_nothing(client, agents, alice):
     """A link checker or a mail scanner: no answer, no question counted."""
     client.force_login(alice)
 
-    response = client.head("/topics/agents/ask/", {"q": "tree search"})
+    page = client.head("/topics/agents/ask/", {"q": "tree search"})
+    stream = client.head("/topics/agents/ask/stream/", {"q": "tree search"})
+    api = client.head("/api/v1/topics/agents/ask/", {"q": "tree search"})
 
-    assert response.status_code == 200
+    assert page.status_code == 200
+    assert (stream.status_code, api.status_code) == (405, 405)
     assert not Question.objects.exists()
 
 

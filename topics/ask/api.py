@@ -133,6 +133,9 @@ TOPIC_ERRORS = {
 
 class AskView(StrictQueryParams, APIView):
     permission_classes = [AllowAny]
+    # Not HEAD, which Django serves as a GET: a link checker's would ask a
+    # question and count it against the caller's limit.
+    http_method_names = ["get", "options"]
     query_serializer: type[serializers.Serializer] = AskQuerySerializer
 
     def allowed_query_params(self) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.http import HttpResponseNotAllowed
 from django.http import StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
@@ -103,6 +104,9 @@ def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse
 
 
 def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
+    if request.method != "GET":
+        # A HEAD would ask, and count, a question (as on the page, _ask_page).
+        return HttpResponseNotAllowed(["GET"])
     form = AskForm(request.GET)
     if not form.is_valid() or not form.question:
         # What is wrong: the question, or the window asked about.
