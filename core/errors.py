@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.http import HttpResponseBadRequest
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -23,6 +25,11 @@ def _is_api(request: HttpRequest) -> bool:
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler400: too many parameters, a body too large, a host not served."""
+    if isinstance(exception, DisallowedHost):
+        # Not this site: none of its pages (their links name the host).
+        return HttpResponseBadRequest(
+            "This server does not answer for that host.", content_type="text/plain"
+        )
     if _is_api(request):
         body = error_body("parse_error", MALFORMED)
         return JsonResponse(body, status=400)

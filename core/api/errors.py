@@ -220,7 +220,7 @@ class ErrorDetailSerializer(serializers.Serializer[Any]):
         help_text="Machine-readable: invalid, parse_error, not_authenticated, "
         "authentication_failed, permission_denied, csrf_failed, not_found, "
         "method_not_allowed, not_acceptable, unsupported_media_type, conflict, "
-        "token_exists, not_tagged, throttled, server_error."
+        "precondition_failed, token_exists, not_tagged, throttled, server_error."
     )
     message = serializers.CharField(help_text="For people; may change.")
     # A declared field: DRF's metaclass takes it off the class, so it does not

@@ -29,13 +29,18 @@ class StrictQueryParams:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
         if getattr(self, (request.method or "").lower(), None) is None:
             return  # dispatch answers 405 for a method the endpoint lacks
-        unknown = sorted(set(request.query_params) - self.allowed_query_params())
-        if unknown:
+        params = request.query_params
+        unknown = sorted(set(params) - self.allowed_query_params())
+        # Every parameter takes one value: of category=a&category=b, the last
+        # alone was read, and the first never checked.
+        repeated = sorted(name for name in params if len(params.getlist(name)) > 1)
+        refused = {
+            **dict.fromkeys(repeated, ("Given more than once.", "repeated_parameter")),
+            **dict.fromkeys(unknown, ("Unknown query parameter.", "unknown_parameter")),
+        }
+        if refused:
             raise ValidationError(
-                {
-                    name: [ErrorDetail("Unknown query parameter.", "unknown_parameter")]
-                    for name in unknown
-                }
+                {name: [ErrorDetail(*why)] for name, why in refused.items()}
             )
 
 

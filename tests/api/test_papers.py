@@ -483,3 +483,14 @@ def test_a_date_written_right_that_is_no_day_says_so(anonymous, corpus):
         "code": "no_such_day",
         "message": "2026-02-30 is written as a date, but there is no such day.",
     }
+
+
+@pytest.mark.parametrize("name", ["category", "page_size"])
+def test_a_parameter_given_twice_is_refused_not_half_read(anonymous, corpus, name):
+    values = {"category": ["cs.MA", "cs.RO"], "page_size": ["101", "5"]}[name]
+
+    error = assert_error(anonymous.get(LIST, {name: values}), 400, "invalid")
+
+    assert error["fields"] == {
+        name: [{"code": "repeated_parameter", "message": "Given more than once."}]
+    }

@@ -85,3 +85,11 @@ def test_a_page_asked_with_another_method_is_refused_not_served(client, method):
     assert response.status_code == 405
     assert response["Allow"] == "GET, HEAD, POST"
     assert f"a {method.upper()} request does nothing here" in response.text
+
+
+@pytest.mark.parametrize("address", ["/search/", "/api/v1/papers/"])
+def test_a_host_the_site_does_not_serve_is_told_so_plainly(client, address):
+    response = client.get(address, headers={"Host": "evil.example"})
+
+    assert response.status_code == 400
+    assert response.text == "This server does not answer for that host."
