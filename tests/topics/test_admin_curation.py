@@ -580,6 +580,11 @@ def test_the_activity_actions_say_what_they_did(admin_client, topic):
         "papers and decisions kept." in hidden.text
     )
     assert f"Activated {topic.name}: shown to readers again" in shown.text
+    again = admin_client.post(
+        changelist, {"action": "activate", "_selected_action": [topic.pk]}, follow=True
+    )
+    assert f"{topic.name}: active already." in again.text
+    assert "Activated" not in again.text
 
 
 @pytest.mark.parametrize(
@@ -604,3 +609,13 @@ def test_the_decision_lists_find_a_paper_by_any_form_of_its_id(
     assert "2606.00001 in " in found
     assert "2606.00003 in " not in found
     assert "2606.00003 in " in by_title
+
+
+def test_the_decision_lists_find_papers_by_the_start_of_an_id(admin_client, topic):
+    """An id written whole that no row has is searched as text, as a title is."""
+    found = admin_client.get(
+        reverse("admin:topics_papertopic_changelist"), {"q": "2606.0000"}
+    ).text
+
+    assert "2606.00001 in " in found
+    assert "2606.00003 in " in found

@@ -37,8 +37,12 @@ class PaperListAdmin(admin.ModelAdmin):
         try:
             arxiv_id, _ = split_arxiv_id(search_term)
         except ParseError:
-            return super().get_search_results(request, queryset, search_term)
-        return queryset.filter(paper__arxiv_id=arxiv_id), False
+            arxiv_id = ""
+        found = queryset.filter(paper__arxiv_id=arxiv_id)
+        if arxiv_id and found.exists():
+            return found, False
+        # Words of a title, or the start of an id ("2509.0252" of 2509.02522).
+        return super().get_search_results(request, queryset, search_term)
 
 
 @admin.register(PaperTopic)

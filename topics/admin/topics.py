@@ -321,18 +321,20 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     def _set_active(
         self, request: HttpRequest, queryset: QuerySet[Topic], active: bool
     ) -> None:
-        done = []
+        done: list[str] = []
+        already: list[str] = []
         for topic in queryset:
             try:
-                set_active(topic, active)
+                (done if set_active(topic, active) else already).append(topic.name)
             except ValidationError as error:
                 self.message_user(
                     request,
                     f"{topic.name}: {'; '.join(error.messages)}",
                     messages.ERROR,
                 )
-            else:
-                done.append(topic.name)
+        if already:
+            state = "active" if active else "inactive"
+            self.message_user(request, f"{', '.join(already)}: {state} already.")
         if done:
             self.message_user(
                 request,
