@@ -133,7 +133,13 @@ def test_production_loads_with_what_it_asks_for(load_settings):
 
 @pytest.mark.parametrize(
     "name",
-    ["DJANGO_ALLOWED_HOSTS", "MOMENTUM_SITE_URL", "CELERY_BROKER_URL", "EMAIL_URL"],
+    [
+        "DJANGO_ALLOWED_HOSTS",
+        "MOMENTUM_SITE_URL",
+        "CELERY_BROKER_URL",
+        "EMAIL_URL",
+        "CACHE_URL",
+    ],
 )
 def test_production_refuses_the_embedded_defaults(load_settings, name):
     variables = PRODUCTION | {name: ""}
@@ -143,14 +149,14 @@ def test_production_refuses_the_embedded_defaults(load_settings, name):
 
 
 def test_production_names_everything_missing_at_once(load_settings):
-    variables = {name: PRODUCTION[name] for name in ["DJANGO_SECRET_KEY", "CACHE_URL"]}
+    variables = {name: PRODUCTION[name] for name in ["DJANGO_SECRET_KEY"]}
 
     with pytest.raises(ImproperlyConfigured) as refused:
         load_settings("config.settings.production", **variables)
 
     assert str(refused.value).startswith(
-        "DJANGO_ALLOWED_HOSTS, MOMENTUM_SITE_URL, CELERY_BROKER_URL, EMAIL_URL "
-        "must be set in production"
+        "DJANGO_ALLOWED_HOSTS, MOMENTUM_SITE_URL, CELERY_BROKER_URL, EMAIL_URL, "
+        "CACHE_URL must be set in production"
     )
 
 

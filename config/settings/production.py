@@ -28,6 +28,7 @@ REQUIRED = [
     "MOMENTUM_SITE_URL",
     "CELERY_BROKER_URL",
     "EMAIL_URL",
+    "CACHE_URL",  # and a shared one (below)
 ]
 if missing := [name for name in REQUIRED if not given(name, "")]:
     raise ImproperlyConfigured(

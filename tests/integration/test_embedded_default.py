@@ -130,7 +130,11 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert ":8000" not in output + feed
     # The printed commands run as printed, and write links to this server.
     hint = next(line for line in printed if "digests run --at" in line).split()
-    assert hint[:2] == [f"MOMENTUM_SITE_URL={site}", ".venv/bin/python"]
+    assert hint[:3] == [
+        f"MOMENTUM_SITE_URL={site}",
+        f"MOMENTUM_VAR_DIR={tmp_path}",
+        ".venv/bin/python",
+    ]
     # The demo serves the site's own 404, not Django's debug page.
     assert missing[0] == 404
     assert "There is nothing at this address" in missing[1]
@@ -140,8 +144,9 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     # The digest command printed, run as printed in another shell, writes the
     # reader's digest to var/mail with every link to this server.
     command = " ".join(hint).split("(writes it to")[0]
+    shell = {key: value for key, value in env.items() if key != "MOMENTUM_VAR_DIR"}
     sent = subprocess.run(
-        command, shell=True, cwd=BASE_DIR, env=env, capture_output=True, text=True
+        command, shell=True, cwd=BASE_DIR, env=shell, capture_output=True, text=True
     )
     assert sent.returncode == 0, sent.stderr
     assert "1 sent" in sent.stdout
