@@ -71,6 +71,7 @@ from topics.query import active_topics
 from topics.query import follow_merges
 from topics.query import get_active_topic
 from topics.query import related_topics
+from topics.query import topic_at
 from topics.query import with_figures
 from topics.reader_feed import Following
 from topics.reader_feed import cached_following
@@ -328,7 +329,7 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         responses={200: FollowSerializer},
     )
     def partial_update(self, request: Request, slug: str) -> Response:
-        follow = get_object_or_404(self.get_queryset(), topic__slug=slug)
+        follow = get_object_or_404(self.get_queryset(), topic=topic_at(slug))
         given = FollowMuteSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         if "muted" in given.validated_data:
@@ -342,8 +343,9 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         responses={204: OpenApiResponse(description="Not followed (any more).")},
     )
     def destroy(self, request: Request, slug: str) -> Response:
-        # Inactive topics keep their followers, who may still leave them.
-        set_following(signed_in(request), get_object_or_404(Topic, slug=slug), False)
+        # Inactive topics keep their followers, who may still leave them; and
+        # a merged-away slug names the topic its follows moved to.
+        set_following(signed_in(request), topic_at(slug), False)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -100,6 +100,18 @@ def get_active_topic(slug: str) -> Topic:
     return get_object_or_404(Topic, slug=slug, is_active=True)
 
 
+def topic_at(slug: str) -> Topic:
+    """The topic, active or not, at this slug or at a former one of it (a
+    merged-away topic's, or its own before a new slug); else 404."""
+    topic = (
+        Topic.objects.filter(slug=slug).first()
+        or Topic.objects.filter(aliases__slug=slug).first()
+    )
+    if topic is None:
+        raise Http404(f"No topic {slug}.")
+    return topic
+
+
 def merged_into(slug: str) -> Topic | None:
     """The active topic a merged-away topic's slug now leads to, if any."""
     return Topic.objects.filter(is_active=True, aliases__slug=slug).only("slug").first()

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
 from papers.models import Paper
+from tests.clients import token_client
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import exclude_paper
@@ -256,3 +257,25 @@ def test_a_former_address_cannot_be_taken_by_another_topic(two_topics, as_staff)
     ]
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "conflict"
+
+
+def test_a_merged_away_slug_still_names_the_topic_to_the_api(two_topics, alice):
+    """A client holding the old slug can still mute and leave the topic its
+    follow moved to, and its Ask is led there, as the site's page is."""
+    target, other = two_topics
+    Follow.objects.create(user=alice, topic=other)
+    merge_and_retag(target, [other])
+    api = token_client(alice)
+
+    muted = api.patch("/api/v1/me/follows/robots/", {"muted": True}, format="json")
+    asked = api.get("/api/v1/topics/robots/ask/", {"q": "robot"})
+    left = api.delete("/api/v1/me/follows/robots/")
+
+    assert muted.status_code == 200
+    assert muted.json()["topic"]["slug"] == "agents"
+    assert (asked.status_code, asked["Location"]) == (
+        301,
+        "/api/v1/topics/agents/ask/?q=robot",
+    )
+    assert left.status_code == 204
+    assert not Follow.objects.filter(user=alice).exists()

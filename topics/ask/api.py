@@ -33,6 +33,7 @@ from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.limits import client_key
 from topics.limits import take
+from topics.query import follow_merges
 from topics.query import get_active_topic
 
 
@@ -166,6 +167,7 @@ class TopicAskView(AskView):
         parameters=[SLUG_PARAMETER, TopicAskQuerySerializer],
         responses={200: AnswerSerializer, **ERRORS, **TOPIC_ERRORS},
     )
+    @follow_merges
     def get(self, request: Request, slug: str) -> Response:
         topic = get_active_topic(slug)
         query = _read(TopicAskQuerySerializer, request)
