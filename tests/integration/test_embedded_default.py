@@ -241,8 +241,9 @@ def test_a_malformed_site_url_fails_at_startup(tmp_path):
 
 
 def test_production_refuses_a_cache_each_process_would_keep_to_itself(tmp_path):
+    # Set, but to a cache in each process (unset is refused with the others).
     env = production_env(tmp_path)
-    del env["CACHE_URL"]
+    env["CACHE_URL"] = "locmemcache://"
 
     result = manage("check", env=env)
 
