@@ -160,10 +160,13 @@ def filtered_papers(
 def matching_papers(text: str, **filters: Any) -> QuerySet[Paper]:
     """Papers matching the text and filters (those of `filtered_papers`), in
     no particular order and unranked (the API lists them newest first); all
-    papers with no text and no filter."""
+    papers with no text and no filter. A text naming one paper by its arXiv id
+    (as the site's search opens it) matches that paper."""
     papers = filtered_papers(**filters)
     if not text.strip():
         return papers
+    if identifier := arxiv_id_query(text):
+        return papers.filter(arxiv_id=identifier[0])
     alternatives = parse_query(text)
     if not alternatives:
         return papers.none()

@@ -117,6 +117,13 @@ def test_papers_without_announcement_day_come_first_and_page_through(anonymous, 
         ({"q": "robot"}, ["2606.00100"]),
         ({"q": "nothing-matches-this"}, []),
         ({"q": ""}, None),
+        # An id, in any form the site's search takes, lists that paper, as the
+        # site's search opens it.
+        ({"q": "2606.00100"}, ["2606.00100"]),
+        ({"q": "arXiv:2606.00100v2"}, ["2606.00100"]),
+        ({"q": "https://arxiv.org/abs/2606.00100"}, ["2606.00100"]),
+        ({"q": "2606.00100", "topic": "rl-for-llm-agents"}, ["2606.00100"]),
+        ({"q": "2606.00002", "category": "cs.LG"}, []),
     ],
 )
 def test_filters(anonymous, corpus, params, expected):
