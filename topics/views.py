@@ -13,9 +13,9 @@ from django.core.paginator import Paginator
 from django.db.models import OuterRef
 from django.db.models import QuerySet
 from django.db.models import Subquery
+from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -62,6 +62,7 @@ from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import related_topics
 from topics.query import suggested_topics
+from topics.query import topic_at
 from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
@@ -356,9 +357,12 @@ def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
 
 def follow(request: HttpRequest, slug: str) -> HttpResponse:
     # A topic the curators paused is followed no more, but can be left (from
-    # the settings page, which lists it as paused).
+    # the settings page, which lists it as paused). A former slug (a page open
+    # from before a rename or a merge) names the topic it leads to.
     leaving = not asks_on(request)
-    topic = get_object_or_404(Topic, slug=slug) if leaving else get_active_topic(slug)
+    topic = topic_at(slug)
+    if not (leaving or topic.is_active):
+        raise Http404(f"No active topic {slug}.")
     return toggle(
         request,
         is_on=lambda: Follow.objects.filter(

@@ -279,3 +279,20 @@ def test_a_merged_away_slug_still_names_the_topic_to_the_api(two_topics, alice):
     )
     assert left.status_code == 204
     assert not Follow.objects.filter(user=alice).exists()
+
+
+def test_a_follow_button_at_a_former_slug_acts_on_the_topic(two_topics, client, alice):
+    """A page open from before a rename or a merge still follows and leaves."""
+    target, other = two_topics
+    save_topic(target, fields={"slug": "llm-agents"}, retag=False)
+    merge_and_retag(target, [other])
+    client.force_login(alice)
+
+    followed = client.post("/topics/agents/follow/", {"on": "1"})
+    assert Follow.objects.filter(user=alice, topic=target).exists()
+    left = client.post("/topics/robots/follow/", {"on": "0"})
+
+    assert (followed.status_code, left.status_code) == (302, 302)
+    assert followed["Location"] == "/topics/llm-agents/"
+    assert not Follow.objects.filter(user=alice).exists()
+    assert client.post("/topics/no-such-topic/follow/", {"on": "1"}).status_code == 404
