@@ -156,6 +156,9 @@ def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         error = "rating must be up, down or clear."
         if json:
             return JsonResponse({"error": error}, status=400)
+        if request.method == "GET":
+            # The address opened as a page (typed, or cut from a link): the paper.
+            return redirect(paper)
         return HttpResponseBadRequest(error)
     next_url = safe_next(request, paper.get_absolute_url())
     if not request.user.is_authenticated:

@@ -22,7 +22,8 @@ from topics.models import Follow
 
 pytestmark = pytest.mark.django_db
 
-RATE = "/papers/2606.00001/rate/"
+PAPER = "/papers/2606.00001/"
+RATE = PAPER + "rate/"
 TOPIC = "/topics/rl-for-llm-agents/"
 # A page rendered anew, as tests/test_pages.py allows it.
 MAX_PAGE_QUERIES = 12
@@ -164,6 +165,17 @@ def test_a_rating_that_is_none_is_refused_clearly(reader, corpus, choice):
     assert "rating must be up, down or clear" in plain.text
     assert in_place.status_code == 400
     assert in_place.json() == {"error": "rating must be up, down or clear."}
+    assert not Rating.objects.exists()
+
+
+@pytest.mark.parametrize("query", ["", "?rating=sideways"])
+def test_the_rating_address_opened_as_a_page_leads_to_the_paper(
+    reader, client, corpus, query
+):
+    for who in (reader, client):
+        response = who.get(RATE + query)
+
+        assert (response.status_code, response["Location"]) == (302, PAPER)
     assert not Rating.objects.exists()
 
 
