@@ -9,6 +9,7 @@ import json
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 
 from accounts.models import User
@@ -33,6 +34,15 @@ pytestmark = pytest.mark.django_db
 def demo(settings, tmp_path, monkeypatch):
     """load_demo on the first 1,000 papers of the shipped corpus, with the seed
     topics of a copy of topics.json that the test may edit."""
+    seed = use_head_of_corpus(settings, tmp_path, monkeypatch, decisions={})
+    call_command("load_demo", stdout=io.StringIO())
+    return seed
+
+
+def use_head_of_corpus(settings, tmp_path, monkeypatch, *, decisions):
+    """load_demo set to read the first 1,000 papers of the shipped corpus, a
+    copy of the seed topics (returned) and, as the labeled set of
+    rl-for-llm-agents, these decisions (arXiv id: relevant)."""
     settings.DEBUG = True
     corpus = tmp_path / "head.jsonl.gz"
     with gzip.open(load_demo.DEMO_CORPUS, "rt") as lines:
@@ -43,15 +53,15 @@ def demo(settings, tmp_path, monkeypatch):
     seed.write_text(SEED_TOPICS.read_text())
     labeled = tmp_path / "labeled"
     labeled.mkdir()
+    papers = [{"arxiv_id": id, "relevant": yes} for id, yes in decisions.items()]
     (labeled / "agents.json").write_text(
-        json.dumps({"topic": "rl-for-llm-agents", "papers": []})
+        json.dumps({"topic": "rl-for-llm-agents", "papers": papers})
     )
     monkeypatch.setattr(load_demo, "DEMO_CORPUS", corpus)
     monkeypatch.setattr(load_demo, "LABELED_SETS", labeled)
     monkeypatch.setattr(
         load_demo, "load_topics", lambda **options: load_topics(seed, **options)
     )
-    call_command("load_demo", stdout=io.StringIO())
     return seed
 
 
@@ -144,3 +154,28 @@ def test_the_printed_commands_read_this_demo(monkeypatch, tmp_path):
         f"MOMENTUM_SITE_URL=http://127.0.0.1:8123 MOMENTUM_VAR_DIR='{tmp_path}/my var' "
     )
     assert command.endswith("manage.py")
+
+
+def test_the_labeled_decisions_are_trained_on_once_and_at_once(
+    settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The decisions' own training, after their burst, would run on a timer of
+    the command's process while it builds the similar papers, and wait on that
+    build's lock (SQLite: "database is locked"). The command trains at once."""
+    with gzip.open(load_demo.DEMO_CORPUS, "rt") as lines:
+        first = [json.loads(line)["id"] for line in itertools.islice(lines, 4)]
+    decisions = {arxiv_id: n % 2 == 0 for n, arxiv_id in enumerate(first)}
+    use_head_of_corpus(settings, tmp_path, monkeypatch, decisions=decisions)
+
+    with (
+        mock.patch("core.queue._run_later") as timer,
+        mock.patch("topics.tasks.train_topic_model.apply_async") as sent,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        call_command("load_demo", stdout=io.StringIO())
+
+    scheduled = [call for call in timer.call_args_list if "topic" in str(call)]
+    assert (scheduled, sent.call_count) == ([], 0)
+    topic = Topic.objects.get(slug="rl-for-llm-agents")
+    assert topic.model.decisions == 4
+    assert not cache.get(relevance.training_due_key(topic.pk))

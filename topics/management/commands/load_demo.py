@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.db import transaction
@@ -159,7 +160,11 @@ class Command(BaseCommand):
                 paper["arxiv_id"]: paper["relevant"] for paper in labeled["papers"]
             }
             papers = Paper.objects.in_bulk(relevant, field_name="arxiv_id")
-            # One transaction: the decisions ask for one training between them.
+            # Decisions ask for a training once their burst is over: with
+            # in-process tasks, on a timer of this process, which would fire
+            # during the similar papers' build below and wait on its lock.
+            # Marked due already, they ask for none: theirs is the one here.
+            cache.set(relevance.training_due_key(topic.pk), 1)
             with transaction.atomic():
                 for arxiv_id, paper in papers.items():
                     if relevant[arxiv_id]:
@@ -167,7 +172,10 @@ class Command(BaseCommand):
                     else:
                         exclude_paper(topic, paper, reason=f"labeled set {path.name}")
                 save_topic(topic, fields={"membership": Topic.Membership.AUTO})
-            model = relevance.train(topic)
+            trained = relevance.retrain(topic.pk)  # and the mark cleared
+            if trained is None:  # a seed topic that is not active
+                continue
+            model = trained[1]
             awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
             pins = sum(relevant[arxiv_id] for arxiv_id in papers)
             self.stdout.write(
