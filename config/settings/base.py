@@ -73,6 +73,9 @@ DATABASES = {
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", integer("DJANGO_CONN_MAX_AGE", 60))
+# A kept connection cut meanwhile (a failover, a restart, an idle timeout) is
+# replaced before a request's first query, not answered with a 500.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets the page server read while an ingest writes.

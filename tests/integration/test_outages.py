@@ -10,6 +10,8 @@ from datetime import timedelta
 import pytest
 from allauth.account.models import EmailAddress
 from django.core import mail
+from django.db import close_old_connections
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -233,3 +235,29 @@ def test_a_topic_saved_with_the_broker_down_is_retagged_once_it_is_back(
     assert topic.rule == "ti:robot OR ti:arm"
     # Its request is recorded: resend_lost_retags sends it once the broker is back.
     assert topic.retag_pending
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_connection_cut_between_requests_costs_no_request(
+    monkeypatch, client
+):
+    """A web process keeps its connection a while (CONN_MAX_AGE); one cut
+    meanwhile (a failover, a restart, an idle timeout) is replaced before the
+    next request's first query, not answered with a 500 or a failed probe."""
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 60)
+    connection.close()
+    assert client.get("/healthz").status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    other = connection.copy()
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    finally:
+        other.close()
+    # What a server's every request starts with; the test client leaves it out.
+    close_old_connections()
+
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/topics/").status_code == 200
