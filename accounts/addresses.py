@@ -18,8 +18,11 @@ from allauth.account.forms import ResetPasswordForm
 from allauth.account.forms import SignupForm
 from allauth.account.models import EmailAddress
 from django import forms
+from django.db import IntegrityError
+from django.db import transaction
 from django.db.models import Q
 from django.db.models import QuerySet
+from django.http import HttpResponse
 
 from accounts.models import User
 
@@ -41,6 +44,18 @@ class OwnersSignupForm(SignupForm):
             return super().validate_unique_email(value)
         self.account_already_exists = False
         return value
+
+    def try_save(self, request: Any) -> tuple[User | None, HttpResponse | None]:
+        # Two sign-ups with one address at once (a double click) both find it
+        # free; the second to store it is answered as a taken address is.
+        try:
+            with transaction.atomic():
+                return super().try_save(request)
+        except IntegrityError:
+            if not owners(self.cleaned_data["email"]).exists():
+                raise
+        self.account_already_exists = True
+        return super().try_save(request)
 
     def save(self, request: Any) -> User:
         user: User = super().save(request)

@@ -225,3 +225,28 @@ def test_a_confirmed_change_withdraws_other_accounts_requests_for_it(
         bob
     ]
     assert "Changing to" not in requester.get("/accounts/email/").text
+
+
+def test_a_sign_up_that_loses_the_race_for_its_address_is_answered_as_taken(
+    client, monkeypatch
+):
+    """Two sign-ups with one address at once (a double click): both find it
+    free, one stores it first. The other is answered as any sign-up of a taken
+    address is (the same page, a mail saying the account exists), not a 500."""
+    from accounts.addresses import OwnersSignupForm
+
+    checked = OwnersSignupForm.clean
+
+    def first_click_lands_meanwhile(form):
+        cleaned = checked(form)
+        User.objects.create_user("carol@example.com", "the first click's")
+        return cleaned
+
+    monkeypatch.setattr(OwnersSignupForm, "clean", first_click_lands_meanwhile)
+
+    response = sign_up(client, "carol@example.com")
+
+    assert (response.status_code, response.url) == (302, "/accounts/confirm-email/")
+    assert User.objects.filter(email__iexact="carol@example.com").count() == 1
+    (message,) = mail.outbox
+    assert message.subject == "[Momentum] You already have an account"
