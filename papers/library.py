@@ -9,6 +9,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.db import transaction
 from django.db.models import Exists
 from django.db.models import IntegerField
@@ -49,21 +50,30 @@ def set_rating(user: User, paper: Paper, value: int | None) -> int | None:
         raise ValueError(
             f"A rating is {Rating.UP}, {Rating.DOWN} or None, not {value!r}."
         )
-    with transaction.atomic():
-        current = (
-            Rating.objects.select_for_update().filter(user=user, paper=paper).first()
-        )
-        before = current.value if current else None
-        if before == value:
-            return before
-        if value is None:
-            Rating.objects.filter(user=user, paper=paper).delete()
-        elif current is None:
-            Rating.objects.create(user=user, paper=paper, value=value)
-        else:
-            current.value, current.created_at = value, timezone.now()
-            current.save(update_fields=["value", "created_at"])
-    ratings_changed(user)
+    try:
+        before = _replace_rating(user, paper, value)
+    except IntegrityError:
+        # Another request rated it first (two clicks at once): its row stands
+        # now, and is changed as any other.
+        before = _replace_rating(user, paper, value)
+    if before != value:
+        ratings_changed(user)
+    return before
+
+
+@transaction.atomic
+def _replace_rating(user: User, paper: Paper, value: int | None) -> int | None:
+    current = Rating.objects.select_for_update().filter(user=user, paper=paper).first()
+    before = current.value if current else None
+    if before == value:
+        return before
+    if value is None:
+        Rating.objects.filter(user=user, paper=paper).delete()
+    elif current is None:
+        Rating.objects.create(user=user, paper=paper, value=value)
+    else:
+        current.value, current.created_at = value, timezone.now()
+        current.save(update_fields=["value", "created_at"])
     return before
 
 

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 
 import pytest
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from papers.library import reader_signal
@@ -83,6 +84,29 @@ def test_set_rating_refuses_what_is_no_rating(alice, corpus):
     with pytest.raises(ValueError, match="not 0"):
         set_rating(alice, get("2606.00001"), 0)
     assert not Rating.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "before"), [(Rating.UP, Rating.UP), (Rating.DOWN, Rating.UP)]
+)
+def test_a_rating_that_loses_the_race_to_store_its_row_changes_that_row(
+    alice, corpus, monkeypatch, value, before
+):
+    """Two thumbs at once on a paper not rated: both find no row, the other
+    stores its own first; this one changes it rather than failing."""
+    paper = get("2606.00001")
+    Rating.objects.create(user=alice, paper=paper, value=Rating.UP)  # the other's
+    unseen = iter([None])
+    read = QuerySet.first
+
+    def misses_it_once(queryset):
+        found = read(queryset)
+        return next(unseen, found) if queryset.model is Rating else found
+
+    monkeypatch.setattr(QuerySet, "first", misses_it_once)
+
+    assert set_rating(alice, paper, value) == before
+    assert list(Rating.objects.values_list("value", flat=True)) == [value]
 
 
 def test_only_a_change_moves_the_readers_state(alice, corpus, monkeypatch):
