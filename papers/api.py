@@ -23,7 +23,6 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,6 +32,7 @@ from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
+from core.api.permissions import AdminPermissions
 from core.api.views import StrictPageNumberPagination
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
@@ -476,7 +476,7 @@ class IngestRunViewSet(
 ):
     """Ingest runs, newest first (staff only)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [AdminPermissions]
     serializer_class = IngestRunSerializer
     pagination_class = StrictPageNumberPagination
     queryset = IngestRun.objects.select_related("feed").order_by("-started_at", "-id")
@@ -494,7 +494,7 @@ class FeedSourceViewSet(
 ):
     """Where papers come from, with their schedule and health (staff only)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [AdminPermissions]
     serializer_class = FeedSourceSerializer
     pagination_class = StrictPageNumberPagination
     queryset = FeedSource.objects.order_by("name")

@@ -1,10 +1,11 @@
 """One fixture per concept.
 
 People: `alice` (the reader; `verified_alice` once her address is verified),
-`bob` (another reader), `staff` (staff with no permissions) and pytest-django's
-`admin_user` / `admin_client` (a superuser: the curator in Django admin).
+`bob` (another reader), `staff` (staff with no permissions), `curator` (staff
+who may edit topics and watch ingest) and pytest-django's `admin_user` /
+`admin_client` (a superuser: the curator in Django admin).
 Their clients: `reader` (alice's session), `anonymous`, `as_alice`, `as_bob`,
-`as_staff` (API tokens); tests.clients.signed_in(user) for anyone else.
+`as_staff` (API tokens; the curator's); tests.clients.signed_in(user) for anyone else.
 Things: `topic`, `paper`, and `corpus` (two topics of papers); specially shaped
 ones come from `tests/<app>/factories.py` (`make_topic(**fields)`,
 `paper_record(...)`, `verified(user)`)."""
@@ -15,6 +16,7 @@ from datetime import UTC
 from datetime import datetime
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.core.signals import request_started
 from django.test import Client
@@ -37,6 +39,14 @@ from topics.reader_feed import _kept as kept_followings
 from topics.tagging import tag_papers
 
 pytest_plugins = ["tests.fakearxiv"]
+
+CURATOR_PERMISSIONS = [
+    "add_topic",
+    "change_topic",
+    "view_topic",
+    "view_ingestrun",
+    "view_feedsource",
+]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -86,6 +96,19 @@ def staff(db) -> User:
 
 
 @pytest.fixture
+def curator(staff) -> User:
+    """Staff given what a curator's account is given: editing topics, and
+    watching where papers come from (in admin and in the API alike)."""
+    staff.user_permissions.set(
+        Permission.objects.filter(
+            codename__in=CURATOR_PERMISSIONS,
+            content_type__app_label__in=["topics", "papers"],
+        )
+    )
+    return User.objects.get(pk=staff.pk)  # its permissions are cached
+
+
+@pytest.fixture
 def reader(alice) -> Client:
     """The test client, signed in as alice."""
     return signed_in(alice)
@@ -107,8 +130,8 @@ def as_bob(bob) -> APIClient:
 
 
 @pytest.fixture
-def as_staff(staff) -> APIClient:
-    return token_client(staff)
+def as_staff(curator) -> APIClient:
+    return token_client(curator)
 
 
 @pytest.fixture

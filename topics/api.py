@@ -66,7 +66,7 @@ from topics.models import Follow
 from topics.models import ReviewItem
 from topics.models import SavedSearch
 from topics.models import Topic
-from topics.permissions import IsStaffOrReadOnly
+from topics.permissions import CuratorsWrite
 from topics.query import active_topics
 from topics.query import follow_merges
 from topics.query import get_active_topic
@@ -130,7 +130,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     """Curated topics with their momentum. Anyone reads active topics; staff
     create and change topics (active or not) and ask for re-tags."""
 
-    permission_classes = [IsStaffOrReadOnly]
+    permission_classes = [CuratorsWrite]
     lookup_field = "slug"
     lookup_value_regex = SLUG_PATH
     queryset = Topic.objects.none()
