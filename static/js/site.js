@@ -140,6 +140,9 @@
   // selection is remembered in the page's history entry, so Back returns to the
   // row that was opened; turning the page with J/K goes through sessionStorage.
   const ROW = "[data-paper-list] [data-paper]";
+  // A paper's own page: the keys act on it until the reader moves into a list
+  // on it (its similar papers) with J or the focus.
+  const PAGE_PAPER = "[data-page-paper]";
   const PENDING = "momentum:select";
   const rows = () => Array.from(document.querySelectorAll(ROW));
   // Below this width the side panel is hidden (site.css) and a row's own
@@ -211,9 +214,24 @@
     const index = list.indexOf(selected);
     const next = index < 0 ? 0 : index + step;
     if (next >= list.length) return turnPage("next", "first");
+    if (next < 0 && document.querySelector(PAGE_PAPER)) return backToPagePaper();
     if (next < 0) return turnPage("prev", "last");
     select(list[next], { focus: true, scroll: true, open: true });
   }
+
+  function backToPagePaper() {
+    if (selected) {
+      selected.classList.remove("selected");
+      selected.removeAttribute("aria-current");
+      selected = null;
+    }
+    const paper = document.querySelector(PAGE_PAPER);
+    paper.focus({ preventScroll: true });
+    paper.scrollIntoView({ block: "start" });
+  }
+
+  // What S, + and - act on: the selected row, else the page's own paper.
+  const keyTarget = () => selected || document.querySelector(PAGE_PAPER);
 
   function turnPage(rel, which) {
     const link = document.querySelector(`.pagination a[rel=${rel}]`);
@@ -243,13 +261,20 @@
       (remembered && list.find((r) => r.dataset.paper === remembered)) ||
       (named && list.find((r) => r.id === named));
     if (row) select(row, { scroll: true });
-    else select(list[0]);
+    else if (!document.querySelector(PAGE_PAPER)) select(list[0]);
   }
+
+  // The row a control belongs to: the one it is in, or the one beside it in
+  // their wrapper (the Saved page's tick box).
+  const rowOf = (element) =>
+    element.closest(ROW) ||
+    element.closest("[data-row-controls]")?.querySelector(ROW) ||
+    null;
 
   // Tabbing to a row's title or buttons selects it: the keys act on the paper
   // in focus, not on one selected out of sight.
   document.addEventListener("focusin", (event) => {
-    const row = event.target.closest && event.target.closest(ROW);
+    const row = event.target.closest && rowOf(event.target);
     if (row && row !== selected) select(row);
   });
 
@@ -294,7 +319,8 @@
         break;
       case "s":
       case "S": {
-        const form = selected && selected.querySelector("form.toggle[data-kind=save]");
+        const target = keyTarget();
+        const form = target && target.querySelector("form.toggle[data-kind=save]");
         if (!form) return;
         if (form.method === "post") submitToggle(form);
         else form.submit();
@@ -303,7 +329,8 @@
       case "+":
       case "=": // + without Shift
       case "-": {
-        const form = selected && selected.querySelector("form.rating");
+        const target = keyTarget();
+        const form = target && target.querySelector("form.rating");
         if (!form) return;
         rate(form, event.key === "-" ? "down" : "up");
         break;

@@ -15,9 +15,11 @@ from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Rating
+from papers.models import SimilarPaper
 from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.similar import build_all
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -255,6 +257,7 @@ def test_question_mark_lists_every_key(page, topic):
     # one (a settings page) show it too.
     assert keys.locator("h3").all_inner_texts() == [
         "In a list of papers",
+        "On a paper's page",
         "On every page",
     ]
     listed = keys.locator("dt").all_inner_texts()
@@ -442,3 +445,51 @@ def test_the_side_panel_never_covers_the_rest_of_its_aside(page, follower, addre
     expect(page.locator("#paper-panel")).to_be_visible()
 
     assert page.evaluate(COVERED_IN_ASIDE) == []
+
+
+def test_on_a_papers_page_the_keys_act_on_that_paper_until_j(page, follower):
+    """Its similar papers are a list below it: S saved the first of them, out of
+    sight, while the reader read the paper above."""
+    build_all()
+    listed = SimilarPaper.objects.exclude(paper__saves__user=follower)
+    arxiv_id = listed.values_list("paper__arxiv_id", flat=True).first()
+    page.goto(f"/papers/{arxiv_id}/")
+    similar = rows(page)
+    expect(similar.first).to_be_visible()
+    expect(similar.first).not_to_have_class(SELECTED)
+
+    page.keyboard.press("s")
+    page.keyboard.press("+")
+
+    own = page.locator("[data-page-paper] .actions")
+    expect(own.locator("form.toggle button")).to_have_text("Saved")
+    expect(thumbs(own)[0]).to_have_attribute("aria-pressed", "true")
+    assert follower.saved_papers.filter(paper__arxiv_id=arxiv_id).exists()
+    assert rating_of(follower, arxiv_id) == Rating.UP
+
+    page.keyboard.press("j")  # into the similar papers: the keys act there
+    expect(similar.first).to_have_class(SELECTED)
+    page.keyboard.press("-")
+    first_similar = similar.first.get_attribute("data-paper")
+    expect(thumbs(similar.first)[1]).to_have_attribute("aria-pressed", "true")
+    assert rating_of(follower, first_similar) == Rating.DOWN
+
+    page.keyboard.press("k")  # and back to the paper
+    expect(similar.first).not_to_have_class(SELECTED)
+    page.keyboard.press("-")
+    expect(thumbs(own)[1]).to_have_attribute("aria-pressed", "true")
+    assert rating_of(follower, arxiv_id) == Rating.DOWN
+
+
+def test_a_tick_box_beside_a_row_gives_the_keys_to_that_row(page, follower):
+    page.goto("/saved/")
+    third = rows(page).nth(2)
+    arxiv_id = third.get_attribute("data-paper")
+
+    page.locator(".saved-row input[type=checkbox]").nth(2).focus()
+    page.keyboard.press("+")
+
+    expect(third).to_have_class(SELECTED)
+    expect(thumbs(third)[0]).to_have_attribute("aria-pressed", "true")
+    assert rating_of(follower, arxiv_id) == Rating.UP
+    assert rating_of(follower, rows(page).nth(0).get_attribute("data-paper")) is None
