@@ -118,7 +118,7 @@ def paper(db):
 def test_the_paper_page_shows_latex_as_text(client, paper):
     page = client.get("/papers/2606.00101/").text
 
-    assert f"<h1>{SHOWN_TITLE}</h1>" in page
+    assert f'<h1 id="paper-title">{SHOWN_TITLE}</h1>' in page
     assert f"<title>{SHOWN_TITLE}" in page
     assert f'<p class="abstract">{SHOWN_ABSTRACT}</p>' in page
     # BibTeX keeps the LaTeX, as BibTeX should.
@@ -284,6 +284,6 @@ def test_latex_in_paper_text_is_escaped_once_rendered(client, db):
 
     page = client.get("/papers/2606.00102/").text
 
-    assert "<h1>&lt;img src=x onerror=alert(1)&gt; a&lt;b</h1>" in page
+    assert '<h1 id="paper-title">&lt;img src=x onerror=alert(1)&gt; a&lt;b</h1>' in page
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
     assert "<img src=x" not in page

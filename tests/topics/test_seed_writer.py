@@ -64,7 +64,7 @@ def sent(monkeypatch) -> list[tuple]:
 
 
 def test_seeding_and_the_api_store_the_same_topics(
-    staff, tmp_path, sent, django_capture_on_commit_callbacks
+    curator, tmp_path, sent, django_capture_on_commit_callbacks
 ):
     path = tmp_path / "topics.json"
     path.write_text(json.dumps(ENTRIES))
@@ -75,7 +75,7 @@ def test_seeding_and_the_api_store_the_same_topics(
     sent.clear()
 
     api = Client()
-    api.force_login(staff)
+    api.force_login(curator)
     with django_capture_on_commit_callbacks(execute=True):
         for entry in ENTRIES:
             response = api.post(
