@@ -181,9 +181,10 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     repairs = _repairs(not_newer)
     to_update += repairs
     not_newer = [pair for pair in not_newer if pair not in repairs]
-    cross_listed = _add_cross_listings(not_newer)
-    result.unchanged = len(not_newer) - len(cross_listed)
-    result.updated_ids = cross_listed
+    known = _add_cross_listings(not_newer) + _add_missing_days(not_newer)
+    changed_ids = sorted(set(known))
+    result.unchanged = len(not_newer) - len(changed_ids)
+    result.updated_ids = changed_ids
     if not to_create and not to_update:
         return result
 
@@ -227,14 +228,34 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
         "published",
         "first_announced",
         "primary_category",
+        "versions",
     )
     return {paper.arxiv_id: paper for paper in papers}
 
 
 def _first_announced(record: PaperRecord) -> date | None:
-    if record.announced and record.announce_type in ("", "new"):
+    """The day the paper's first version was listed: the listing's own for a
+    new paper, and for a cross-list (listed in its own category the same day;
+    a listing carries no submission date); else the listing day of its
+    submission; None for a replacement read from a listing."""
+    if record.announced and record.announce_type in ("", "new", "cross"):
         return record.announced
     return listing_day(record.published) if record.published else None
+
+
+def _add_missing_days(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
+    """Give a paper stored without an announcement day (first read as a
+    replacement in a listing) the day an equal or older record knows, and its
+    submission time. Returns the ids of papers changed."""
+    filled = []
+    for record, paper in pairs:
+        if paper.first_announced is None and (day := _first_announced(record)):
+            paper.first_announced = day
+            paper.published = paper.published or record.published
+            paper.modified_at = timezone.now()
+            filled.append(paper)
+    Paper.objects.bulk_update(filled, ["first_announced", "published", "modified_at"])
+    return [paper.pk for paper in filled]
 
 
 def _new_row(
@@ -254,6 +275,8 @@ def _apply(
     values["published"] = paper.published or record.published
     values["updated"] = record.updated or paper.updated
     values["first_announced"] = paper.first_announced or values["first_announced"]
+    # A listing names no versions: the history stays what the last record said.
+    values["versions"] = values["versions"] or paper.versions
     if not record.primary_category:
         values["primary_category_id"] = paper.primary_category_id
     values["modified_at"] = now

@@ -10,6 +10,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db import IntegrityError
 
 from papers.ingest.records import AuthorRecord
+from papers.ingest.records import VersionRecord
 from papers.ingest.upsert import upsert_records
 from papers.models import Authorship
 from papers.models import Paper
@@ -183,3 +184,47 @@ def test_an_equal_version_with_other_text_still_changes_nothing():
 
     assert (result.updated_ids, result.unchanged) == ([], 1)
     assert Paper.objects.get().title == "Réseaux \u03b1"
+
+
+def test_a_cross_list_read_from_a_listing_is_announced_that_day():
+    """A listing carries no submission date; a cross-list is listed in its own
+    category the same day, so the listing's day is its announcement's."""
+    listed = paper_record(announced=date(2026, 8, 12), announce_type="cross")
+    upsert_records([replace(listed, published=None, updated=None)])
+
+    assert Paper.objects.get().first_announced == date(2026, 8, 12)
+
+
+def test_a_paper_stored_without_a_day_takes_the_day_a_later_record_knows():
+    """First read as a replacement in a listing (no day), then in a record that
+    knows when it was listed: the day is filled, and the paper counts as
+    changed (digests and lists find it by that day)."""
+    listed = paper_record(
+        version=2, announced=date(2026, 8, 12), announce_type="replace"
+    )
+    upsert_records([replace(listed, published=None, updated=None)])
+    assert Paper.objects.get().first_announced is None
+
+    result = upsert_records([paper_record(version=2)])
+
+    paper = Paper.objects.get()
+    assert (paper.first_announced, result.updated_ids) == (date(2026, 6, 9), [paper.pk])
+    assert paper.published == datetime(2026, 6, 8, 15, 0, tzinfo=UTC)
+    assert upsert_records([paper_record(version=2)]).unchanged == 1
+
+
+def test_a_replacement_read_from_a_listing_keeps_the_version_history():
+    submitted = datetime(2026, 6, 8, 15, 0, tzinfo=UTC)
+    history = (VersionRecord(1, submitted, "1MB"),)
+    upsert_records([paper_record(versions=history)])
+    listed = paper_record(
+        version=2, title="Revised", announced=date(2026, 8, 12), announce_type="replace"
+    )
+
+    upsert_records([replace(listed, published=None, updated=None)])
+
+    paper = Paper.objects.get()
+    assert (paper.version, paper.title) == (2, "Revised")
+    assert paper.versions == [
+        {"version": 1, "submitted": submitted.isoformat(), "size": "1MB"}
+    ]
