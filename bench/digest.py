@@ -116,7 +116,8 @@ def requests(users):
     from notifications.digest import request_for
 
     period = LAST_DAY + timedelta(days=(0 - LAST_DAY.weekday()) % 7)
-    return [request_for(user, period) for user in users]
+    due = datetime(period.year, period.month, period.day, 8, tzinfo=UTC)
+    return [request_for(user, period, due) for user in users]
 
 
 def build(users, batch: int):

@@ -32,6 +32,7 @@ def request_for(
         step=Schedule.of(preferences).step,
         max_papers=preferences.max_papers,
         until=due.astimezone(UTC).date(),
+        due=due,
         **fields,
     )
 

@@ -10,7 +10,10 @@ batch does not grow with the number of users in it.
 
 Rules: for each followed, unmuted, active topic, in the order followed, the
 papers first announced since the period of the last digest the user received,
-never one already sent to them nor one they saved or rated; a paper in several
+and those that joined the topic since that digest's send time though announced
+before (harvested late, or included by a curator from the review queue; at
+most MAX_LOOKBACK back), never one already sent to them nor one they saved or
+rated; a paper in several
 followed topics appears once, under the first, naming the others. Then the new
 papers by followed authors that no topic section holds, in a section of their
 own ("topic": None), newest first. A paper by a followed author names them, in
@@ -33,10 +36,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import date
+from datetime import datetime
 from datetime import timedelta
 from typing import Any
 
 from django.db.models import Max
+from django.db.models import Q
 
 from notifications.models import Digest
 from notifications.models import DigestPaper
@@ -71,6 +76,9 @@ class PlanRequest:
     # The papers of the latest week harvested, sent before or not (test digests:
     # real papers even when nothing is new by the wall clock).
     fresh: bool = False
+    # Its send time: a paper that joined a followed topic after the last
+    # digest's and by this one's is new to the reader, whatever its day.
+    due: datetime | None = None
 
 
 @dataclass
@@ -106,18 +114,32 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
         latest_week_start() if any(request.fresh for request in requests) else None
     )
     since = {
-        request.user_id: _since(request, last_sent.get(request.user_id), latest_week)
+        request.user_id: _since(
+            request,
+            last_sent[request.user_id][0] if request.user_id in last_sent else None,
+            latest_week,
+        )
         for request in requests
+    }
+    joined_between = {
+        request.user_id: (last_sent[request.user_id][1], request.due)
+        for request in requests
+        if request.due and not request.fresh and request.user_id in last_sent
     }
     topic_ids = {topic_id for ids in follows.values() for topic_id in ids}
     author_ids = {pk for ids in author_follows.values() for pk in ids}
     earliest = min(since.values())
+    # How far back a paper that joined a topic late may have been announced.
+    floor = min(request.period_start - MAX_LOOKBACK for request in requests)
+    joined_after = min((after for after, _ in joined_between.values()), default=None)
     searches, by_search, searches_of = _recent_matches(user_ids, earliest)
     if not topic_ids and not author_ids and not searches:
         return {user_id: Plan(since[user_id]) for user_id in user_ids}
-    by_topic, topics_of = _recent_tags(topic_ids, earliest)
+    by_topic, topics_of, joined = _recent_tags(
+        topic_ids, earliest, (joined_after, floor) if joined_after else None
+    )
     by_author, authors_of = _recent_authorships(author_ids, earliest)
-    sent = _already_sent(requests, earliest)
+    sent = _already_sent(requests, floor if joined_after else earliest)
     candidates = sorted(
         {pk for papers in by_topic.values() for pk, _ in papers}
         | {pk for papers in by_author.values() for pk, _ in papers}
@@ -134,10 +156,19 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
                 author_follows.get(request.user_id, []),
                 searches.get(request.user_id, []),
             ),
-            Recent(by_topic, topics_of, by_author, authors_of, by_search, searches_of),
+            Recent(
+                by_topic,
+                topics_of,
+                by_author,
+                authors_of,
+                by_search,
+                searches_of,
+                joined,
+            ),
             (set() if request.fresh else sent.get(request.user_id, set()))
             | set(rated.get(request.user_id, ())),
             scores.get(request.user_id),
+            joined_between.get(request.user_id),
         )
         for request in requests
     }
@@ -164,6 +195,8 @@ class Recent:
     authors_of: dict[int, set[int]]
     by_search: dict[int, list[tuple[int, date]]] = field(default_factory=dict)
     searches_of: dict[int, set[int]] = field(default_factory=dict)
+    # When each (topic, paper) of by_topic joined the topic.
+    joined: dict[tuple[int, int], datetime] = field(default_factory=dict)
 
 
 def _follows(user_ids: list[int]) -> dict[int, list[int]]:
@@ -190,17 +223,19 @@ def _author_follows(user_ids: list[int]) -> dict[int, list[int]]:
     return follows
 
 
-def _last_sent_periods(user_ids: list[int]) -> dict[int, date]:
-    return dict(
+def _last_sent_periods(user_ids: list[int]) -> dict[int, tuple[date, datetime]]:
+    """The period and the send time of each user's last digest sent."""
+    rows = (
         Digest.objects.filter(
             user_id__in=user_ids,
             kind=Digest.Kind.SCHEDULED,
             status=Digest.Status.SENT,
         )
         .values("user_id")
-        .annotate(last=Max("period_start"))
-        .values_list("user_id", "last")
+        .annotate(last=Max("period_start"), due=Max("due_at"))
+        .values_list("user_id", "last", "due")
     )
+    return {user_id: (last, due) for user_id, last, due in rows}
 
 
 def latest_week_start() -> date | None:
@@ -224,23 +259,31 @@ def _since(
 
 
 def _recent_tags(
-    topic_ids: set[int], earliest: date
-) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]]]:
-    """Each topic's papers announced since `earliest`, newest first, and each
-    such paper's topics."""
+    topic_ids: set[int], earliest: date, late: tuple[datetime, date] | None
+) -> tuple[
+    dict[int, list[tuple[int, date]]],
+    dict[int, set[int]],
+    dict[tuple[int, int], datetime],
+]:
+    """Each topic's papers announced since `earliest`, and with `late`
+    (joined after, announced since) those that joined it later, newest first;
+    each such paper's topics; and when each joined its topic."""
     by_topic: dict[int, list[tuple[int, date]]] = defaultdict(list)
     topics_of: dict[int, set[int]] = defaultdict(set)
+    joined: dict[tuple[int, int], datetime] = {}
+    recent = Q(paper__first_announced__gte=earliest)
+    if late:
+        recent |= Q(created_at__gt=late[0], paper__first_announced__gte=late[1])
     rows = (
-        PaperTopic.objects.filter(
-            topic_id__in=topic_ids, paper__first_announced__gte=earliest
-        )
+        PaperTopic.objects.filter(recent, topic_id__in=topic_ids)
         .order_by("-paper__first_announced", "-paper_id")
-        .values_list("topic_id", "paper_id", "paper__first_announced")
+        .values_list("topic_id", "paper_id", "paper__first_announced", "created_at")
     )
-    for topic_id, paper_id, day in rows:
-        by_topic[topic_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
+    for topic_id, paper_id, day, created_at in rows:
+        by_topic[topic_id].append((paper_id, day))  # type: ignore[arg-type]  # filtered on: not null
         topics_of[paper_id].add(topic_id)
-    return by_topic, topics_of
+        joined[topic_id, paper_id] = created_at
+    return by_topic, topics_of, joined
 
 
 def _recent_authorships(
@@ -321,6 +364,7 @@ def _plan_one(
     recent: Recent,
     left_out: set[int],
     scores: dict[int, float] | None = None,
+    joined_between: tuple[datetime, datetime | None] | None = None,
 ) -> Plan:
     # Each new paper goes under the first followed topic that has it; those of
     # followed authors that no topic has, in the authors' section after them;
@@ -328,20 +372,41 @@ def _plan_one(
     placed: set[int] = set()
     new: list[tuple[dict[str, Any], list[int]]] = []
 
-    def is_new(paper_id: int, day: date) -> bool:
-        """New to the reader and to the digest, and announced by its send time."""
+    floor = request.period_start - MAX_LOOKBACK
+
+    def is_new(paper_id: int, day: date, joined: datetime | None = None) -> bool:
+        """New to the reader and to the digest, and announced by its send time:
+        since the last period, or before it (not too long) when it joined the
+        topic since the last digest was sent."""
+        late = (
+            joined_between is not None
+            and joined is not None
+            and joined_between[0] < joined <= (joined_between[1] or joined)
+            and floor <= day
+        )
         return (
-            since <= day <= request.until
+            (since <= day or late)
+            and day <= request.until
             and paper_id not in left_out
             and paper_id not in placed
         )
 
-    def unplaced(papers: list[tuple[int, date]]) -> list[int]:
+    def unplaced(
+        papers: list[tuple[int, date]], topic_id: int | None = None
+    ) -> list[int]:
         """Those of these (newest first) that are new."""
-        return [paper_id for paper_id, day in papers if is_new(paper_id, day)]
+        return [
+            paper_id
+            for paper_id, day in papers
+            if is_new(
+                paper_id,
+                day,
+                recent.joined.get((topic_id, paper_id)) if topic_id else None,
+            )
+        ]
 
     for topic_id in followed.topics:
-        papers = unplaced(recent.by_topic.get(topic_id, []))
+        papers = unplaced(recent.by_topic.get(topic_id, []), topic_id)
         placed.update(papers)
         if papers:
             new.append(({"topic": topic_id}, papers))

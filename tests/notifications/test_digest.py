@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from datetime import date
+from datetime import datetime
 from datetime import timedelta
 
 import pytest
@@ -26,6 +28,7 @@ from papers.models import Authorship
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import PaperTopic
 from topics.models import SavedSearch
 from topics.models import Topic
 
@@ -83,6 +86,42 @@ def test_later_digests_start_at_the_last_period_received_and_skip_sent_papers(
     assert plan.since == MONDAY - WEEK
     assert papers_in(plan) == [[unsent.pk]]
     assert before[0].pk not in papers_in(plan)[0]
+
+
+def test_a_paper_that_joined_a_topic_after_the_last_digest_is_in_the_next(
+    alice, agents
+):
+    """Harvested late, or included by a curator from the review queue after
+    the digest that covered its day: announced before this period, it is new
+    to the reader all the same (four weeks back at most)."""
+    Follow.objects.create(user=alice, topic=agents)
+    last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
+    this_due = last_due + WEEK
+    Digest.objects.create(
+        user=alice,
+        frequency="weekly",
+        period_start=MONDAY - WEEK,
+        due_at=last_due,
+        status=Digest.Status.SENT,
+    )
+    late, early, sent, next_ones = add_papers(agents, MONDAY - 2 * WEEK, count=4)
+    (too_old,) = add_papers(agents, MONDAY - 5 * WEEK)
+    joined = {
+        late: last_due + timedelta(days=2),
+        early: last_due - timedelta(days=1),  # the last digest's to hold
+        sent: last_due + timedelta(days=2),
+        next_ones: this_due + timedelta(hours=1),  # the next digest's
+        too_old: last_due + timedelta(days=2),
+    }
+    for paper, at in joined.items():
+        PaperTopic.objects.filter(paper=paper).update(created_at=at)
+    DigestPaper.objects.create(
+        digest=Digest.objects.get(), user=alice, paper=sent, topic=agents
+    )
+
+    plan = plan_digests([weekly(alice, due=this_due)])[alice.pk]
+
+    assert papers_in(plan) == [[late.pk]]
 
 
 def test_a_paper_in_two_followed_topics_appears_once_under_the_first(
