@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.http import HttpRequest
 from rest_framework.authtoken.admin import TokenAdmin as DRFTokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
@@ -59,4 +60,25 @@ admin.site.unregister(TokenProxy)
 
 @admin.register(TokenProxy)
 class TokenAdmin(DRFTokenAdmin):
+    """Who holds an API token, and since when. The key is a password, shown to
+    its reader once: never here (DRF's admin lists it, and names each token's
+    page, title and delete question by it). A reader revokes their own; an
+    account made inactive is refused by the API whatever its token."""
+
+    list_display = ["user", "created"]
+    list_display_links = None
     search_fields = ["user__email"]
+    search_help_text = "Email"
+    ordering = ["user__email"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return obj is None and super().has_view_permission(request)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include
@@ -21,6 +22,9 @@ from topics.feeds import reader_feed
 from topics.views import home
 
 # The curators' admin names the product, not the framework.
+# Staff sign in where everyone does: the site's log-in, whose limits on
+# failed attempts admin's own form lacks.
+admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
 admin.site.site_header = "Momentum administration"
 admin.site.site_title = "Momentum admin"
 

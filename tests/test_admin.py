@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import DigestPreferences
 from notifications.models import Digest
@@ -106,7 +107,11 @@ def test_changelist_and_search_load(admin_client, model):
     assert admin_client.get(url, {"q": "agent"}).status_code == 200
 
 
-@pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)
+# A token's page would name it by its key (test_admin_never_shows_an_api_key).
+WITH_PAGES = [model for model in MODELS if model is not TokenProxy]
+
+
+@pytest.mark.parametrize("model", WITH_PAGES, ids=lambda m: m._meta.label)
 def test_change_form_loads_for_an_existing_row(admin_client, model):
     obj = model._default_manager.first()
     url = reverse(
@@ -188,3 +193,53 @@ def test_each_section_of_the_admin_index_has_its_own_name(admin_client):
 
     assert sections
     assert len(sections) == len(set(sections)), sections
+
+
+def test_admin_signs_in_through_the_sites_log_in_and_its_limits(client, admin_user):
+    """Admin's own form counted no failed attempt: a staff password could be
+    guessed there without end."""
+    asked = client.get("/admin/login/?next=/admin/topics/topic/")
+    guessed = client.post(
+        "/admin/login/", {"username": admin_user.email, "password": "guess"}
+    )
+
+    assert (asked.status_code, asked["Location"]) == (
+        302,
+        "/accounts/login/?next=%2Fadmin%2Ftopics%2Ftopic%2F",
+    )
+    assert guessed.status_code == 302
+    assert guessed["Location"].startswith("/accounts/login/")
+    assert "_auth_user_id" not in client.session
+
+
+def test_admin_never_shows_an_api_key(admin_client, admin_user):
+    key = Token.objects.get(user=admin_user).key
+
+    listing = admin_client.get("/admin/authtoken/tokenproxy/")
+    detail = admin_client.get(f"/admin/authtoken/tokenproxy/{admin_user.pk}/change/")
+
+    assert admin_user.email in listing.text
+    assert key not in listing.text
+    assert detail.status_code == 403
+    assert admin_client.get("/admin/authtoken/tokenproxy/add/").status_code == 403
+
+
+def test_a_curator_sees_flags_not_who_flagged_and_cannot_write_them(
+    client, curator, admin_user
+):
+    from django.contrib.auth.models import Permission
+
+    fill_every_model(admin_user)  # admin_user flagged a paper
+    curator.user_permissions.add(Permission.objects.get(codename="view_relevanceflag"))
+    client.force_login(curator)
+    flag = RelevanceFlag.objects.get()
+
+    listing = client.get("/admin/topics/relevanceflag/")
+    detail = client.get(f"/admin/topics/relevanceflag/{flag.pk}/change/")
+    searched = client.get("/admin/topics/relevanceflag/", {"q": admin_user.email})
+
+    assert flag.paper.arxiv_id in listing.text
+    assert admin_user.email not in listing.text
+    assert admin_user.email not in detail.text
+    assert "0 results" in searched.text  # no search by the reader's address
+    assert client.get("/admin/topics/relevanceflag/add/").status_code == 403

@@ -115,7 +115,8 @@ class RelevanceFlag(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} flagged {self.paper.arxiv_id} in {self.topic}"
+        # Curators see flags, not who flagged (topics.admin.review).
+        return f"Flag of {self.paper.arxiv_id} in {self.topic}"
 
 
 class JudgeVerdict(models.Model):
