@@ -42,8 +42,15 @@ MOMENTUM_INGEST_TIME_LIMIT = integer("MOMENTUM_INGEST_TIME_LIMIT", 3 * 60 * 60)
 # long: past the longest task's hard limit, so a task still running is never
 # run twice. A worker killed mid-harvest does not wait for it: beat resumes the
 # source as soon as its lease expires (papers.ingest.harvest.take_due_sources).
+#
+# A broker that takes connections and answers nothing (frozen, partitioned,
+# failing over) is given up on as one that is down, each command after two
+# seconds: a request's send would otherwise wait for good. Longer than the
+# worker's one-second BRPOP polls, which it would cut short.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60
+    "visibility_timeout": MOMENTUM_INGEST_TIME_LIMIT + 15 * 60,
+    "socket_timeout": 2.0,
+    "socket_connect_timeout": 1.0,
 }
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick

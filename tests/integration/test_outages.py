@@ -4,6 +4,8 @@ API and sign-up keep answering; deferred work resumes when the part is back."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from datetime import timedelta
 
@@ -17,6 +19,7 @@ from django.utils import timezone
 
 from config import cache as resilient
 from config.celery_app import app
+from core.queue import send
 from notifications.delivery import hand_out
 from notifications.models import Digest
 from papers.models import FeedSource
@@ -261,3 +264,32 @@ def test_a_database_connection_cut_between_requests_costs_no_request(
 
     assert client.get("/healthz").status_code == 200
     assert client.get("/topics/").status_code == 200
+
+
+def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings):
+    """A Redis that takes connections and answers nothing (frozen, partitioned,
+    failing over) held a reader's save on its task for good: gunicorn killed
+    the worker, and the reader saw a 500 for a save that was made."""
+    from topics.tasks import train_topic_model
+
+    before = app.conf.broker_url, app.conf.broker_write_url
+    with redis_server() as server:
+        app.conf.broker_url = app.conf.broker_write_url = server.url
+        _forget_connections()
+        try:
+            assert send(train_topic_model, 0)  # it answers
+            server.process.send_signal(signal.SIGSTOP)
+            outcome: list[bool] = []
+            sending = threading.Thread(
+                target=lambda: outcome.append(send(train_topic_model, 0)), daemon=True
+            )
+            sending.start()
+            sending.join(timeout=20)  # a hang, not a measure of speed
+            hung = sending.is_alive()
+            server.process.send_signal(signal.SIGCONT)
+        finally:
+            app.conf.broker_url, app.conf.broker_write_url = before
+            _forget_connections()
+
+    assert not hung
+    assert outcome == [False]
