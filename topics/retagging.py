@@ -11,6 +11,7 @@ from django.db.models import F
 from django.db.models import Q
 from django.utils import timezone
 
+from core.locks import held
 from core.tasks import HARD_LIMIT_MARGIN
 from papers.versions import TOPICS
 from papers.versions import content_changed
@@ -31,7 +32,14 @@ RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + HARD_LIMIT_MARGIN + 5 * 
 def run_retag(topic_id: int) -> TagResult | None:
     """Re-tag every paper for one topic, recording progress on it, then mark it
     done, move the pages its papers (before and after) show on and refresh
-    momentum; None when the topic is gone. Idempotent."""
+    momentum; None when the topic is gone. Idempotent. One re-tag of a topic
+    at a time: a second (its rule edited again meanwhile) waits for the first,
+    then reads the rule, so the last rule decides, not the slower task."""
+    with held("retag", topic_id):
+        return _retag(topic_id)
+
+
+def _retag(topic_id: int) -> TagResult | None:
     topic = Topic.objects.filter(pk=topic_id).prefetch_related("categories").first()
     if topic is None:
         logger.info("topic %s was deleted before its re-tag ran", topic_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from unittest import mock
 
@@ -9,12 +10,15 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from core.locks import held
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.models import PaperTopic
 from topics.models import RuleDocument
 from topics.models import Topic
 from topics.retagging import RETAG_LOST_AFTER
+from topics.retagging import run_retag
 from topics.rules.terms import TERMS_VERSION
 from topics.tasks import RULE_TERMS_SWEEP_KEY
 from topics.tasks import derive_rule_terms
@@ -56,3 +60,29 @@ def test_one_sweep_of_the_rule_terms_at_a_time():
     assert derive_rule_terms() == 1
     assert derive_rule_terms() == 0
     assert cache.get(RULE_TERMS_SWEEP_KEY) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retag_waits_for_the_one_running_and_tags_by_the_rule_then():
+    """Two rule edits a moment apart: their re-tags ran at once, and the
+    slower, of the older rule, left papers the new rule does not match."""
+    upsert_records(
+        [
+            paper_record("2606.00001", title="A graph"),
+            paper_record("2606.00002", title="A network"),
+        ]
+    )
+    topic = make_topic(rule="ti:network")
+    done: list[object] = []
+
+    with held("retag", topic.pk):  # a re-tag under way
+        waiting = threading.Thread(target=lambda: done.append(run_retag(topic.pk)))
+        waiting.start()
+        waiting.join(timeout=1)
+        ran_meanwhile = bool(done)
+        Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # edited again
+    waiting.join(timeout=60)
+
+    assert not ran_meanwhile
+    tagged = PaperTopic.objects.filter(topic=topic).values_list("paper__arxiv_id")
+    assert list(tagged) == [("2606.00001",)]
