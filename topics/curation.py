@@ -197,7 +197,8 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
         if as_pins:
             tag.source = PaperTopic.Source.PIN
         moved.append(tag)
-    PaperTopic.objects.bulk_create(moved)
+    # A re-tag of the target running meanwhile may have tagged some already.
+    PaperTopic.objects.bulk_create(moved, ignore_conflicts=True)
     TopicExclusion.objects.filter(topic=topic).exclude(paper__in=held).exclude(
         paper__in=excluded
     ).update(topic=target)

@@ -18,6 +18,7 @@ from topics.curation import pin_paper
 from topics.curation import unpin_paper
 from topics.editing import save_topic
 from topics.models import Follow
+from topics.models import PaperTopic
 from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
@@ -296,3 +297,24 @@ def test_a_follow_button_at_a_former_slug_acts_on_the_topic(two_topics, client, 
     assert followed["Location"] == "/topics/llm-agents/"
     assert not Follow.objects.filter(user=alice).exists()
     assert client.post("/topics/no-such-topic/follow/", {"on": "1"}).status_code == 404
+
+
+def test_a_merge_while_the_target_is_re_tagged_loses_nothing(two_topics, monkeypatch):
+    """The re-tag tags one of the papers being moved first: the merge went on
+    to a 500 (the unique tag), and nothing was merged."""
+    target, other = two_topics
+    moving = set(PaperTopic.objects.filter(topic=other).values_list("paper", flat=True))
+    store = PaperTopic.objects.bulk_create
+
+    def retag_lands_first(rows, **options):
+        PaperTopic.objects.create(topic=target, paper=rows[0].paper)
+        return store(rows, **options)
+
+    monkeypatch.setattr(PaperTopic.objects, "bulk_create", retag_lands_first)
+
+    merge_and_retag(target, [other])
+
+    assert not Topic.objects.filter(pk=other.pk).exists()
+    assert moving <= set(
+        PaperTopic.objects.filter(topic=target).values_list("paper", flat=True)
+    )
