@@ -27,6 +27,7 @@ from tests.clients import signed_in
 from tests.integration.redis_server import redis_server
 from tests.integration.smtp_server import free_port
 from tests.topics.test_admin_curation import change_form
+from topics.editing import save_topic
 from topics.models import Follow
 from topics.models import Topic
 
@@ -58,8 +59,10 @@ def cache_redis(settings):
             }
         }
         resilient._Breaker.open_until = 0.0
+        resilient._Breaker.lost_writes = False
         yield server
         resilient._Breaker.open_until = 0.0
+        resilient._Breaker.lost_writes = False
 
 
 def statuses(client: Client) -> dict[str, int]:
@@ -293,3 +296,31 @@ def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings):
 
     assert not hung
     assert outcome == [False]
+
+
+@pytest.mark.usefixtures("corpus")
+def test_what_changed_while_the_cache_hung_is_what_shows_once_it_is_back(
+    cache_redis, verified_alice
+):
+    """A Redis that hangs (frozen, partitioned) keeps what it held: a sign-out
+    whose session it could not remove came back for its two weeks, and an
+    edit whose page versions it could not move showed undone for ten minutes."""
+    reader = Client()
+    reader.force_login(verified_alice)
+    cookie = reader.cookies["sessionid"].value
+    topic = Topic.objects.get(slug="robot-learning")
+    assert reader.get("/settings/").status_code == 200
+    assert "Robots, edited" not in Client().get("/topics/robot-learning/").text
+
+    cache_redis.process.send_signal(signal.SIGSTOP)
+    try:
+        reader.post("/accounts/logout/")
+        save_topic(topic, fields={"description": "Robots, edited."}, retag=False)
+    finally:
+        cache_redis.process.send_signal(signal.SIGCONT)
+    resilient._Breaker.open_until = 0.0  # as once its window has passed
+
+    thief = Client()
+    thief.cookies["sessionid"] = cookie
+    assert thief.get("/settings/").status_code == 302  # to log in
+    assert "Robots, edited." in Client().get("/topics/robot-learning/").text
