@@ -3,15 +3,26 @@ the email addresses the site can store, and the notices of account changes."""
 
 from __future__ import annotations
 
+import logging
+import smtplib
 from typing import Any
 
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core import context as allauth_context
 from allauth.utils import build_absolute_uri
 from django.conf import settings
+from django.contrib.sites.shortcuts import get_current_site
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework.throttling import BaseThrottle
+
+from accounts.tasks import as_data
+from accounts.tasks import is_transient
+from accounts.tasks import send_account_mail
+from core.queue import send
+
+logger = logging.getLogger(__name__)
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -42,6 +53,31 @@ class AccountAdapter(DefaultAccountAdapter):
                 code="max_length",
             )
         return super().clean_email(email)
+
+    # A mail server that refuses or does not answer (a relay restarted) made
+    # a sign-up a 500 once its account was made, and its mail was never sent:
+    # the request goes on, and a worker sends the mail when the server takes it.
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        request = allauth_context.request
+        message = self.render_mail(
+            template_prefix,
+            email,
+            {
+                "request": request,
+                "email": email,
+                "current_site": get_current_site(request),
+                **context,
+            },
+        )
+        try:
+            message.send()
+        except (OSError, smtplib.SMTPException) as exc:
+            if settings.CELERY_TASK_ALWAYS_EAGER or not is_transient(exc):
+                logger.error("account mail to %s not sent: %s", email, exc)
+                return
+            logger.warning("account mail to %s not sent yet (%s): queued", email, exc)
+            if not send(send_account_mail, as_data(message)):
+                logger.error("account mail to %s lost: broker down too", email)
 
     # A notice of a change (base_notification.txt) says what to do if it was
     # not the reader: reset the password, or write to the operator.

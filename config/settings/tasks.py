@@ -130,4 +130,5 @@ CELERY_TASK_ROUTES = {
     "papers.tasks.*": {"queue": "ingest"},
     "topics.tasks.*": {"queue": "tagging"},
     "notifications.tasks.*": {"queue": "email"},
+    "accounts.tasks.*": {"queue": "email"},
 }

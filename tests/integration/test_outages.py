@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -17,6 +18,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from accounts.tasks import send_account_mail
 from config import cache as resilient
 from config.celery_app import app
 from core.queue import send
@@ -25,7 +27,9 @@ from notifications.models import Digest
 from papers.models import FeedSource
 from tests.clients import signed_in
 from tests.integration.redis_server import redis_server
+from tests.integration.smtp_server import body
 from tests.integration.smtp_server import free_port
+from tests.integration.smtp_server import smtp_server
 from tests.topics.test_admin_curation import change_form
 from topics.editing import save_topic
 from topics.models import Follow
@@ -324,3 +328,46 @@ def test_what_changed_while_the_cache_hung_is_what_shows_once_it_is_back(
     thief.cookies["sessionid"] = cookie
     assert thief.get("/settings/").status_code == 302  # to log in
     assert "Robots, edited." in Client().get("/topics/robot-learning/").text
+
+
+def smtp_at(settings, port: int) -> None:
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    settings.EMAIL_TIMEOUT = 2
+
+
+def test_a_sign_up_while_the_mail_server_is_down_gets_its_mail_once_it_is_back(
+    settings, db
+):
+    """It was a 500 once the account was made, and its confirmation was never
+    sent: signing up again said the address was taken."""
+    port = free_port()
+    smtp_at(settings, port)  # nothing listens there yet
+    with mock.patch("accounts.tasks.send_account_mail.apply_async") as queued:
+        response = Client().post(
+            "/accounts/signup/",
+            {
+                "email": "new@example.org",
+                "password1": "correct horse battery",
+                "password2": "correct horse battery",
+            },
+        )
+
+    assert (response.status_code, response["Location"]) == (
+        302,
+        "/accounts/confirm-email/",
+    )
+    assert EmailAddress.objects.filter(email="new@example.org").exists()
+    ((args,), options) = queued.call_args
+    assert options == {}
+    (data,) = args
+
+    with smtp_server() as (handler, back_on):  # a worker's try, once it is back
+        smtp_at(settings, back_on)
+        send_account_mail.apply(args=[data])
+
+    (message,) = handler.to("new@example.org")
+    assert message["Subject"] == "[Momentum] Confirm your email address"
+    assert "/accounts/confirm-email/" in body(message, "plain")

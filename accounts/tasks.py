@@ -1,0 +1,71 @@
+"""Account mail (a sign-up's confirmation, a reset link, a notice of a change)
+that the mail server did not take when asked: sent again from a worker."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from typing import Any
+
+from celery import shared_task
+from django.core.mail import EmailMessage
+from django.core.mail import EmailMultiAlternatives
+
+from core.tasks import durable
+
+logger = logging.getLogger(__name__)
+
+# Pauses of 1, 2, 4 … 60 minutes: about twelve hours in all.
+RETRIES = 16
+
+
+def is_transient(exc: Exception) -> bool:
+    """A refusal worth trying again: no answer, a dropped connection, a 4xx
+    reply; not a 5xx, which says the message itself will not go."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = [code for code, _ in exc.recipients.values()]
+        return not codes or min(codes) < 500
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return exc.smtp_code < 500
+    return isinstance(exc, (OSError, smtplib.SMTPException))
+
+
+def as_data(message: EmailMessage) -> dict[str, Any]:
+    """The message as a task's JSON arguments."""
+    html = [
+        content
+        for content, mimetype in getattr(message, "alternatives", [])
+        if mimetype == "text/html"
+    ]
+    return {
+        "subject": message.subject,
+        "body": message.body,
+        "html": html[0] if html else None,
+        "from_email": message.from_email,
+        "to": list(message.to),
+        "headers": dict(message.extra_headers),
+    }
+
+
+@shared_task(bind=True, **durable())
+def send_account_mail(task: Any, data: dict[str, Any]) -> None:
+    message = EmailMultiAlternatives(
+        data["subject"],
+        data["body"],
+        data["from_email"],
+        data["to"],
+        headers=data["headers"],
+    )
+    if data["html"]:
+        message.attach_alternative(data["html"], "text/html")
+    try:
+        message.send()
+    except (OSError, smtplib.SMTPException) as exc:
+        if not is_transient(exc) or task.request.retries >= RETRIES:
+            logger.error("account mail to %s given up: %s", data["to"], exc)
+            return
+        pause = min(60 * 2**task.request.retries, 3600)
+        raise task.retry(exc=exc, countdown=pause) from exc
+    logger.info(
+        "account mail to %s sent on try %s", data["to"], task.request.retries + 1
+    )
