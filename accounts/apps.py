@@ -14,9 +14,12 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from allauth.account.signals import email_confirmed
+        from allauth.account.signals import password_changed
+        from allauth.account.signals import password_reset
 
         from accounts import addresses
         from accounts import backends
+        from accounts import passwords
         from accounts import sites
 
         # After django.contrib.sites' own hook, which creates example.com.
@@ -26,3 +29,5 @@ class AccountsConfig(AppConfig):
         post_delete.connect(backends.forget_user, sender=user)
         request_started.connect(sites.check_on_first_request)
         email_confirmed.connect(addresses.address_confirmed)
+        password_changed.connect(passwords.end_keys)
+        password_reset.connect(passwords.end_keys)

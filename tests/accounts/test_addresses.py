@@ -12,7 +12,10 @@ from django.core import mail
 from django.core.cache import cache
 from django.test import Client
 
+from accounts.feed_tokens import create_feed
 from accounts.models import User
+from accounts.tokens import create_token
+from accounts.tokens import get_token
 from tests.accounts.factories import verified
 
 pytestmark = pytest.mark.django_db
@@ -250,3 +253,37 @@ def test_a_sign_up_that_loses_the_race_for_its_address_is_answered_as_taken(
     assert User.objects.filter(email__iexact="carol@example.com").count() == 1
     (message,) = mail.outbox
     assert message.subject == "[Momentum] You already have an account"
+
+
+def test_a_new_password_ends_the_api_token_and_the_private_feed(client, verified_alice):
+    """They open the account without the password: made by someone who had it
+    a while, they kept working after the reset the warning mail asks for."""
+    for change in ("changed", "reset"):
+        create_token(user=verified_alice)
+        key = create_feed(verified_alice)
+        assert client.get(f"/feed/{key}.atom").status_code == 200
+        mail.outbox.clear()
+
+        if change == "changed":
+            signed = logged_in(verified_alice)
+            done = signed.post(
+                "/accounts/password/change/",
+                {"oldpassword": PASSWORD, "password1": PASSWORD, "password2": PASSWORD},
+                follow=True,
+            )
+        else:
+            client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+            form = client.get(link_in(mail.outbox[0]), follow=True).redirect_chain[-1][
+                0
+            ]
+            done = client.post(
+                form, {"password1": PASSWORD, "password2": PASSWORD}, follow=True
+            )
+
+        assert get_token(user=verified_alice) is None
+        assert client.get(f"/feed/{key}.atom").status_code == 404
+        assert "no longer work: make new ones on your settings page" in done.text
+        notice = mail.outbox[-1]
+        assert f"Your password has been {change}." in notice.body
+        assert "Your API token and your private feed's address" in notice.body
+        client.logout()
