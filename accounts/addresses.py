@@ -18,6 +18,7 @@ from allauth.account.forms import ResetPasswordForm
 from allauth.account.forms import SignupForm
 from allauth.account.models import EmailAddress
 from django import forms
+from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError
 from django.db import transaction
 from django.db.models import Q
@@ -46,6 +47,10 @@ class OwnersSignupForm(SignupForm):
         return value
 
     def try_save(self, request: Any) -> tuple[User | None, HttpResponse | None]:
+        if self.account_already_exists:
+            # The time a new account's password takes to hash, spent here too:
+            # the answer's delay would tell which addresses have an account.
+            make_password(self.cleaned_data.get("password1"))
         # Two sign-ups with one address at once (a double click) both find it
         # free; the second to store it is answered as a taken address is.
         try:

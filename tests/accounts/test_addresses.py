@@ -287,3 +287,17 @@ def test_a_new_password_ends_the_api_token_and_the_private_feed(client, verified
         assert f"Your password has been {change}." in notice.body
         assert "Your API token and your private feed's address" in notice.body
         client.logout()
+
+
+def test_a_sign_up_with_a_taken_address_hashes_its_password_as_a_new_one_does(
+    client, verified_alice, monkeypatch
+):
+    """The time a password takes to hash told which addresses have an account."""
+    hashed = []
+    monkeypatch.setattr(
+        "accounts.addresses.make_password", lambda raw: hashed.append(raw)
+    )
+
+    sign_up(client, "alice@example.com")
+
+    assert hashed == [PASSWORD]
