@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
@@ -26,6 +27,7 @@ from accounts.toggles import login_required_back
 NEW_KEY_SESSION_KEY = "accounts_new_api_key"
 
 
+@never_cache  # it shows a new API key, and the private feed's address
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     preferences = DigestPreferences.objects.stored_for(signed_in(request))

@@ -123,6 +123,8 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # The site's page for a form's address opened as a page (core.errors).
     "core.errors.method_pages",
+    # Answers to signed-in requests kept by no shared cache (core.private).
+    "core.private.private_answers",
 ]
 # A form sent with an expired token gets the site's page, not Django's (core.errors).
 CSRF_FAILURE_VIEW = "core.errors.csrf_failure"

@@ -1,0 +1,29 @@
+"""Answers to a signed-in request are the reader's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.utils.cache import patch_cache_control
+
+
+def private_answers(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Middleware: an answer to a request signed in by a session or an API
+    token (their settings with a new key, their library, their answers) may be
+    kept by no shared cache, and by the browser only to ask again
+    (`private, no-cache`), unless its view said how it may be kept."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        if response.has_header("Cache-Control"):
+            return response
+        user = getattr(request, "user", None)
+        if "Authorization" in request.headers or (user and user.is_authenticated):
+            patch_cache_control(response, private=True, no_cache=True)
+        return response
+
+    return middleware
