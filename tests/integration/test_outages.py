@@ -14,6 +14,7 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.core import mail
 from django.db import close_old_connections
+from django.db import connections
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
@@ -273,7 +274,7 @@ def test_a_database_connection_cut_between_requests_costs_no_request(
     assert client.get("/topics/").status_code == 200
 
 
-def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings):
+def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings, db):
     """A Redis that takes connections and answers nothing (frozen, partitioned,
     failing over) held a reader's save on its task for good: gunicorn killed
     the worker, and the reader saw a 500 for a save that was made."""
@@ -287,11 +288,16 @@ def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings):
             assert send(train_topic_model, 0)  # it answers
             server.process.send_signal(signal.SIGSTOP)
             outcome: list[bool] = []
-            sending = threading.Thread(
-                target=lambda: outcome.append(send(train_topic_model, 0)), daemon=True
-            )
+            probed: list[dict] = []
+
+            def send_then_probe() -> None:
+                outcome.append(send(train_topic_model, 0))
+                probed.append(Client().get("/healthz").json())
+                connections.close_all()  # this thread's own
+
+            sending = threading.Thread(target=send_then_probe, daemon=True)
             sending.start()
-            sending.join(timeout=20)  # a hang, not a measure of speed
+            sending.join(timeout=30)  # a hang, not a measure of speed
             hung = sending.is_alive()
             server.process.send_signal(signal.SIGCONT)
         finally:
@@ -300,6 +306,10 @@ def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings):
 
     assert not hung
     assert outcome == [False]
+    # The probe too: every node sharing that Redis would fail it at once.
+    ((probe,),) = [probed]
+    assert (probe["status"], probe["database"]) == ("degraded", "ok")
+    assert probe["broker"].startswith("down")
 
 
 @pytest.mark.usefixtures("corpus")
