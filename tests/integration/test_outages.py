@@ -14,8 +14,8 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.core import mail
 from django.db import close_old_connections
-from django.db import connections
 from django.db import connection
+from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
