@@ -403,6 +403,10 @@ class FeedSource(models.Model):
     # expired resumption token (arXiv's expire daily).
     harvested_until = models.DateField(null=True, blank=True)
     resumption_token = models.TextField(blank=True)
+    # API query checkpoint: how far into the results a run stopped midway had
+    # read (0 once a run reads to its end, or to results it knew): the next
+    # run reads past it before it stops at a page it knows.
+    api_resume_at = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

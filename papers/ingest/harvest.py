@@ -211,7 +211,10 @@ def release(source: FeedSource, owner: str) -> None:
 def _record_success(source: FeedSource) -> None:
     now = timezone.now()
     FeedSource.objects.filter(pk=source.pk).update(
-        last_success_at=now, last_error="", next_run_at=next_run_after(source.kind, now)
+        last_success_at=now,
+        last_error="",
+        next_run_at=next_run_after(source.kind, now),
+        api_resume_at=0,  # read whole: the next run may stop at a page it knows
     )
 
 
@@ -271,14 +274,23 @@ def _api_pages(
 ) -> Iterator[Page]:
     params = api_query_params(source.query, since, until)
     incremental = since is None and until is None and "search_query" in params
+    # Newest first: a regular run stops at a page it knows, the rest being
+    # older; but not before the offset a run stopped midway had reached, or the
+    # results past it would never be read (new ones only push them further).
+    resume_at = source.api_resume_at if incremental else 0
     start = 0
     while start < API_MAX_RESULTS:
         params.update(start=start, max_results=settings.MOMENTUM_ARXIV_API_PAGE_SIZE)
         page = parse_api_response(
             fetch(settings.MOMENTUM_ARXIV_API_URL, params=params).body
         )
-        yield Page(page.records, incremental=incremental)
-        start += len(page.records)
+        read = start + len(page.records)
+        yield Page(
+            page.records,
+            checkpoint={"api_resume_at": max(read, resume_at)} if incremental else {},
+            incremental=incremental and start >= resume_at,
+        )
+        start = read
         # arXiv sometimes answers a page short or empty before the end; an empty
         # page ends the run rather than looping on it.
         if not page.records or start >= (page.total_results or 0):

@@ -114,6 +114,31 @@ def test_api_query_pages_until_the_results_run_out_then_polls_incrementally(fake
     assert (second.new_count, second.updated_count) == (0, 0)
 
 
+def test_an_api_query_stopped_midway_reads_the_rest_the_next_time(
+    fake_arxiv, settings
+):
+    """Its next run began again at the first page, found it known, and stopped:
+    the pages the stopped run had not read were never read."""
+    settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 2
+    feed = source("api_query", query="all:testing")
+    pages = api_pages(TESTING_PAGES)
+    fake_arxiv.on("/api/query", pages, pages, Response("overloaded", status=503))
+
+    stopped = run(feed)
+    fake_arxiv.requests.clear()
+    fake_arxiv.on("/api/query", pages)
+    resumed = run(feed)
+    fake_arxiv.requests.clear()
+    polled = run(feed)
+
+    assert (stopped.status, stopped.new_count) == (IngestRun.Status.FAILED, 20)
+    assert [int(p["start"]) for p in fake_arxiv.params("/api/query")] == [0]
+    assert resumed.status == IngestRun.Status.SUCCEEDED
+    assert Paper.objects.count() == 60
+    # Whole again: the next poll stops at the first known page.
+    assert (polled.new_count, feed.api_resume_at) == (0, 0)
+
+
 def test_api_query_stops_at_arxivs_cap(fake_arxiv, monkeypatch):
     monkeypatch.setattr("papers.ingest.harvest.API_MAX_RESULTS", 30)
     fake_arxiv.on("/api/query", api_pages(TESTING_PAGES))
