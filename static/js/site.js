@@ -42,12 +42,33 @@
         return;
       }
       if (!response.ok) throw new Error(String(response.status));
-      setToggle(form, data.on === undefined ? wanted : data.on);
+      const on = data.on === undefined ? wanted : data.on;
+      setToggle(form, on);
+      announce(form, (TOLD[form.dataset.kind] || TOLD.other)[on ? 0 : 1]);
     } catch (error) {
       form.submit(); // fall back to the plain form post
     } finally {
       release(form);
     }
+  }
+
+  // What a toggle did, said after it (announce).
+  const TOLD = {
+    save: ["Saved", "No longer saved"],
+    follow: ["Following", "No longer following"],
+    "follow-author": ["Following", "No longer following"],
+    other: ["On", "Off"],
+  };
+
+  // Say what a button did in place to a screen reader: a key (S, +, -) may
+  // have pressed one that has no focus. Named by its paper, or the page.
+  function announce(form, what) {
+    const status = document.getElementById("status-message");
+    if (!status) return;
+    const holder = form.closest("[data-paper], [data-page-paper], .card, li") || document;
+    const title =
+      holder.querySelector(".paper-title, h1, h2, h3") || holder.querySelector("a");
+    status.textContent = title ? `${what}: ${title.textContent.trim()}` : what;
   }
 
   function setToggle(form, on) {
@@ -99,6 +120,8 @@
       }
       if (!response.ok) throw new Error(String(response.status));
       setRating(form, data.rating);
+      const told = { up: "Thumbs up", down: "Thumbs down" };
+      announce(form, told[data.rating] || "Rating cleared");
     } catch (error) {
       // Fall back to the plain form post, with the button's own value.
       const value = document.createElement("input");

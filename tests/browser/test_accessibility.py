@@ -38,6 +38,8 @@ PAGES = [
     ("/topics/rl-agents/", "visitor"),
     ("/papers/2606.00001/", "visitor"),
     ("/search/?q=agent", "visitor"),
+    # Its errors, each tied to its field (axe: a list's items, ids named).
+    ("/search/?q=agent&from=xx&to=2026-13-01&category=%25%25", "visitor"),
     ("/saved/", "reader"),
     ("/settings/", "reader"),
     ("/topics/trending/", "visitor"),

@@ -493,3 +493,21 @@ def test_a_tick_box_beside_a_row_gives_the_keys_to_that_row(page, follower):
     expect(thumbs(third)[0]).to_have_attribute("aria-pressed", "true")
     assert rating_of(follower, arxiv_id) == Rating.UP
     assert rating_of(follower, rows(page).nth(0).get_attribute("data-paper")) is None
+
+
+def test_what_a_key_did_is_said_to_a_screen_reader(page, follower):
+    """The button a key presses has no focus: its change was silent."""
+    page.goto("/topics/rl-agents/")
+    page.keyboard.press("j")
+    second = rows(page).nth(1)
+    title = second.locator(".paper-title").inner_text()
+    status = page.locator("#status-message")
+    was_saved = "Saved" in second.locator("form.toggle button").inner_text()
+
+    page.keyboard.press("s")
+    expect(status).to_have_text(
+        f"{'No longer saved' if was_saved else 'Saved'}: {title}"
+    )
+    page.keyboard.press("+")
+    expect(status).to_have_text(f"Thumbs up: {title}")
+    expect(status).to_have_attribute("role", "status")

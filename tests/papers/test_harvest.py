@@ -114,9 +114,7 @@ def test_api_query_pages_until_the_results_run_out_then_polls_incrementally(fake
     assert (second.new_count, second.updated_count) == (0, 0)
 
 
-def test_an_api_query_stopped_midway_reads_the_rest_the_next_time(
-    fake_arxiv, settings
-):
+def test_an_api_query_stopped_midway_reads_the_rest_the_next_time(fake_arxiv, settings):
     """Its next run began again at the first page, found it known, and stopped:
     the pages the stopped run had not read were never read."""
     settings.MOMENTUM_HTTP_MAX_ATTEMPTS = 2

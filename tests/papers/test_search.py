@@ -994,3 +994,18 @@ def test_an_excerpt_starts_before_the_phrase_not_its_first_word():
     shown = excerpt(text, {("world", "model")}, size=8)
 
     assert shown == "… w28 w29 (world model)"
+
+
+def test_each_search_error_is_tied_to_its_field(client, db):
+    page = client.get("/search/", {"q": "agent", "from": "xx"}).text
+
+    assert 'aria-describedby="id_from_error"' in page
+    assert '<ul id="id_from_error"><li>' in page
+    assert '<div class="notice search-errors" role="alert">' in page
+
+
+def test_a_question_too_long_is_marked_on_its_field(client, topic):
+    page = client.get(f"/topics/{topic.slug}/ask/", {"q": "a" * 600}).text
+
+    assert 'aria-invalid="true" aria-describedby="id_q_error"' in page
+    assert '<ul id="id_q_error"><li>' in page
