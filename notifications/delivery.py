@@ -305,7 +305,20 @@ def _message_id(digest: Digest) -> str:
     return make_msgid(f"digest{digest.pk}", domain=domain or "momentum.localhost")
 
 
+# What an outcome says of a digest another sender took over meanwhile.
+TAKEN_OVER = "taken over"
+
+
 def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> Outcome:
+    # A batch's digests wait their turn behind those before it (a slow mail
+    # server): the claim is renewed for each as it goes, and one whose claim
+    # ran out and was taken over is left to its new sender, not sent twice.
+    held = Digest.objects.filter(pk=digest.pk, claimed_by=claim)
+    if not held.update(claimed_at=timezone.now()):
+        logger.warning(
+            "digest %s: claim lost before sending; left to its new sender", digest.pk
+        )
+        return Outcome(digest.pk, TAKEN_OVER)
     if not digest.message_id:
         # A resent digest gets a new Message-ID: clients drop repeated ones.
         digest.message_id = _message_id(digest)

@@ -12,6 +12,7 @@ import pytest
 from django.core import mail
 
 from accounts.models import User
+from notifications.delivery import TAKEN_OVER
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import resend
@@ -23,6 +24,7 @@ from notifications.mailer import classify
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
+from tests.accounts.factories import verified
 from tests.notifications.factories import add_papers
 from tests.notifications.factories import preferences
 from topics.models import Follow
@@ -219,6 +221,35 @@ def test_a_dead_senders_claim_expires_and_the_digest_goes_once(subscriber, agent
 
     assert len(ids) == 1
     assert len(mail.outbox) == 1
+
+
+def test_a_batch_behind_a_slow_mail_server_sends_each_digest_once(
+    subscriber, bob, agents
+):
+    """The whole batch was claimed once: past the claim's time, the next run
+    took over the digests still waiting, and both runs sent them."""
+    Follow.objects.create(user=verified(bob), topic=agents)
+    User.objects.filter(pk=bob.pk).update(date_joined=JOINED)
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+    ids = hand_out()
+    first, second = sorted(ids)
+
+    class SlowMailer(Mailer):
+        def send(self, message):
+            # While the first goes out, the claim runs out and another run
+            # takes the second over, as the hourly tick would.
+            Digest.objects.filter(pk=second).update(claimed_by="the next run")
+            super().send(message)
+
+    outcomes = send_digests(ids, mailer=SlowMailer())
+
+    assert [(o.digest_id, o.status) for o in outcomes] == [
+        (first, "sent"),
+        (second, TAKEN_OVER),
+    ]
+    assert len(mail.outbox) == 1
+    assert Digest.objects.get(pk=second).claimed_by == "the next run"
 
 
 def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(subscriber):

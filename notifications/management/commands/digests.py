@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from notifications.delivery import TAKEN_OVER
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
@@ -87,7 +88,12 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Due at {at:%Y-%m-%d %H:%M %Z}: {opened} digest(s) opened; "
             f"{counts['sent']} sent, {counts['skipped']} skipped, "
-            f"{counts['failed']} failed, {counts['pending']} to retry."
+            f"{counts['failed']} failed, {counts['pending']} to retry"
+            + (
+                f", {counts[TAKEN_OVER]} taken over by another run."
+                if counts[TAKEN_OVER]
+                else "."
+            )
         )
 
     def preview(self, email: str, at: datetime) -> None:
