@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -619,3 +620,33 @@ def test_the_decision_lists_find_papers_by_the_start_of_an_id(admin_client, topi
 
     assert "2606.00001 in " in found
     assert "2606.00003 in " in found
+
+
+def test_a_second_curators_save_does_not_undo_the_firsts(admin_client, topic):
+    """Both opened the topic; the first changed the rule, the second only the
+    description. Django's form sends every field: the second save put the old
+    rule back, and neither curator was told."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    page = admin_client.get(url).text
+    loaded = re.search(r'name="loaded_as" value="([0-9a-f]+)"', page).group(1)
+
+    first = admin_client.post(
+        url, change_form(topic, rule="ti:robot", loaded_as=loaded)
+    )
+    second = admin_client.post(
+        url, change_form(topic, description="Robots.", loaded_as=loaded)
+    )
+
+    assert first.status_code == 302
+    assert second.status_code == 200  # the form again, saying why
+    assert "Someone changed this topic after you opened it" in second.text
+    topic.refresh_from_db()
+    assert (topic.rule, topic.description) == ("ti:robot", "")
+    # Reloaded: the page carries the topic as it is now, and saves.
+    now = re.search(
+        r'name="loaded_as" value="([0-9a-f]+)"', admin_client.get(url).text
+    ).group(1)
+    again = admin_client.post(
+        url, change_form(topic, description="Robots.", loaded_as=now)
+    )
+    assert again.status_code == 302

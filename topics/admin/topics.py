@@ -3,6 +3,8 @@ exclusions, merging, re-tagging and relevance models."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django import forms
@@ -62,8 +64,46 @@ class MergeForm(forms.Form):
     )
 
 
+class TopicForm(forms.ModelForm):
+    """The topic as the curator loaded it, checked when they save: Django's
+    form sends every field, so a second curator's save put back the fields
+    the first had just changed (a rule, silently)."""
+
+    loaded_as = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["loaded_as"].initial = self.fingerprint()
+
+    def fingerprint(self) -> str:
+        """What the form shows of the topic as stored: its fields' values."""
+        values: dict[str, object] = {}
+        for name in sorted(set(self.fields) - {"loaded_as"}):
+            field = self.instance._meta.get_field(name)
+            value = field.value_from_object(self.instance)
+            if field.many_to_many:
+                value = sorted(related.pk for related in value)
+            values[name] = value
+        digest = hashlib.sha256(json.dumps(values, default=str).encode())
+        return digest.hexdigest()[:32]
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        loaded = self.data.get(self.add_prefix("loaded_as"))
+        # The instance is the stored topic until the form is applied to it.
+        if self.instance.pk and loaded and loaded != self.fingerprint():
+            raise ValidationError(
+                "Someone changed this topic after you opened it. Reload the page "
+                "to see their change, then make yours again.",
+                code="stale",
+            )
+        return cleaned
+
+
 @admin.register(Topic)
 class TopicAdmin(MembershipColumns, admin.ModelAdmin):
+    form = TopicForm
     list_display = [
         "name",
         "is_active",
@@ -92,6 +132,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             None,
             {
                 "fields": [
+                    "loaded_as",
                     "name",
                     "slug",
                     "description",
