@@ -27,6 +27,10 @@ RETAG_TIME_LIMIT = 60 * 60  # seconds (core.tasks.durable)
 # A re-tag requested longer ago than a task may live, and not done, was lost (a
 # broker down when it was asked for, a worker killed): it is sent again.
 RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + HARD_LIMIT_MARGIN + 5 * 60)
+# A running re-tag counts its progress every few seconds (a chunk of papers):
+# one that has not for this long stopped (its worker killed, its database
+# connection cut) and is sent again, without waiting for RETAG_LOST_AFTER.
+RETAG_STALLED_AFTER = timedelta(minutes=10)
 
 
 def run_retag(topic_id: int) -> TagResult | None:
@@ -49,7 +53,9 @@ def _retag(topic_id: int) -> TagResult | None:
 
     def progress(result: TagResult, total: int) -> None:
         Topic.objects.filter(pk=topic_id).update(
-            retag_done=result.papers, retag_total=total
+            retag_done=result.papers,
+            retag_total=total,
+            retag_progress_at=timezone.now(),
         )
 
     result = retag_topics([topic], progress=progress)
@@ -67,11 +73,16 @@ def _retag(topic_id: int) -> TagResult | None:
 
 
 def take_lost_retags(now: datetime) -> list[int]:
-    """The topics whose re-tag was requested too long ago to be still running
-    and is not done; each request moves to `now` with a conditional UPDATE, so
-    a topic is taken once however many callers ask at the same time."""
+    """The topics whose re-tag is not done and was requested too long ago to
+    be still running, or stopped counting its progress a while ago; each
+    request moves to `now` with a conditional UPDATE, so a topic is taken once
+    however many callers ask at the same time."""
+    stalled = Q(
+        retag_progress_at__lt=now - RETAG_STALLED_AFTER,
+        retag_progress_at__gte=F("retag_requested_at"),
+    )
     lost = Topic.objects.filter(
-        retag_requested_at__lt=now - RETAG_LOST_AFTER, is_active=True
+        Q(retag_requested_at__lt=now - RETAG_LOST_AFTER) | stalled, is_active=True
     ).filter(Q(retagged_at__isnull=True) | Q(retagged_at__lt=F("retag_requested_at")))
     taken = []
     for topic_id, requested in lost.values_list("pk", "retag_requested_at"):

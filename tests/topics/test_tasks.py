@@ -8,6 +8,7 @@ from unittest import mock
 
 import pytest
 from django.core.cache import cache
+from django.db import connections
 from django.utils import timezone
 
 from core.locks import held
@@ -48,6 +49,35 @@ def test_a_lost_retag_is_sent_again_once_however_many_beats_fire():
     assert lost.retag_pending
 
 
+def test_a_retag_that_stopped_counting_is_sent_again_without_the_long_wait(
+    admin_client,
+):
+    """Killed with its worker at 4,000 of 8,246 papers, it showed "running"
+    in admin for 70 minutes while nothing ran."""
+    now = timezone.now()
+    asked = now - timedelta(minutes=20)
+    stopped = make_topic("Stopped", rule="ti:a", slug="stopped")
+    moving = make_topic("Moving", rule="ti:b", slug="moving")
+    queued = make_topic("Queued", rule="ti:c", slug="queued")  # not started yet
+    for topic, counted in ((stopped, now - timedelta(minutes=15)), (moving, now)):
+        Topic.objects.filter(pk=topic.pk).update(
+            retag_requested_at=asked,
+            retag_done=4000,
+            retag_total=8246,
+            retag_progress_at=counted,
+        )
+    Topic.objects.filter(pk=queued.pk).update(retag_requested_at=asked)
+    listing = admin_client.get("/admin/topics/topic/").text
+
+    with mock.patch("topics.tasks.retag_topic.delay") as retag:
+        assert resend_lost_retags() == 1
+        assert resend_lost_retags() == 0
+
+    retag.assert_called_once_with(stopped.pk)
+    counted_at = timezone.localtime(now - timedelta(minutes=15))
+    assert f"running: 4000 of 8246 papers, last counted {counted_at:%H:%M}" in listing
+
+
 def test_one_sweep_of_the_rule_terms_at_a_time():
     upsert_records([paper_record("2606.00091", title="Stale terms")])
     RuleDocument.objects.update(version=TERMS_VERSION - 1)
@@ -75,8 +105,12 @@ def test_a_retag_waits_for_the_one_running_and_tags_by_the_rule_then():
     topic = make_topic(rule="ti:network")
     done: list[object] = []
 
+    def retag() -> None:
+        done.append(run_retag(topic.pk))
+        connections.close_all()  # this thread's own
+
     with held("retag", topic.pk):  # a re-tag under way
-        waiting = threading.Thread(target=lambda: done.append(run_retag(topic.pk)))
+        waiting = threading.Thread(target=retag)
         waiting.start()
         waiting.join(timeout=1)
         ran_meanwhile = bool(done)

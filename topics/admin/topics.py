@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404
 from django.shortcuts import render
 from django.urls import path
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 
 from accounts.requests import signed_in
 from topics import prefilter
@@ -253,8 +254,14 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
     def retag_status(self, topic: Topic) -> str:
         if topic.retag_pending:
             if topic.retag_total:
+                # The time it last counted: a re-tag that stopped shows it
+                # stopped (and is sent again, topics.retagging).
+                counted = topic.retag_progress_at
                 return format_html(
-                    "running: {} of {} papers", topic.retag_done, topic.retag_total
+                    "running: {} of {} papers{}",
+                    topic.retag_done,
+                    topic.retag_total,
+                    f", last counted {localtime(counted):%H:%M}" if counted else "",
                 )
             return "queued"
         if topic.retagged_at:

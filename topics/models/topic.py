@@ -105,6 +105,9 @@ class Topic(models.Model):
     retag_requested_at = models.DateTimeField(null=True, blank=True)
     retag_done = models.PositiveIntegerField(default=0)
     retag_total = models.PositiveIntegerField(default=0)
+    # When a running re-tag last counted its progress: one that stopped moving
+    # lost its worker (or its database connection) and is sent again.
+    retag_progress_at = models.DateTimeField(null=True, blank=True)
     retagged_at = models.DateTimeField(null=True, blank=True)
     # What the last full re-tag saw (topics.tagging.tagging_fingerprint): the demo
     # loader re-tags only topics whose rule, categories or corpus changed since.
