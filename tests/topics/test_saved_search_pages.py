@@ -186,6 +186,10 @@ def test_settings_list_edit_and_delete_saved_searches(
     )
     search.refresh_from_db()
     assert (search.name, search.matches.count()) == ("Old", 1)
+    # Asked first, by its name: one click no longer deletes it.
+    settings = reader.get("/settings/").text
+    assert "<summary>Delete</summary>" in settings
+    assert 'class="danger small">Delete “Old”</button>' in settings
     assert signed_in(bob).post(f"/searches/{search.pk}/delete/").status_code == 404
     reader.post(f"/searches/{search.pk}/delete/")
     assert not SavedSearch.objects.filter(pk=search.pk).exists()
