@@ -386,6 +386,7 @@
   if (known && zoneChoice.value === "UTC" && browserZone !== "UTC") {
     const offer = document.createElement("p");
     offer.className = "meta zone-offer";
+    offer.setAttribute("role", "status"); // what "Use it" did is said
     const use = document.createElement("button");
     use.type = "button";
     use.className = "secondary small";
@@ -393,6 +394,7 @@
     use.addEventListener("click", () => {
       zoneChoice.value = browserZone;
       offer.textContent = `Set to ${browserZone}: save to keep it.`;
+      zoneChoice.focus(); // the button is gone: the focus goes to what it set
     });
     offer.append(`Your browser's time zone is ${browserZone}. `, use);
     zoneChoice.after(offer);
