@@ -103,6 +103,13 @@ SLUG_PARAMETER = OpenApiParameter(
     pattern=rf"^{SLUG_PATH}$",
     description="The topic's slug.",
 )
+# A read at a former slug (topics.query.follow_merges).
+MOVED = {
+    301: OpenApiResponse(
+        description="The slug is a former one of the topic (renamed, or merged "
+        "into another): Location is the same address under its slug now."
+    )
+}
 # What a PUT gives the fields it leaves out: a new topic's values.
 REPLACED_DEFAULTS = {
     "description": "",
@@ -160,7 +167,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         summary="One topic",
         description="Glossary, rule, the weekly momentum series and related topics.",
         parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: TopicDetailSerializer, **CONDITIONAL_RESPONSES},
+        responses={200: TopicDetailSerializer, **CONDITIONAL_RESPONSES, **MOVED},
     )
     @follow_merges
     def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
@@ -187,6 +194,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
             200: PaperPageSerializer,
             **CONDITIONAL_RESPONSES,
             **PAPER_LIST_ERRORS,
+            **MOVED,
         },
     )
     @action(detail=True, methods=["get"])

@@ -23,6 +23,7 @@ from core.api.fields import Text
 from core.api.views import StrictQueryParams
 from papers.api import PAPER_ID_PARAMETER
 from papers.query import get_paper
+from topics.api import MOVED
 from topics.api import SLUG_PARAMETER
 from topics.ask.asking import answer_data
 from topics.ask.asking import ask
@@ -165,7 +166,7 @@ class TopicAskView(AskView):
         "(optionally of a window) and answers with sentences that each cite one of "
         "them. Counts against the per-user (or per-address) question limit.",
         parameters=[SLUG_PARAMETER, TopicAskQuerySerializer],
-        responses={200: AnswerSerializer, **ERRORS, **TOPIC_ERRORS},
+        responses={200: AnswerSerializer, **ERRORS, **TOPIC_ERRORS, **MOVED},
     )
     @follow_merges
     def get(self, request: Request, slug: str) -> Response:
