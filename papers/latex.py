@@ -64,6 +64,12 @@ SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # written with Unicode's; pylatexenc would write n^2, and 10^-3 for 10^{-3}.
 SCRIPT = re.compile(r"([\^_])(?:\{(-?\d+)\}|(\d))")
 NUMBER = re.compile(r"-?\d+")
+# 360$^{\circ}$ reads "360°" (41 demo papers), not "360^∘".
+DEGREE = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
+# TeX's \char45 (decimal, "2D hex or '55 octal) is that character, and the
+# space after its number ends the number: Day\char45 Ahead reads "Day-Ahead",
+# not "Day45 Ahead".
+CHAR = re.compile(r"\\char\s*(?:(\d+)|\"([0-9A-Fa-f]+)|'([0-7]+)) ?")
 # TeX eats the space after a command (\le \pi reads "≤π"); a control space keeps it.
 COMMAND_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{])")
 # What is left of an island pylatexenc cannot read: its commands and braces go.
@@ -148,6 +154,8 @@ def latex_to_text(text: str) -> str:
         text = DASH.sub(_dash, text)
     if "~" in text:
         text = TIE.sub(lambda match: match.group("address") or "\u00a0", text)
+    if "\\char" in text:
+        text = CHAR.sub(_char, text)
     # Braces alone are TeX too: 13{,}600 reads 13,600.
     if "$" not in text and "\\" not in text and "{" not in text:
         return text
@@ -181,6 +189,7 @@ def _island(match: re.Match[str]) -> str:
 def _render(source: str, math: bool) -> str:
     latex = SPECIAL.sub(r"\\\1", source)
     if math or "$" in latex:
+        latex = DEGREE.sub("°", latex)
         latex = COMMAND_SPACE.sub(r"\1\\ ", SCRIPT.sub(_script, latex))
     try:
         walker = latexwalker.LatexWalker(latex, latex_context=PARSING_CONTEXT)
@@ -195,3 +204,14 @@ def _render(source: str, math: bool) -> str:
 def _script(match: re.Match[str]) -> str:
     table = SUPERSCRIPT if match.group(1) == "^" else SUBSCRIPT
     return (match.group(2) or match.group(3)).translate(table)
+
+
+def _char(match: re.Match[str]) -> str:
+    decimal, hexadecimal, octal = match.groups()
+    if decimal:
+        code = int(decimal)
+    else:
+        code = int(hexadecimal, 16) if hexadecimal else int(octal, 8)
+    # Not a character that would be read as TeX again.
+    character = chr(code) if 32 <= code < 0x110000 else ""
+    return "" if character in "\\{}$" else character

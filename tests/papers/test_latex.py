@@ -28,6 +28,11 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"\emph{x}", "x"),
         (r"$O(n^2)$", "O(n²)"),
         (r"Re$^3$Sim: $10^{-3}$ and $x^{-1/2}$", "Re³Sim: 10⁻³ and x^-1/2"),
+        # Degrees (41 demo papers), and TeX's \char with the space it ends on.
+        (r"Feed-Forward 360$^{\circ}$ Avatar", "Feed-Forward 360° Avatar"),
+        (r"a 90$^\circ$ turn", "a 90° turn"),
+        (r"Day\char45 Ahead", "Day-Ahead"),
+        (r'a\char"2D b', "a-b"),
         (r"$\mathbb{H}_2$ control", "ℍ₂ control"),
         (r"Schr\"odinger and Erd\H{o}s--R\'enyi", "Schrödinger and Erdős–Rényi"),  # noqa: RUF001
         (r"$a \le \pi(x)$", "a ≤ \u03c0(x)"),
