@@ -31,6 +31,18 @@ AUTHORS_SECTION = "By authors you follow"
 AFFILIATIONS_SHOWN = 2
 SUMMARY_CHARS = 200
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# Where a sentence does not end though a capital follows: after an
+# abbreviation or an initial ("e.g. Transformers", "the U.S. Census", "(J.
+# Smith)").
+NOT_AN_END = re.compile(
+    r"(?:\b(?:e\.g|i\.e|cf|vs|etc|al|approx|abbrev|resp|Fig|Figs|Eq|Eqs|Sec|Ref|Refs"
+    r"|No|Dr|Prof|St|Mr|Ms)\.|\b[A-Z]\.)$"
+)
+# A structured abstract's heading ("Background. …"): not its first sentence.
+HEADING = re.compile(
+    r"^(?:Background|Context|Objectives?|Purpose|Aims?|Motivation|Introduction"
+    r"|Summary|Abstract)\s*[.:]\s+(?=[A-Z])"
+)
 
 
 @dataclass
@@ -270,12 +282,14 @@ def _shape(
 def _more_url(
     site_url: str, since: date, topic: Topic | None, search: SavedSearch | None
 ) -> str:
-    """Where a section's papers past the cap are: the topic's page of the week,
-    a search in words as a search of the days since; else the reader's feed,
-    which holds followed authors' papers and a topic rule's matches."""
+    """Where a section's papers past the cap are: the topic's papers since the
+    digest's first day (a search of the topic, newest first: a digest may span
+    more than the topic page's week), a search in words as a search of the
+    days since; else the reader's feed, which holds followed authors' papers
+    and a topic rule's matches."""
     if topic is not None:
-        week = urlencode({"week": since.isoformat()})
-        return f"{site_url}{topic.get_absolute_url()}?{week}"
+        query = urlencode({"topic": topic.slug, "from": since.isoformat()})
+        return f"{site_url}{reverse('search')}?{query}"
     if search is not None and search.syntax == SavedSearch.Syntax.SEARCH:
         query = urlencode({"q": search.query, "from": since.isoformat()})
         return f"{site_url}{reverse('search')}?{query}"
@@ -308,8 +322,19 @@ def _entry(
 
 def one_line(abstract: str, limit: int = SUMMARY_CHARS) -> str:
     """The abstract's first sentence on one line, cut at a word near `limit`."""
-    text = " ".join(abstract.split())
-    first = SENTENCE_END.split(text, maxsplit=1)[0]
+    first = first_sentence(" ".join(abstract.split()))
     if len(first) <= limit:
         return first
     return first[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def first_sentence(text: str) -> str:
+    """The text's first sentence: past a structured abstract's heading, not
+    ending at an abbreviation, an initial or inside parentheses."""
+    text = HEADING.sub("", text, count=1)
+    for end in SENTENCE_END.finditer(text):
+        before = text[: end.start()]
+        if NOT_AN_END.search(before) or before.count("(") > before.count(")"):
+            continue
+        return before
+    return text

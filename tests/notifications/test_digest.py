@@ -160,8 +160,10 @@ def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, r
     assert [len(s["papers"]) for s in plan.sections] == [3, 2]
     assert [s["more"] for s in plan.sections] == [7, 0]
     [content] = shape_digests([plan], "https://m.example")
+    # Every paper since the digest's first day, which a week's page would not
+    # hold all of (a digest may span up to four weeks).
     assert content.sections[0].more_url == (
-        f"https://m.example/topics/agents/?week={MONDAY - WEEK}"
+        f"https://m.example/search/?topic=agents&from={MONDAY - WEEK}"
     )
     # The subject counts them all, not the five shown.
     rendered = render_digest(user=alice, content=content, digest_id=None)
@@ -300,3 +302,19 @@ def test_planning_and_shaping_a_batch_takes_the_same_queries_for_3_or_30_users(
     add_papers([agents, robots], MONDAY, count=5)
 
     assert batch(3, 0) == batch(30, 100)
+
+
+@pytest.mark.parametrize(
+    ("abstract", "summary"),
+    [
+        ("Background. Large models fail. More.", "Large models fail."),
+        ("Context: Agents plan badly. More.", "Agents plan badly."),
+        ("The U.S. Census grows. More.", "The U.S. Census grows."),
+        ("Some, e.g. NeRF, are slow. More.", "Some, e.g. NeRF, are slow."),
+        ("As in (J. Smith, 2020), we go. More.", "As in (J. Smith, 2020), we go."),
+        ("We study agents. They act.", "We study agents."),
+    ],
+)
+def test_the_summary_is_the_first_sentence_of_real_abstracts(abstract, summary):
+    """Structured abstracts gave "Background.", abbreviations "The U.S."."""
+    assert one_line(abstract) == summary
