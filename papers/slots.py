@@ -287,7 +287,9 @@ def _back_to(reader: Reader, arxiv_id: str, size: str) -> str:
     return f"{reader.next}#{escape(row_id(arxiv_id))}"
 
 
-def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
+def _toggle(reader: Reader, key: str, size: str, name: str = "", *, kind: str) -> str:
+    """A follow or save button; `name` (a topic's, in a list of topics) ends
+    its accessible name, so that a list's buttons are not all "Follow"."""
     address_of, label_on, label_off, label_small = TOGGLES[kind]
     on = reader.signed_in and key in reader.state.get(kind, ())
     html = skeleton(
@@ -298,8 +300,9 @@ def _toggle(reader: Reader, key: str, size: str, *, kind: str) -> str:
         label_off=label_small if size == "small" else label_off,
         kind=kind,
         small=size == "small",
+        named=bool(name),
     )
-    html = html.replace(URL, escape(address_of(key)))
+    html = html.replace(URL, escape(address_of(key))).replace(NAME, escape(name))
     html = html.replace(
         NEXT, _back_to(reader, key, size) if kind == "save" else reader.next
     )

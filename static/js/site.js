@@ -76,7 +76,8 @@
     const was = form.classList.contains("on");
     form.classList.toggle("on", on);
     form.elements.on.value = on ? "0" : "1";
-    button.textContent = on ? form.dataset.labelOn : form.dataset.labelOff;
+    // The label is the button's first text; a name hidden after it stays.
+    button.firstChild.nodeValue = on ? form.dataset.labelOn : form.dataset.labelOff;
     button.classList.toggle("secondary", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
     if (form.dataset.kind === "follow" && was !== on) countFollower(on ? 1 : -1);

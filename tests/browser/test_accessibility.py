@@ -12,6 +12,7 @@ from datetime import datetime
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
 
 from papers.ingest.records import AuthorRecord
 from papers.ingest.upsert import upsert_records
@@ -149,3 +150,20 @@ def test_no_page_scrolls_sideways_on_a_phone(new_page, sign_in, follower, addres
     page.goto(address)
 
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_each_follow_button_in_a_list_of_topics_is_named_by_its_topic(
+    new_page, sign_in, follower
+):
+    """/topics/ had 36 buttons all named "Follow" for a screen reader."""
+    page = open_page(new_page, sign_in, follower)
+    page.goto("/topics/")
+    tool_use = page.get_by_role("button", name="Follow Tool Use", exact=True)
+    expect(tool_use).to_have_attribute("aria-pressed", "false")
+
+    tool_use.click()
+
+    # The label says the state; the name still says the topic.
+    following = page.get_by_role("button", name="Following Tool Use", exact=True)
+    expect(following).to_have_attribute("aria-pressed", "true")
+    assert following.inner_text().startswith("Following")
