@@ -18,8 +18,8 @@ from django.urls import reverse
 from rest_framework.throttling import BaseThrottle
 
 from accounts.tasks import as_data
-from accounts.tasks import is_transient
 from accounts.tasks import send_account_mail
+from core.mail import is_permanent
 from core.queue import send
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class AccountAdapter(DefaultAccountAdapter):
         try:
             message.send()
         except (OSError, smtplib.SMTPException) as exc:
-            if settings.CELERY_TASK_ALWAYS_EAGER or not is_transient(exc):
+            if settings.CELERY_TASK_ALWAYS_EAGER or is_permanent(exc):
                 logger.error("account mail to %s not sent: %s", email, exc)
                 return
             logger.warning("account mail to %s not sent yet (%s): queued", email, exc)

@@ -11,23 +11,13 @@ from celery import shared_task
 from django.core.mail import EmailMessage
 from django.core.mail import EmailMultiAlternatives
 
+from core.mail import is_permanent
 from core.tasks import durable
 
 logger = logging.getLogger(__name__)
 
 # Pauses of 1, 2, 4 … 60 minutes: about twelve hours in all.
 RETRIES = 16
-
-
-def is_transient(exc: Exception) -> bool:
-    """A refusal worth trying again: no answer, a dropped connection, a 4xx
-    reply; not a 5xx, which says the message itself will not go."""
-    if isinstance(exc, smtplib.SMTPRecipientsRefused):
-        codes = [code for code, _ in exc.recipients.values()]
-        return not codes or min(codes) < 500
-    if isinstance(exc, smtplib.SMTPResponseException):
-        return exc.smtp_code < 500
-    return isinstance(exc, (OSError, smtplib.SMTPException))
 
 
 def as_data(message: EmailMessage) -> dict[str, Any]:
@@ -61,7 +51,7 @@ def send_account_mail(task: Any, data: dict[str, Any]) -> None:
     try:
         message.send()
     except (OSError, smtplib.SMTPException) as exc:
-        if not is_transient(exc) or task.request.retries >= RETRIES:
+        if is_permanent(exc) or task.request.retries >= RETRIES:
             logger.error("account mail to %s given up: %s", data["to"], exc)
             return
         pause = min(60 * 2**task.request.retries, 3600)

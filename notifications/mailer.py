@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from accounts.models import User
+from core.mail import is_permanent
 from notifications.content import Content
 from notifications.tokens import digest_view_key
 from notifications.tokens import unsubscribe_token
@@ -173,21 +174,9 @@ class Mailer:
 
 def classify(exc: Exception) -> SendError:
     """Sort a sending error into worth-retrying or not, by the SMTP reply code."""
-    code = _reply_code(exc)
-    # A bad login (535) is the operator's to fix, not the recipient's fault.
-    permanent = code is not None and 500 <= code < 600
-    if permanent and not isinstance(exc, smtplib.SMTPAuthenticationError):
+    if is_permanent(exc):
         return PermanentSendError(_describe(exc))
     return TransientSendError(_describe(exc))
-
-
-def _reply_code(exc: Exception) -> int | None:
-    if isinstance(exc, smtplib.SMTPRecipientsRefused):
-        codes = [code for code, _ in exc.recipients.values()]
-        return min(codes) if codes else None
-    if isinstance(exc, smtplib.SMTPResponseException):
-        return int(exc.smtp_code)
-    return None
 
 
 def _describe(exc: Exception) -> str:
