@@ -19,7 +19,9 @@ class AskForm(forms.Form):
     q = forms.CharField(
         label="Question",
         max_length=MAX_QUESTION,
+        # A page without a question shows the form; the browser asks for one.
         required=False,
+        widget=forms.SearchInput(attrs={"required": True}),
         error_messages={
             "max_length": f"Ask in at most {MAX_QUESTION} characters, please."
         },
@@ -29,6 +31,10 @@ class AskForm(forms.Form):
     )
     since = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
     until = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+
+    def __init__(self, *args: Any, placeholder: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["q"].widget.attrs["placeholder"] = placeholder
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -45,6 +45,7 @@ def ask_topic(request: HttpRequest, slug: str) -> HttpResponse:
         {"topic": topic},
         lambda data: topic_scope(topic, **_window(data)),
         reverse("topics:ask_stream", args=[topic.slug]),
+        placeholder="Which papers introduce a new benchmark or dataset?",
     )
 
 
@@ -61,6 +62,7 @@ def ask_paper(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         {"paper": paper},
         lambda data: Scope(paper=paper),
         reverse("ask_paper_stream", args=[paper.arxiv_id]),
+        placeholder="What is the main result?",
     )
 
 
@@ -69,8 +71,10 @@ def ask_paper_stream(request: HttpRequest, arxiv_id: str) -> HttpResponseBase:
     return _ask_stream(request, lambda data: Scope(paper=paper))
 
 
-def _ask_page(request, template, context, scope_of, stream_path) -> HttpResponse:
-    form = AskForm(request.GET or None)
+def _ask_page(
+    request, template, context, scope_of, stream_path, placeholder
+) -> HttpResponse:
+    form = AskForm(request.GET or None, placeholder=placeholder)
     provider = ChatCompletionsAnswerer.from_settings()
     context = {**context, "form": form, "streams": provider is not None}
     status, wait = 200, 0
