@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
 from papers.latex import latex_to_text
+from papers.letters import fold
 from papers.models import Paper
 
 # Unicode private-use characters: they never come out of the database unless asked.
@@ -99,18 +100,21 @@ def _found(text: str, runs: Runs) -> Iterator[tuple[int, int]]:
     asked: an excerpt needs only the first."""
     if not runs:
         return
+    # Compared without accents, as the databases match: a run of the index's
+    # "bezier" is the "Bézier" shown.
+    runs = {tuple(map(fold, run)) for run in runs}
     by_first: dict[str, list[tuple[str, ...]]] = {}
     for run in runs:
         by_first.setdefault(run[0], []).append(run)
     longest = max(map(len, runs))
     parts = ATOM.finditer(text)
     if longest == 1:  # words only, the most common: no need to look ahead
-        yield from (part.span() for part in parts if part.group(0).lower() in by_first)
+        yield from (part.span() for part in parts if fold(part.group(0)) in by_first)
         return
     # The parts a run starting at the first of them would cover: (atom, start, stop).
     ahead: deque[tuple[str, int, int]] = deque(maxlen=longest)
     for part in parts:
-        ahead.append((part.group(0).lower(), part.start(), part.end()))
+        ahead.append((fold(part.group(0)), part.start(), part.end()))
         if len(ahead) == longest and ahead[0][0] in by_first:
             yield from _starting(ahead, by_first[ahead[0][0]])
     if len(ahead) == longest:

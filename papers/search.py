@@ -42,6 +42,7 @@ from papers.highlight import START
 from papers.highlight import STOP
 from papers.highlight import marked_runs
 from papers.ingest.records import ARXIV_ID_RE
+from papers.letters import plain_letters
 from papers.models import Paper
 from papers.pagecache import cached_value
 from papers.recent_index import VECTOR
@@ -70,7 +71,10 @@ WINDOWS_SECONDS = 300
 RECENT_VECTOR = RawSQL(VECTOR, [])
 # What a search row's highlighting reads; the rest of a row is papers.rows'.
 SHOWN_FIELDS = ("arxiv_id", "title", "abstract", "first_announced")
-CONFIG = "english"
+# Titles and abstracts stemmed, author names not, both without accents
+# (migration 0014).
+CONFIG = "momentum_english"
+NAMES_CONFIG = "momentum_names"
 # websearch syntax: "a phrase", -excluded, or.
 TERM = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
 # The whole text is one paper's id: 2607.04713v1, arXiv:2607.04713, its page on
@@ -82,7 +86,7 @@ ARXIV_QUERY = re.compile(
 
 # PostgreSQL: one term, as a tsquery whose stemmed (English) lexemes match only
 # title and abstract (weights A and C, migration 0002) and whose unstemmed
-# ('simple') lexemes match only author names (B). PostgreSQL cannot set a
+# (NAMES_CONFIG) lexemes match only author names (B). PostgreSQL cannot set a
 # tsquery's weights, so they are written into its text form, where every lexeme
 # is quoted ('levin' becomes 'levin':AC). A term of stop words only ("the") is
 # left out, as websearch_to_tsquery leaves it out.
@@ -94,7 +98,7 @@ TERM_TSQUERY = (
     f"(CASE WHEN numnode(phraseto_tsquery('{CONFIG}', %s)) = 0 "
     f"THEN phraseto_tsquery('{CONFIG}', %s) "
     f"ELSE {_WEIGHTED.format(config=CONFIG, weights='AC')} "
-    f"|| {_WEIGHTED.format(config='simple', weights='B')} END)"
+    f"|| {_WEIGHTED.format(config=NAMES_CONFIG, weights='B')} END)"
 )
 # SQLite: the papers one term matches, stemmed in title and abstract or
 # unstemmed in author names (two FTS5 tables, migration 0005).
@@ -247,7 +251,8 @@ def _ranked_full_text(
         by_id = {paper.pk: paper for paper in read}
         papers = [by_id[pk] for pk in shown if pk in by_id]
         if positive:
-            texts = [f"{paper.title}\n{paper.abstract}" for paper in papers]
+            # Their words as the index read them (migration 0014).
+            texts = [plain_letters(f"{p.title}\n{p.abstract}") for p in papers]
             for paper, runs in zip(
                 papers, matched_runs(texts, positive, CONFIG), strict=True
             ):
@@ -357,7 +362,7 @@ def parse_query(text: str) -> list[list[Term]]:
     alternatives: list[list[Term]] = [[]]
     for match in TERM.finditer(text):
         quoted = match.group(2) is not None
-        words = " ".join(match.group(2 if quoted else 4).split())
+        words = plain_letters(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
             alternatives.append([])
         elif words and words != "-":

@@ -22,6 +22,7 @@ from papers.highlight import mark_runs
 from papers.highlight import marked_runs
 from papers.highlight import to_html
 from papers.ingest.upsert import upsert_records
+from papers.letters import plain_letters
 from papers.models import Paper
 from papers.search import Term
 from papers.search import arxiv_id_query
@@ -207,6 +208,60 @@ def test_author_names_match_unstemmed(client, db):
     response = client.get("/search/", {"q": "jones -robots"})
 
     assert titles(response) == ["Lattices"]
+
+
+@pytest.fixture
+def accented(db):
+    """Accented letters as arXiv's metadata writes them: in TeX and in Unicode."""
+    add_papers(
+        paper_record(
+            "2606.00111",
+            title=r"Motion planning with B\'ezier curves",
+            abstract=r"A Schr\"{o}dinger bridge between {\AA}ngstr\"om scales.",
+            authors=(r"Paul Erd\H{o}s",),
+        ),
+        paper_record(
+            "2606.00112",
+            title="Bézier surfaces for Poincaré maps",
+            abstract="Naïve bounds.",
+            authors=("Jürgen Müller",),
+        ),
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Bézier", {"2606.00111", "2606.00112"}),
+        ("bezier", {"2606.00111", "2606.00112"}),
+        (r"B\'ezier", {"2606.00111", "2606.00112"}),
+        ("Schrödinger", {"2606.00111"}),
+        ("schrodinger bridge", {"2606.00111"}),
+        ("Ångström", {"2606.00111"}),
+        ("Erdős", {"2606.00111"}),
+        ("erdos", {"2606.00111"}),
+        ("Muller", {"2606.00112"}),
+        ("poincare", {"2606.00112"}),
+        ("naive", {"2606.00112"}),
+    ],
+)
+def test_a_word_matches_however_its_accents_are_written(
+    client, accented, text, expected
+):
+    response = client.get("/search/", {"q": text})
+
+    assert {paper.arxiv_id for paper in response.context["page"]} == expected
+
+
+@pytest.mark.django_db
+def test_an_unaccented_search_marks_the_accented_words_shown(client, accented):
+    response = client.get("/search/", {"q": "bezier schrodinger"})
+
+    assert marked_title(response, "2606.00111") == (
+        "Motion planning with <mark>Bézier</mark> curves"
+    )
+    assert "A <mark>Schrödinger</mark> bridge" in response.text
 
 
 @pytest.mark.django_db
@@ -879,6 +934,35 @@ def test_a_papers_search_vector_is_kept_in_its_row():
 
     assert vector_bytes > 1500
     assert chunks == 0
+
+
+# Every branch of papers.letters' patterns, and TeX around them left alone.
+LETTERS = [
+    r"B\'ezier",
+    r"Poincar{\'e} and \'{e}t\'e",
+    r"Erd\H{o}s, \v{C}ech, \c c, \u{g}, \k{a}, \r{u}, \d{s}, \b{t}, \t{oo}",
+    r"{\AA}ngstr{\"o}m, {\aa}, \aa, \AA, \aA, \aab",
+    r"{\ss}, \ss t, {\o}re, \O, \l, {\L}, {\ae}, \AE, \oe, {\OE}, \i, {\j}",
+    r"\'{\i}, \"\i, \` a, \^ {e}, \~n, \=o, \.z",
+    r"\omega, \emph{x}, \'{}, \\, $\alpha$, \cdot, \verb, \u, {\'",
+    "Unicode: Bézier, Erdős, Ω, ß, ø",
+    "",
+]
+
+
+@postgresql_only
+@pytest.mark.django_db
+def test_the_indexs_plain_letters_are_papers_letters():
+    """Migration 0014 writes papers.letters' patterns for PostgreSQL."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT papers_plain_letters(t) FROM unnest(%s::text[]) "
+            "WITH ORDINALITY AS texts (t, n) ORDER BY n",
+            [LETTERS],
+        )
+        indexed = [text for (text,) in cursor.fetchall()]
+
+    assert indexed == [plain_letters(text) for text in LETTERS]
 
 
 @sqlite_only

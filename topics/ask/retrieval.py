@@ -32,6 +32,7 @@ from django.db.models import Value
 
 from papers.latex import latex_to_text
 from papers.models import Paper
+from papers.search import CONFIG
 from topics.ask.fulltext import Passage
 from topics.ask.fulltext import paper_passages
 from topics.ask.text import question_sequence
@@ -40,7 +41,6 @@ from topics.ask.text import stem
 from topics.ask.text import stems
 from topics.models import Topic
 
-CONFIG = "english"
 # On SQLite, candidates scored in Python: enough for a topic's best matches.
 FALLBACK_CANDIDATES = 2000
 PASSAGES_PER_PAPER = 5

@@ -7,7 +7,9 @@ compared with text that was cleaned in exactly the same way.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from papers.letters import fold
+from papers.letters import plain_letters
 
 # --- LaTeX -------------------------------------------------------------------
 
@@ -15,12 +17,6 @@ import unicodedata
 _DROPPED_COMMAND = re.compile(
     r"\\(?:cite[a-z]*|ref|eqref|autoref|[cC]ref|label|url)\*?"
     r"(?:\[[^\]]*\])*\{[^{}]*\}"
-)
-_SPECIAL_LETTER = re.compile(r"\\(ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)(?![A-Za-z])")
-_SPECIAL_LETTERS = {"aa": "a", "AA": "A"}
-# \'e, \'{e}, \"o, \v{c}, \c c: the accent goes; folding would drop it anyway.
-_ACCENT = re.compile(
-    r"""\\(?:[`'^"~=.]\s*|[uvHckrbdt](?:\s+|(?=\{)))\{?\s*([A-Za-z])\s*\}?"""
 )
 _COMMAND = re.compile(r"\\([A-Za-z]+)\*?")
 _ESCAPE = re.compile(r"\\.?", re.DOTALL)
@@ -58,47 +54,10 @@ def strip_latex(text: str) -> str:
 def _strip_latex_fully(text: str) -> str:
     # strip_latex's slow path, kept whole so tests can compare the fast ones.
     text = _DROPPED_COMMAND.sub(" ", text)
-    text = _SPECIAL_LETTER.sub(
-        lambda m: _SPECIAL_LETTERS.get(m.group(1), m.group(1)), text
-    )
-    text = _ACCENT.sub(r"\1", text)
+    text = plain_letters(text)
     text = _COMMAND.sub(_command_to_text, text)
     text = _ESCAPE.sub(" ", text)
     return text.translate(_LATEX_LEFTOVERS)
-
-
-# --- Unicode -----------------------------------------------------------------
-
-_GREEK_NAMES = """
-    alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron
-    pi rho sigma tau upsilon phi chi psi omega theta phi pi rho
-"""
-_GREEK = dict(zip("αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱ", _GREEK_NAMES.split(), strict=True))
-_LETTERS_WITHOUT_DECOMPOSITION = {
-    "ø": "o",
-    "đ": "d",
-    "ð": "d",
-    "ł": "l",
-    "æ": "ae",
-    "œ": "oe",
-    "þ": "th",
-    "\u0131": "i",  # dotless i
-    "\u2010": "-",  # hyphen
-    "\u2011": "-",  # non-breaking hyphen
-    "\u00ad": "",  # soft hyphen
-    "\u2019": "'",  # typographic apostrophe
-}
-_FOLD = str.maketrans(_GREEK | _LETTERS_WITHOUT_DECOMPOSITION)
-# The combining accents NFKD splits off Latin, Greek and Cyrillic letters.
-_COMBINING_MARK = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]")
-
-
-def fold(text: str) -> str:
-    """Return text lower-cased, with accents removed and Greek letters spelled out."""
-    if text.isascii():
-        return text.lower()
-    text = unicodedata.normalize("NFKD", text.casefold())
-    return _COMBINING_MARK.sub("", text).translate(_FOLD)
 
 
 # --- Words -------------------------------------------------------------------

@@ -1,0 +1,73 @@
+"""Letters written more than one way, made one: TeX's accents and special
+letters (B\\'ezier, Erd\\H{o}s, {\\o}), Unicode's (Bézier, Erdős, ø) and none
+(Bezier).
+
+arXiv's metadata writes an accented letter either way, and a reader types it
+either way or without its accent. Search (papers/search.py, whose index reads
+text through `plain_letters`, and its highlights through `fold`) and topic rules
+(topics.rules.text) compare words with the accents gone, so all three match.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# {\ss}, \o, {\aa}: a letter TeX writes as a command, braced or not.
+_SPECIAL = r"(ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)"
+SPECIAL_LETTER = re.compile(rf"\{{\\{_SPECIAL}\}}|\\{_SPECIAL}(?![A-Za-z])")
+SPECIAL_LETTERS = {"aa": "a", "AA": "A"}
+# \'e, \'{e}, {\'e}, \"o, \v{c}, \c c: the accent goes (folding would drop it
+# anyway), with the braces around the letter or around it all.
+_ACCENT = r"""\\(?:[`'^"~=.]\s*|[uvHckrbdt](?:\s+|(?=\{)))"""
+_LETTER = r"(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
+ACCENT = re.compile(rf"\{{{_ACCENT}{_LETTER}\}}|{_ACCENT}{_LETTER}")
+
+_GREEK_NAMES = """
+    alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron
+    pi rho sigma tau upsilon phi chi psi omega theta phi pi rho
+"""
+_GREEK = dict(zip("αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱ", _GREEK_NAMES.split(), strict=True))
+_LETTERS_WITHOUT_DECOMPOSITION = {
+    "ø": "o",
+    "đ": "d",
+    "ð": "d",
+    "ł": "l",
+    "æ": "ae",
+    "œ": "oe",
+    "þ": "th",
+    "\u0131": "i",  # dotless i
+    "\u2010": "-",  # hyphen
+    "\u2011": "-",  # non-breaking hyphen
+    "\u00ad": "",  # soft hyphen
+    "\u2019": "'",  # typographic apostrophe
+}
+_FOLD = str.maketrans(_GREEK | _LETTERS_WITHOUT_DECOMPOSITION)
+# The combining accents NFKD splits off Latin, Greek and Cyrillic letters.
+_COMBINING_MARK = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]")
+
+
+def plain_letters(text: str) -> str:
+    """The text with TeX's accented and special letters as plain ones
+    (B\\'ezier is Bezier, {\\ss} is ss); the rest of its TeX as it was."""
+    if "\\" not in text:
+        return text
+    text = SPECIAL_LETTER.sub(_special_letter, text)
+    return ACCENT.sub(_accented_letter, text)
+
+
+def _special_letter(match: re.Match[str]) -> str:
+    letter = match[1] or match[2]
+    return SPECIAL_LETTERS.get(letter, letter)
+
+
+def _accented_letter(match: re.Match[str]) -> str:
+    return next(letter for letter in match.groups() if letter)
+
+
+def fold(text: str) -> str:
+    """Return text lower-cased, with accents removed and Greek letters spelled out."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return _COMBINING_MARK.sub("", text).translate(_FOLD)
