@@ -20,6 +20,7 @@ marks it in the text shown, a phrase only where its words stand in a row.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -77,6 +78,9 @@ CONFIG = "momentum_english"
 NAMES_CONFIG = "momentum_names"
 # websearch syntax: "a phrase", -excluded, or.
 TERM = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
+# The syntax as phones and input methods type it: “smart” quotes, a minus sign
+# (and full-width letters, which NFKC makes plain).
+TYPED_SYNTAX = str.maketrans(dict.fromkeys("“”„«»", '"') | {"\u2212": "-"})
 # The whole text is one paper's id: 2607.04713v1, arXiv:2607.04713, its page on
 # arXiv (abs, pdf or html), hep-th/9901001.
 ARXIV_QUERY = re.compile(
@@ -360,6 +364,7 @@ def parse_query(text: str) -> list[list[Term]]:
     """The query's alternatives (split at `or`), each the terms that must all
     hold; empty when there is nothing to search for."""
     alternatives: list[list[Term]] = [[]]
+    text = unicodedata.normalize("NFKC", text).translate(TYPED_SYNTAX)
     for match in TERM.finditer(text):
         quoted = match.group(2) is not None
         words = plain_letters(" ".join(match.group(2 if quoted else 4).split()))

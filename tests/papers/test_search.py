@@ -1030,6 +1030,14 @@ def test_parse_query_reads_phrases_exclusions_and_alternatives():
     assert parse_query('or "or" - "" x or') == [[Term("or"), Term("x")]]
 
 
+def test_parse_query_reads_the_syntax_as_phones_and_input_methods_type_it():
+    # Curly quotes, a minus sign and full-width letters.
+    typed = "\u201cchain of thought\u201d \u2212reasoning \uff27\uff30\uff34"
+    assert parse_query(typed) == [
+        [Term("chain of thought"), Term("reasoning", excluded=True), Term("GPT")]
+    ]
+
+
 def test_marked_runs_reads_every_run_the_database_marked():
     marked = (
         "multi-\ue000agent\ue001 \ue000Tool use\ue001 and \ue000LLMs\ue001 \ue000\ue001"
