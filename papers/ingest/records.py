@@ -17,6 +17,8 @@ from email.utils import parsedate_to_datetime
 
 import ftfy
 
+from core.text import shown
+
 # New-style ids (0704.0001, 2508.13167) and old-style ids (math/0601001,
 # math.AG/0601001), each with an optional version suffix.
 ARXIV_ID_RE = re.compile(
@@ -103,8 +105,9 @@ def versioned_id(arxiv_id: str, version: int | None) -> str:
 
 def clean_text(text: str | None) -> str:
     """Collapse the line wraps and indentation arXiv puts in titles and abstracts,
-    and undo mojibake (repair_text)."""
-    return repair_text(" ".join((text or "").split()))
+    undo mojibake (repair_text) and drop control characters, which no page, feed
+    or mail could show (core.text)."""
+    return shown(repair_text(" ".join((text or "").split())))
 
 
 def repair_text(text: str) -> str:

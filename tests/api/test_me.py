@@ -124,6 +124,9 @@ def test_digest_preferences_take_json_types_as_the_schema_says(
         ({"last_name": False}, "last_name"),
         ({"first_name": "x" * 150 + " "}, "first_name"),
         ({"first_name": "Ada\x00"}, "first_name"),
+        ({"first_name": "Ren\u00e9\x1b[31m"}, "first_name"),
+        # An unclosed right-to-left override turns the text after it around.
+        ({"last_name": "\u202eecalevol"}, "last_name"),
     ],
 )
 def test_profile_names_are_strings_as_sent(as_alice, body, field):

@@ -97,6 +97,7 @@ def test_either_syntax_is_at_most_200_characters(as_alice, corpus):
     "fields",
     [
         {"name": "esc\u001bname"},
+        {"name": "\u202eunclosed override"},
         {"query": "learn\u0000ing"},
         {"name": "\u0085"},
         # A separator str.isspace() takes for a space, which XML 1.0 forbids.

@@ -12,6 +12,7 @@ from papers.ingest.records import AuthorRecord
 from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
+from papers.ingest.records import clean_text
 
 API = Path(__file__).parents[1] / "fixtures" / "arxiv" / "api_atom"
 
@@ -105,6 +106,11 @@ def test_keeps_latex_in_titles_and_repairs_double_encoded_utf8():
         9,
         datetime(2025, 5, 8, 20, 52, 40, tzinfo=UTC),
     )
+
+
+def test_text_is_cleaned_of_what_no_page_feed_or_mail_can_show():
+    # A NUL, an escape and an override that would reverse the rest of a line.
+    assert clean_text(" Safe\n  \u202egnp.exe\x00 title\x1b ") == "Safe gnp.exe title"
 
 
 def test_reads_entries_that_do_not_declare_the_atom_namespace(stringology):

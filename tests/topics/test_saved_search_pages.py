@@ -175,8 +175,9 @@ def test_settings_list_edit_and_delete_saved_searches(
         page = reader.get("/settings/").text
 
     assert "Saved searches" in page
-    assert 'Robots <span class="count">1 paper</span>' in page
-    assert 'Agents <span class="count">8 papers</span>' in page
+    # Each name isolated: one written right to left keeps its count after it.
+    assert '<bdi>Robots</bdi> <span class="count">1 paper</span>' in page
+    assert '<bdi>Agents</bdi> <span class="count">8 papers</span>' in page
     assert 'href="/search/?q=robot">Run it</a>' in page
     assert "Bob&#x27;s own" not in page
 

@@ -84,7 +84,9 @@ def test_a_control_character_in_a_query_is_refused_where_it_is(query, position, 
     assert (refused.value.field, refused.value.position) == ("query", position)
 
 
-@pytest.mark.parametrize("name", ["ctl\x1b\x08 x", "nul\x00name", "\x7f"])
+@pytest.mark.parametrize(
+    "name", ["ctl\x1b\x08 x", "nul\x00name", "\x7f", "\u2067isolate", "\u202eevil"]
+)
 def test_a_name_with_a_control_character_is_refused(alice, name):
     # It would be shown in pages, mails and the Atom feed, where XML refuses it.
     with pytest.raises(SavedSearchError) as refused:
