@@ -19,6 +19,7 @@ those papers' documents through the rule searches' inverted index (a RuleSet).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -57,6 +58,8 @@ NAME_LENGTH = SavedSearch._meta.get_field("name").max_length or 80
 # NUL, escape, delete and the other controls but whitespace, refused in a name
 # and a query as the API's schema says (core.api.fields.NO_CONTROL).
 CONTROL_CHARACTER = re.compile(f"[{CONTROL}]")
+# Zero-width non-joiner and joiner: Persian and Indic scripts write words with them.
+JOINERS = "\u200c\u200d"
 
 Syntax = SavedSearch.Syntax
 
@@ -170,14 +173,22 @@ def _search_error(message: str, position: int) -> SavedSearchError:
 
 
 def _check_name(user: User, name: str, search: SavedSearch | None = None) -> str:
-    name = " ".join(name.split())
-    if not name:
-        raise SavedSearchError("Give the search a name", "name", "blank")
     # Shown in pages, mails and the Atom feed, whose XML cannot hold them.
     if CONTROL_CHARACTER.search(name):
         raise SavedSearchError(
             "A name cannot hold control characters", "name", "invalid"
         )
+    # One way to write what looks the same: composed accents, and no invisible
+    # characters (zero-width space, byte order mark) but the joiners some
+    # scripts spell words with.
+    name = "".join(
+        character
+        for character in unicodedata.normalize("NFC", name)
+        if character in JOINERS or unicodedata.category(character) != "Cf"
+    )
+    name = " ".join(name.split())
+    if not name:
+        raise SavedSearchError("Give the search a name", "name", "blank")
     if len(name) > NAME_LENGTH:
         raise SavedSearchError(
             f"Names are at most {NAME_LENGTH} characters", "name", "max_length"

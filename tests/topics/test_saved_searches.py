@@ -97,6 +97,24 @@ def test_a_name_with_a_control_character_is_refused(alice, name):
     assert not SavedSearch.objects.exists()
 
 
+def test_a_name_that_looks_the_same_is_the_same_name(alice):
+    composed = create_search(
+        alice, name="Caf\u00e9 alerts", query="agent", syntax="search"
+    )
+
+    for lookalike in ("Cafe\u0301 alerts", "Caf\u00e9\u200b alerts\ufeff"):
+        with pytest.raises(SavedSearchError) as refused:
+            create_search(alice, name=lookalike, query="robot", syntax="search")
+        assert (refused.value.field, refused.value.code) == ("name", "unique")
+    # A joiner is part of how some scripts spell a word: kept.
+    persian = create_search(
+        alice, name="\u0645\u06cc\u200c\u0634\u0648\u062f", query="x", syntax="search"
+    )
+
+    assert composed.name == "Caf\u00e9 alerts"
+    assert persian.name == "\u0645\u06cc\u200c\u0634\u0648\u062f"
+
+
 def test_names_are_unique_per_reader_and_the_limit_is_clear(alice, bob, settings):
     settings.MOMENTUM_SAVED_SEARCHES_MAX = 2
     create_search(alice, name="Agents", query="agent", syntax="search")
