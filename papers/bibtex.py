@@ -11,9 +11,24 @@ from papers.names import split_name
 # arXiv's metadata is written in TeX already ("Chess\_db", "B\'ela", "$\alpha$"):
 # what is TeX stays as it is, and only characters that would break the entry are
 # escaped. Math ($...$) is kept whole; outside it, a backslash command or escape
-# is kept, and a bare special character is escaped.
+# is kept (put in math when only math allows it), and a bare special character
+# is escaped.
 _MATH_RE = re.compile(r"(\$[^$]*\$)")
-_TOKEN_RE = re.compile(r"\\(?:[a-zA-Z]+|[^a-zA-Z\s])|[\\%&#_^$]")
+_TOKEN_RE = re.compile(
+    r"\\(?:math[a-z]+|boldsymbol|sqrt)\{[^{}]*\}|\\(?:[a-zA-Z]+|[^a-zA-Z\s])|[\\%&#_^$]"
+)
+# Commands TeX allows only in math, which arXiv's titles use outside it too
+# ("{\alpha}-Fair", as its pages render them): put in math.
+_MATH_ONLY = frozenset(
+    """
+    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa
+    lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi
+    psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega
+    infty partial nabla ell hbar pm mp times cdot circ leq geq le ge neq ll gg
+    approx sim simeq propto equiv to rightarrow leftarrow Rightarrow mapsto in
+    notin subset subseteq cup cap emptyset forall exists sum prod int log exp
+    """.split()
+)
 _ESCAPES = {
     "\\": r"\textbackslash{}",
     "%": r"\%",
@@ -81,10 +96,18 @@ def _escape(text: str) -> str:
 
 
 def _escape_prose(text: str, keep_braces: bool) -> str:
-    text = _TOKEN_RE.sub(lambda m: _ESCAPES.get(m.group(), m.group()), text)
+    text = _TOKEN_RE.sub(_prose_token, text)
     if keep_braces:  # grouping, as in "S{\l}upi\'nski" or "{GPT}"
         return text
     return re.sub(r"(?<!\\)([{}])", r"\\\1", text)
+
+
+def _prose_token(match: re.Match[str]) -> str:
+    token = match.group()
+    # A command with its argument (\mathcal{O}), or a bare one (\alpha).
+    if token.endswith("}") or token[1:] in _MATH_ONLY:
+        return f"${token}$"
+    return _ESCAPES.get(token, token)
 
 
 def _balanced(text: str) -> bool:

@@ -26,6 +26,11 @@ def title_of(title: str) -> str:
         # Math and commands stay as written.
         (r"$\Lambda_{\alpha}$ models with \emph{few} shots", None),
         (r"Schr\"odinger and {GPT}-4", None),
+        # Math's commands outside math, which TeX refuses there: put in math.
+        (
+            r"{\alpha}-Fair pricing in \mathcal{O}(\sqrt{n}) \times faster",
+            r"{{$\alpha$}-Fair pricing in $\mathcal{O}$($\sqrt{n}$) $\times$ faster}",
+        ),
         # Unbalanced braces are escaped so the entry still closes.
         ("A {broken title", r"{A \{broken title}"),
     ],
