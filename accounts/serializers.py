@@ -7,7 +7,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import DigestPreferences
 from accounts.models import User
-from core.api.fields import NO_CONTROL_OR_BLANK
+from core.api.fields import NO_CONTROL
 from core.api.fields import StrictModelSerializer
 
 
@@ -18,9 +18,10 @@ class ProfileSerializer(StrictModelSerializer):
         model = User
         fields = ["email", "first_name", "last_name", "is_staff", "date_joined"]
         read_only_fields = ["email", "is_staff", "date_joined"]
+        # Blank is allowed ("" is the schema's other branch), control characters not.
         extra_kwargs = {
-            "first_name": {"pattern": NO_CONTROL_OR_BLANK},
-            "last_name": {"pattern": NO_CONTROL_OR_BLANK},
+            "first_name": {"pattern": NO_CONTROL},
+            "last_name": {"pattern": NO_CONTROL},
         }
 
 

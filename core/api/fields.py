@@ -40,8 +40,6 @@ NO_CONTROL = RegexValidator(
     message="This field may not be blank or hold control characters.",
     code="invalid",
 )
-# No control character, blank allowed: an optional name.
-NO_CONTROL_OR_BLANK = rf"\A[^{CONTROL}]*\Z"
 SLUG_PATTERN = r"\A[-a-zA-Z0-9_]+\Z"
 
 
