@@ -91,10 +91,17 @@ def paper_links(paper: Paper, request: Any) -> dict[str, str]:
     }
 
 
+TEX_AS_WRITTEN = (
+    'As arXiv has it: TeX ($\\alpha$, Schr\\"odinger), which the site shows rendered.'
+)
+
+
 class PaperSerializer(serializers.ModelSerializer):
     """A paper as lists show it."""
 
     versioned_id = serializers.CharField(help_text="The arXiv id with its version.")
+    title = serializers.CharField(help_text=TEX_AS_WRITTEN)
+    abstract = serializers.CharField(help_text=TEX_AS_WRITTEN)
     authors = serializers.SerializerMethodField(help_text="Names, in order.")
     primary_category = serializers.SlugRelatedField[Category](
         slug_field="code", read_only=True, allow_null=True
