@@ -25,28 +25,60 @@
     form.removeAttribute("aria-busy");
   }
 
-  async function submitToggle(form) {
-    const button = form.querySelector("button");
-    const wanted = form.elements.on.value === "1";
-    if (!claim(form)) return;
+  // A form posted in place: its JSON answer, or a Failure saying why there is
+  // none. "unreached": no answer in time, or the server failed (the page stays,
+  // unchanged, and says so: the same press tries again); "page": an answer
+  // that is not the one asked for (a refusal, a Wi-Fi sign-in page, a
+  // redirect), which the plain form post then shows; "left": off to log in.
+  const TIMEOUT_MS = 15000;
+
+  class Failure extends Error {}
+
+  async function post(form, body) {
+    let response;
     try {
-      const response = await fetch(form.action, {
+      response = await fetch(form.action, {
         method: "POST",
-        body: new FormData(form),
+        body,
         headers: { Accept: "application/json", "X-CSRFToken": csrf() },
         credentials: "same-origin",
+        redirect: "manual",
+        signal: AbortSignal.timeout(TIMEOUT_MS),
       });
-      const data = await response.json().catch(() => ({}));
-      if (response.status === 401 && data.login_url) {
-        window.location.assign(data.login_url);
-        return;
-      }
-      if (!response.ok) throw new Error(String(response.status));
-      const on = data.on === undefined ? wanted : data.on;
-      setToggle(form, on);
-      announce(form, (TOLD[form.dataset.kind] || TOLD.other)[on ? 0 : 1]);
     } catch (error) {
-      form.submit(); // fall back to the plain form post
+      throw new Failure("unreached");
+    }
+    if (response.status >= 500) throw new Failure("unreached");
+    const type = response.headers.get("Content-Type") || "";
+    const data = type.startsWith("application/json")
+      ? await response.json().catch(() => null)
+      : null;
+    if (response.status === 401 && data && data.login_url) {
+      window.location.assign(data.login_url);
+      throw new Failure("left");
+    }
+    if (!response.ok || !data) throw new Failure("page");
+    return data;
+  }
+
+  // After a failed post: say so in place, or show the page the server meant.
+  function failed(form, error, plainPost) {
+    if (error.message === "unreached") {
+      announce(form, "Momentum could not be reached, nothing changed; try again", true);
+    } else if (error.message !== "left") {
+      plainPost();
+    }
+  }
+
+  async function submitToggle(form) {
+    if (!claim(form)) return;
+    try {
+      const data = await post(form, new FormData(form));
+      if (typeof data.on !== "boolean") throw new Failure("page");
+      setToggle(form, data.on);
+      announce(form, (TOLD[form.dataset.kind] || TOLD.other)[data.on ? 0 : 1]);
+    } catch (error) {
+      failed(form, error, () => form.submit());
     } finally {
       release(form);
     }
@@ -61,14 +93,17 @@
   };
 
   // Say what a button did in place to a screen reader: a key (S, +, -) may
-  // have pressed one that has no focus. Named by its paper, or the page.
-  function announce(form, what) {
+  // have pressed one that has no focus. Named by its paper, or the page. A
+  // failure is shown to everyone too, until the next thing said.
+  function announce(form, what, failure = false) {
     const status = document.getElementById("status-message");
     if (!status) return;
     const holder = form.closest("[data-paper], [data-page-paper], .card, li") || document;
     const title =
       holder.querySelector(".paper-title, h1, h2, h3") || holder.querySelector("a");
     status.textContent = title ? `${what}: ${title.textContent.trim()}` : what;
+    status.classList.toggle("visually-hidden", !failure);
+    status.classList.toggle("failure", failure);
   }
 
   function setToggle(form, on) {
@@ -108,29 +143,21 @@
     try {
       const body = new FormData(form);
       body.set("rating", button.value);
-      const response = await fetch(form.action, {
-        method: "POST",
-        body,
-        headers: { Accept: "application/json", "X-CSRFToken": csrf() },
-        credentials: "same-origin",
-      });
-      const data = await response.json().catch(() => ({}));
-      if (response.status === 401 && data.login_url) {
-        window.location.assign(data.login_url);
-        return;
-      }
-      if (!response.ok) throw new Error(String(response.status));
+      const data = await post(form, body);
+      if (!("rating" in data)) throw new Failure("page");
       setRating(form, data.rating);
       const told = { up: "Thumbs up", down: "Thumbs down" };
       announce(form, told[data.rating] || "Rating cleared");
     } catch (error) {
-      // Fall back to the plain form post, with the button's own value.
-      const value = document.createElement("input");
-      value.type = "hidden";
-      value.name = "rating";
-      value.value = button.value;
-      form.append(value);
-      form.submit();
+      failed(form, error, () => {
+        // The plain form post, with the button's own value.
+        const value = document.createElement("input");
+        value.type = "hidden";
+        value.name = "rating";
+        value.value = button.value;
+        form.append(value);
+        form.submit();
+      });
     } finally {
       release(form);
     }

@@ -511,3 +511,64 @@ def test_what_a_key_did_is_said_to_a_screen_reader(page, follower):
     page.keyboard.press("+")
     expect(status).to_have_text(f"Thumbs up: {title}")
     expect(status).to_have_attribute("role", "status")
+
+
+# A press whose answer never comes, or is not Momentum's
+
+
+def test_a_save_that_cannot_reach_the_server_says_so_and_changes_nothing(
+    page, follower
+):
+    """It fell back to the plain form post: the reader landed on the browser's
+    own error page, away from the list."""
+    page.goto("/topics/rl-agents/")
+    row = unsaved_row(page)
+    saved = follower.saved_papers.count()
+    page.route("**/save/", lambda route: route.abort("internetdisconnected"))
+    row.locator(".paper-title a").focus()
+
+    page.keyboard.press("s")
+
+    status = page.locator("#status-message")
+    # Shown to everyone, not only said to a screen reader.
+    expect(status).to_have_class("failure")
+    expect(status).to_contain_text("could not be reached, nothing changed")
+    expect(row.locator("form.toggle button")).to_have_text("Save")
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+    assert follower.saved_papers.count() == saved
+    # The same key tries again, once the server answers.
+    page.unroute("**/save/")
+    page.keyboard.press("s")
+    expect(row.locator("form.toggle button")).to_have_text("Saved")
+    expect(status).to_have_class("visually-hidden")
+    assert follower.saved_papers.count() == saved + 1
+
+
+@pytest.mark.parametrize("key", ["+", "s"])
+def test_an_answer_that_is_not_momentums_is_shown_not_taken_for_done(
+    page, follower, key
+):
+    """A Wi-Fi sign-in page answering the post turned the button "Saved" (or
+    cleared the thumbs) for a change the server never got."""
+    page.goto("/topics/rl-agents/")
+    row = unsaved_row(page)
+    saved = follower.saved_papers.count()
+    portal = "<h1>Sign in to the train's Wi-Fi</h1>"
+    page.route(
+        re.compile(r"/(save|rate)/$"),
+        lambda route: route.fulfill(status=200, content_type="text/html", body=portal),
+    )
+    row.locator(".paper-title a").focus()
+
+    page.keyboard.press(key)
+
+    expect(page.locator("h1")).to_have_text("Sign in to the train's Wi-Fi")
+    assert follower.saved_papers.count() == saved
+    assert not Rating.objects.exists()
+
+
+def unsaved_row(page: Page):
+    """The first row not saved, found again by its paper whatever it shows."""
+    unsaved = rows(page).filter(has=page.get_by_role("button", name="Save", exact=True))
+    arxiv_id = unsaved.first.get_attribute("data-paper")
+    return page.locator(f'[data-paper-list] [data-paper="{arxiv_id}"]')
