@@ -69,7 +69,10 @@ class DigestAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Resend the selected sent, skipped or failed digests")
+    @admin.action(
+        description="Resend the selected sent, skipped or failed digests",
+        permissions=["change"],
+    )
     def resend_digests(self, request: HttpRequest, queryset: QuerySet[Digest]) -> None:
         ids = resend(queryset)
         for digest_id in ids:

@@ -119,7 +119,7 @@ class FeedSourceAdmin(admin.ModelAdmin):
             return f"failing: {source.last_error[:80]}"
         return "ok" if source.last_success_at else "never run"
 
-    @admin.action(description="Run now")
+    @admin.action(description="Run now", permissions=["change"])
     def run_now(self, request: HttpRequest, queryset: QuerySet[FeedSource]) -> None:
         ids = list(queryset.values_list("pk", flat=True))
         deferred = [pk for pk in ids if not send(ingest_source, pk)]

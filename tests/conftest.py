@@ -46,6 +46,7 @@ CURATOR_PERMISSIONS = [
     "view_topic",
     "view_ingestrun",
     "view_feedsource",
+    "view_category",
 ]
 
 

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -470,6 +471,10 @@ def test_a_topic_goes_in_admin_with_its_tags_decisions_and_follows(
     and the pages that listed it forget it at once, whichever way it went."""
     many_decisions(topic, pins=1, exclusions=1)
     set_following(alice, topic, True)
+    # Its review queue goes too: the queue's own pages delete nothing.
+    ReviewItem.objects.create(
+        topic=topic, paper=Paper.objects.get(arxiv_id="2606.00002"), score=0.5
+    )
     assert topic.name in client.get("/topics/").text  # now cached with it
     delete_url = reverse("admin:topics_topic_delete", args=[topic.pk])
 
@@ -497,6 +502,7 @@ def test_a_topic_goes_in_admin_with_its_tags_decisions_and_follows(
     assert not Topic.objects.filter(pk=topic.pk).exists()
     assert not Follow.objects.filter(user=alice).exists()
     assert not TopicExclusion.objects.exists()
+    assert not ReviewItem.objects.exists()
     assert topic.name not in client.get("/topics/").text
     assert client.get(f"/topics/{topic.slug}/").status_code == 404
 
@@ -650,3 +656,77 @@ def test_a_second_curators_save_does_not_undo_the_firsts(admin_client, topic):
         url, change_form(topic, description="Robots.", loaded_as=now)
     )
     assert again.status_code == 302
+
+
+# Who may do what: a curator curates, staff who may only look do not
+
+
+def test_a_curator_pins_excludes_and_lifts_on_the_topics_page_and_lists(
+    client, curator, topic
+):
+    """Curating asks for change_topic, as the review queue does, not for rights
+    on the rows the curation functions write."""
+    client.force_login(curator)
+    many_decisions(topic, pins=1, exclusions=1)
+    page = client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+    pins = client.get(reverse("admin:topics_papertopic_changelist"))
+    lists = reverse("admin:topics_topicexclusion_changelist")
+
+    assert 'name="paper_topics-TOTAL_FORMS"' in page
+    assert 'name="exclusions-TOTAL_FORMS"' in page
+    assert pins.status_code == 200
+    assert '<option value="unpin">' in pins.text
+    exclusion = TopicExclusion.objects.get(topic=topic)
+    client.post(lists, {"action": "lift", "_selected_action": [exclusion.pk]})
+    assert not TopicExclusion.objects.exists()
+    categories = client.get(
+        reverse("admin:autocomplete"),
+        {
+            "term": "cs",
+            "app_label": "topics",
+            "model_name": "topic",
+            "field_name": "categories",
+        },
+    )
+    assert categories.status_code == 200
+
+
+def test_staff_who_may_only_look_run_no_action(client, staff, topic):
+    staff.user_permissions.set(
+        Permission.objects.filter(codename__in=["view_topic", "view_papertopic"])
+    )
+    client.force_login(staff)
+    many_decisions(topic, pins=1, exclusions=0)
+    pin = PaperTopic.objects.get(topic=topic, source=PaperTopic.Source.PIN)
+
+    topics = client.get(reverse("admin:topics_topic_changelist")).text
+    client.post(
+        reverse("admin:topics_topic_changelist"),
+        {"action": "deactivate", "_selected_action": [topic.pk]},
+    )
+    client.post(
+        reverse("admin:topics_papertopic_changelist"),
+        {"action": "unpin", "_selected_action": [pin.pk]},
+    )
+
+    assert 'name="action"' not in topics
+    topic.refresh_from_db()
+    assert topic.is_active
+    assert PaperTopic.objects.filter(pk=pin.pk).exists()
+
+
+def test_merging_deletes_topics_so_it_asks_for_the_right_to_delete(
+    client, curator, topic
+):
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    client.force_login(curator)
+
+    page = client.get(reverse("admin:topics_topic_changelist")).text
+    client.post(
+        reverse("admin:topics_topic_changelist"),
+        {"action": "merge", "_selected_action": [topic.pk, other.pk]},
+    )
+
+    assert '<option value="deactivate">' in page
+    assert '<option value="merge">' not in page
+    assert Topic.objects.filter(pk=other.pk).exists()

@@ -14,6 +14,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.latex import latex_to_text
 from papers.models import Paper
+from topics.admin.permissions import CuratedInline
 from topics.models import PaperTopic
 from topics.models import TopicExclusion
 
@@ -68,7 +69,7 @@ class CuratorDecisionForm(forms.ModelForm):
         pass
 
 
-class CuratorDecisionInline(admin.TabularInline):
+class CuratorDecisionInline(CuratedInline, admin.TabularInline):
     """A topic's latest decisions of one kind, each paper named by its arXiv id
     with its title linked beside it."""
 

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from core.admin import ReadOnlyRecords
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
+from topics.admin.permissions import CuratedRows
 from topics.curation import lift_exclusion
 from topics.curation import unpin_paper
 from topics.models import Follow
@@ -46,7 +47,7 @@ class PaperListAdmin(admin.ModelAdmin):
 
 
 @admin.register(PaperTopic)
-class PaperTopicAdmin(ReadOnlyRecords, PaperListAdmin):
+class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
     """Tags are written by tagging and topics.curation alone (a pin lifts an
     exclusion, the topic's pages and model follow): curators pin and exclude
     on the topic's page or in the review queue; here, unpin."""
@@ -57,7 +58,10 @@ class PaperTopicAdmin(ReadOnlyRecords, PaperListAdmin):
     show_full_result_count = False
     actions = ["unpin"]
 
-    @admin.action(description="Unpin the selected pinned papers (the rule decides)")
+    @admin.action(
+        description="Unpin the selected pinned papers (the rule decides)",
+        permissions=["curate"],
+    )
     def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
         pins = list(
             queryset.filter(source=PaperTopic.Source.PIN).select_related(
@@ -70,7 +74,7 @@ class PaperTopicAdmin(ReadOnlyRecords, PaperListAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(ReadOnlyRecords, PaperListAdmin):
+class TopicExclusionAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
     """Written by topics.curation alone, as tags are: here, lift."""
 
     list_display = ["paper", "topic", "reason", "created_by", "created_at"]
@@ -79,7 +83,10 @@ class TopicExclusionAdmin(ReadOnlyRecords, PaperListAdmin):
     show_full_result_count = False
     actions = ["lift"]
 
-    @admin.action(description="Lift the selected exclusions (the rule decides)")
+    @admin.action(
+        description="Lift the selected exclusions (the rule decides)",
+        permissions=["curate"],
+    )
     def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
         exclusions = list(queryset.select_related("topic", "paper"))
         for exclusion in exclusions:

@@ -35,6 +35,7 @@ from accounts.requests import signed_in
 from core.admin import ReadOnlyRecords
 from papers.latex import latex_to_text
 from papers.models import Paper
+from topics.admin.permissions import curates
 from topics.admin.records import PaperListAdmin
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
@@ -129,7 +130,7 @@ class ReviewKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(PaperListAdmin):
+class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
     """The review queue: the band's papers, papers where a topic's model and rule
     disagree, and papers readers flagged, most uncertain first. Each row is
     decided in one click or in bulk (a pin or an exclusion, through
@@ -184,23 +185,9 @@ class ReviewItemAdmin(PaperListAdmin):
             return True
         return super().has_view_permission(request, obj)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(
-        self, request: HttpRequest, obj: ReviewItem | None = None
-    ) -> bool:
-        return False
-
-    def has_delete_permission(
-        self, request: HttpRequest, obj: ReviewItem | None = None
-    ) -> bool:
-        # Deleting an item decides nothing: the next scoring would bring it back.
-        return False
-
     def has_decide_permission(self, request: HttpRequest) -> bool:
         """Deciding pins or excludes a paper, which changes the topic."""
-        return request.user.has_perm("topics.change_topic")
+        return curates(request)
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict | None = None

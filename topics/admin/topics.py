@@ -336,7 +336,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         topics = [item for item in deleted if not isinstance(item, list)]
         return topics, counts, perms_needed, protected
 
-    @admin.action(description="Re-tag every paper")
+    @admin.action(description="Re-tag every paper", permissions=["change"])
     def retag(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         for topic in queryset:
             request_retag(topic)
@@ -344,7 +344,7 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             request, f"Re-tagging {queryset.count()} topic(s) in the background."
         )
 
-    @admin.action(description="Train relevance model now")
+    @admin.action(description="Train relevance model now", permissions=["change"])
     def train_model(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         topic_ids = list(queryset.filter(is_active=True).values_list("pk", flat=True))
         for topic_id in topic_ids:
@@ -358,11 +358,13 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             message += f" Skipped {skipped} inactive topic(s)."
         self.message_user(request, message)
 
-    @admin.action(description="Activate")
+    @admin.action(description="Activate", permissions=["change"])
     def activate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         self._set_active(request, queryset, True)
 
-    @admin.action(description="Deactivate (hidden, keeps its followers)")
+    @admin.action(
+        description="Deactivate (hidden, keeps its followers)", permissions=["change"]
+    )
     def deactivate(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         self._set_active(request, queryset, False)
 
@@ -393,7 +395,14 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
                 "digests; followers, papers and decisions kept.",
             )
 
-    @admin.action(description="Merge into one topic…")
+    def has_merge_permission(self, request: HttpRequest) -> bool:
+        # Merging deletes the topics merged in (an action's permissions are
+        # any of those named: both are asked for here).
+        return self.has_change_permission(request) and self.has_delete_permission(
+            request
+        )
+
+    @admin.action(description="Merge into one topic…", permissions=["merge"])
     def merge(
         self, request: HttpRequest, queryset: QuerySet[Topic]
     ) -> HttpResponse | None:
