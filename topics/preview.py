@@ -32,6 +32,11 @@ from topics.tagging import CHUNK_SIZE
 SHOWN = 20
 # On SQLite, up to this many papers are looked up by id (see _newest).
 FEW = 2000
+# Admin's live preview reads at most this many papers in full (about a second:
+# 0.5 ms each), the newest of those the index could not decide; past it, what
+# the rest hold is estimated from them. A word in a named field (abs:model)
+# leaves most papers holding it undecided: tens of seconds on a web worker.
+PREVIEW_READS = 2000
 
 
 @dataclass
@@ -42,9 +47,11 @@ class Preview:
     notice: str = ""
     count: int = 0
     # Papers searched, and how many of them the database's prefilter left for
-    # the matcher to check.
+    # the matcher to check; of those, how many were left unread past the
+    # preview's budget, their matches then estimated (count, added, removed).
     scanned: int = 0
     checked: int = 0
+    unread: int = 0
     seconds: float = 0.0
     latest: list[Paper] = field(default_factory=list)
     added: list[Paper] = field(default_factory=list)
@@ -73,6 +80,7 @@ class Preview:
             "count": self.count,
             "scanned": self.scanned,
             "checked": self.checked,
+            "unread": self.unread,
             "seconds": round(self.seconds, 2),
             "latest": papers(self.latest),
             "added": papers(self.added),
@@ -89,6 +97,7 @@ def preview_rule(
     categories: Sequence[str] = (),
     limit: int | None = SHOWN,
     derive_limit: int | None = None,
+    read_at_most: int | None = None,
 ) -> Preview:
     """Match `rule` against every stored paper (in `categories`, if any).
 
@@ -96,15 +105,19 @@ def preview_rule(
     from the topic's membership as it is now (rule tags, pins, model tags):
     curators' exclusions and the model's vetoes keep papers out, pins and model
     tags stay, as tagging would do. An unchanged rule changes nothing.
+
+    With `read_at_most`, only the newest that many of the papers the index
+    cannot decide are read; the counts then add an estimate for the rest (at
+    the rate the papers read matched), and the lists show the papers read.
     """
     try:
         compiled = compile_rule(rule)
     except RuleError as exc:
         return Preview(error=str(exc), position=exc.position)
     started = time.perf_counter()
-    scope = {code for code in categories if code}
+    scope = frozenset(code for code in categories if code)
     try:
-        matched, checked = matching_papers(compiled, scope, derive_limit=derive_limit)
+        sure, undecided = _prefiltered(compiled, scope, derive_limit)
     except TermsNotReady as exc:
         papers = "paper" if exc.remaining == 1 else "papers"
         return Preview(
@@ -112,24 +125,41 @@ def preview_rule(
             f"background ({exc.remaining:,} {papers} to go). Edit the rule again "
             "in a while to see its preview."
         )
+    unread: set[int] = set()
+    if read_at_most is not None:
+        if undecided is None:  # no condition to find candidates by: every paper
+            undecided = list(Paper.objects.values_list("pk", flat=True))
+        if len(undecided) > read_at_most:
+            read = [paper.pk for paper in _newest(set(undecided), read_at_most)]
+            unread = set(undecided).difference(read)
+            undecided = sorted(read)
+    read_matches, checked = _read(compiled, scope, undecided)
+    matched = sure | read_matches
+    # The papers the unread ones would add to each count, at the rate those
+    # read matched.
+    rate = len(read_matches) / checked if unread else 0.0
     # A topic not saved yet has no membership for the rule to change.
     added: set[int] = set()
     removed: set[int] = set()
+    more_added = more_removed = 0.0
     if topic is not None:
         matched -= _kept_out(topic)
         current, decided = _membership(topic)
         members = matched | decided
-        added, removed = members - current, current - members
+        added, removed = members - current, current - members - unread
+        more_added = rate * len(unread - current)
+        more_removed = (1 - rate) * len(unread & (current - decided))
     return Preview(
-        count=len(matched),
+        count=len(matched) + round(rate * len(unread)),
         scanned=Paper.objects.count(),
         checked=checked,
+        unread=len(unread),
         seconds=time.perf_counter() - started,
         latest=_newest(matched, limit),
         added=_newest(added, limit),
         removed=_newest(removed, limit),
-        added_count=len(added),
-        removed_count=len(removed),
+        added_count=len(added) + round(more_added),
+        removed_count=len(removed) + round(more_removed),
     )
 
 
@@ -147,14 +177,37 @@ def matching_papers(
     the benchmark and tests compare against). TermsNotReady when more than
     `derive_limit` papers' terms are stale."""
     scope = frozenset(scope)
-    candidates = candidate_ids(rule, scope, derive_limit) if prefilter else None
-    matched: set[int] = set()
+    sure, undecided = (
+        _prefiltered(rule, scope, derive_limit) if prefilter else (set(), None)
+    )
+    matched, checked = _read(rule, scope, undecided)
+    return sure | matched, checked
+
+
+def _prefiltered(
+    rule: CompiledRule, scope: frozenset[str], derive_limit: int | None
+) -> tuple[set[int], list[int] | None]:
+    """The papers the database finds the rule surely matches, and those it
+    found that only reading them decides; None for those when the rule has no
+    condition to find candidates by (every paper is read)."""
+    candidates = candidate_ids(rule, scope, derive_limit)
     if candidates is None:
+        return set(), None
+    # A preview needs ids only: no document for a paper its terms decide.
+    sure = sure_ids(rule, candidates)
+    return sure, sorted(candidates - sure)
+
+
+def _read(
+    rule: CompiledRule, scope: frozenset[str], paper_ids: list[int] | None
+) -> tuple[set[int], int]:
+    """Those of these papers (every paper for None) the rule matches, read in
+    full, and how many were read."""
+    if paper_ids is None:
         documents = iter_documents(Paper.objects.all())
     else:
-        # A preview needs ids only: no document for a paper its terms decide.
-        matched = sure_ids(rule, candidates)
-        documents = documents_of(sorted(candidates - matched))
+        documents = documents_of(paper_ids)
+    matched: set[int] = set()
     checked = 0
     for paper_id, doc, paper_categories in documents:
         checked += 1

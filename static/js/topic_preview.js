@@ -15,9 +15,9 @@
     return Number(number).toLocaleString("en-US");
   }
 
-  function paperList(title, papers, total) {
+  function paperList(title, papers, total, about) {
     var box = element("div", undefined, "preview-list");
-    box.appendChild(element("h4", title + " (" + count(total) + ")"));
+    box.appendChild(element("h4", title + " (" + (about ? "about " : "") + count(total) + ")"));
     var list = element("ol");
     papers.forEach(function (paper) {
       var item = element("li");
@@ -42,17 +42,27 @@
       panel.appendChild(element("p", data.notice, "preview-notice"));
       return;
     }
+    // Past the preview's budget the counts are estimates (topics/preview.py).
+    var about = data.unread > 0;
     var summary = element("p",
-      "Matches " + count(data.count) + " of " + count(data.scanned) + " papers (" +
-        data.seconds + " s).",
+      "Matches " + (about ? "about " : "") + count(data.count) + " of " +
+        count(data.scanned) + " papers (" + data.seconds + " s).",
       "preview-count");
     summary.title = count(data.checked) +
       " papers the search index could not decide were read in full.";
     panel.appendChild(summary);
-    panel.appendChild(paperList("Latest matches", data.latest, data.count));
+    if (about) {
+      panel.appendChild(element("p",
+        "Estimated: the index could not decide " + count(data.checked + data.unread) +
+          " papers, and the newest " + count(data.checked) + " were read. Saving the " +
+          "rule tags exactly, in the background; a narrower word (ti: rather than " +
+          "abs:) previews exactly.",
+        "preview-notice"));
+    }
+    panel.appendChild(paperList("Latest matches", data.latest, data.count, about));
     if (data.added_count || data.removed_count) {
-      panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count));
-      panel.appendChild(paperList("Saving it removes from the topic", data.removed, data.removed_count));
+      panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count, about));
+      panel.appendChild(paperList("Saving it removes from the topic", data.removed, data.removed_count, about));
     }
   }
 

@@ -21,6 +21,7 @@ from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics import prefilter
+from topics.admin import topics as topics_admin
 from topics.admin.topics import TopicAdmin
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
@@ -86,6 +87,23 @@ def test_preview_shows_matches_and_the_difference_from_the_saved_rule(
     assert [p["arxiv_id"] for p in data["added"]] == ["2606.00002"]
     assert [p["arxiv_id"] for p in data["removed"]] == ["2606.00001"]
     assert {p["arxiv_id"] for p in data["latest"]} == {"2606.00002", "2606.00003"}
+
+
+def test_the_live_preview_reads_within_a_budget_and_says_it_estimates(
+    admin_client, topic, monkeypatch
+):
+    """Every paper holding a word in a named field is read in full: at 100,000
+    papers, "abs:model" held a web worker for 36 s."""
+    monkeypatch.setattr(topics_admin, "PREVIEW_READS", 1)
+    url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+
+    # Every paper's abstract holds "agents"; the rule's "ti:agent" holds two.
+    data = admin_client.get(url, {"rule": "abs:agents"}).json()
+
+    assert (data["checked"], data["unread"]) == (1, 2)
+    assert data["count"] == 3  # the one read matched: so, at that rate, the rest
+    assert data["added_count"] == 1
+    assert data["removed_count"] == 0
 
 
 def test_preview_of_the_unchanged_rule_shows_no_change_whatever_the_curators_did(

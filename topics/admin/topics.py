@@ -44,6 +44,7 @@ from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.momentum import Momentum
+from topics.preview import PREVIEW_READS
 from topics.preview import preview_rule
 from topics.query import with_paper_count
 from topics.tasks import train_topic_model
@@ -205,8 +206,10 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
             request.GET.get("rule", ""),
             topic=topic,
             categories=request.GET.getlist("categories"),
-            # A curator waits on this request: many stale terms are the sweep's.
+            # A curator waits on this request: many stale terms are the sweep's,
+            # and past a second's reading the rest is estimated.
             derive_limit=prefilter.PREVIEW_DERIVES,
+            read_at_most=PREVIEW_READS,
         )
         return JsonResponse(preview.as_json())
 
