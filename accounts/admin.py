@@ -8,10 +8,11 @@ from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from core.admin import CountedDeletion
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(CountedDeletion, DjangoUserAdmin):
     ordering = ["email"]
     list_display = [
         "email",

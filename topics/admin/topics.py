@@ -25,6 +25,7 @@ from django.utils.html import format_html
 from django.utils.timezone import localtime
 
 from accounts.requests import signed_in
+from core.admin import CountedDeletion
 from topics import prefilter
 from topics.admin.inlines import INLINE_ROWS
 from topics.admin.inlines import ExclusionInline
@@ -104,7 +105,7 @@ class TopicForm(forms.ModelForm):
 
 
 @admin.register(Topic)
-class TopicAdmin(MembershipColumns, admin.ModelAdmin):
+class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
     form = TopicForm
     list_display = [
         "name",
@@ -329,15 +330,6 @@ class TopicAdmin(MembershipColumns, admin.ModelAdmin):
         # list action's queryset delete left the topic listed on them.
         for topic in queryset:
             topic.delete()
-
-    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
-        deleted, counts, perms_needed, protected = super().get_deleted_objects(
-            objs, request
-        )
-        # A topic takes thousands of tags along: the summary counts them, and
-        # the list names the topics alone (a nested list holds each one's rows).
-        topics = [item for item in deleted if not isinstance(item, list)]
-        return topics, counts, perms_needed, protected
 
     @admin.action(description="Re-tag every paper", permissions=["change"])
     def retag(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
