@@ -41,7 +41,9 @@ class DigestAdmin(admin.ModelAdmin):
     list_select_related = ["user"]
     search_fields = ["user__email", "to_email", "message_id"]
     raw_id_fields = ["user"]
-    date_hierarchy = "due_at"
+    # Counting every digest, and the months of a date hierarchy, read the whole
+    # table on every page (520,000 digests: 0.9-2 s); the period filter narrows.
+    show_full_result_count = False
     readonly_fields = [
         "user",
         "kind",
@@ -83,6 +85,7 @@ class DigestAdmin(admin.ModelAdmin):
 @admin.register(DigestPaper)
 class DigestPaperAdmin(admin.ModelAdmin):
     list_display = ["paper", "user", "topic", "digest"]
-    list_select_related = ["paper", "user", "topic", "digest"]
+    # A digest is named by its reader: read with it, not once a row.
+    list_select_related = ["paper", "user", "topic", "digest__user"]
     search_fields = ["user__email", "paper__arxiv_id"]
     raw_id_fields = ["digest", "user", "paper", "topic"]

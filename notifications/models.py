@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.models import DigestPreferences
 from papers.models import Paper
 from topics.models import Topic
 
@@ -26,7 +27,7 @@ class Digest(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="digests"
     )
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SCHEDULED)
-    frequency = models.CharField(max_length=10)
+    frequency = models.CharField(max_length=10, choices=DigestPreferences.Frequency)
     # The period is named by the local day of its send time; it runs from that
     # send time to the next one.
     period_start = models.DateField()
@@ -73,6 +74,9 @@ class Digest(models.Model):
             ),
             # "Last digest" on settings and each user's latest sent period.
             models.Index(fields=["user", "-due_at"], name="digest_user_recent_idx"),
+            # Admin's list, newest first (Meta.ordering): read from here, not
+            # by sorting every digest ever sent.
+            models.Index(fields=["-due_at", "-id"], name="digest_recent_idx"),
         ]
 
     def __str__(self) -> str:

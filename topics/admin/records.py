@@ -8,8 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.admin import ReadOnlyRecords
-from papers.ingest.records import ParseError
-from papers.ingest.records import split_arxiv_id
+from papers.admin import ArxivIdSearch
 from topics.admin.permissions import CuratedRows
 from topics.curation import lift_exclusion
 from topics.curation import unpin_paper
@@ -21,29 +20,15 @@ from topics.models import TopicExclusion
 from topics.models import TopicModel
 
 
-class PaperListAdmin(admin.ModelAdmin):
+class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
     """A list of a kind of topics' papers, searched by the paper: the topic is
     the filter's (a word of its name would match every paper of it)."""
 
+    arxiv_id_field = "paper__arxiv_id"
     search_fields = ["paper__arxiv_id", "paper__title"]
     search_help_text = (
         "An arXiv id (as arXiv writes it, any version) or words of the title."
     )
-
-    def get_search_results(
-        self, request: HttpRequest, queryset: QuerySet, search_term: str
-    ) -> tuple[QuerySet, bool]:
-        # "arXiv:2607.16314", "2607.16314v2" and arxiv.org's address, as the
-        # queue prints papers and the pin and exclusion rows take them.
-        try:
-            arxiv_id, _ = split_arxiv_id(search_term)
-        except ParseError:
-            arxiv_id = ""
-        found = queryset.filter(paper__arxiv_id=arxiv_id)
-        if arxiv_id and found.exists():
-            return found, False
-        # Words of a title, or the start of an id ("2509.0252" of 2509.02522).
-        return super().get_search_results(request, queryset, search_term)
 
 
 @admin.register(PaperTopic)
