@@ -8,6 +8,8 @@ from datetime import date
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.contrib.admin.models import DELETION
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.db import connection
@@ -323,6 +325,10 @@ def test_merge_action_asks_for_the_topic_to_keep_then_merges(
     assert done.status_code == 302
     assert list(Topic.objects.values_list("slug", flat=True)) == [topic.slug]
     assert topic.follows.get().user == alice
+    # Its history says who merged what, and the one merged in is logged gone.
+    history = admin_client.get(reverse("admin:topics_topic_history", args=[topic.pk]))
+    assert "Merged in Robots; the rule is now:" in history.text
+    assert LogEntry.objects.get(action_flag=DELETION).object_repr == "Robots"
 
 
 def test_changelist_shows_counts_momentum_and_retag_state(
@@ -610,6 +616,20 @@ def test_the_activity_actions_say_what_they_did(admin_client, topic):
     )
     assert f"{topic.name}: active already." in again.text
     assert "Activated" not in again.text
+    history = admin_client.get(reverse("admin:topics_topic_history", args=[topic.pk]))
+    assert history.text.index("Deactivated.") < history.text.index("Activated.")
+
+
+def test_an_action_on_many_topics_names_ten_and_counts_the_rest(admin_client):
+    many = [make_topic(f"Topic {n:02d}", slug=f"topic-{n}") for n in range(12)]
+
+    page = admin_client.post(
+        reverse("admin:topics_topic_changelist"),
+        {"action": "activate", "_selected_action": [t.pk for t in many]},
+        follow=True,
+    ).text
+
+    assert "and 2 more: active already." in page
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,17 @@ class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
         "An arXiv id (as arXiv writes it, any version) or words of the title."
     )
 
+    # A row names its paper by id and title: not its abstract and search vector
+    # (4 KB a row, carried through a deep page's sort), unless it shows them.
+    paper_unread: tuple[str, ...] = (
+        "paper__abstract",
+        "paper__search_vector",
+        "paper__versions",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).defer(*self.paper_unread)
+
 
 @admin.register(PaperTopic)
 class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):

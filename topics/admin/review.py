@@ -145,6 +145,8 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
     class Media:
         css = {"all": ["css/admin_review.css"]}
 
+    paper_unread = ("paper__search_vector",)  # the queue shows abstracts
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
         # The chance the paper belongs: calibrated on the curators' decisions
         # where automatic decisions apply, else the model's own score. Its

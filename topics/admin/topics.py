@@ -335,6 +335,7 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
     def retag(self, request: HttpRequest, queryset: QuerySet[Topic]) -> None:
         for topic in queryset:
             request_retag(topic)
+            self.log_change(request, topic, "Re-tag requested.")
         self.message_user(
             request, f"Re-tagging {queryset.count()} topic(s) in the background."
         )
@@ -370,7 +371,13 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         already: list[str] = []
         for topic in queryset:
             try:
-                (done if set_active(topic, active) else already).append(topic.name)
+                if set_active(topic, active):
+                    done.append(topic.name)
+                    self.log_change(
+                        request, topic, "Activated." if active else "Deactivated."
+                    )
+                else:
+                    already.append(topic.name)
             except ValidationError as error:
                 self.message_user(
                     request,
@@ -379,14 +386,14 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
                 )
         if already:
             state = "active" if active else "inactive"
-            self.message_user(request, f"{', '.join(already)}: {state} already.")
+            self.message_user(request, f"{_names(already)}: {state} already.")
         if done:
             self.message_user(
                 request,
-                f"Activated {', '.join(done)}: shown to readers again, with "
+                f"Activated {_names(done)}: shown to readers again, with "
                 "their followers."
                 if active
-                else f"Deactivated {', '.join(done)}: hidden from readers and "
+                else f"Deactivated {_names(done)}: hidden from readers and "
                 "digests; followers, papers and decisions kept.",
             )
 
@@ -411,7 +418,18 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         form.fields["target"].queryset = queryset  # type: ignore[attr-defined]  # a ModelChoiceField
         if form.is_valid():
             target = form.cleaned_data["target"]
-            result = merge_topics(target, topics)
+            merged = [topic for topic in topics if topic.pk != target.pk]
+            with transaction.atomic():
+                # Logged first: merging deletes them.
+                self.log_deletions(request, queryset.exclude(pk=target.pk))
+                result = merge_topics(target, topics)
+                target.refresh_from_db()
+                self.log_change(
+                    request,
+                    target,
+                    f"Merged in {', '.join(map(str, merged))}; the rule is now: "
+                    f"{target.rule}",
+                )
             self.message_user(
                 request,
                 f"Merged {len(topics) - 1} topic(s) into {target}, which gained "
@@ -433,3 +451,9 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
             "admin/topics/merge.html",
             {**self.admin_site.each_context(request), "form": form, "topics": topics},
         )
+
+
+def _names(names: list[str], shown: int = 10) -> str:
+    """The first names, and how many more: a message about 200 topics."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
