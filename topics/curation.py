@@ -6,6 +6,7 @@ paper in the topic, an exclusion keeps it out; each replaces the other.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -35,56 +36,97 @@ from topics.tagging import tag_papers
 from topics.tasks import retag_topic
 from topics.tasks import train_topic_model
 
+# Each decision is made on many papers at once (an admin list's "select all"),
+# one topic at a time: one statement per kind of row, whatever their number.
 
-@transaction.atomic
+
 def pin_paper(topic: Topic, paper: Paper) -> None:
-    """Put the paper in the topic whatever the rule says; lifts an exclusion."""
-    content_changed(topics=[topic], papers=[paper.pk])
-    TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
-    PaperTopic.objects.update_or_create(
-        topic=topic, paper=paper, defaults={"source": PaperTopic.Source.PIN}
-    )
-    _decided(topic, paper)
+    pin_papers(topic, [paper.pk])
 
 
-@transaction.atomic
 def unpin_paper(topic: Topic, paper: Paper) -> None:
-    """Remove a pin; the rule decides again."""
-    content_changed(topics=[topic], papers=[paper.pk])
-    PaperTopic.objects.filter(
-        topic=topic, paper=paper, source=PaperTopic.Source.PIN
-    ).delete()
-    tag_papers([paper.pk], TopicRules.load([topic]))
-    request_training(topic)
+    unpin_papers(topic, [paper.pk])
 
 
-@transaction.atomic
 def exclude_paper(
     topic: Topic, paper: Paper, *, reason: str = "", by: User | None = None
 ) -> None:
-    """Keep the paper out of the topic whatever the rule says; removes a pin."""
-    content_changed(topics=[topic], papers=[paper.pk])
-    PaperTopic.objects.filter(topic=topic, paper=paper).delete()
-    TopicExclusion.objects.update_or_create(
-        topic=topic, paper=paper, defaults={"reason": reason, "created_by": by}
-    )
-    _decided(topic, paper)
+    exclude_papers(topic, [paper.pk], reason=reason, by=by)
+
+
+def lift_exclusion(topic: Topic, paper: Paper) -> None:
+    lift_exclusions(topic, [paper.pk])
 
 
 @transaction.atomic
-def lift_exclusion(topic: Topic, paper: Paper) -> None:
-    content_changed(topics=[topic], papers=[paper.pk])
-    TopicExclusion.objects.filter(topic=topic, paper=paper).delete()
-    tag_papers([paper.pk], TopicRules.load([topic]))
+def pin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
+    """Put the papers in the topic whatever the rule says; lifts exclusions."""
+    ids = sorted(set(paper_ids))
+    content_changed(topics=[topic], papers=ids)
+    TopicExclusion.objects.filter(topic=topic, paper_id__in=ids).delete()
+    PaperTopic.objects.bulk_create(
+        [
+            PaperTopic(topic=topic, paper_id=pk, source=PaperTopic.Source.PIN)
+            for pk in ids
+        ],
+        update_conflicts=True,
+        unique_fields=["topic", "paper"],
+        update_fields=["source"],
+    )
+    _decided(topic, ids)
+
+
+@transaction.atomic
+def unpin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
+    """Remove pins; the rule decides again."""
+    ids = sorted(set(paper_ids))
+    content_changed(topics=[topic], papers=ids)
+    PaperTopic.objects.filter(
+        topic=topic, paper_id__in=ids, source=PaperTopic.Source.PIN
+    ).delete()
+    tag_papers(ids, TopicRules.load([topic]))
     request_training(topic)
 
 
-def _decided(topic: Topic, paper: Paper) -> None:
-    """A decision resolves the paper's review item and readers' flags, and is
+@transaction.atomic
+def exclude_papers(
+    topic: Topic,
+    paper_ids: Collection[int],
+    *,
+    reason: str = "",
+    by: User | None = None,
+) -> None:
+    """Keep the papers out of the topic whatever the rule says; removes pins."""
+    ids = sorted(set(paper_ids))
+    content_changed(topics=[topic], papers=ids)
+    PaperTopic.objects.filter(topic=topic, paper_id__in=ids).delete()
+    TopicExclusion.objects.bulk_create(
+        [
+            TopicExclusion(topic=topic, paper_id=pk, reason=reason, created_by=by)
+            for pk in ids
+        ],
+        update_conflicts=True,
+        unique_fields=["topic", "paper"],
+        update_fields=["reason", "created_by"],
+    )
+    _decided(topic, ids)
+
+
+@transaction.atomic
+def lift_exclusions(topic: Topic, paper_ids: Collection[int]) -> None:
+    ids = sorted(set(paper_ids))
+    content_changed(topics=[topic], papers=ids)
+    TopicExclusion.objects.filter(topic=topic, paper_id__in=ids).delete()
+    tag_papers(ids, TopicRules.load([topic]))
+    request_training(topic)
+
+
+def _decided(topic: Topic, paper_ids: list[int]) -> None:
+    """Decisions resolve the papers' review items and readers' flags, and are
     training data for the topic's next model."""
-    ReviewItem.objects.filter(topic=topic, paper=paper).delete()
-    flags = RelevanceFlag.objects.filter(topic=topic, paper=paper)
-    reader_changed(flags.values_list("user_id", flat=True))
+    ReviewItem.objects.filter(topic=topic, paper_id__in=paper_ids).delete()
+    flags = RelevanceFlag.objects.filter(topic=topic, paper_id__in=paper_ids)
+    reader_changed(flags.values_list("user_id", flat=True).distinct())
     flags.delete()
     request_training(topic)
 

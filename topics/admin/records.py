@@ -10,12 +10,13 @@ from django.http import HttpRequest
 from core.admin import ReadOnlyRecords
 from papers.admin import ArxivIdSearch
 from topics.admin.permissions import CuratedRows
-from topics.curation import lift_exclusion
-from topics.curation import unpin_paper
+from topics.curation import lift_exclusions
+from topics.curation import unpin_papers
 from topics.models import Follow
 from topics.models import JudgeVerdict
 from topics.models import PaperTopic
 from topics.models import Question
+from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.models import TopicModel
 
@@ -42,6 +43,18 @@ class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
         return super().get_queryset(request).defer(*self.paper_unread)
 
 
+def by_topic(rows: QuerySet) -> dict[Topic, list[int]]:
+    """The ids of the papers of these rows (tags, exclusions, queue items),
+    by topic: each topic's decided in one go."""
+    topics = {
+        topic.pk: topic for topic in Topic.objects.filter(pk__in=rows.values("topic"))
+    }
+    papers: dict[Topic, list[int]] = {}
+    for topic_id, paper_id in rows.values_list("topic_id", "paper_id"):
+        papers.setdefault(topics[topic_id], []).append(paper_id)
+    return papers
+
+
 @admin.register(PaperTopic)
 class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
     """Tags are written by tagging and topics.curation alone (a pin lifts an
@@ -59,14 +72,11 @@ class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
         permissions=["curate"],
     )
     def unpin(self, request: HttpRequest, queryset: QuerySet[PaperTopic]) -> None:
-        pins = list(
-            queryset.filter(source=PaperTopic.Source.PIN).select_related(
-                "topic", "paper"
-            )
-        )
-        for pin in pins:
-            unpin_paper(pin.topic, pin.paper)
-        self.message_user(request, f"Unpinned {len(pins)} paper(s).")
+        pins = by_topic(queryset.filter(source=PaperTopic.Source.PIN))
+        for topic, paper_ids in pins.items():
+            unpin_papers(topic, paper_ids)
+        count = sum(map(len, pins.values()))
+        self.message_user(request, f"Unpinned {count} paper(s).")
 
 
 @admin.register(TopicExclusion)
@@ -84,10 +94,11 @@ class TopicExclusionAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
         permissions=["curate"],
     )
     def lift(self, request: HttpRequest, queryset: QuerySet[TopicExclusion]) -> None:
-        exclusions = list(queryset.select_related("topic", "paper"))
-        for exclusion in exclusions:
-            lift_exclusion(exclusion.topic, exclusion.paper)
-        self.message_user(request, f"Lifted {len(exclusions)} exclusion(s).")
+        exclusions = by_topic(queryset)
+        for topic, paper_ids in exclusions.items():
+            lift_exclusions(topic, paper_ids)
+        count = sum(map(len, exclusions.values()))
+        self.message_user(request, f"Lifted {count} exclusion(s).")
 
 
 @admin.register(Follow)

@@ -37,8 +37,11 @@ from papers.latex import latex_to_text
 from papers.models import Paper
 from topics.admin.permissions import curates
 from topics.admin.records import PaperListAdmin
+from topics.admin.records import by_topic
 from topics.curation import exclude_paper
+from topics.curation import exclude_papers
 from topics.curation import pin_paper
+from topics.curation import pin_papers
 from topics.membership import BOUNDARY
 from topics.models import JudgeVerdict
 from topics.models import RelevanceFlag
@@ -348,10 +351,15 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
     def _decide_all(
         self, request: HttpRequest, queryset: QuerySet[ReviewItem], *, include: bool
     ) -> int:
-        items = list(queryset.select_related("topic", "paper"))
-        for item in items:
-            decide_item(item, include=include, by=signed_in(request))
-        return len(items)
+        items = by_topic(queryset)
+        for topic, paper_ids in items.items():
+            if include:
+                pin_papers(topic, paper_ids)
+            else:
+                exclude_papers(
+                    topic, paper_ids, reason=REVIEW_REASON, by=signed_in(request)
+                )
+        return sum(map(len, items.values()))
 
 
 def decide_item(item: ReviewItem, *, include: bool, by: User) -> None:
