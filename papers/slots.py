@@ -278,13 +278,21 @@ def row_id(arxiv_id: str) -> str:
     return f"paper-{arxiv_id}"
 
 
-def _back_to(reader: Reader, arxiv_id: str, size: str) -> str:
-    """Where a paper's Save or rating comes back to, posted without JavaScript
-    (or after logging in): a row's (its buttons are the small ones) to the row,
-    not to the top of a long list; the paper page's to the page."""
+def card_id(slug: str) -> str:
+    """The id of a topic's item in a list of topics (topics/list.html, the
+    trending page, the feed's suggestions)."""
+    return f"topic-{slug}"
+
+
+def _back_to(reader: Reader, key: str, size: str, kind: str = "save") -> str:
+    """Where a button comes back to, posted without JavaScript (or after
+    logging in): a row's (its buttons are the small ones: a paper's Save or
+    rating, a topic's Follow in a list) to the row, not to the top of a long
+    list; a page's own to the page."""
     if size != "small":
         return reader.next
-    return f"{reader.next}#{escape(row_id(arxiv_id))}"
+    anchor = card_id(key) if kind == "follow" else row_id(key)
+    return f"{reader.next}#{escape(anchor)}"
 
 
 def _toggle(reader: Reader, key: str, size: str, name: str = "", *, kind: str) -> str:
@@ -304,7 +312,10 @@ def _toggle(reader: Reader, key: str, size: str, name: str = "", *, kind: str) -
     )
     html = html.replace(URL, escape(address_of(key))).replace(NAME, escape(name))
     html = html.replace(
-        NEXT, _back_to(reader, key, size) if kind == "save" else reader.next
+        NEXT,
+        _back_to(reader, key, size, kind)
+        if kind in ("save", "follow")
+        else reader.next,
     )
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 

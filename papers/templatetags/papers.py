@@ -31,6 +31,11 @@ def row_id(arxiv_id: str) -> str:
 
 
 @register.filter
+def card_id(slug: str) -> str:
+    return slots.card_id(slug)
+
+
+@register.filter
 def author_list(paper: Paper) -> list[Author]:
     """Authors in order, from the prefetched authorships."""
     return [authorship.author for authorship in paper.authorships.all()]

@@ -4,6 +4,9 @@
 "use strict";
 
 (function () {
+  // The keys' hints show only where the keys work.
+  document.documentElement.classList.add("js");
+
   const csrf = () => {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";

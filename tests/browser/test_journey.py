@@ -167,6 +167,8 @@ def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, 
     page.locator("main form button[type=submit]").click()
 
     page.goto("/topics/rl-agents/")
+    # No key works without JavaScript: none is offered.
+    expect(page.locator(".key-hint")).to_be_hidden()
     page.locator("form.toggle[data-kind=follow] button").click()
     expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
     expect(page.locator("form.toggle[data-kind=follow] button")).to_have_text(
@@ -185,8 +187,15 @@ def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, 
     expect(page.locator("form.rating button[data-rating=up]")).to_have_attribute(
         "aria-pressed", "true"
     )
+    # A topic's Follow in the list of topics comes back to its card.
+    page.goto("/topics/")
+    page.locator(f"#topic-{topic.slug} form.toggle button").click()
+    expect(page).to_have_url(re.compile(rf"/topics/#topic-{topic.slug}$"))
+    expect(page.locator(f"#topic-{topic.slug} form.toggle button")).to_have_text(
+        re.compile("^Follow")
+    )
 
-    assert Follow.objects.filter(user=alice, topic=topic).exists()
+    assert not Follow.objects.filter(user=alice, topic=topic).exists()
     assert alice.saved_papers.count() == 1
     assert sorted(alice.ratings.values_list("paper__arxiv_id", "value")) == [
         ("2606.00002", 1),

@@ -63,6 +63,7 @@ def test_j_k_enter_and_s_work_on_every_list(page, follower, address):
     page.goto(address)
     first, second = rows(page).nth(0), rows(page).nth(1)
     expect(first).to_have_class(SELECTED)
+    expect(page.locator(".key-hint")).to_be_visible()
     expect(page.locator("#paper-panel")).to_contain_text(
         first.locator(".paper-title").inner_text()
     )
