@@ -113,7 +113,7 @@
     fetch(body.dataset.streamUrl, { headers: { Accept: "text/event-stream" } })
       .then(function (response) {
         if (!response.ok || !response.body) {
-          throw new Error("The answer could not be loaded (HTTP " + response.status + ").");
+          throw new Error("Momentum answered " + response.status);
         }
         var reader = response.body.getReader();
         var decoder = new TextDecoder();
@@ -131,9 +131,32 @@
         }
         return pump();
       })
-      .catch(function (error) {
-        status.textContent = error.message + " Reload the page without JavaScript for the offline answer.";
+      .catch(function (error) { broken(body, status, error); });
+  }
+
+  // A stream that broke off: say so plainly, keep what arrived, and offer it
+  // again, or the answer made without the language model.
+  function broken(body, status, error) {
+    // fetch() rejects with a TypeError when no answer came at all.
+    var why = error instanceof TypeError ? "the connection was lost" : error.message;
+    status.textContent = "The answer could not be loaded (" + why + "): ";
+    var again = document.createElement("button");
+    again.type = "button";
+    again.className = "secondary small";
+    again.textContent = "Try again";
+    again.addEventListener("click", function () {
+      body.querySelectorAll("[data-claims], [data-fallback-claims]").forEach(function (node) {
+        node.replaceChildren();
       });
+      status.textContent = "Waiting for the language model…";
+      stream(body);
+    });
+    var without = document.createElement("a");
+    var params = new URLSearchParams(window.location.search);
+    params.set("stream", "0");
+    without.href = "?" + params.toString();
+    without.textContent = "the answer without the language model";
+    status.append(again, " or ", without, ".");
   }
 
   document.addEventListener("DOMContentLoaded", function () {

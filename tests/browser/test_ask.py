@@ -130,3 +130,29 @@ def test_a_model_answer_streams_in_with_citations_to_the_retrieved_papers(
     }
     expect(page.locator("[data-cited-list] a")).to_have_count(2)
     assert "moon" not in page.locator("[data-claims]").text_content()
+
+
+def test_a_stream_that_breaks_off_says_so_and_offers_it_again(
+    page, live_server, topic, httpserver, settings
+):
+    """It showed the browser's own words ("Failed to fetch") and told a phone's
+    reader to turn JavaScript off."""
+    chat = ChatServer(httpserver)
+    settings.MOMENTUM_ASK_API_BASE = chat.base_url
+    settings.MOMENTUM_ASK_MODEL = "local-test-model"
+    settings.MOMENTUM_ASK_TIMEOUT = 5.0
+    chat.answer = "TRACE assigns credit to each turn from changes in value [1]."
+    page.route("**/ask/stream/**", lambda route: route.abort("connectionreset"))
+
+    ask(page)
+
+    status = page.locator("[data-stream-status]")
+    expect(status).to_contain_text(
+        "The answer could not be loaded (the connection was lost)"
+    )
+    without = status.get_by_role("link", name="the answer without the language model")
+    assert "stream=0" in without.get_attribute("href")
+    page.unroute("**/ask/stream/**")
+    status.get_by_role("button", name="Try again").click()
+    expect(page.locator("[data-claims] .claim")).to_have_count(1)
+    expect(status).to_have_text("")
