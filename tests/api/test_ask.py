@@ -61,3 +61,15 @@ def test_asking_about_an_inactive_topic_is_a_404(anonymous, corpus):
 def test_a_paper_question_needs_some_text(anonymous, corpus):
     response = anonymous.get("/api/v1/papers/2606.00100/ask/", {"q": "\n"})
     assert "q" in assert_error(response, 400, "invalid")["fields"]
+
+
+def test_a_question_with_no_english_word_says_to_ask_in_english(anonymous, corpus):
+    """Chinese and Arabic questions got "no paper matches" and no word why."""
+    for question in ("思维链的忠实性是什么", "ما هو التفكير؟"):
+        answer = anonymous.get(TOPIC_ASK, {"q": question}).json()
+
+        assert answer["notice"].startswith(
+            "Questions are matched against the papers' English text"
+        )
+    english = anonymous.get(TOPIC_ASK, {"q": "agent"}).json()
+    assert english["notice"] == ""

@@ -9,7 +9,9 @@ from tests.ask.test_extractive import UNRELATED
 from topics.ask.sentence_scores import bigrams
 from topics.ask.sentence_scores import scored_sentences
 from topics.ask.text import question_sequence
+from topics.ask.text import question_terms
 from topics.ask.text import stem
+from topics.ask.text import stems
 
 
 def score(sources, weights=None):
@@ -37,3 +39,14 @@ def test_collection_weights_replace_the_sentences_own_rarity():
 
 def test_question_words_side_by_side_are_its_phrases():
     assert (stem("multi"), stem("turn")) in bigrams(question_sequence(QUESTION))
+
+
+def test_an_accented_word_is_one_word_as_the_papers_write_it():
+    """ "naïve" split into "na" and "ve", and matched neither "naive" nor itself."""
+    assert question_terms("Are naïve Schrödinger bridges Gödel-complete?") == [
+        "naive",
+        "schrodinger",
+        "bridges",
+        "godel-complete",
+    ]
+    assert stems("A naive Schrödinger bridge") >= {"naive", "schrodinger"}

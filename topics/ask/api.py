@@ -95,7 +95,10 @@ class ClaimSerializer(serializers.Serializer):
 class AnswerSerializer(serializers.Serializer):
     question = serializers.CharField()
     answerer = serializers.ChoiceField(choices=["extractive", "chat"])
-    notice = serializers.CharField(help_text="Why the offline answer was given.")
+    notice = serializers.CharField(
+        help_text="Why the offline answer was given, or that the question has no "
+        "English word to match."
+    )
     text = serializers.CharField(help_text="The answer with [n] citations.")
     lead = serializers.CharField(
         help_text="The offline answer's opening: \"Three lines of work: A [1], B [2] "

@@ -29,6 +29,7 @@ from topics.ask.retrieval import Scope
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import retrieve
 from topics.ask.retrieval import term_weights
+from topics.ask.text import written_in_latin
 from topics.models import Question
 from topics.models import Topic
 from topics.momentum import latest_announcement_day
@@ -66,6 +67,10 @@ def answer_question(
     """The provider's checked answer, or the offline one with a notice saying why;
     either way numbered in reading order. `weights`: term_weights of the scope."""
     offline = ExtractiveAnswerer(weights)
+    if not written_in_latin(question):
+        answer = offline.answer(question, sources)
+        answer.notice = ENGLISH_ONLY
+        return answer
     if provider is None or not sources:
         return offline.answer(question, sources)
     try:
@@ -78,6 +83,12 @@ def answer_question(
             "its answer cited none of the retrieved papers",
         )
     return in_reading_order(answer)
+
+
+ENGLISH_ONLY = (
+    "Questions are matched against the papers' English text: this one has no "
+    "English word to match. Ask it in English."
+)
 
 
 def _fallback(answer: Answer, reason: str) -> Answer:

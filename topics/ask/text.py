@@ -7,9 +7,14 @@ everything here is pure and fast enough to run over a few dozen abstracts.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
+from papers.letters import fold
+
 MAX_TERMS = 24
+# Words as the papers' English is written, their accents dropped (fold): the
+# "naïve" or "Schrödinger" of a question or a paper is one word, not two.
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # English stop words, plus the words every question about papers carries: they
 # match almost every abstract and would drown the terms that carry the question.
@@ -53,8 +58,8 @@ ABBREVIATIONS = frozenset(
 def question_terms(text: str) -> list[str]:
     """The distinct content words of a question, lower-cased, in order."""
     terms: list[str] = []
-    for match in WORD.finditer(text):
-        word = match.group(0).lower()
+    for match in WORD.finditer(fold(text)):
+        word = match.group(0)
         if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
             continue
         if word not in terms:
@@ -66,8 +71,8 @@ def question_sequence(text: str) -> list[str | None]:
     """The question's words in order, hyphenated ones by part, lower-cased, with
     None where a stop word stands (so side-by-side content words can be told)."""
     sequence: list[str | None] = []
-    for match in WORD.finditer(text):
-        for part in match.group(0).lower().split("-"):
+    for match in WORD.finditer(fold(text)):
+        for part in match.group(0).split("-"):
             short = len(part) < 2 and not part.isdigit()
             ignored = part in STOP_WORDS or part in QUESTION_WORDS or short
             sequence.append(None if ignored else part)
@@ -105,8 +110,8 @@ def _doubled(root: str) -> bool:
 def stems(text: str) -> set[str]:
     """The stems of every word of the text (hyphenated words also by part)."""
     found: set[str] = set()
-    for match in WORD.finditer(text):
-        word = match.group(0).lower()
+    for match in WORD.finditer(fold(text)):
+        word = match.group(0)
         found.add(stem(word))
         if "-" in word:
             found.update(stem(part) for part in word.split("-"))
@@ -117,8 +122,8 @@ def token_stems(text: str) -> list[str]:
     """The stems of the text's words in order, hyphenated words by part."""
     return [
         stem(part)
-        for match in WORD.finditer(text)
-        for part in match.group(0).lower().split("-")
+        for match in WORD.finditer(fold(text))
+        for part in match.group(0).split("-")
     ]
 
 
@@ -172,3 +177,12 @@ def citations_of(sentence: str) -> tuple[list[int], str]:
     bare = CITATION.sub("", sentence)
     bare = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(bare.split()))
     return numbers, bare.strip()
+
+
+def written_in_latin(text: str) -> bool:
+    """Whether the text's letters (if any) include Latin ones: a question in
+    Chinese or Arabic has no word to match the papers' English."""
+    letters = [character for character in text if character.isalpha()]
+    return not letters or any(
+        unicodedata.name(character, "").startswith("LATIN") for character in letters
+    )
