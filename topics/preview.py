@@ -32,7 +32,7 @@ from topics.tagging import CHUNK_SIZE
 SHOWN = 20
 # On SQLite, up to this many papers are looked up by id (see _newest).
 FEW = 2000
-# Admin's live preview reads at most this many papers in full (about a second:
+# Admin's live preview reads about this many papers in full (about a second:
 # 0.5 ms each), the newest of those the index could not decide; past it, what
 # the rest hold is estimated from them. A word in a named field (abs:model)
 # leaves most papers holding it undecided: tens of seconds on a web worker.
@@ -106,9 +106,10 @@ def preview_rule(
     curators' exclusions and the model's vetoes keep papers out, pins and model
     tags stay, as tagging would do. An unchanged rule changes nothing.
 
-    With `read_at_most`, only the newest that many of the papers the index
-    cannot decide are read; the counts then add an estimate for the rest (at
-    the rate the papers read matched), and the lists show the papers read.
+    With `read_at_most`, only about that many of the papers the index cannot
+    decide are read, the newest (_newest_of_each); the counts then add an
+    estimate for the rest (at the rates the papers read matched), and the lists
+    show the papers read.
     """
     try:
         compiled = compile_rule(rule)
@@ -125,32 +126,43 @@ def preview_rule(
             f"background ({exc.remaining:,} {papers} to go). Edit the rule again "
             "in a while to see its preview."
         )
+    # A topic not saved yet has no membership for the rule to change; the
+    # rule's own tags in it now are what an unchanged rule matches.
+    current: set[int] = set()
+    decided: set[int] = set()
+    if topic is not None:
+        current, decided = _membership(topic)
+    tagged = current - decided
     unread: set[int] = set()
     if read_at_most is not None:
         if undecided is None:  # no condition to find candidates by: every paper
             undecided = list(Paper.objects.values_list("pk", flat=True))
         if len(undecided) > read_at_most:
-            read = [paper.pk for paper in _newest(set(undecided), read_at_most)]
+            read = _newest_of_each(set(undecided), tagged, read_at_most)
             unread = set(undecided).difference(read)
             undecided = sorted(read)
     read_matches, checked = _read(compiled, scope, undecided)
     matched = sure | read_matches
-    # The papers the unread ones would add to each count, at the rate those
-    # read matched.
-    rate = len(read_matches) / checked if unread else 0.0
-    # A topic not saved yet has no membership for the rule to change.
     added: set[int] = set()
     removed: set[int] = set()
-    more_added = more_removed = 0.0
     if topic is not None:
         matched -= _kept_out(topic)
-        current, decided = _membership(topic)
         members = matched | decided
         added, removed = members - current, current - members - unread
-        more_added = rate * len(unread - current)
-        more_removed = (1 - rate) * len(unread & (current - decided))
+    # The unread papers match at the rates the papers read did: those the rule
+    # tags now at theirs, the others at theirs (so an unchanged rule, which
+    # matches all of the first and none of the second, still changes nothing).
+    read = set(undecided or ()) if unread else set()
+    overall = len(read_matches) / checked if checked else 0.0
+    inside, outside = (
+        len(read_matches & among) / len(among) if among else overall
+        for among in (read & tagged, read - tagged)
+    )
+    more_removed = (1 - inside) * len(unread & tagged)
+    more_added = outside * len(unread - current)
     return Preview(
-        count=len(matched) + round(rate * len(unread)),
+        count=len(matched)
+        + round(inside * len(unread & tagged) + outside * len(unread - tagged)),
         scanned=Paper.objects.count(),
         checked=checked,
         unread=len(unread),
@@ -216,6 +228,19 @@ def _read(
         if rule.match(doc) is not None:
             matched.add(paper_id)
     return matched, checked
+
+
+def _newest_of_each(ids: set[int], tagged: set[int], limit: int) -> set[int]:
+    """The newest `limit` of these papers, shared between those the rule tags
+    now and the others by their numbers, each given at least a tenth: each
+    rate is then read from papers of its own kind."""
+    groups = [group for group in (ids & tagged, ids - tagged) if group]
+    chosen: set[int] = set()
+    for group in groups:
+        share = round(limit * len(group) / len(ids))
+        share = min(len(group), max(share, limit // 10))
+        chosen.update(paper.pk for paper in _newest(group, share))
+    return chosen
 
 
 def _kept_out(topic: Topic) -> set[int]:

@@ -106,6 +106,14 @@ def test_the_live_preview_reads_within_a_budget_and_says_it_estimates(
     assert data["count"] == 3  # the one read matched: so, at that rate, the rest
     assert data["added_count"] == 1
     assert data["removed_count"] == 0
+    # The rule as saved, estimated, changes nothing: the unread papers the rule
+    # tags now are estimated at the rate of those read that it tags.
+    topic.rule = "abs:agents"
+    topic.save()
+    retag_topics([topic])
+    unchanged = admin_client.get(url, {"rule": "abs:agents"}).json()
+    assert unchanged["unread"] == 2
+    assert (unchanged["added_count"], unchanged["removed_count"]) == (0, 0)
 
 
 def test_preview_of_the_unchanged_rule_shows_no_change_whatever_the_curators_did(

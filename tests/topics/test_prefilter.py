@@ -402,6 +402,18 @@ def test_past_its_budget_a_preview_reads_the_newest_and_estimates_the_rest(corpu
     assert budget.as_json()["unread"] == undecided - 100
 
 
+def test_an_unchanged_rule_estimated_past_the_budget_changes_nothing(corpus):
+    """One rate for the papers in the topic and out of it showed an unchanged
+    abs: rule adding and removing a thousand papers each at 100,000."""
+    topic = make_topic("Models", rule="abs:model", slug="models")
+    retag_topics([topic])
+
+    budget = preview.preview_rule(topic.rule, topic=topic, read_at_most=100)
+
+    assert budget.unread > 100
+    assert (budget.added_count, budget.removed_count) == (0, 0)
+
+
 def test_a_budget_the_preview_keeps_within_changes_nothing(corpus):
     rule = "ti:agent*"
     exact = preview.preview_rule(rule)
