@@ -37,7 +37,17 @@
 
   class Failure extends Error {}
 
+  // Aborts a request after TIMEOUT_MS (AbortSignal.timeout where the browser
+  // has it: Safari before 16 does not).
+  function deadline() {
+    if (AbortSignal.timeout) return AbortSignal.timeout(TIMEOUT_MS);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), TIMEOUT_MS);
+    return controller.signal;
+  }
+
   async function post(form, body) {
+    const signal = deadline();
     let response;
     try {
       response = await fetch(form.action, {
@@ -46,7 +56,7 @@
         headers: { Accept: "application/json", "X-CSRFToken": csrf() },
         credentials: "same-origin",
         redirect: "manual",
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal,
       });
     } catch (error) {
       throw new Failure("unreached");
