@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# {\ss}, \o, {\aa}: a letter TeX writes as a command, braced or not.
-_SPECIAL = r"(ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)"
+# {\ss}, \o, {\aa}: a letter TeX writes as a command, braced or not; å (aa)
+# first, as its own step, as PostgreSQL's function takes it (migration
+# papers/0014), so both read "\o\aa" alike.
+RING_A = re.compile(r"\{\\([aA])\1\}|\\([aA])\2(?![A-Za-z])")
+_SPECIAL = r"(ss|ae|AE|oe|OE|o|O|l|L|i|j)"
 SPECIAL_LETTER = re.compile(rf"\{{\\{_SPECIAL}\}}|\\{_SPECIAL}(?![A-Za-z])")
-SPECIAL_LETTERS = {"aa": "a", "AA": "A"}
 # \'e, \'{e}, {\'e}, \"o, \v{c}, \c c: the accent goes (folding would drop it
 # anyway), with the braces around the letter or around it all.
 _ACCENT = r"""\\(?:[`'^"~=.]\s*|[uvHckrbdt](?:\s+|(?=\{)))"""
@@ -52,16 +54,13 @@ def plain_letters(text: str) -> str:
     (B\\'ezier is Bezier, {\\ss} is ss); the rest of its TeX as it was."""
     if "\\" not in text:
         return text
-    text = SPECIAL_LETTER.sub(_special_letter, text)
-    return ACCENT.sub(_accented_letter, text)
+    for pattern in (RING_A, SPECIAL_LETTER, ACCENT):
+        text = pattern.sub(_letter, text)
+    return text
 
 
-def _special_letter(match: re.Match[str]) -> str:
-    letter = match[1] or match[2]
-    return SPECIAL_LETTERS.get(letter, letter)
-
-
-def _accented_letter(match: re.Match[str]) -> str:
+def _letter(match: re.Match[str]) -> str:
+    """The one group of the alternatives that matched."""
     return next(letter for letter in match.groups() if letter)
 
 

@@ -20,8 +20,8 @@ from django.db import migrations
 
 # --- PostgreSQL --------------------------------------------------------------
 
-# papers.letters' SPECIAL_LETTER (aa and AA first: they become one letter) and
-# ACCENT, as PostgreSQL's regular expressions write them.
+# papers.letters' RING_A, SPECIAL_LETTER and ACCENT, in that order, as
+# PostgreSQL's regular expressions write them.
 SPECIAL = "(ss|ae|AE|oe|OE|o|O|l|L|i|j)"
 ACCENT = r"""\\(?:[`'^"~=.]\s*|[uvHckrbdt](?:\s+|(?=\{)))"""
 LETTER = r"(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"

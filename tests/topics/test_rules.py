@@ -329,6 +329,18 @@ def test_split_words_normalises_case_accents_latex_and_hyphens() -> None:
     ]
 
 
+def test_an_accented_letter_ends_where_its_word_does() -> None:
+    """The accent's letter took the space after it: "Lam\\'e Curve" was the one
+    word "lamecurve", and ti:"Lamé curve" matched nothing."""
+    assert split_words(r"Lam\'e Curve, Poincar{\'e} maps, {\AA}ngstr\"om") == [
+        ("lame",),
+        ("curve",),
+        ("poincare",),
+        ("maps",),
+        ("angstrom",),
+    ]
+
+
 def test_latex_fast_path_agrees_with_the_full_pass_on_real_papers() -> None:
     # strip_latex skips its regular expressions for text without a backslash.
     texts = ["$k$-means on {braces} and a~tilde", "no markup at all"]

@@ -41,7 +41,7 @@ from topics.rules.text import split_words
 
 # Bump when document_terms or the normalisation behind it changes: stored terms
 # of an older version are derived again.
-TERMS_VERSION = 3
+TERMS_VERSION = 4
 # Joins the words of a stored run: no word holds it, so every term is one token
 # to a full-text index.
 RUN_SEPARATOR = "_"
