@@ -145,9 +145,16 @@
     again.className = "secondary small";
     again.textContent = "Try again";
     again.addEventListener("click", function () {
+      // What arrived before the break goes: the answer comes again whole.
       body.querySelectorAll("[data-claims], [data-fallback-claims]").forEach(function (node) {
         node.replaceChildren();
       });
+      body.querySelector("[data-fallback]").hidden = true;
+      var cited = document.querySelector("[data-cited]");
+      if (cited) {
+        cited.hidden = true;
+        document.querySelector("[data-cited-list]").replaceChildren();
+      }
       status.textContent = "Waiting for the language model…";
       stream(body);
     });

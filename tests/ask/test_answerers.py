@@ -187,6 +187,20 @@ def test_stream_provider_error_sends_offline_answer(chat, sources):
     assert parsed[0][1]["claims"]
 
 
+def test_a_question_with_no_english_word_is_not_sent_to_the_model(chat, sources):
+    """Streamed, it said "the language model could not answer: no language
+    model is configured", with one configured."""
+    chat.answer = "Tree search plans rollouts [1]."
+
+    model = ChatCompletionsAnswerer.from_settings()
+
+    parsed = events(stream_events("思维链的忠实性", sources, model))
+
+    assert [name for name, _ in parsed] == ["fallback", "done"]
+    assert parsed[0][1]["notice"].startswith("Questions are matched against")
+    assert not chat.requests
+
+
 def test_stream_that_stalls_mid_answer_times_out(chat, sources):
     chat.answer = "Tree search plans rollouts [1]. More text follows here [1]."
     chat.stream_then_stall = True

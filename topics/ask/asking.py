@@ -66,12 +66,10 @@ def answer_question(
 ) -> Answer:
     """The provider's checked answer, or the offline one with a notice saying why;
     either way numbered in reading order. `weights`: term_weights of the scope."""
-    offline = ExtractiveAnswerer(weights)
-    if not written_in_latin(question):
-        answer = offline.answer(question, sources)
-        answer.notice = ENGLISH_ONLY
+    if (answer := _offline_only(question, sources, weights)) is not None:
         return answer
-    if provider is None or not sources:
+    offline = ExtractiveAnswerer(weights)
+    if provider is None:
         return offline.answer(question, sources)
     try:
         answer = provider.answer(question, sources)
@@ -89,6 +87,26 @@ ENGLISH_ONLY = (
     "Questions are matched against the papers' English text: this one has no "
     "English word to match. Ask it in English."
 )
+
+
+def _offline_only(
+    question: str,
+    sources: list[Source],
+    weights: dict[str, float] | None,
+    *,
+    reading_order: bool = True,
+) -> Answer | None:
+    """The offline answer where no model is asked: no paper was retrieved, or
+    the question has no English word (which its notice says); else None."""
+    english = written_in_latin(question)
+    if english and sources:
+        return None
+    answer = ExtractiveAnswerer(weights, reading_order=reading_order).answer(
+        question, sources
+    )
+    if not english:
+        answer.notice = ENGLISH_ONLY
+    return answer
 
 
 def _fallback(answer: Answer, reason: str) -> Answer:
@@ -111,19 +129,26 @@ def stream_events(
     numbers stay the retrieval's: the page already lists the sources by them."""
     checker = ClaimStream(source.number for source in sources)
     claims = []
-    try:
-        if provider is None or not sources:
-            raise ProviderError("no language model is configured")
-        for claim in provider.stream(question, sources, checker):
-            claims.append(claim)
-            yield _event("claim", {"text": claim.text, "citations": claim.citations})
-        if not claims:
-            raise ProviderError("its answer cited none of the retrieved papers")
-    except ProviderError as exc:
-        offline = _fallback(
-            ExtractiveAnswerer(weights, reading_order=False).answer(question, sources),
-            str(exc),
-        )
+    offline = _offline_only(question, sources, weights, reading_order=False)
+    if offline is None:
+        try:
+            if provider is None:
+                raise ProviderError("no language model is configured")
+            for claim in provider.stream(question, sources, checker):
+                claims.append(claim)
+                yield _event(
+                    "claim", {"text": claim.text, "citations": claim.citations}
+                )
+            if not claims:
+                raise ProviderError("its answer cited none of the retrieved papers")
+        except ProviderError as exc:
+            offline = _fallback(
+                ExtractiveAnswerer(weights, reading_order=False).answer(
+                    question, sources
+                ),
+                str(exc),
+            )
+    if offline is not None:
         yield _event("fallback", answer_data(offline))
         claims = offline.claims
     answer = Answer(
