@@ -850,3 +850,16 @@ def test_a_decision_on_every_row_listed_costs_the_same_however_many(
 
     decide_all(1)  # the first request's own look-ups
     assert decide_all(2) == decide_all(12)
+
+
+def test_staff_who_may_view_pins_see_them_on_the_topics_page(client, staff, topic):
+    staff.user_permissions.set(
+        Permission.objects.filter(codename__in=["view_topic", "view_papertopic"])
+    )
+    client.force_login(staff)
+    many_decisions(topic, pins=1, exclusions=0)
+
+    page = client.get(reverse("admin:topics_topic_change", args=[topic.pk])).text
+
+    assert "Pinned agent paper number 100" in page  # shown
+    assert 'name="paper_topics-0-paper"' not in page  # not editable

@@ -28,10 +28,11 @@ class CuratedRows:
 
 
 class CuratedInline:
-    """An inline of a topic's decisions on its change page: as the topic."""
+    """An inline of a topic's decisions on its change page: curators edit
+    them; staff who may view those rows see them."""
 
     def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return curates(request)
+        return curates(request) or super().has_view_permission(request, obj)  # type: ignore[misc]  # an InlineModelAdmin's
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return curates(request)
