@@ -281,11 +281,33 @@ def test_with_a_provider_the_page_leaves_the_answer_to_the_stream(
         {"text": "Tree search plans rollouts.", "citations": [1]},
     )
     [asked] = Question.objects.filter(user=alice)  # counted once
-    # The ticket is good for one stream; the next one counts as asked again
+    # "Try again" after a stream broke off streams on the same ticket, and
+    # does not count the question again.
+    client.get(url)
+    client.get(url)
+    assert Question.objects.get(user=alice).created_at == asked.created_at
+    # Past its uses the ticket is spent: the stream counts as asked again
     # (listed once: the same question, moved up).
     client.get(url)
     [again] = Question.objects.filter(user=alice)
     assert again.created_at > asked.created_at
+
+
+def test_tries_again_on_a_ticket_do_not_count_against_the_limit(
+    client, paper, chat, settings
+):
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    page = client.get(
+        f"/papers/{paper.arxiv_id}/ask/", {"q": "tree search", "stream": "1"}
+    )
+    url = page.content.decode().split('data-stream-url="')[1].split('"')[0]
+    url = url.replace("&amp;", "&")
+
+    statuses = [client.get(url).status_code for _ in range(4)]
+
+    # The page counted the one question allowed; three streams ride on its
+    # ticket, the fourth is a question of its own.
+    assert statuses == [200, 200, 200, 429]
 
 
 def test_without_javascript_the_page_fetches_the_provider_answer(client, agents, chat):

@@ -40,6 +40,9 @@ RECENT_SHOWN = 10
 # The same question again within this long is the same asking (a reload).
 ASKED_AGAIN_WITHIN = timedelta(minutes=10)
 STREAM_TOKEN_SECONDS = 600
+# A ticket streams its answer this many times: once, and again when a stream
+# that broke off is tried again (ask.js), without counting the question again.
+STREAM_TOKEN_USES = 3
 
 
 def topic_scope(
@@ -251,9 +254,21 @@ def stream_token(scope_key: str, question: str) -> str:
 
 
 def redeem_stream_token(token: str, scope_key: str, question: str) -> bool:
-    """True once per valid, unexpired ticket for this scope and question."""
+    """True for the first STREAM_TOKEN_USES uses of a valid, unexpired ticket
+    for this scope and question."""
     try:
         data = signing.loads(token, salt="ask-stream", max_age=STREAM_TOKEN_SECONDS)
+    except signing.BadSignature:
+        return False
+    if data != {"s": scope_key, "q": question}:
+        return False
+    key = f"ask:token:{hashlib.sha256(token.encode()).hexdigest()}"
+    if cache.add(key, 1, STREAM_TOKEN_SECONDS):
+        return True
+    try:
+        return cache.incr(key) <= STREAM_TOKEN_USES
+    except ValueError:  # expired between the two calls: a use like the first
+        return cache.add(key, 1, STREAM_TOKEN_SECONDS)
     except signing.BadSignature:
         return False
     if data != {"s": scope_key, "q": question}:
