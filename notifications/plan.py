@@ -20,9 +20,11 @@ own ("topic": None), newest first. A paper by a followed author names them, in
 whichever section it is (a third item: their ids), so a paper both in a
 followed topic and by a followed author appears once, with both reasons. Then,
 for each saved search (oldest first), its new matches that no earlier section
-holds, in a section of its own ("topic": None, "search": its id), newest first;
-a paper a saved search matches names it in whichever section it is (a fourth
-item: their ids). For a reader with a For you model (topics.recommend), each
+holds (announced since that period, or found by an ingest since that
+digest's send time: harvested late, or a new version that now matches), in a
+section of its own ("topic": None, "search": its id), newest first; a paper a
+saved search matches names it in whichever section it is (a fourth item: their
+ids). For a reader with a For you model (topics.recommend), each
 section's papers are in its order instead, the papers most like theirs first
 ("ranked": true). Past the cap, sections share the slots evenly and each says
 how many more it has: those it leaves out are the newest's oldest or the
@@ -132,12 +134,11 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     # How far back a paper that joined a topic late may have been announced.
     floor = min(request.period_start - MAX_LOOKBACK for request in requests)
     joined_after = min((after for after, _ in joined_between.values()), default=None)
-    searches, by_search, searches_of = _recent_matches(user_ids, earliest)
+    late = (joined_after, floor) if joined_after else None
+    searches, by_search, searches_of, found = _recent_matches(user_ids, earliest, late)
     if not topic_ids and not author_ids and not searches:
         return {user_id: Plan(since[user_id]) for user_id in user_ids}
-    by_topic, topics_of, joined = _recent_tags(
-        topic_ids, earliest, (joined_after, floor) if joined_after else None
-    )
+    by_topic, topics_of, joined = _recent_tags(topic_ids, earliest, late)
     by_author, authors_of = _recent_authorships(author_ids, earliest)
     sent = _already_sent(requests, floor if joined_after else earliest)
     candidates = sorted(
@@ -164,6 +165,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
                 by_search,
                 searches_of,
                 joined,
+                found,
             ),
             (set() if request.fresh else sent.get(request.user_id, set()))
             | set(rated.get(request.user_id, ())),
@@ -197,6 +199,8 @@ class Recent:
     searches_of: dict[int, set[int]] = field(default_factory=dict)
     # When each (topic, paper) of by_topic joined the topic.
     joined: dict[tuple[int, int], datetime] = field(default_factory=dict)
+    # When an ingest found each (search, paper) of by_search, where it did.
+    found: dict[tuple[int, int], datetime] = field(default_factory=dict)
 
 
 def _follows(user_ids: list[int]) -> dict[int, list[int]]:
@@ -310,33 +314,45 @@ def _recent_authorships(
 
 
 def _recent_matches(
-    user_ids: list[int], earliest: date
+    user_ids: list[int], earliest: date, late: tuple[datetime, date] | None
 ) -> tuple[
-    dict[int, list[int]], dict[int, list[tuple[int, date]]], dict[int, set[int]]
+    dict[int, list[int]],
+    dict[int, list[tuple[int, date]]],
+    dict[int, set[int]],
+    dict[tuple[int, int], datetime],
 ]:
-    """Each reader's saved searches with matches announced since `earliest`
-    (oldest search first), each search's such papers, newest first, and each
-    paper's searches."""
+    """Each reader's saved searches with matches announced since `earliest`,
+    and with `late` (found after, announced since) those an ingest found later
+    (oldest search first); each search's such papers, newest first; each
+    paper's searches; and when an ingest found each match, where it did."""
     searches: dict[int, list[int]] = defaultdict(list)
     by_search: dict[int, list[tuple[int, date]]] = defaultdict(list)
     searches_of: dict[int, set[int]] = defaultdict(set)
+    found: dict[tuple[int, int], datetime] = {}
+    recent = Q(paper__first_announced__gte=earliest)
+    if late:
+        recent |= Q(found_at__gt=late[0], paper__first_announced__gte=late[1])
     rows = (
-        SavedSearchMatch.objects.filter(
-            search__user_id__in=user_ids, paper__first_announced__gte=earliest
-        )
+        SavedSearchMatch.objects.filter(recent, search__user_id__in=user_ids)
         .order_by(
             "search__created_at", "search_id", "-paper__first_announced", "-paper_id"
         )
         .values_list(
-            "search__user_id", "search_id", "paper_id", "paper__first_announced"
+            "search__user_id",
+            "search_id",
+            "paper_id",
+            "paper__first_announced",
+            "found_at",
         )
     )
-    for user_id, search_id, paper_id, day in rows:
+    for user_id, search_id, paper_id, day, found_at in rows:
         if search_id not in by_search:
             searches[user_id].append(search_id)
-        by_search[search_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
+        by_search[search_id].append((paper_id, day))  # type: ignore[arg-type]  # filtered on: not null
         searches_of[paper_id].add(search_id)
-    return searches, by_search, searches_of
+        if found_at:
+            found[search_id, paper_id] = found_at
+    return searches, by_search, searches_of, found
 
 
 def _already_sent(
@@ -377,7 +393,8 @@ def _plan_one(
     def is_new(paper_id: int, day: date, joined: datetime | None = None) -> bool:
         """New to the reader and to the digest, and announced by its send time:
         since the last period, or before it (not too long) when it joined the
-        topic since the last digest was sent."""
+        topic, or an ingest found it for the search, since the last digest was
+        sent."""
         late = (
             joined_between is not None
             and joined is not None
@@ -392,21 +409,20 @@ def _plan_one(
         )
 
     def unplaced(
-        papers: list[tuple[int, date]], topic_id: int | None = None
+        papers: list[tuple[int, date]],
+        owner: int,
+        joined: dict[tuple[int, int], datetime],
     ) -> list[int]:
-        """Those of these (newest first) that are new."""
+        """Those of these (newest first) that are new; `joined` says when each
+        (owner, paper) came to the topic or search `owner`, where it is late."""
         return [
             paper_id
             for paper_id, day in papers
-            if is_new(
-                paper_id,
-                day,
-                recent.joined.get((topic_id, paper_id)) if topic_id else None,
-            )
+            if is_new(paper_id, day, joined.get((owner, paper_id)))
         ]
 
     for topic_id in followed.topics:
-        papers = unplaced(recent.by_topic.get(topic_id, []), topic_id)
+        papers = unplaced(recent.by_topic.get(topic_id, []), topic_id, recent.joined)
         placed.update(papers)
         if papers:
             new.append(({"topic": topic_id}, papers))
@@ -422,7 +438,7 @@ def _plan_one(
         placed.update(newest)
         new.append(({"topic": None}, newest))
     for search_id in followed.searches:
-        papers = unplaced(recent.by_search.get(search_id, []))
+        papers = unplaced(recent.by_search.get(search_id, []), search_id, recent.found)
         placed.update(papers)
         if papers:
             new.append(({"topic": None, "search": search_id}, papers))

@@ -28,6 +28,7 @@ from django.db import connection
 from django.db import transaction
 from django.db.models import F
 from django.db.models import Q
+from django.utils import timezone
 
 from accounts.models import User
 from core.text import CONTROL
@@ -338,8 +339,10 @@ def match_new_papers() -> int:
         looked.append(search)
     if rules:
         found |= _rule_matches(searches, rules, written)
+    # A paper that matched before keeps its match, and when it was found.
+    now = timezone.now()
     SavedSearchMatch.objects.bulk_create(
-        (SavedSearchMatch(search_id=s, paper_id=p) for s, p in found),
+        (SavedSearchMatch(search_id=s, paper_id=p, found_at=now) for s, p in found),
         ignore_conflicts=True,
     )
     changed = {search_id for search_id, _ in found}

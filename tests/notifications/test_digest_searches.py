@@ -18,13 +18,16 @@ from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
 from notifications.mailer import Mailer
+from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
 from tests.accounts.factories import verified
 from tests.notifications.factories import add_papers
 from topics.models import Follow
+from topics.models import SavedSearchMatch
 from topics.saved_searches import create_search
+from topics.saved_searches import match_new_papers
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +93,41 @@ def test_a_section_per_search_after_the_topics_each_paper_once(
     assert [s.name for s in content.sections[0].entries[0].matches] == ["Engines"]
     # The subject's count holds the searches' papers: it says they are there.
     assert content.about == "in Agents and matching 2 of your saved searches"
+
+
+def test_a_match_an_ingest_found_after_the_last_digest_is_in_the_next(alice):
+    """Harvested late, or a new version that now matches: announced before
+    this period, it is new to the reader all the same (four weeks back at
+    most). What the search matched when it was saved the reader has seen."""
+    last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
+    this_due = last_due + WEEK
+    Digest.objects.create(
+        user=alice,
+        frequency="weekly",
+        period_start=MONDAY - WEEK,
+        due_at=last_due,
+        status=Digest.Status.SENT,
+    )
+    [seen] = add_papers([], days_ago(14), title="Engine seen")
+    search = create_search(alice, name="Engines", query="engine", syntax="search")
+    [late, next_ones] = add_papers([], days_ago(14), count=2, title="Engine late")
+    [too_old] = add_papers([], days_ago(35), title="Engine of old")
+
+    match_new_papers()
+
+    assert SavedSearchMatch.objects.get(paper=seen).found_at is None
+    assert SavedSearchMatch.objects.get(paper=late).found_at is not None
+    found = {
+        late: last_due + timedelta(days=2),
+        next_ones: this_due + timedelta(hours=1),  # the next digest's
+        too_old: last_due + timedelta(days=2),
+    }
+    for paper, at in found.items():
+        SavedSearchMatch.objects.filter(paper=paper).update(found_at=at)
+    request = PlanRequest(alice.pk, MONDAY, WEEK, 30, MONDAY, due=this_due)
+    assert plan_digests([request])[alice.pk].sections == [
+        {"topic": None, "search": search.pk, "papers": [[late.pk, []]], "more": 0}
+    ]
 
 
 def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):

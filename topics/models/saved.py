@@ -50,6 +50,11 @@ class SavedSearchMatch(models.Model):
         SavedSearch, on_delete=models.CASCADE, related_name="matches"
     )
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    # When an ingest found it (match_new_papers): a paper harvested late, or
+    # whose new version now matches, is new to the reader whatever its day.
+    # None for the matches found when the search was saved, which the reader
+    # saw on the search page.
+    found_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
