@@ -22,15 +22,22 @@ def _pages_changed(**kwargs: object) -> None:
 
 
 def _add_sqlite_functions(sender: object, connection: object, **kwargs: object) -> None:
-    """SQLite's search index reads paper text through papers_plain_letters
-    (migration 0014's triggers): every connection that may write papers has it."""
+    """SQLite's search index reads paper text through papers_search_text
+    (migration 0015's triggers; papers_plain_letters for 0014, which runs
+    before it on a new database): every connection that may write papers has
+    them."""
     if connection.vendor != "sqlite":  # type: ignore[attr-defined]
         return
     from papers.letters import plain_letters
+    from papers.letters import search_text
 
-    connection.connection.create_function(  # type: ignore[attr-defined]
-        "papers_plain_letters",
-        1,
-        lambda text: text if text is None else plain_letters(text),
-        deterministic=True,
-    )
+    for name, function in (
+        ("papers_plain_letters", plain_letters),
+        ("papers_search_text", search_text),
+    ):
+        connection.connection.create_function(  # type: ignore[attr-defined]
+            name,
+            1,
+            lambda text, function=function: text if text is None else function(text),
+            deterministic=True,
+        )

@@ -3,9 +3,10 @@ letters (B\\'ezier, Erd\\H{o}s, {\\o}), Unicode's (Bézier, Erdős, ø) and none
 (Bezier).
 
 arXiv's metadata writes an accented letter either way, and a reader types it
-either way or without its accent. Search (papers/search.py, whose index reads
-text through `plain_letters`, and its highlights through `fold`) and topic rules
-(topics.rules.text) compare words with the accents gone, so all three match.
+either way or without its accent. Search (papers/search.py, whose index and
+queries read text through `search_text`, and its highlights through `fold`)
+and topic rules (topics.rules.text, through `plain_letters` and `fold`) compare
+words with the accents gone, so all three match.
 """
 
 from __future__ import annotations
@@ -45,6 +46,25 @@ _LETTERS_WITHOUT_DECOMPOSITION = {
     "\u2019": "'",  # typographic apostrophe
 }
 _FOLD = str.maketrans(_GREEK | _LETTERS_WITHOUT_DECOMPOSITION)
+# What search_text spells out: Greek letters of either case, and the letters
+# no decomposition makes plain (SQLite's tokenizer keeps them; PostgreSQL's
+# unaccent would write them so anyway).
+SPELLED = (
+    _GREEK
+    | {letter.upper(): name.capitalize() for letter, name in _GREEK.items()}
+    | {"ς": "sigma"}
+    | {
+        letter: plain
+        for letter, plain in _LETTERS_WITHOUT_DECOMPOSITION.items()
+        if letter.isalpha()
+    }
+    | {"Ø": "O", "Đ": "D", "Ð": "D", "Ł": "L", "Æ": "AE", "Œ": "OE", "Þ": "TH"}
+    | {"ß": "ss"}
+)
+_SPELL = str.maketrans(SPELLED)
+# A superscript or subscript written in TeX after a letter, as in H$^2$SD:
+# shown (and pasted) as H²SD, which NFKC makes H2SD.
+GLUED_SCRIPT = re.compile(r"([A-Za-z])\$[\^_]\{?([A-Za-z0-9]+)\}?\$")
 # The combining accents NFKD splits off Latin, Greek and Cyrillic letters.
 _COMBINING_MARK = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]")
 
@@ -57,6 +77,19 @@ def plain_letters(text: str) -> str:
     for pattern in (RING_A, SPECIAL_LETTER, ACCENT):
         text = pattern.sub(_letter, text)
     return text
+
+
+def search_text(text: str) -> str:
+    """The text as the search index reads it, and a query: `plain_letters`,
+    then a TeX super- or subscript after a letter joined to it (H$^2$SD is
+    H2SD) and the letters of SPELLED spelled out (the Greek letter is alpha,
+    as `$\\alpha$` reads; ø is o). Migration papers/0015 is its twin for PostgreSQL."""
+    text = plain_letters(text)
+    if "$" in text:
+        text = GLUED_SCRIPT.sub(r"\1\2", text)
+    if text.isascii():
+        return text
+    return text.translate(_SPELL)
 
 
 def _letter(match: re.Match[str]) -> str:

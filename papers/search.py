@@ -43,7 +43,7 @@ from papers.highlight import START
 from papers.highlight import STOP
 from papers.highlight import marked_runs
 from papers.ingest.records import ARXIV_ID_RE
-from papers.letters import plain_letters
+from papers.letters import search_text
 from papers.models import Paper
 from papers.pagecache import cached_value
 from papers.recent_index import VECTOR
@@ -255,8 +255,8 @@ def _ranked_full_text(
         by_id = {paper.pk: paper for paper in read}
         papers = [by_id[pk] for pk in shown if pk in by_id]
         if positive:
-            # Their words as the index read them (migration 0014).
-            texts = [plain_letters(f"{p.title}\n{p.abstract}") for p in papers]
+            # Their words as the index read them (migration 0015).
+            texts = [search_text(f"{p.title}\n{p.abstract}") for p in papers]
             for paper, runs in zip(
                 papers, matched_runs(texts, positive, CONFIG), strict=True
             ):
@@ -367,7 +367,7 @@ def parse_query(text: str) -> list[list[Term]]:
     text = unicodedata.normalize("NFKC", text).translate(TYPED_SYNTAX)
     for match in TERM.finditer(text):
         quoted = match.group(2) is not None
-        words = plain_letters(" ".join(match.group(2 if quoted else 4).split()))
+        words = search_text(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
             alternatives.append([])
         elif words and words != "-":

@@ -23,6 +23,7 @@ from papers.highlight import marked_runs
 from papers.highlight import to_html
 from papers.ingest.upsert import upsert_records
 from papers.letters import plain_letters
+from papers.letters import search_text
 from papers.models import Paper
 from papers.search import Term
 from papers.search import arxiv_id_query
@@ -252,6 +253,57 @@ def test_a_word_matches_however_its_accents_are_written(
     response = client.get("/search/", {"q": text})
 
     assert {paper.arxiv_id for paper in response.context["page"]} == expected
+
+
+@pytest.fixture
+def shown(db):
+    """Titles and names whose page shows other letters than arXiv's TeX."""
+    add_papers(
+        paper_record(
+            "2606.00121",
+            title=r"H$^2$SD: Hybrid Hindsight Self-Distillation",
+            abstract=r"A $\kappa$-$\mu$ fading channel with $10^5$ draws.",
+            authors=("Søren Jørgensen",),
+        ),
+        paper_record(
+            "2606.00122",
+            title="α-Jailbreak: prompt injection for X$_{3}$-OPD",  # noqa: RUF001
+            abstract=r"Strategies of Pawe{\l} and Ø.",
+            authors=("Paweł Gajewski",),
+        ),
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("H²SD", {"2606.00121"}),  # as the page shows it, pasted
+        ("H2SD", {"2606.00121"}),
+        ("H$^2$SD", {"2606.00121"}),
+        ("κ μ fading", {"2606.00121"}),
+        ("α-Jailbreak", {"2606.00122"}),  # noqa: RUF001
+        ("alpha jailbreak", {"2606.00122"}),
+        ("X₃-OPD", {"2606.00122"}),
+        ("Jorgensen", {"2606.00121"}),
+        ("Jørgensen Søren", {"2606.00121"}),
+        ("Pawel Gajewski", {"2606.00122"}),
+        ("Paweł", {"2606.00122"}),
+    ],
+)
+def test_a_title_is_found_as_its_page_shows_it(client, shown, text, expected):
+    response = client.get("/search/", {"q": text})
+
+    assert {paper.arxiv_id for paper in response.context["page"]} == expected
+
+
+@pytest.mark.django_db
+def test_a_search_as_shown_marks_the_words_shown(client, shown):
+    response = client.get("/search/", {"q": "H2SD or α"})  # noqa: RUF001
+
+    assert marked_title(response, "2606.00121").startswith("<mark>H²SD</mark>:")
+    # A hyphenated word is marked whole, as "multi-agent" is.
+    assert marked_title(response, "2606.00122").startswith("<mark>α-Jailbreak</mark>:")  # noqa: RUF001
 
 
 @pytest.mark.django_db
@@ -963,6 +1015,31 @@ def test_the_indexs_plain_letters_are_papers_letters():
         indexed = [text for (text,) in cursor.fetchall()]
 
     assert indexed == [plain_letters(text) for text in LETTERS]
+
+
+# Every step of papers.letters.search_text, and what it leaves alone.
+SEARCH_TEXTS = [
+    *LETTERS,
+    r"H$^2$SD, X$^{3}$-OPD, C$_2$, $10^5$, 10$^5$, a$^{b}$c$_{d}$",
+    "αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱς ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
+    "Jørgensen Paweł Đorđe Ðóra æther Œuvre þorn ıi ÆØŁÞ Straße",  # noqa: RUF001
+    r"Pawe{\l} $\alpha$ α ℓ² ü 漢字",  # noqa: RUF001
+]
+
+
+@postgresql_only
+@pytest.mark.django_db
+def test_the_indexs_search_text_is_papers_letters():
+    """Migration 0015 writes papers.letters.search_text for PostgreSQL."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT papers_search_text(t) FROM unnest(%s::text[]) "
+            "WITH ORDINALITY AS texts (t, n) ORDER BY n",
+            [SEARCH_TEXTS],
+        )
+        indexed = [text for (text,) in cursor.fetchall()]
+
+    assert indexed == [search_text(text) for text in SEARCH_TEXTS]
 
 
 @sqlite_only
