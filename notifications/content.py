@@ -89,6 +89,17 @@ class Content:
     sections: list[Section]
 
     @property
+    def shown(self) -> list[Section]:
+        """The sections that show papers."""
+        return [section for section in self.sections if section.entries]
+
+    @property
+    def unshown(self) -> list[Section]:
+        """The sections with new papers the cap left no room for: past it,
+        sections share the slots one each, earlier sections first."""
+        return [section for section in self.sections if not section.entries]
+
+    @property
     def paper_count(self) -> int:
         """The papers it shows."""
         return sum(len(section.entries) for section in self.sections)
@@ -262,7 +273,9 @@ def _shape(
         gone = (topic is None and planned["topic"] is not None) or (
             search is None and search_id is not None
         )
-        if gone or not entries:
+        # A section the cap left no room for stays, as a line saying how many
+        # papers it has and where (Content.unshown).
+        if gone or not (entries or planned["more"]):
             continue
         stored = getattr(topic, "momentum", None)
         sections.append(

@@ -170,6 +170,35 @@ def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, r
     assert rendered.subject == "12 new papers in Agents and 1 more topic"
 
 
+def test_sections_the_cap_left_no_room_for_say_what_they_hold(
+    alice, agents, robots
+):
+    """More sections with new papers than the cap allows papers: each of the
+    first gets one, and the rest are listed with their counts and links."""
+    speech = make_topic("Speech", rule="ti:speech", slug="speech")
+    for topic in (agents, robots, speech):
+        Follow.objects.create(user=alice, topic=topic)
+        add_papers(topic, MONDAY, count=3)
+
+    [content] = shape_digests(
+        [plan_digests([weekly(alice, max_papers=2)])[alice.pk]], "https://m.example"
+    )
+    rendered = render_digest(user=alice, content=content, digest_id=None)
+
+    assert [s.title for s in content.shown] == ["Agents", "Robots"]
+    assert [(s.title, s.more) for s in content.unshown] == [("Speech", 3)]
+    assert rendered.subject == "9 new papers in Agents and 2 more topics"
+    assert (
+        "== More new papers ==\n"
+        "This email holds at most 2 papers; these had no room in it:\n"
+        f"* 3 in Speech: https://m.example/search/?topic=speech&from={MONDAY - WEEK}"
+    ) in rendered.text
+    assert (
+        f'<a href="https://m.example/search/?topic=speech&amp;from={MONDAY - WEEK}"'
+        ' style="color:#1a5fb4;">3 in Speech</a>'
+    ) in rendered.html
+
+
 @pytest.mark.parametrize(
     ("topics", "authors", "searches", "about"),
     [
