@@ -29,6 +29,8 @@ _MATH_ONLY = frozenset(
     notin subset subseteq cup cap emptyset forall exists sum prod int log exp
     """.split()
 )
+_BRACE = re.compile(r"\\?[{}]")
+_BRACES = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
 _ESCAPES = {
     "\\": r"\textbackslash{}",
     "%": r"\%",
@@ -50,8 +52,15 @@ def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
         ("eprint", paper.arxiv_id),
         ("archivePrefix", "arXiv"),
         ("primaryClass", paper.primary_category and paper.primary_category.code),
-        ("doi", _escape(paper.doi)),
-        ("journal", _escape(paper.journal_ref)),
+        # Read as written (biblatex's doi is verbatim), as arXiv writes it.
+        ("doi", paper.dois[0].replace("{", "").replace("}", "") if paper.doi else ""),
+        # A note, which every style prints for @misc (none prints its journal).
+        (
+            "note",
+            _escape(
+                f"Journal reference: {paper.journal_ref}" if paper.journal_ref else ""
+            ),
+        ),
         ("url", f"https://arxiv.org/abs/{paper.arxiv_id}"),
     ]
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
@@ -87,19 +96,14 @@ def _braced(title: str) -> str:
 def _escape(text: str) -> str:
     """The text as TeX that cannot break a BibTeX entry."""
     text = text or ""
-    parts = _MATH_RE.split(text)
-    balanced = _balanced(text)
+    if not _balanced(text):
+        # BibTeX counts every brace, escaped or not: a stray one would end the
+        # field (or the file) early. Each becomes a command that prints it.
+        text = _BRACE.sub(lambda brace: _BRACES[brace.group()[-1]], text)
     return "".join(
-        part if index % 2 else _escape_prose(part, balanced)
-        for index, part in enumerate(parts)
+        part if index % 2 else _TOKEN_RE.sub(_prose_token, part)
+        for index, part in enumerate(_MATH_RE.split(text))
     )
-
-
-def _escape_prose(text: str, keep_braces: bool) -> str:
-    text = _TOKEN_RE.sub(_prose_token, text)
-    if keep_braces:  # grouping, as in "S{\l}upi\'nski" or "{GPT}"
-        return text
-    return re.sub(r"(?<!\\)([{}])", r"\\\1", text)
 
 
 def _prose_token(match: re.Match[str]) -> str:
@@ -111,8 +115,9 @@ def _prose_token(match: re.Match[str]) -> str:
 
 
 def _balanced(text: str) -> bool:
+    """Whether BibTeX reads the text's braces as balanced: all of them count."""
     depth = 0
-    for char in re.sub(r"\\[{}]", "", text):
+    for char in text:
         depth += {"{": 1, "}": -1}.get(char, 0)
         if depth < 0:
             return False

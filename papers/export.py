@@ -50,8 +50,8 @@ def ris_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
         ("M3", PREPRINT),
         ("DB", REPOSITORY),
         ("UR", f"https://arxiv.org/abs/{paper.arxiv_id}"),
-        ("DO", paper.doi),
-        ("N1", f"Journal reference: {paper.journal_ref}" if paper.journal_ref else ""),
+        *(("DO", doi) for doi in paper.dois),
+        ("N1", _journal_note(paper)),
         *(("KW", code) for code in _category_codes(paper)),
     ]
     # A line break inside a value would end it: RIS values are one line each.
@@ -91,8 +91,8 @@ def csl_item(paper: Paper, authors: Iterable[str] | None = None) -> dict[str, An
         "number": _arxiv_number(paper),
         "version": str(paper.version) if paper.version else None,
         "URL": f"https://arxiv.org/abs/{paper.arxiv_id}",
-        "DOI": paper.doi,
-        "note": f"Journal reference: {paper.journal_ref}" if paper.journal_ref else "",
+        "DOI": paper.dois[0] if paper.doi else None,
+        "note": _journal_note(paper),
         "keyword": ", ".join(_category_codes(paper)),
     }
     return {name: value for name, value in item.items() if value}
@@ -125,6 +125,12 @@ def _date_parts(moment: datetime | None) -> dict[str, list[list[int]]] | None:
 def _text(text: str) -> str:
     """TeX as plain text, on one line: arXiv's line breaks only wrap the text."""
     return " ".join(latex_to_text(text).split())
+
+
+def _journal_note(paper: Paper) -> str:
+    if not paper.journal_ref:
+        return ""
+    return f"Journal reference: {_text(paper.journal_ref)}"
 
 
 def _arxiv_number(paper: Paper) -> str:

@@ -163,6 +163,11 @@ class Paper(models.Model):
         ]
 
     @property
+    def dois(self) -> list[str]:
+        """The DOIs arXiv's field holds: one, or several apart (repeats once)."""
+        return list(dict.fromkeys(self.doi.split()))
+
+    @property
     def abs_url(self) -> str:
         return f"https://arxiv.org/abs/{self.versioned_id}"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pybtex.database import parse_string
 
 from papers.bibtex import bibtex_entry
 from papers.models import Paper
@@ -31,8 +32,10 @@ def title_of(title: str) -> str:
             r"{\alpha}-Fair pricing in \mathcal{O}(\sqrt{n}) \times faster",
             r"{{$\alpha$}-Fair pricing in $\mathcal{O}$($\sqrt{n}$) $\times$ faster}",
         ),
-        # Unbalanced braces are escaped so the entry still closes.
-        ("A {broken title", r"{A \{broken title}"),
+        # Unbalanced braces, escaped or not, become commands that print them
+        # (BibTeX counts every brace), so the entry still closes.
+        ("A {broken title", r"{A \textbraceleft{}broken title}"),
+        (r"A \{broken title", r"{A \textbraceleft{}broken title}"),
     ],
 )
 def test_titles_keep_their_tex_and_escape_only_what_breaks(title, expected):
@@ -46,3 +49,25 @@ def test_author_names_keep_their_tex_accents():
     )
 
     assert r"author = {B\'ela Bollob\'as and S{\l}upi\'nski and Ada\_Lovelace}" in entry
+
+
+def test_doi_and_journal_reference_are_read_back_as_arxiv_has_them():
+    """A DOI as written (biblatex reads it verbatim), the first of several; a
+    journal reference as a note, which @misc styles print, and one with a
+    stray brace (arXiv has one) does not break the file."""
+    paper = Paper(
+        arxiv_id="2602.21160",
+        title="T",
+        doi="10.1007/978-3-030-02520-5_5 10.1007/978-3-030-02520-5_5 10.2/x",
+        journal_ref="Forty-Second UAI}, year={2026}, url={https://example.org/?a_b}}",
+    )
+
+    [entry] = parse_string(bibtex_entry(paper, authors=[]), "bibtex").entries.values()
+
+    assert entry.fields["doi"] == "10.1007/978-3-030-02520-5_5"
+    assert entry.fields["note"] == (
+        r"Journal reference: Forty-Second UAI\textbraceright{}, "
+        r"year=\textbraceleft{}2026\textbraceright{}, url=\textbraceleft{}https://example.org/?a\_b"
+        r"\textbraceright{}\textbraceright{}"
+    )
+    assert "journal" not in entry.fields

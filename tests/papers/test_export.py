@@ -125,6 +125,38 @@ def test_ris_of_a_paper_without_doi_leaves_it_out(reader, saved):
     assert plain["keywords"] == ["cs.AI"]
 
 
+def test_several_dois_and_a_tex_journal_reference_are_read_as_the_page_shows_them(
+    reader, anonymous, saved
+):
+    Paper.objects.filter(arxiv_id="2606.00002").update(
+        doi="10.2514/6.2026-2042 10.2514/6.2026-2042.c1 10.2514/6.2026-2042",
+        journal_ref=r"Antoni Casas-i-Mu\~noz, Glottometrics 60, pp. 69--103",
+    )
+
+    [ris] = [
+        r
+        for r in rispy.loads(reader.get("/saved/ris/").text)
+        if r["issn"] == "arXiv:2606.00002"
+    ]
+    csl = by_number(json.loads(reader.get("/saved/csl.json/").text), "id")
+    page = anonymous.get("/papers/2606.00002/").text
+
+    note = "Journal reference: Antoni Casas-i-Muñoz, Glottometrics 60, pp. 69\u2013103"
+    assert ris["notes"] == [note]
+    assert csl["arxiv:2606.00002"]["note"] == note
+    assert note.removeprefix("Journal reference: ") + "</dd>" in page
+    # Each DOI once: RIS has a DO per DOI, CSL-JSON (one DOI) the first.
+    assert (
+        "DO  - 10.2514/6.2026-2042\r\nDO  - 10.2514/6.2026-2042.c1\r\nN1  - "
+    ) in reader.get("/saved/ris/").text
+    assert csl["arxiv:2606.00002"]["DOI"] == "10.2514/6.2026-2042"
+    assert (
+        '<dt>DOIs</dt><dd><a href="https://doi.org/10.2514/6.2026-2042">'
+        '10.2514/6.2026-2042</a>, <a href="https://doi.org/10.2514/6.2026-2042.c1">'
+        "10.2514/6.2026-2042.c1</a></dd>"
+    ) in page
+
+
 def test_bibtex_names_split_as_bibtex_splits_them(reader, saved):
     """pybtex splits names by BibTeX's own rules: a group is one name, not a
     Mr Collaboration, and a suffix is not a family name."""
