@@ -82,11 +82,14 @@ TERM = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
 # (and full-width letters, which NFKC makes plain).
 TYPED_SYNTAX = str.maketrans(dict.fromkeys("“”„«»", '"') | {"\u2212": "-"})
 # The whole text is one paper's id: 2607.04713v1, arXiv:2607.04713, its page on
-# arXiv (abs, pdf or html), hep-th/9901001.
+# arXiv (abs, pdf or html, with a query as arXiv's listings link it:
+# ?context=cs), hep-th/9901001, in any case (HEP-TH/9901001).
 ARXIV_QUERY = re.compile(
     r"(?i:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:\s*)?"
-    rf"{ARXIV_ID_RE.pattern}(?i:\.pdf)?/?"
+    rf"(?i:{ARXIV_ID_RE.pattern})(?i:\.pdf)?/?(?:[?#]\S*)?"
 )
+# arXiv's numbers have had five digits since January 2015, four before.
+FIVE_DIGITS_SINCE = "1501"
 
 # PostgreSQL: one term, as a tsquery whose stemmed (English) lexemes match only
 # title and abstract (weights A and C, migration 0002) and whose unstemmed
@@ -382,8 +385,14 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
     match = ARXIV_QUERY.fullmatch(text.strip())
     if match is None:
         return None
-    version = match.group("version")
-    return match.group("id"), int(version) if version else None
+    arxiv_id, version = match.group("id"), match.group("version")
+    archive, slash, number = arxiv_id.rpartition("/")
+    if slash:  # hep-th/9901001, math.GT/0309136: arXiv writes them so
+        name, dot, subject = archive.partition(".")
+        arxiv_id = f"{name.lower()}{dot}{subject.upper()}/{number}"
+    elif (len(arxiv_id) == 10) != (arxiv_id[:4] >= FIVE_DIGITS_SINCE):
+        return None  # a number arXiv never gave (2607.1775): words to search
+    return arxiv_id, int(version) if version else None
 
 
 def _tsquery(alternatives: list[list[Term]]) -> RawSQL:

@@ -462,7 +462,18 @@ def test_arxiv_id_query_reads_ids_and_links_only():
     )
     assert arxiv_id_query("2607.04713 agents") is None
     assert arxiv_id_query("https://example.org/abs/2607.04713") is None
-    assert arxiv_id_query("HEP-TH/9901001") is None
+    # As arXiv's listings link a paper, and in any case.
+    assert arxiv_id_query("https://arxiv.org/abs/2607.01775?context=cs") == (
+        "2607.01775",
+        None,
+    )
+    assert arxiv_id_query("arxiv.org/pdf/2607.01775V2#page=3") == ("2607.01775", 2)
+    assert arxiv_id_query("HEP-TH/9901001") == ("hep-th/9901001", None)
+    assert arxiv_id_query("Math.gt/0309136") == ("math.GT/0309136", None)
+    # Numbers arXiv never gave: five digits since 2015, four before.
+    assert arxiv_id_query("2607.1775") is None
+    assert arxiv_id_query("1412.12345") is None
+    assert arxiv_id_query("1412.1234") == ("1412.1234", None)
 
 
 # Highlights
