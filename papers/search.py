@@ -88,6 +88,12 @@ ARXIV_QUERY = re.compile(
     r"(?i:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:\s*)?"
     rf"(?i:{ARXIV_ID_RE.pattern})(?i:\.pdf)?/?(?:[?#]\S*)?"
 )
+# arXiv's field prefixes (its search's, and the topic rule language's, au:Smith):
+# search reads none of them, so a query holding one is told so (papers.views)
+# and a saved search refuses it (topics.saved_searches).
+FIELD_PREFIX = re.compile(
+    r"(?<![^\s\"-])(ti|abs|au|cat|co|all|jr|rn|id):(?=\S)", re.IGNORECASE
+)
 # arXiv's numbers have had five digits since January 2015, four before.
 FIVE_DIGITS_SINCE = "1501"
 
@@ -393,6 +399,17 @@ def arxiv_id_query(text: str) -> tuple[str, int | None] | None:
     elif (len(arxiv_id) == 10) != (arxiv_id[:4] >= FIVE_DIGITS_SINCE):
         return None  # a number arXiv never gave (2607.1775): words to search
     return arxiv_id, int(version) if version else None
+
+
+def without_fields(text: str) -> tuple[str, list[str]]:
+    """The query with arXiv's field prefixes gone, and the categories its
+    `cat:` terms named (gone too): what a query with prefixes meant."""
+    categories = [
+        match.group(1)
+        for match in re.finditer(r"(?<!\S)cat:(\S+)", text, re.IGNORECASE)
+    ]
+    text = re.sub(r"(?<!\S)cat:\S+", "", text, flags=re.IGNORECASE)
+    return " ".join(FIELD_PREFIX.sub("", text).split()), categories
 
 
 def _tsquery(alternatives: list[list[Term]]) -> RawSQL:

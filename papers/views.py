@@ -56,8 +56,10 @@ from papers.query import similar_ids
 from papers.routes import address
 from papers.rows import paper_rows
 from papers.rows import search_rows
+from papers.search import FIELD_PREFIX
 from papers.search import arxiv_id_query
 from papers.search import search_papers
+from papers.search import without_fields
 from papers.slots import page_response
 from papers.versions import NAMES
 from papers.versions import SEARCH
@@ -284,6 +286,23 @@ def search(request: HttpRequest) -> HttpResponse:
     return page_response(request, cached_page(request, [SEARCH, NAMES], render))
 
 
+def _fields_notice(request: HttpRequest, text: str, form: SearchForm) -> dict | None:
+    """For a query holding arXiv's field prefixes (au:Levine), which search
+    does not read: which they are, and the search they meant."""
+    prefixes = sorted(
+        {match.group(1).lower() + ":" for match in FIELD_PREFIX.finditer(text)}
+    )
+    if not prefixes:
+        return None
+    words, categories = without_fields(text)
+    params = request.GET.copy()
+    params.pop("page", None)
+    params["q"] = words
+    if len(categories) == 1 and not form.cleaned_data.get("category"):
+        params["category"] = categories[0]
+    return {"prefixes": prefixes, "words": words, "url": f"?{params.urlencode()}"}
+
+
 def _search(
     request: HttpRequest, deps: Dependencies
 ) -> tuple[str, dict] | HttpResponse:
@@ -297,6 +316,7 @@ def _search(
                 return redirect(paper)
             context["missing_id"] = versioned_id(*identifier)
         else:
+            context["fields"] = _fields_notice(request, text, form)
             results = search_papers(text, **form.filters())
             # Paginator only takes len() of SearchResults and slices it.
             page: Page[Paper] = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ from accounts.models import User
 from core.text import CONTROL
 from papers.models import Paper
 from papers.query import last_modified
+from papers.search import FIELD_PREFIX
 from papers.search import MAX_QUERY_LENGTH
 from papers.search import NEWEST_FIRST
 from papers.search import TERM
@@ -134,6 +135,12 @@ def _check_search(query: str) -> None:
         raise _search_error("Type some words to search for", 0)
     if arxiv_id_query(query):
         raise _search_error("An arXiv id names one paper: save the paper instead", 0)
+    if field := FIELD_PREFIX.search(query):
+        raise _search_error(
+            f"{field.group(0)} is a field of the topic rule syntax, which search "
+            "does not read: choose Topic rule, or leave it out",
+            field.start(),
+        )
     # (start of the alternative, whether it has a positive term); `or`s' places.
     alternatives: list[tuple[int, bool]] = []
     start: int | None = None

@@ -170,9 +170,7 @@ def test_past_the_cap_topics_share_the_slots_and_count_the_rest(alice, agents, r
     assert rendered.subject == "12 new papers in Agents and 1 more topic"
 
 
-def test_sections_the_cap_left_no_room_for_say_what_they_hold(
-    alice, agents, robots
-):
+def test_sections_the_cap_left_no_room_for_say_what_they_hold(alice, agents, robots):
     """More sections with new papers than the cap allows papers: each of the
     first gets one, and the rest are listed with their counts and links."""
     speech = make_topic("Speech", rule="ti:speech", slug="speech")

@@ -476,6 +476,23 @@ def test_arxiv_id_query_reads_ids_and_links_only():
     assert arxiv_id_query("1412.1234") == ("1412.1234", None)
 
 
+@pytest.mark.django_db
+def test_arxivs_field_prefixes_are_explained_with_the_search_meant(client, corpus):
+    response = client.get(
+        "/search/", {"q": "au:Lee ti:agents cat:cs.RO", "from": "2026-01-01", "page": 2}
+    )
+
+    html = response.content.decode()
+    assert "Search does not read arXiv's field prefixes (<code>au:</code>, " in html
+    assert "<code>cat:</code>, <code>ti:</code>)" in html
+    assert (
+        '<a href="?q=Lee+agents&amp;from=2026-01-01&amp;category=cs.RO">'
+        "Search for “Lee agents” instead</a>"
+    ) in html
+    plain = client.get("/search/", {"q": "agents: a survey"}).content.decode()
+    assert "field prefixes" not in plain
+
+
 # Highlights
 
 

@@ -38,6 +38,8 @@ pytestmark = pytest.mark.django_db
         ('""', "Nothing to search for at position 0", 0),
         ("arXiv:2607.04713", "An arXiv id names one paper", 0),
         ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
+        ("agents AU:Levine", "AU: is a field of the topic rule syntax", 7),
+        ('"world model" -cat:cs.RO', "cat: is a field of the topic rule syntax", 15),
     ],
 )
 def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, position):
