@@ -222,11 +222,14 @@ def create_search(user: User, *, name: str, query: str, syntax: str) -> SavedSea
     # One creation at a time per reader, so that two cannot pass the limit.
     User.objects.select_for_update().filter(pk=user.pk).first()
     limit = search_limit()
-    if SavedSearch.objects.filter(user=user).count() >= limit:
+    kept = SavedSearch.objects.filter(user=user).count()
+    if kept >= limit:
+        # An operator may have lowered the limit below what a reader keeps.
+        most = "the most" if kept == limit else f"more than the {limit}"
         raise SavedSearchError(
-            f"You have {limit} saved search{'es' if limit != 1 else ''}, "
-            "the most a reader may keep: "
-            "delete one to save another",
+            f"You have {kept} saved search{'es' if kept != 1 else ''}, "
+            f"{most} a reader may keep: delete "
+            f"{'one' if kept == limit else kept - limit + 1} to save another",
             None,
             "limit",
         )

@@ -71,6 +71,14 @@ def test_the_limit_and_a_taken_name_are_refused(as_alice, corpus, settings):
     assert error["code"] == "limit"
     assert "2 saved searches, the most a reader may keep" in error["message"]
     assert "name" in assert_error(missing, 400, "invalid")["fields"]
+    # An operator lowered the limit below what the reader keeps.
+    settings.MOMENTUM_SAVED_SEARCHES_MAX = 1
+    lowered = as_alice.post(URL, {"name": "D", "query": "robot"}, format="json")
+    (error,) = assert_error(lowered, 400, "invalid")["fields"]["non_field_errors"]
+    assert error["message"] == (
+        "You have 2 saved searches, more than the 1 a reader may keep: "
+        "delete 2 to save another"
+    )
 
 
 def test_saved_searches_need_signing_in(anonymous):
