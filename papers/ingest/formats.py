@@ -24,6 +24,8 @@ from papers.ingest.snapshot import iter_snapshot
 
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 64 * 1024
+ATOM = b"http://www.w3.org/2005/Atom"
+ARXIV_ATOM = b"http://arxiv.org/schemas/atom"
 # Skip the XML declaration, comments, processing instructions and a doctype
 # (with its internal subset) to reach the root element's name.
 _PROLOG_RE = re.compile(
@@ -149,12 +151,13 @@ def _format_for_root(name: str, head: bytes) -> Format | None:
         return Format.OAI_PMH
     if name == "rss":
         return Format.LISTING_RSS
-    if name == "feed":
-        is_listing = b"rss.arxiv.org" in head or b"announce_type" in head
-        return Format.LISTING_ATOM if is_listing else Format.API_ATOM
-    # A collection of API entries under a home-made root (one real dataset wraps
-    # them in <articles>) parses like an API response.
-    if b"<entry" in head and b"http://www.w3.org/2005/Atom" in head:
+    if name == "feed" and (b"rss.arxiv.org" in head or b"announce_type" in head):
+        return Format.LISTING_ATOM
+    # The API's Atom declares arXiv's namespace (other Atom feeds, Momentum's
+    # own among them, hold entries that are not arXiv's metadata). A collection
+    # of API entries under a home-made root (one real dataset wraps them in
+    # <articles>) parses like an API response.
+    if ARXIV_ATOM in head and (name == "feed" or (b"<entry" in head and ATOM in head)):
         return Format.API_ATOM
     return None
 

@@ -83,6 +83,10 @@ def test_sniff_explains_what_it_refuses(head, reason):
         b'{"name": "a", "rows": [1, 2]}\n{"name": "b"}',
         b"<!DOCTYPE html><html>",
         b'<?xml version="1.0"?>\n<catalog/>',
+        # Another site's Atom feed, as Momentum's own topic feed: no arXiv namespace.
+        b'<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom"'
+        b' xml:lang="en"><title>Agents</title><entry><id>https://arxiv.org/abs/2606.00001'
+        b"</id></entry>",
     ],
 )
 def test_what_is_not_arxiv_metadata_at_all_is_unrecognised(head):
