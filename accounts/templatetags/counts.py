@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import template
+from django.contrib.humanize.templatetags.humanize import intcomma
 
 register = template.Library()
 
@@ -13,4 +14,4 @@ def counted(count: int, nouns: str) -> str:
     3|counted:"search,searches" is "3 searches"."""
     singular, _, plural = nouns.partition(",")
     noun = singular if count == 1 else plural or f"{singular}s"
-    return f"{count or 'no'} {noun}"
+    return f"{intcomma(count) if count else 'no'} {noun}"
