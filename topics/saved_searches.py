@@ -349,11 +349,12 @@ def match_new_papers() -> int:
         looked.append(search)
     if rules:
         found |= _rule_matches(searches, rules, written)
-    # A paper that matched before keeps its match, and when it was found.
-    now = timezone.now()
     SavedSearchMatch.objects.bulk_create(
-        (SavedSearchMatch(search_id=s, paper_id=p, found_at=now) for s, p in found),
-        ignore_conflicts=True,
+        (
+            SavedSearchMatch(search_id=s, paper_id=p, found_at=found_at)
+            for (s, p), found_at in _found_at(searches, found).items()
+        ),
+        ignore_conflicts=True,  # a match kept, with when it was found
     )
     changed = {search_id for search_id, _ in found}
     for search in looked:
@@ -370,6 +371,25 @@ def match_new_papers() -> int:
         owners = [s.user_id for s in searches if s.pk in changed]
         _touch(sorted(changed), owners)
     return len(found)
+
+
+def _found_at(
+    searches: list[SavedSearch], found: set[tuple[int, int]]
+) -> dict[tuple[int, int], datetime | None]:
+    """When each match was found, for the digest (SavedSearchMatch.found_at):
+    now for a paper stored, or given a new version, since its search was
+    saved; None for one that matched all along (only the newest
+    MATCHES_KEPT were kept when the search was saved), which is not new."""
+    if not found:
+        return {}
+    now = timezone.now()
+    saved = {search.pk: search.created_at for search in searches}
+    papers = Paper.objects.filter(_among(sorted({p for _, p in found})))
+    changed = {
+        pk: max(created_at, updated or created_at)
+        for pk, created_at, updated in papers.values_list("pk", "created_at", "updated")
+    }
+    return {(s, p): now if changed[p] > saved[s] else None for s, p in sorted(found)}
 
 
 def _among(ids: list[int], field: str = "pk") -> Q | IsAmong:

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from accounts.models import User
 from notifications.content import shape_digests
@@ -22,6 +23,7 @@ from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
+from papers.models import Paper
 from tests.accounts.factories import verified
 from tests.notifications.factories import add_papers
 from topics.models import Follow
@@ -128,6 +130,28 @@ def test_a_match_an_ingest_found_after_the_last_digest_is_in_the_next(alice):
     assert plan_digests([request])[alice.pk].sections == [
         {"topic": None, "search": search.pk, "papers": [[late.pk, []]], "more": 0}
     ]
+
+
+def test_a_match_kept_out_when_the_search_was_saved_is_not_found_later(
+    alice, monkeypatch
+):
+    """Only the newest matches are kept when a search is saved: an older one
+    that arXiv rewrites later (a cross-list, a journal reference) matched all
+    along, and is not new; one with a new version since is."""
+    monkeypatch.setattr("topics.saved_searches.MATCHES_KEPT", 1)
+    older, newest = add_papers([], days_ago(14), count=2, title="Engine notes")
+    [revised] = add_papers([], days_ago(20), title="Engine revised")
+    create_search(alice, name="Engines", query="engine", syntax="search")
+    now = timezone.now()
+    Paper.objects.filter(pk=older.pk).update(journal_ref="J. 1", modified_at=now)
+    Paper.objects.filter(pk=revised.pk).update(updated=now, version=2, modified_at=now)
+
+    match_new_papers()
+
+    found = dict(SavedSearchMatch.objects.values_list("paper_id", "found_at"))
+    assert found[newest.pk] is None  # kept when saved
+    assert found[older.pk] is None
+    assert found[revised.pk] is not None
 
 
 def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):

@@ -53,7 +53,8 @@ class SavedSearchMatch(models.Model):
     # When an ingest found it (match_new_papers): a paper harvested late, or
     # whose new version now matches, is new to the reader whatever its day.
     # None for the matches found when the search was saved, which the reader
-    # saw on the search page.
+    # saw on the search page, and for those that matched all along
+    # (topics.saved_searches._found_at).
     found_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
