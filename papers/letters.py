@@ -53,6 +53,13 @@ SPELLED = (
     _GREEK
     | {letter.upper(): name.capitalize() for letter, name in _GREEK.items()}
     | {"ς": "sigma"}
+    # Accented Greek letters whole, so that no accent is left between names.
+    | {
+        letter: _GREEK[unicodedata.normalize("NFD", letter.lower())[0]].capitalize()
+        if letter.isupper()
+        else _GREEK[unicodedata.normalize("NFD", letter)[0]]
+        for letter in "άέήίόύώϊϋΐΰΆΈΉΊΌΎΏΪΫ"
+    }
     | {
         letter: plain
         for letter, plain in _LETTERS_WITHOUT_DECOMPOSITION.items()
@@ -62,9 +69,10 @@ SPELLED = (
     | {"ß": "ss"}
 )
 _SPELL = str.maketrans(SPELLED)
-# A superscript or subscript written in TeX after a letter, as in H$^2$SD:
-# shown (and pasted) as H²SD, which NFKC makes H2SD.
-GLUED_SCRIPT = re.compile(r"([A-Za-z])\$[\^_]\{?([A-Za-z0-9]+)\}?\$")
+# A superscript or subscript of digits written in TeX after a letter, as in
+# H$^2$SD: shown (and pasted) as H²SD, which NFKC makes H2SD. (A letter's,
+# T$_c$, is shown as written, T_c.)
+GLUED_SCRIPT = re.compile(r"([A-Za-z])\$[\^_]\{?([0-9]+)\}?\$")
 # The combining accents NFKD splits off Latin, Greek and Cyrillic letters.
 _COMBINING_MARK = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]")
 

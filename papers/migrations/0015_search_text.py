@@ -18,7 +18,7 @@ from django.db import migrations
 letters_0014 = importlib.import_module("papers.migrations.0014_search_plain_letters")
 
 # papers.letters.GLUED_SCRIPT and SPELLED as they were written for this migration.
-GLUED_SCRIPT = r"([A-Za-z])\$[\^_]\{?([A-Za-z0-9]+)\}?\$"
+GLUED_SCRIPT = r"([A-Za-z])\$[\^_]\{?([0-9]+)\}?\$"
 _GREEK = dict(
     zip(
         "αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱ",
@@ -33,6 +33,10 @@ SPELLED = (
     | {"ς": "sigma", "ø": "o", "đ": "d", "ð": "d", "ł": "l", "æ": "ae", "œ": "oe"}
     | {"þ": "th", "\u0131": "i", "Ø": "O", "Đ": "D", "Ð": "D", "Ł": "L", "Æ": "AE"}
     | {"Œ": "OE", "Þ": "TH", "ß": "ss"}
+    | {"ά": "alpha", "έ": "epsilon", "ή": "eta", "ί": "iota", "ό": "omicron"}
+    | {"ύ": "upsilon", "ώ": "omega", "ϊ": "iota", "ϋ": "upsilon", "ΐ": "iota"}
+    | {"ΰ": "upsilon", "Ά": "Alpha", "Έ": "Epsilon", "Ή": "Eta", "Ί": "Iota"}
+    | {"Ό": "Omicron", "Ύ": "Upsilon", "Ώ": "Omega", "Ϊ": "Iota", "Ϋ": "Upsilon"}
 )
 
 

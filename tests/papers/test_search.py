@@ -262,13 +262,13 @@ def shown(db):
         paper_record(
             "2606.00121",
             title=r"H$^2$SD: Hybrid Hindsight Self-Distillation",
-            abstract=r"A $\kappa$-$\mu$ fading channel with $10^5$ draws.",
+            abstract=r"A $\kappa$-$\mu$ fading channel with $10^5$ draws at T$_c$.",
             authors=("Søren Jørgensen",),
         ),
         paper_record(
             "2606.00122",
             title="α-Jailbreak: prompt injection for X$_{3}$-OPD",  # noqa: RUF001
-            abstract=r"Strategies of Pawe{\l} and Ø.",
+            abstract=r"Strategies of Pawe{\l} and Ø, a λόγος.",
             authors=("Paweł Gajewski",),
         ),
     )
@@ -289,6 +289,9 @@ def shown(db):
         ("Jørgensen Søren", {"2606.00121"}),
         ("Pawel Gajewski", {"2606.00122"}),
         ("Paweł", {"2606.00122"}),
+        ("T_c", {"2606.00121"}),  # a letter's subscript is shown as written
+        ("λογος", {"2606.00122"}),
+        ("λόγος", {"2606.00122"}),
     ],
 )
 def test_a_title_is_found_as_its_page_shows_it(client, shown, text, expected):
@@ -1048,7 +1051,8 @@ def test_the_indexs_plain_letters_are_papers_letters():
 # Every step of papers.letters.search_text, and what it leaves alone.
 SEARCH_TEXTS = [
     *LETTERS,
-    r"H$^2$SD, X$^{3}$-OPD, C$_2$, $10^5$, 10$^5$, a$^{b}$c$_{d}$",
+    r"H$^2$SD, X$^{3}$-OPD, C$_2$, $10^5$, 10$^5$, a$^{b}$c$_{d}$, T$_c$, L$^p$",
+    "λόγος ΆΈΉΊΌΎΏΪΫ άέήίόύώϊϋΐΰ",
     "αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱς ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
     "Jørgensen Paweł Đorđe Ðóra æther Œuvre þorn ıi ÆØŁÞ Straße",  # noqa: RUF001
     r"Pawe{\l} $\alpha$ α ℓ² ü 漢字",  # noqa: RUF001
