@@ -95,11 +95,7 @@ def _braced(title: str) -> str:
 
 def _escape(text: str) -> str:
     """The text as TeX that cannot break a BibTeX entry."""
-    text = text or ""
-    if not _balanced(text):
-        # BibTeX counts every brace, escaped or not: a stray one would end the
-        # field (or the file) early. Each becomes a command that prints it.
-        text = _BRACE.sub(lambda brace: _BRACES[brace.group()[-1]], text)
+    text = _without_stray_braces(text or "")
     return "".join(
         part if index % 2 else _TOKEN_RE.sub(_prose_token, part)
         for index, part in enumerate(_MATH_RE.split(text))
@@ -114,14 +110,22 @@ def _prose_token(match: re.Match[str]) -> str:
     return _ESCAPES.get(token, token)
 
 
-def _balanced(text: str) -> bool:
-    """Whether BibTeX reads the text's braces as balanced: all of them count."""
-    depth = 0
-    for char in text:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+def _without_stray_braces(text: str) -> str:
+    """The text with each brace BibTeX would pair with none (it counts every
+    brace, escaped or not: a stray one ends the field, or the file, early) as
+    a command that prints it; paired braces stay, grouping as they did."""
+    opened: list[re.Match[str]] = []
+    stray: list[re.Match[str]] = []
+    for brace in _BRACE.finditer(text):
+        if brace.group().endswith("{"):
+            opened.append(brace)
+        elif opened:
+            opened.pop()
+        else:
+            stray.append(brace)
+    for brace in sorted(stray + opened, key=re.Match.start, reverse=True):
+        text = text[: brace.start()] + _BRACES[brace.group()[-1]] + text[brace.end() :]
+    return text
 
 
 def author_list(paper: Paper, authors: Iterable[str] | None = None) -> list[str]:

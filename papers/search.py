@@ -408,7 +408,8 @@ def without_fields(text: str) -> tuple[str, list[str]]:
         match.group(1)
         for match in re.finditer(r"(?<!\S)cat:(\S+)", text, re.IGNORECASE)
     ]
-    text = re.sub(r"(?<!\S)cat:\S+", "", text, flags=re.IGNORECASE)
+    # An excluded category has no filter to become: it goes.
+    text = re.sub(r"(?<!\S)-?cat:\S+", "", text, flags=re.IGNORECASE)
     return " ".join(FIELD_PREFIX.sub("", text).split()), categories
 
 

@@ -188,7 +188,8 @@ def test_sections_the_cap_left_no_room_for_say_what_they_hold(alice, agents, rob
     assert rendered.subject == "9 new papers in Agents and 2 more topics"
     assert (
         "== More new papers ==\n"
-        "This email holds at most 2 papers; these had no room in it:\n"
+        "These had no room in this email "
+        "(the papers it may hold are set in settings):\n"
         f"* 3 in Speech: https://m.example/search/?topic=speech&from={MONDAY - WEEK}"
     ) in rendered.text
     assert (

@@ -36,6 +36,10 @@ def title_of(title: str) -> str:
         # (BibTeX counts every brace), so the entry still closes.
         ("A {broken title", r"{A \textbraceleft{}broken title}"),
         (r"A \{broken title", r"{A \textbraceleft{}broken title}"),
+        (
+            r"\mathcal{O}(n) for {a {broken} title",
+            r"{$\mathcal{O}$(n) for \textbraceleft{}a {broken} title}",
+        ),
     ],
 )
 def test_titles_keep_their_tex_and_escape_only_what_breaks(title, expected):
@@ -65,9 +69,9 @@ def test_doi_and_journal_reference_are_read_back_as_arxiv_has_them():
     [entry] = parse_string(bibtex_entry(paper, authors=[]), "bibtex").entries.values()
 
     assert entry.fields["doi"] == "10.1007/978-3-030-02520-5_5"
+    # Only the stray braces are written out; the pairs group as before.
     assert entry.fields["note"] == (
-        r"Journal reference: Forty-Second UAI\textbraceright{}, "
-        r"year=\textbraceleft{}2026\textbraceright{}, url=\textbraceleft{}https://example.org/?a\_b"
-        r"\textbraceright{}\textbraceright{}"
+        r"Journal reference: Forty-Second UAI\textbraceright{}, year={2026}, "
+        r"url={https://example.org/?a\_b}\textbraceright{}"
     )
     assert "journal" not in entry.fields
