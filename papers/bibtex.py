@@ -42,9 +42,9 @@ _ESCAPES = {
 }
 
 
-def bibtex_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
-    """One @misc entry; authors default to the paper's stored author line."""
-    names = author_list(paper, authors)
+def bibtex_entry(paper: Paper) -> str:
+    """One @misc entry."""
+    names = author_list(paper)
     fields = [
         ("title", _braced(paper.title)),
         ("author", " and ".join(_bibtex_name(name) for name in names)),
@@ -128,9 +128,9 @@ def _without_stray_braces(text: str) -> str:
     return text
 
 
-def author_list(paper: Paper, authors: Iterable[str] | None = None) -> list[str]:
-    """The paper's authors in order: those given (its authorships' names), else
-    its stored author line, which costs no query. Every export format reads this."""
-    if authors is not None:
-        return list(authors)
+def author_list(paper: Paper) -> list[str]:
+    """The paper's authors in order, as it prints them (its stored author line,
+    which costs no query; not the names its author pages show, which are as
+    an author was first seen). Every export format and feed reads this, so a
+    citation is the same wherever it comes from."""
     return [name for name in paper.author_names.split(", ") if name]

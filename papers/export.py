@@ -35,12 +35,12 @@ PREPRINT = "Preprint"
 # ------------------------------------------------------------------------------
 
 
-def ris_entry(paper: Paper, authors: Iterable[str] | None = None) -> str:
+def ris_entry(paper: Paper) -> str:
     """One RIS record (TY ... ER), one line per tag and value."""
     published = paper.published
     lines = [
         ("TY", "RPRT"),
-        *(("AU", _ris_name(name)) for name in author_list(paper, authors)),
+        *(("AU", _ris_name(name)) for name in author_list(paper)),
         ("TI", _text(paper.title)),
         ("AB", _text(paper.abstract)),
         ("PY", str(published.year) if published else ""),
@@ -77,13 +77,13 @@ def _ris_name(name: str) -> str:
 # ------------------------------------------------------------------------------
 
 
-def csl_item(paper: Paper, authors: Iterable[str] | None = None) -> dict[str, Any]:
+def csl_item(paper: Paper) -> dict[str, Any]:
     """One CSL-JSON item (CSL 1.0.2), only with the variables the paper has."""
     item: dict[str, Any] = {
         "id": cite_key(paper),
         "type": "article",
         "title": _text(paper.title),
-        "author": [_csl_name(name) for name in author_list(paper, authors)],
+        "author": [_csl_name(name) for name in author_list(paper)],
         "issued": _date_parts(paper.published),
         "abstract": _text(paper.abstract),
         "publisher": REPOSITORY,

@@ -182,11 +182,11 @@ class PaperDetailSerializer(PaperSerializer):
         return PaperTagSerializer(self.context["tags"], many=True).data  # type: ignore[return-value]  # many=True: a list
 
     def get_bibtex(self, paper: Paper) -> str:
-        return bibtex_entry(paper, _author_names(paper))
+        return bibtex_entry(paper)
 
     def get_ris(self, paper: Paper) -> str:
         """The paper as one RIS record (TY RPRT ... ER), lines ending in CRLF."""
-        return ris_entry(paper, _author_names(paper))
+        return ris_entry(paper)
 
     @extend_schema_field(
         {
@@ -197,12 +197,7 @@ class PaperDetailSerializer(PaperSerializer):
         }
     )
     def get_csl(self, paper: Paper) -> dict[str, Any]:
-        return csl_item(paper, _author_names(paper))
-
-
-def _author_names(paper: Paper) -> list[str]:
-    # The authorships as prefetched, in order.
-    return [authorship.author.name for authorship in paper.authorships.all()]
+        return csl_item(paper)
 
 
 # One page object, also where list views would make it an array of pages.

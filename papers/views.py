@@ -117,7 +117,7 @@ def _paper_page(
             paper, [tag.topic_id for tag in tags], besides=similar
         ),
         "home_category": home_category(paper),
-        "bibtex": bibtex_entry(paper, (a.author.name for a in paper.authorships.all())),
+        "bibtex": bibtex_entry(paper),
     }
     return render_shared(request, "papers/detail.html", context), {}
 

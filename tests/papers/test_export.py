@@ -17,6 +17,7 @@ from pybtex.database import parse_string as parse_bibtex
 
 from papers.export import csl_item
 from papers.ingest.upsert import upsert_records
+from papers.models import Author
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.names import split_name
@@ -286,8 +287,30 @@ def test_api_detail_carries_ris_and_csl(anonymous, saved):
 
     [record] = rispy.loads(paper["ris"])
     assert record["authors"][0] == "Bollobás, Béla"
-    assert paper["csl"] == csl_item(saved[0], [a["name"] for a in paper["authors"]])
+    assert paper["csl"] == csl_item(saved[0])
     assert paper["csl"]["author"][1] == {"family": "van der Waals", "given": "Ludwig"}
+
+
+def test_every_citation_names_the_authors_as_the_paper_prints_them(
+    reader, anonymous, saved
+):
+    """An author's page shows the name as first seen on any paper; a citation
+    of this paper is as it prints them, the same on its page, in the API and
+    in the library's exports."""
+    Author.objects.filter(name="Ludwig van der Waals").update(
+        name="Ludwig Van Der Waals"
+    )
+    api = anonymous.get("/api/v1/papers/2606.00001/").json()
+    page = anonymous.get("/papers/2606.00001/").text
+    library = reader.get("/saved/bibtex/").text
+
+    assert "Ludwig Van Der Waals" in page  # the author's link
+    assert "Ludwig van der Waals" in page  # its BibTeX
+    for bibtex in (api["bibtex"], library):
+        assert "Ludwig van der Waals" in bibtex
+        assert "Van Der" not in bibtex
+    assert api["csl"]["author"][1] == {"family": "van der Waals", "given": "Ludwig"}
+    assert rispy.loads(api["ris"])[0]["authors"][1] == "van der Waals, Ludwig"
 
 
 def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved):
