@@ -6,11 +6,6 @@ from __future__ import annotations
 
 # Words that end a name without being its family name ("Martin Luther King Jr.").
 SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
-# Lower-case words that belong to the family name that follows ("van der Waals").
-PARTICLES = frozenset(
-    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "la"}
-    | {"le", "ten", "ter", "zu", "bin", "ibn", "al", "el", "st."}
-)
 # A name with one of these words is a group's, not a person's: never split.
 GROUPS = frozenset(
     {"collaboration", "consortium", "team", "group", "collaborations", "project"}
@@ -28,7 +23,11 @@ def split_name(name: str) -> tuple[str, str, str] | None:
         suffix = words.pop()
     if len(words) < 2 or any(word.lower() in GROUPS for word in words):
         return None
-    start = len(words) - 1
-    while start > 1 and words[start - 1] in PARTICLES:
-        start -= 1
+    # BibTeX's rule, so that every format splits a name alike: the family name
+    # starts at the first word in lower case after the first ("van der Waals",
+    # "dos Santos Macedo", "y Arcas"), else it is the last word.
+    start = next(
+        (i for i, word in enumerate(words[1:-1], 1) if word[0].islower()),
+        len(words) - 1,
+    )
     return " ".join(words[start:]), " ".join(words[:start]), suffix

@@ -75,6 +75,10 @@ def by_number(records: list[dict], key: str) -> dict[str, dict]:
         ("Ludwig van der Waals", ("van der Waals", "Ludwig", "")),
         ("Martin Luther King Jr.", ("King", "Martin Luther", "Jr.")),
         ("Tenglong (Victor) Gu", ("Gu", "Tenglong (Victor)", "")),
+        # Where BibTeX reads the family name to start: the first word in lower case.
+        ("Herbert dos Santos Macedo", ("dos Santos Macedo", "Herbert", "")),
+        ("Blaise Agüera y Arcas", ("y Arcas", "Blaise Agüera", "")),
+        ("Cláudio Lúcio do Val Lopes", ("do Val Lopes", "Cláudio Lúcio", "")),
         ("Plato", None),
         ("The ATLAS Collaboration", None),
     ],
