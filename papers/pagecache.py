@@ -50,6 +50,8 @@ from urllib.parse import unquote
 import lz4.frame
 from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.loader import get_template
@@ -72,6 +74,12 @@ from papers.versions import version_key
 # Entries are keyed by version, so they never go stale; timeouts bound memory,
 # and how long a change made while the cache was unreachable goes unseen.
 PAGE_TIMEOUT = 10 * 60
+
+
+def cache_is_process_local() -> bool:
+    """Whether the cache is this process's own (the embedded default, no
+    CACHE_URL): another process's changes reach its pages only as they expire."""
+    return isinstance(caches["default"], LocMemCache)
 FRAGMENT_TIMEOUT = 60 * 60
 # In the pages' keys: entries stored another way are not read (1: zlib and
 # slots unparsed; 2: LZ4, slots parsed when stored).

@@ -85,6 +85,23 @@ def test_ingesting_the_same_files_twice_changes_nothing():
     ]
 
 
+def test_with_a_cache_of_its_own_it_says_when_a_running_server_shows_the_papers(
+    settings,
+):
+    """The embedded default: the server's cache is its own, and this command's
+    changes reach its pages only as they expire."""
+    said = "a server running beside this command (make run) shows these papers"
+
+    assert said in ingest(OAI_PAGE)  # the tests' cache is local memory
+    assert said not in ingest(OAI_PAGE)  # nothing new
+
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+    }
+    Paper.objects.all().delete()
+    assert said not in ingest(OAI_PAGE)
+
+
 def test_truncated_xml_fails_the_run_names_the_file_and_keeps_no_rows():
     _, err = ingest_failing(TRUNCATED)
 

@@ -20,6 +20,8 @@ from papers.ingest.runs import ingest_path
 from papers.ingest.runs import ingest_tagger
 from papers.models import FeedSource
 from papers.models import IngestRun
+from papers.pagecache import PAGE_TIMEOUT
+from papers.pagecache import cache_is_process_local
 
 FEED_SUFFIXES = {".xml", ".atom", ".rss", ".json", ".jsonl", ".gz"}
 
@@ -79,6 +81,13 @@ class Command(BaseCommand):
                 runs.append(run)
         if any(run.new_count or run.updated_count for run in runs):
             self.tagger().after_runs()
+            if cache_is_process_local():
+                self.stdout.write(
+                    "The cache is each process's own (no CACHE_URL): a server "
+                    "running beside this command (make run) shows these papers as "
+                    f"its cached pages expire, within {PAGE_TIMEOUT // 60} minutes, "
+                    "or at once when restarted."
+                )
         failed = [run for run in runs if run.status == IngestRun.Status.FAILED]
         if failed:
             raise CommandError(f"{len(failed)} of {len(runs)} runs failed")
