@@ -80,6 +80,8 @@ def cache_is_process_local() -> bool:
     """Whether the cache is this process's own (the embedded default, no
     CACHE_URL): another process's changes reach its pages only as they expire."""
     return isinstance(caches["default"], LocMemCache)
+
+
 FRAGMENT_TIMEOUT = 60 * 60
 # In the pages' keys: entries stored another way are not read (1: zlib and
 # slots unparsed; 2: LZ4, slots parsed when stored).

@@ -298,9 +298,15 @@ def _fields_notice(request: HttpRequest, text: str, form: SearchForm) -> dict | 
     params = request.GET.copy()
     params.pop("page", None)
     params["q"] = words
+    category = None
     if len(categories) == 1 and not form.cleaned_data.get("category"):
-        params["category"] = categories[0]
-    return {"prefixes": prefixes, "words": words, "url": f"?{params.urlencode()}"}
+        category = params["category"] = categories[0]
+    return {
+        "prefixes": prefixes,
+        "words": words,
+        "category": category,
+        "url": f"?{params.urlencode()}",
+    }
 
 
 def _search(

@@ -490,7 +490,7 @@ def test_arxivs_field_prefixes_are_explained_with_the_search_meant(client, corpu
     assert "<code>cat:</code>, <code>ti:</code>)" in html
     assert (
         '<a href="?q=Lee+agents&amp;from=2026-01-01&amp;category=cs.RO">'
-        "Search for “Lee agents” instead</a>"
+        "Search for “Lee agents” in cs.RO instead</a>"
     ) in html
     plain = client.get("/search/", {"q": "agents: a survey"}).content.decode()
     assert "field prefixes" not in plain
