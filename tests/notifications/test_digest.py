@@ -190,11 +190,12 @@ def test_sections_the_cap_left_no_room_for_say_what_they_hold(alice, agents, rob
         "== More new papers ==\n"
         "These had no room in this email "
         "(the papers it may hold are set in settings):\n"
-        f"* 3 in Speech: https://m.example/search/?topic=speech&from={MONDAY - WEEK}"
+        "* 3 new papers in Speech: "
+        f"https://m.example/search/?topic=speech&from={MONDAY - WEEK}"
     ) in rendered.text
     assert (
         f'<a href="https://m.example/search/?topic=speech&amp;from={MONDAY - WEEK}"'
-        ' style="color:#1a5fb4;">3 in Speech</a>'
+        ' style="color:#1a5fb4;">3 new papers in Speech</a>'
     ) in rendered.html
 
 
