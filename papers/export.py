@@ -16,6 +16,7 @@ it is.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -100,8 +101,13 @@ def csl_item(paper: Paper) -> dict[str, Any]:
 
 def csl_json(papers: Iterable[Paper]) -> str:
     """A CSL-JSON file: an array of items."""
-    items = [csl_item(paper) for paper in papers]
-    return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
+    # An item at a time, as json.dumps(items, indent=2) would write each.
+    items = (
+        textwrap.indent(json.dumps(csl_item(paper), ensure_ascii=False, indent=2), "  ")
+        for paper in papers
+    )
+    body = ",\n".join(items)
+    return f"[\n{body}\n]\n" if body else "[]\n"
 
 
 def _csl_name(name: str) -> dict[str, str]:

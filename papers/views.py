@@ -251,6 +251,9 @@ def saved_csl_json(request: HttpRequest) -> HttpResponse:
     return _saved_export(request, csl_json, CSL_CONTENT_TYPE, "json")
 
 
+EXPORT_CHUNK = 500
+
+
 def _saved_export(
     request: HttpRequest,
     write: Callable[[Iterable[Paper]], str],
@@ -270,12 +273,17 @@ def _saved_export(
         return redirect("saved")
     papers = (
         saved_papers(signed_in(request))
+        .defer("search_vector")
         .select_related("primary_category")
         .prefetch_related("categories")
     )
     if chosen:
         papers = papers.filter(arxiv_id__in=chosen)
-    response = HttpResponse(write(papers), content_type=content_type)
+    # Read in chunks, each written and let go: a library of thousands of papers
+    # holds no more than a chunk of them at once, besides the file.
+    response = HttpResponse(
+        write(papers.iterator(chunk_size=EXPORT_CHUNK)), content_type=content_type
+    )
     filename = f"momentum-saved.{extension}"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

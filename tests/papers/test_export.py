@@ -317,6 +317,21 @@ def test_every_citation_names_the_authors_as_the_paper_prints_them(
     assert rispy.loads(api["ris"])[0]["authors"][1] == "van der Waals, Ludwig"
 
 
+def test_a_library_is_exported_whole_across_its_read_chunks(reader, saved, monkeypatch):
+    """Read a chunk at a time (papers.views.EXPORT_CHUNK), each paper whole
+    with its categories, newest saved first."""
+    monkeypatch.setattr("papers.views.EXPORT_CHUNK", 1)
+
+    records = rispy.loads(reader.get("/saved/ris/").text)
+    items = json.loads(reader.get("/saved/csl.json/").text)
+    entries = parse_bibtex(reader.get("/saved/bibtex/").text, "bibtex").entries
+
+    assert [r["issn"] for r in records] == ["arXiv:2606.00002", "arXiv:2606.00001"]
+    assert [r["keywords"] for r in records] == [["cs.AI"], ["cs.LG", "cs.AI"]]
+    assert [item["id"] for item in items] == ["arxiv:2606.00002", "arxiv:2606.00001"]
+    assert list(entries) == ["arxiv:2606.00002", "arxiv:2606.00001"]
+
+
 def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved):
     page = reader.get("/saved/").text
 
