@@ -73,6 +73,11 @@ _SPELL = str.maketrans(SPELLED)
 # H$^2$SD: shown (and pasted) as H²SD, which NFKC makes H2SD. (A letter's,
 # T$_c$, is shown as written, T_c.)
 GLUED_SCRIPT = re.compile(r"([A-Za-z])\$[\^_]\{?([0-9]+)\}?\$")
+# A Greek letter alone in math, as in $\tau$-Rec: shown τ-Rec, and so spelled
+# as the Greek letter typed is (tau-Rec), one word with what it is joined to.
+_TEX_CAPITALS = "Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega"
+_TEX_GREEK = "|".join([*dict.fromkeys(_GREEK.values()), *_TEX_CAPITALS.split()])
+GREEK_MATH = re.compile(rf"\$\\(?:var)?({_TEX_GREEK})\$")
 # The combining accents NFKD splits off Latin, Greek and Cyrillic letters.
 _COMBINING_MARK = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]")
 
@@ -89,12 +94,14 @@ def plain_letters(text: str) -> str:
 
 def search_text(text: str) -> str:
     """The text as the search index reads it, and a query: `plain_letters`,
-    then a TeX super- or subscript after a letter joined to it (H$^2$SD is
-    H2SD) and the letters of SPELLED spelled out (the Greek letter is alpha,
-    as `$\\alpha$` reads; ø is o). Migration papers/0015 is its twin for PostgreSQL."""
+    then a TeX super- or subscript of digits after a letter joined to it
+    (H$^2$SD is H2SD), a Greek letter alone in math written as its name
+    ($\\tau$-Rec is tau-Rec) and the letters of SPELLED spelled out (the
+    Greek letter is alpha, as `$\\alpha$` reads; ø is o). Migration papers/0015
+    is its twin for PostgreSQL."""
     text = plain_letters(text)
     if "$" in text:
-        text = GLUED_SCRIPT.sub(r"\1\2", text)
+        text = GREEK_MATH.sub(r"\1", GLUED_SCRIPT.sub(r"\1\2", text))
     if text.isascii():
         return text
     return text.translate(_SPELL)

@@ -22,6 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -293,6 +294,17 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     return len(ids)
 
 
+def refill_word_searches() -> int:
+    """Find the matches of every search in words again, as saving it does:
+    after a release whose search index reads text anew (README, Upgrades).
+    Return how many searches."""
+    searches = list(SavedSearch.objects.filter(syntax=Syntax.SEARCH).order_by("pk"))
+    for search in searches:
+        with transaction.atomic():
+            fill_matches(search)
+    return len(searches)
+
+
 def _newest(ids: set[int]) -> list[int]:
     """The MATCHES_KEPT newest of these papers."""
     if not ids:
@@ -309,6 +321,10 @@ def _touch(search_ids: list[int], user_ids: list[int]) -> None:
 
 # MATCHING NEW PAPERS
 # ------------------------------------------------------------------------------
+
+# How long before arXiv announces a version (and an ingest stores it) it may
+# have been submitted: three working days, and a weekend or holiday besides.
+NEW_VERSION_LAG = timedelta(days=7)
 
 
 @transaction.atomic
@@ -379,17 +395,27 @@ def _found_at(
     """When each match was found, for the digest (SavedSearchMatch.found_at):
     now for a paper stored, or given a new version, since its search was
     saved; None for one that matched all along (only the newest
-    MATCHES_KEPT were kept when the search was saved), which is not new."""
+    MATCHES_KEPT were kept when the search was saved), which is not new.
+    arXiv dates a version when it was submitted, which is days before it is
+    announced and stored: a version submitted up to NEW_VERSION_LAG before
+    the search was saved may have been stored after it, and counts as new."""
     if not found:
         return {}
     now = timezone.now()
     saved = {search.pk: search.created_at for search in searches}
     papers = Paper.objects.filter(_among(sorted({p for _, p in found})))
-    changed = {
-        pk: max(created_at, updated or created_at)
-        for pk, created_at, updated in papers.values_list("pk", "created_at", "updated")
+    times = {
+        pk: (created, updated)
+        for pk, created, updated in papers.values_list("pk", "created_at", "updated")
     }
-    return {(s, p): now if changed[p] > saved[s] else None for s, p in sorted(found)}
+
+    def is_new(search_id: int, paper_id: int) -> bool:
+        created, updated = times[paper_id]
+        return created > saved[search_id] or (
+            updated is not None and updated > saved[search_id] - NEW_VERSION_LAG
+        )
+
+    return {(s, p): now if is_new(s, p) else None for s, p in sorted(found)}
 
 
 def _among(ids: list[int], field: str = "pk") -> Q | IsAmong:

@@ -1,8 +1,9 @@
 """Search finds a title as its page shows it: H$^2$SD (shown H²SD, which a
 query's NFKC makes H2SD) is the word H2SD, Greek letters are spelled out (the
-α typed and the $\\alpha$ of arXiv's TeX are both "alpha"), and the letters no
-decomposition makes plain (ø, ł, æ) are (on SQLite, whose tokenizer kept them;
-PostgreSQL's unaccent wrote them so already).
+α typed and the $\\alpha$ of arXiv's TeX are both "alpha", and $\\tau$-Rec is
+tau-Rec, as τ-Rec typed is), and the letters no decomposition makes plain (ø,
+ł, æ) are (on SQLite, whose tokenizer kept them; PostgreSQL's unaccent wrote
+them so already).
 
 Both databases index each paper's text through `papers_search_text`, migration
 0014's `papers_plain_letters` and then these steps (papers.letters'
@@ -17,7 +18,8 @@ from django.db import migrations
 
 letters_0014 = importlib.import_module("papers.migrations.0014_search_plain_letters")
 
-# papers.letters.GLUED_SCRIPT and SPELLED as they were written for this migration.
+# papers.letters.GLUED_SCRIPT, GREEK_MATH and SPELLED as they were written for this
+# migration.
 GLUED_SCRIPT = r"([A-Za-z])\$[\^_]\{?([0-9]+)\}?\$"
 _GREEK = dict(
     zip(
@@ -27,6 +29,9 @@ _GREEK = dict(
         strict=True,
     )
 )
+_TEX_CAPITALS = "Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega"
+_TEX_GREEK = "|".join([*dict.fromkeys(_GREEK.values()), *_TEX_CAPITALS.split()])
+GREEK_MATH = rf"\$\\(?:var)?({_TEX_GREEK})\$"
 SPELLED = (
     _GREEK
     | {letter.upper(): name.capitalize() for letter, name in _GREEK.items()}
@@ -54,6 +59,7 @@ BEGIN
     t := papers_plain_letters(t);
     IF strpos(t, '$') > 0 THEN
         t := regexp_replace(t, {letters_0014._literal(GLUED_SCRIPT)}, '\\1\\2', 'g');
+        t := regexp_replace(t, {letters_0014._literal(GREEK_MATH)}, '\\1', 'g');
     END IF;
     IF octet_length(t) > length(t) THEN  -- not ASCII
         t := {_spelled_sql("t")};

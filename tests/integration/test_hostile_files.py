@@ -69,7 +69,8 @@ def ingest(path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
 def test_a_gzip_bomb_of_xml_is_refused_without_inflating_it(tmp_path):
     path = bomb(
         tmp_path / "bomb.xml.gz",
-        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><!--',
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"'
+        b' xmlns:arxiv="http://arxiv.org/schemas/atom"><!--',
         b" ",
         b"--></feed>",
         gigabytes=2,

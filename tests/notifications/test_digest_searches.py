@@ -137,21 +137,31 @@ def test_a_match_kept_out_when_the_search_was_saved_is_not_found_later(
 ):
     """Only the newest matches are kept when a search is saved: an older one
     that arXiv rewrites later (a cross-list, a journal reference) matched all
-    along, and is not new; one with a new version since is."""
+    along, and is not new; one with a new version since is, and so is one
+    whose version was submitted just before the search was saved, as arXiv
+    announces it days later."""
     monkeypatch.setattr("topics.saved_searches.MATCHES_KEPT", 1)
     older, newest = add_papers([], days_ago(14), count=2, title="Engine notes")
-    [revised] = add_papers([], days_ago(20), title="Engine revised")
-    create_search(alice, name="Engines", query="engine", syntax="search")
+    revised, lagging, long_ago = add_papers([], days_ago(20), count=3, title="Engine")
+    search = create_search(alice, name="Engines", query="engine", syntax="search")
     now = timezone.now()
-    Paper.objects.filter(pk=older.pk).update(journal_ref="J. 1", modified_at=now)
-    Paper.objects.filter(pk=revised.pk).update(updated=now, version=2, modified_at=now)
+    for paper, updated in (
+        (older, None),  # a journal reference added
+        (revised, now),
+        (lagging, search.created_at - timedelta(days=2)),
+        (long_ago, search.created_at - timedelta(days=30)),  # then cross-listed
+    ):
+        Paper.objects.filter(pk=paper.pk).update(
+            updated=updated, journal_ref="J. 1", modified_at=now
+        )
 
     match_new_papers()
 
     found = dict(SavedSearchMatch.objects.values_list("paper_id", "found_at"))
     assert found[newest.pk] is None  # kept when saved
-    assert found[older.pk] is None
+    assert (found[older.pk], found[long_ago.pk]) == (None, None)
     assert found[revised.pk] is not None
+    assert found[lagging.pk] is not None
 
 
 def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):

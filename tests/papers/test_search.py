@@ -271,6 +271,7 @@ def shown(db):
             abstract=r"Strategies of Pawe{\l} and Ø, a λόγος.",
             authors=("Paweł Gajewski",),
         ),
+        paper_record("2606.00123", title=r"$\tau$-Rec: Recommending with rewards"),
     )
 
 
@@ -290,6 +291,8 @@ def shown(db):
         ("Pawel Gajewski", {"2606.00122"}),
         ("Paweł", {"2606.00122"}),
         ("T_c", {"2606.00121"}),  # a letter's subscript is shown as written
+        ("τ-Rec", {"2606.00123"}),  # as shown, from arXiv's $\tau$-Rec
+        ("tau-rec", {"2606.00123"}),
         ("λογος", {"2606.00122"}),
         ("λόγος", {"2606.00122"}),
     ],
@@ -1052,6 +1055,7 @@ def test_the_indexs_plain_letters_are_papers_letters():
 SEARCH_TEXTS = [
     *LETTERS,
     r"H$^2$SD, X$^{3}$-OPD, C$_2$, $10^5$, 10$^5$, a$^{b}$c$_{d}$, T$_c$, L$^p$",
+    r"$\tau$-Rec, $\gamma$-ray, $\varepsilon$-greedy, $\Omega$, $\alpha_1$, $\alphax$",
     "λόγος ΆΈΉΊΌΎΏΪΫ άέήίόύώϊϋΐΰ",
     "αβγδεζηθικλμνξοπρστυφχψωϑϕϖϱς ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
     "Jørgensen Paweł Đorđe Ðóra æther Œuvre þorn ıi ÆØŁÞ Straße",  # noqa: RUF001

@@ -179,6 +179,23 @@ def test_new_papers_are_matched_once_after_ingest(alice, corpus):
     assert match_new_papers() == 0  # idempotent
 
 
+def test_after_an_index_change_the_searches_in_words_find_their_matches_again(
+    alice, corpus
+):
+    """README, Upgrades: what an index that reads text anew finds, the stored
+    matches gain; a rule's, which the index does not decide, stay."""
+    words = create_search(alice, name="Robots", query="robot", syntax="search")
+    rule = create_search(alice, name="Arms", query='abs:"robot arm"', syntax="rule")
+    SavedSearchMatch.objects.all().delete()  # as an old index left them
+    out = StringIO()
+
+    call_command("topics", "searches", stdout=out)
+
+    assert out.getvalue() == "Found the matches of 1 saved search(es) again.\n"
+    assert matched(words) == {"2606.00100"}
+    assert matched(rule) == set()
+
+
 def test_a_changed_paper_is_matched_again(alice, corpus):
     words = create_search(alice, name="Robots", query="robot", syntax="search")
     rule = create_search(alice, name="Arms", query='abs:"robot arm"', syntax="rule")

@@ -11,6 +11,7 @@ from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.prefilter import refresh_rule_documents
 from topics.preview import preview_rule
+from topics.saved_searches import refill_word_searches
 from topics.tagging import retag_topics
 
 
@@ -39,6 +40,11 @@ class Command(BaseCommand):
             "whose terms are missing or older than this release's (after an "
             "upgrade that changes them, before the first preview must)",
         )
+        commands.add_parser(
+            "searches",
+            help="find the matches of every saved search in words again, as "
+            "saving it does (after an upgrade that changes the search index)",
+        )
 
     def handle(self, *args: object, command: str, **options: Any) -> None:
         if command == "preview":
@@ -46,6 +52,11 @@ class Command(BaseCommand):
         elif command == "terms":
             derived = refresh_rule_documents()
             self.stdout.write(f"Derived the index terms of {derived} paper(s).")
+        elif command == "searches":
+            refilled = refill_word_searches()
+            self.stdout.write(
+                f"Found the matches of {refilled} saved search(es) again."
+            )
         else:
             self.retag(options["slugs"])
 
