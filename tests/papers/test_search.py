@@ -1036,21 +1036,6 @@ LETTERS = [
 ]
 
 
-@postgresql_only
-@pytest.mark.django_db
-def test_the_indexs_plain_letters_are_papers_letters():
-    """Migration 0014 writes papers.letters' patterns for PostgreSQL."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT papers_plain_letters(t) FROM unnest(%s::text[]) "
-            "WITH ORDINALITY AS texts (t, n) ORDER BY n",
-            [LETTERS],
-        )
-        indexed = [text for (text,) in cursor.fetchall()]
-
-    assert indexed == [plain_letters(text) for text in LETTERS]
-
-
 # Every step of papers.letters.search_text, and what it leaves alone.
 SEARCH_TEXTS = [
     *LETTERS,
@@ -1065,17 +1050,24 @@ SEARCH_TEXTS = [
 
 @postgresql_only
 @pytest.mark.django_db
-def test_the_indexs_search_text_is_papers_letters():
-    """Migration 0015 writes papers.letters.search_text for PostgreSQL."""
+@pytest.mark.parametrize(
+    ("function", "twin", "texts"),
+    [
+        ("papers_plain_letters", plain_letters, LETTERS),  # migration 0014
+        ("papers_search_text", search_text, SEARCH_TEXTS),  # migration 0015
+    ],
+)
+def test_the_indexs_functions_are_papers_letters(function, twin, texts):
+    """The migrations write papers.letters' functions for PostgreSQL."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT papers_search_text(t) FROM unnest(%s::text[]) "
+            f"SELECT {function}(t) FROM unnest(%s::text[]) "
             "WITH ORDINALITY AS texts (t, n) ORDER BY n",
-            [SEARCH_TEXTS],
+            [texts],
         )
         indexed = [text for (text,) in cursor.fetchall()]
 
-    assert indexed == [search_text(text) for text in SEARCH_TEXTS]
+    assert indexed == [twin(text) for text in texts]
 
 
 @sqlite_only
