@@ -3,9 +3,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from datetime import date
+from datetime import datetime
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from notifications.models import Digest
 from papers.models import Paper
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -45,3 +47,16 @@ def add_papers(
         PaperTopic(paper=paper, topic=topic) for paper in papers for topic in topics
     )
     return papers
+
+
+def sent_weekly_digest(
+    user: User, period_start: date, due_at: datetime | str
+) -> Digest:
+    """The last weekly digest the user received: its period, and when it was due."""
+    return Digest.objects.create(
+        user=user,
+        frequency="weekly",
+        period_start=period_start,
+        due_at=due_at,
+        status=Digest.Status.SENT,
+    )

@@ -26,6 +26,7 @@ from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Authorship
 from tests.notifications.factories import add_papers
+from tests.notifications.factories import sent_weekly_digest
 from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import PaperTopic
@@ -70,13 +71,7 @@ def test_later_digests_start_at_the_last_period_received_and_skip_sent_papers(
     alice, agents
 ):
     Follow.objects.create(user=alice, topic=agents)
-    last = Digest.objects.create(
-        user=alice,
-        frequency="weekly",
-        period_start=MONDAY - WEEK,
-        due_at="2026-07-06T08:00Z",
-        status=Digest.Status.SENT,
-    )
+    last = sent_weekly_digest(alice, MONDAY - WEEK, "2026-07-06T08:00Z")
     sent, unsent = add_papers(agents, MONDAY - WEEK, count=2)
     DigestPaper.objects.create(digest=last, user=alice, paper=sent, topic=agents)
     before = add_papers(agents, MONDAY - WEEK - timedelta(days=1))
@@ -97,13 +92,7 @@ def test_a_paper_that_joined_a_topic_after_the_last_digest_is_in_the_next(
     Follow.objects.create(user=alice, topic=agents)
     last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
     this_due = last_due + WEEK
-    Digest.objects.create(
-        user=alice,
-        frequency="weekly",
-        period_start=MONDAY - WEEK,
-        due_at=last_due,
-        status=Digest.Status.SENT,
-    )
+    sent_weekly_digest(alice, MONDAY - WEEK, last_due)
     late, early, sent, next_ones = add_papers(agents, MONDAY - 2 * WEEK, count=4)
     (too_old,) = add_papers(agents, MONDAY - 5 * WEEK)
     joined = {

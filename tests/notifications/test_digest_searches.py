@@ -19,13 +19,13 @@ from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
 from notifications.mailer import Mailer
-from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
 from papers.models import Paper
 from tests.accounts.factories import verified
 from tests.notifications.factories import add_papers
+from tests.notifications.factories import sent_weekly_digest
 from topics.models import Follow
 from topics.models import SavedSearchMatch
 from topics.saved_searches import create_search
@@ -103,13 +103,7 @@ def test_a_match_an_ingest_found_after_the_last_digest_is_in_the_next(alice):
     most). What the search matched when it was saved the reader has seen."""
     last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
     this_due = last_due + WEEK
-    Digest.objects.create(
-        user=alice,
-        frequency="weekly",
-        period_start=MONDAY - WEEK,
-        due_at=last_due,
-        status=Digest.Status.SENT,
-    )
+    sent_weekly_digest(alice, MONDAY - WEEK, last_due)
     [seen] = add_papers([], days_ago(14), title="Engine seen")
     search = create_search(alice, name="Engines", query="engine", syntax="search")
     [late, next_ones] = add_papers([], days_ago(14), count=2, title="Engine late")
