@@ -72,6 +72,47 @@ DEGREE = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
 CHAR = re.compile(r"\\char\s*(?:(\d+)|\"([0-9A-Fa-f]+)|'([0-7]+)) ?")
 # TeX eats the space after a command (\le \pi reads "≤π"); a control space keeps it.
 COMMAND_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{])")
+# Standard macros abstracts use that pylatexenc does not know (it would read
+# any of them as an author's own macro, by its name): font and size switches,
+# delimiter sizes and spacing, which read as nothing ({\rm sign}, \left\{,
+# LLaMA\nobreakdash-3.1), with the argument of those that take one...
+DROPPED = (
+    *"rm it em bf sf tt cal sc small footnotesize scriptsize tiny".split(),
+    *"scriptstyle displaystyle textstyle noindent par nobreakdash".split(),
+    *"left right middle big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr".split(),
+    *"color citeyearpar ding romannumeral".split(),
+    "@",  # SOC\@. (a sentence's end)
+)
+ONE_ARGUMENT = ("color", "citeyearpar", "ding", "enquote", "unicode")
+TWO_ARGUMENTS = ("SI", "tfrac", "dfrac")
+# ...and those that stand for a word or a sign.
+SHOWN = {
+    "eg": "e.g.",
+    "ie": "i.e.",
+    "etal": "et al.",
+    "deg": "°",  # the demo's 83 are all degrees: 360{\deg}, 3.9\deg
+    "degree": "°",
+    "percent": "%",
+    "colon": ":",
+    "ne": "≠",
+    "neg": "¬",
+    "land": "∧",
+    "lor": "\u2228",
+    "Box": "□",
+    "Diamond": "◇",
+    "leadsto": "⇝",
+    "dashrightarrow": "⇢",
+    "bmod": "mod",
+    "S": "§",
+    "pounds": "£",
+    "textless": "<",
+    "textgreater": ">",
+    "thinsp": "\u2009",
+    "|": "‖",  # a norm, \|x\|
+}
+# An unknown macro with an argument, \revise{Type 2} or \boldsymbol{x}: markup
+# whose argument is the text (an environment's \begin{...} is not a macro).
+UNKNOWN_MARKUP = re.compile(r"\\(?!(?:begin|end)\b)([A-Za-z]+)\*?(?=\{(?!\}))")
 # What is left of an island pylatexenc cannot read: its commands and braces go.
 COMMAND = re.compile(r"\\[a-zA-Z]+\*?|\\(?=\W)|[{}$]")
 
@@ -120,6 +161,8 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
             macrospec.std_macro("href", False, 2),
             macrospec.std_macro("textsuperscript", False, 1),
             macrospec.std_macro("textsubscript", False, 1),
+            *(macrospec.std_macro(name, False, 1) for name in ONE_ARGUMENT),
+            *(macrospec.std_macro(name, False, 2) for name in TWO_ARGUMENTS),
         ],
     )
     text = get_default_latex_context_db()
@@ -135,12 +178,40 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
             MacroTextSpec("textsubscript", _scripted(SUBSCRIPT)),
             MacroTextSpec("LaTeX", "LaTeX"),
             MacroTextSpec("TeX", "TeX"),
+            MacroTextSpec("enquote", "\u201c%(1)s\u201d"),
+            MacroTextSpec("SI", "%(1)s %(2)s"),
+            MacroTextSpec("tfrac", text.get_macro_spec("frac").simplify_repl),
+            MacroTextSpec("dfrac", text.get_macro_spec("frac").simplify_repl),
+            MacroTextSpec("unicode", _unicode),
+            *(MacroTextSpec(name, "") for name in DROPPED),
+            *(MacroTextSpec(name, shown) for name, shown in SHOWN.items()),
         ],
     )
+    # An author's own macro (\STAC, \NP-hard, \ours{}) reads as its name, as
+    # arXiv's listing shows it: pylatexenc would drop it, and its word with it.
+    # One followed by a group (\revise{text}) is markup: only the group is
+    # read (UNKNOWN_MARKUP).
+    text.set_unknown_macro_spec(MacroTextSpec("", _macro_name))
     return parsing, text
 
 
+def _macro_name(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    return node.macroname
+
+
+def _unicode(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    """MathJax's `\\unicode{x2013}` is that character."""
+    argument = node.nodeargd.argnlist[-1]
+    code = l2tobj.nodelist_to_text([argument]) if argument else ""
+    try:
+        number = int(code[1:], 16) if code[:1] in "xX" else int(code)
+        return chr(number) if 32 <= number < 0x110000 else ""
+    except ValueError:
+        return ""
+
+
 PARSING_CONTEXT, TEXT_CONTEXT = _context()
+UNKNOWN_MACRO = TEXT_CONTEXT.unknown_macro_spec
 CONVERTER = LatexNodes2Text(latex_context=TEXT_CONTEXT, math_mode="text")
 
 
@@ -191,6 +262,7 @@ def _render(source: str, math: bool) -> str:
     if math or "$" in latex:
         latex = DEGREE.sub("°", latex)
         latex = COMMAND_SPACE.sub(r"\1\\ ", SCRIPT.sub(_script, latex))
+    latex = UNKNOWN_MARKUP.sub(_without_unknown, latex)
     try:
         walker = latexwalker.LatexWalker(latex, latex_context=PARSING_CONTEXT)
         nodes, _, _ = walker.get_latex_nodes()
@@ -199,6 +271,12 @@ def _render(source: str, math: bool) -> str:
         logger.debug("Could not read LaTeX %r", source, exc_info=True)
         text = COMMAND.sub("", source)
     return " ".join(text.split())
+
+
+def _without_unknown(match: re.Match[str]) -> str:
+    """An unknown macro before its argument goes; a known one stays."""
+    unknown = TEXT_CONTEXT.get_macro_spec(match.group(1)) is UNKNOWN_MACRO
+    return "" if unknown else match.group(0)
 
 
 def _script(match: re.Match[str]) -> str:
