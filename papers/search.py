@@ -373,8 +373,7 @@ def parse_query(text: str) -> list[list[Term]]:
     """The query's alternatives (split at `or`), each the terms that must all
     hold; empty when there is nothing to search for."""
     alternatives: list[list[Term]] = [[]]
-    text = unicodedata.normalize("NFKC", text).translate(TYPED_SYNTAX)
-    for match in TERM.finditer(text):
+    for match in TERM.finditer(as_typed(text)):
         quoted = match.group(2) is not None
         words = search_text(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
@@ -383,6 +382,12 @@ def parse_query(text: str) -> list[list[Term]]:
             excluded = bool(match.group(1) or match.group(3))
             alternatives[-1].append(Term(words, excluded))
     return [terms for terms in alternatives if terms]
+
+
+def as_typed(text: str) -> str:
+    """The query with its syntax as a keyboard types it (TYPED_SYNTAX):
+    what parse_query reads, and what a saved search's checks must read."""
+    return unicodedata.normalize("NFKC", text).translate(TYPED_SYNTAX)
 
 
 def arxiv_id_query(text: str) -> tuple[str, int | None] | None:

@@ -41,6 +41,7 @@ from papers.search import NEWEST_FIRST
 from papers.search import TERM
 from papers.search import IsAmong
 from papers.search import arxiv_id_query
+from papers.search import as_typed
 from papers.search import matching_papers as search_matches
 from papers.search import newest_matches
 from papers.search import parse_query
@@ -131,7 +132,10 @@ def _check_rule(query: str) -> CompiledRule:
 
 def _check_search(query: str) -> None:
     """The search syntax refuses nothing (papers.search.parse_query); an alert
-    refuses what would match nothing, everything, or not what was meant."""
+    refuses what would match nothing, everything, or not what was meant.
+    Positions are in the query as search reads it (a full-width letter is one
+    letter there too)."""
+    query = as_typed(query)
     if not query.strip():
         raise _search_error("Type some words to search for", 0)
     if arxiv_id_query(query):

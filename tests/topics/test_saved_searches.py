@@ -40,6 +40,10 @@ pytestmark = pytest.mark.django_db
         ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
         ("agents AU:Levine", "AU: is a field of the topic rule syntax", 7),
         ('"world model" -cat:cs.RO', "cat: is a field of the topic rule syntax", 15),
+        # Read as search reads it: a phone's minus sign and quotes, full width.
+        ("\u2212robot", "Only excluded words", 0),
+        ("agents \u201ctool use", "Unbalanced quote at position 7", 7),
+        ("agents \uff41\uff55:Levine", "au: is a field of the topic rule syntax", 7),
     ],
 )
 def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, position):
