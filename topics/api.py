@@ -588,7 +588,9 @@ SEARCH_ERRORS = {
         ErrorSerializer,
         description="The query is invalid (code invalid_query or invalid_rule on "
         "`query`, with the 0-based `position` of the problem), or the caller "
-        "has MOMENTUM_SAVED_SEARCHES_MAX searches already (code limit).",
+        "has MOMENTUM_SAVED_SEARCHES_MAX searches already (code limit), or a "
+        "rule search waits while its index is rebuilt after a release (code "
+        "index_rebuilding on non_field_errors: try again in a few minutes).",
     ),
     409: OpenApiResponse(
         ErrorSerializer,

@@ -90,8 +90,8 @@ def refresh_rule_documents(limit: int | None = None) -> int:
     asks: after the first, only the papers written since are checked (at a
     million papers, the whole check is an anti-join of 0.8 s), and while too
     many are stale, the previews of the next STALE_COUNT_KEPT seconds are told
-    the count found last. Committed in chunks: work done before an
-    interruption is kept."""
+    the count found last. Committed in chunks outside a transaction (the
+    sweep's): work done before an interruption is kept."""
     if limit is not None:
         counted = cache.get(STALE_COUNT_KEY)
         if counted is not None and counted > limit:

@@ -46,6 +46,7 @@ from papers.search import matching_papers as search_matches
 from papers.search import newest_matches
 from papers.search import parse_query
 from papers.versions import reader_changed
+from topics import prefilter
 from topics.models import SavedSearch
 from topics.models import SavedSearchMatch
 from topics.preview import iter_documents
@@ -285,7 +286,7 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     corpus; return how many."""
     until = last_modified()
     if search.syntax == Syntax.RULE:
-        ids = _newest(rule_matches(rule or compile_rule(search.query))[0])
+        ids = _newest(_rule_matching_ids(rule or compile_rule(search.query)))
     else:
         ids, _ = newest_matches(search_matches(search.query), MATCHES_KEPT)
     SavedSearchMatch.objects.filter(search=search).delete()
@@ -296,6 +297,22 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     search.checked_until = until
     _touch([search.pk], [search.user_id])
     return len(ids)
+
+
+def _rule_matching_ids(rule: CompiledRule) -> set[int]:
+    """The rule's matches, as the admin's preview finds them: while many papers'
+    terms are out of date (after a release that reads them anew), deriving
+    them is the worker's (README, Upgrades), not a request's, which would take
+    minutes and lose them all when it timed out."""
+    try:
+        return rule_matches(rule, derive_limit=prefilter.PREVIEW_DERIVES)[0]
+    except prefilter.TermsNotReady as exc:
+        raise SavedSearchError(
+            "Searches in the topic rule syntax are paused while their index is "
+            f"rebuilt ({exc.remaining:,} papers to go): try again in a few minutes",
+            None,
+            "index_rebuilding",
+        ) from exc
 
 
 def refill_word_searches() -> int:

@@ -8,12 +8,17 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
+from topics import prefilter
+from topics.models import RuleDocument
 from topics.models import SavedSearch
 from topics.models import SavedSearchMatch
+from topics.prefilter import refresh_rule_documents
+from topics.rules.terms import TERMS_VERSION
 from topics.saved_searches import SavedSearchError
 from topics.saved_searches import check_query
 from topics.saved_searches import create_search
@@ -164,6 +169,30 @@ def test_matches_are_found_when_saved_and_again_when_edited(alice, corpus):
 
     delete_search(words)
     assert not SavedSearchMatch.objects.filter(search_id=words.pk).exists()
+
+
+def test_a_rule_search_waits_while_the_rule_index_is_rebuilt(
+    alice, corpus, monkeypatch
+):
+    """After a release that reads papers' terms anew, a request does not derive
+    the whole corpus's terms: a rule search is refused until the worker has."""
+    rule = create_search(alice, name="Agents", query="ti:agent", syntax="rule")
+    RuleDocument.objects.update(version=TERMS_VERSION - 1)
+    cache.clear()
+    monkeypatch.setattr(prefilter, "PREVIEW_DERIVES", 1)
+
+    with pytest.raises(SavedSearchError) as refused:
+        create_search(alice, name="Robots", query="ti:robot", syntax="rule")
+    with pytest.raises(SavedSearchError):
+        update_search(rule, query="ti:agent ANDNOT ti:robot")
+
+    assert refused.value.code == "index_rebuilding"
+    assert refused.value.field is None
+    assert "try again in a few minutes" in refused.value.message
+    assert list(SavedSearch.objects.values_list("query", flat=True)) == ["ti:agent"]
+    assert create_search(alice, name="Words", query="robot", syntax="search")
+    refresh_rule_documents()
+    assert matched(create_search(alice, name="R", query="ti:robot", syntax="rule"))
 
 
 def test_new_papers_are_matched_once_after_ingest(alice, corpus):
