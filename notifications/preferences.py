@@ -60,9 +60,11 @@ NOTHING_HELD = (
 )
 
 
-def send_test_digest(*, user: User) -> bool:
-    """Open a test digest and send it; raises TestDigestRefused. False when the
-    broker is down: the digest waits in the outbox for the next tick to send."""
+def send_test_digest(*, user: User) -> tuple[Digest, bool]:
+    """Open a test digest and send it; raises TestDigestRefused. The digest as
+    it stands after sending (sent, or refused by the mail server, where the
+    request sends it: the embedded default), and False when the broker is
+    down: the digest waits in the outbox for the next tick to send."""
     sources = digest_sources(user)
     if not sources:
         raise TestDigestRefused(NOTHING_HELD)
@@ -86,7 +88,9 @@ def send_test_digest(*, user: User) -> bool:
     if not latest.sections:
         raise TestDigestRefused(_why_empty(latest.since, sources))
     digest = request_test_digest(user=user)
-    return send(send_digest, digest.pk)
+    queued = send(send_digest, digest.pk)
+    digest.refresh_from_db()
+    return digest, queued
 
 
 def _why_empty(since: date, sources: list[str]) -> str:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from math import ceil
 
 from csp.constants import UNSAFE_INLINE
 from csp.decorators import csp_update
@@ -13,6 +14,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import redirect
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -124,18 +126,30 @@ def _next_digest(request: HttpRequest) -> HttpResponse:
 @login_required_back("accounts:settings")
 def test_digest(request: HttpRequest) -> HttpResponse:
     try:
-        sent = send_test_digest(user=signed_in(request))
+        digest, queued = send_test_digest(user=signed_in(request))
     except TestDigestRefused as exc:
         messages.error(request, str(exc))
+        return redirect("accounts:settings")
+    if not queued:
+        messages.warning(
+            request,
+            "Our mail queue is down for a moment: your test digest is saved and "
+            "goes out within the hour.",
+        )
+    elif digest.status == Digest.Status.FAILED:
+        messages.error(
+            request, f"Your test digest could not be delivered: {digest.reason}"
+        )
+    elif digest.status == Digest.Status.PENDING and digest.attempts:
+        retry_at = digest.enqueued_at or timezone.now()
+        wait = max(1, ceil((retry_at - timezone.now()).total_seconds() / 60))
+        messages.warning(
+            request,
+            "The mail server did not take your test digest just now: it is tried "
+            f"again in {wait} minute{pluralize(wait)}.",
+        )
     else:
-        if sent:
-            messages.success(request, "A test digest is on its way to your inbox.")
-        else:
-            messages.warning(
-                request,
-                "Our mail queue is down for a moment: your test digest is saved and "
-                "goes out within the hour.",
-            )
+        messages.success(request, "A test digest is on its way to your inbox.")
     return redirect("accounts:settings")
 
 

@@ -60,3 +60,19 @@ def sent_weekly_digest(
         due_at=due_at,
         status=Digest.Status.SENT,
     )
+
+
+class FailingBackend:
+    """A mail connection that fails as told (settings.EMAIL_BACKEND =
+    FAILING_BACKEND, then FailingBackend.error = ...)."""
+
+    error: Exception
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        raise self.error
+
+
+FAILING_BACKEND = f"{__name__}.FailingBackend"

@@ -25,6 +25,8 @@ from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
 from tests.accounts.factories import verified
+from tests.notifications.factories import FAILING_BACKEND
+from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 from tests.notifications.factories import preferences
 from topics.models import Follow
@@ -259,18 +261,6 @@ def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(subscriber
     assert hand_out() == []
 
 
-class FailingBackend:
-    """A mail connection that fails as told."""
-
-    error: Exception
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def send_messages(self, messages):
-        raise self.error
-
-
 @pytest.mark.parametrize(
     ("error", "kind"),
     [
@@ -290,7 +280,7 @@ def test_errors_are_classified_by_reply_code(error, kind):
 
 def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, settings):
     settings.MOMENTUM_DIGEST_MAX_ATTEMPTS = 2
-    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
     add_papers(agents, date(2026, 7, 10))
     open_due_digests(at=MONDAY_9)
@@ -314,7 +304,7 @@ def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, setti
 def test_permanent_failures_are_recorded_and_free_the_papers(
     subscriber, agents, settings
 ):
-    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
     add_papers(agents, date(2026, 7, 10))
 
@@ -331,7 +321,7 @@ def test_permanent_failures_are_recorded_and_free_the_papers(
 def test_resend_puts_a_failed_digest_back_and_plans_it_anew(
     subscriber, agents, settings
 ):
-    settings.EMAIL_BACKEND = f"{__name__}.FailingBackend"
+    settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
     add_papers(agents, date(2026, 7, 10))
     send_due(MONDAY_9)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import smtplib
 from datetime import UTC
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from math import ceil
 from urllib.parse import parse_qsl
 from urllib.parse import urlsplit
 
@@ -16,6 +18,7 @@ from django.core import mail
 from django.test import Client
 from django.utils.html import escape
 
+import notifications.tasks
 from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.delivery import hand_out
@@ -28,6 +31,8 @@ from notifications.schedule import Schedule
 from notifications.tokens import unsubscribe_token
 from tests.accounts.factories import verified
 from tests.clients import signed_in
+from tests.notifications.factories import FAILING_BACKEND
+from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
 from topics.models import Follow
@@ -384,6 +389,53 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     assert "sent with 1 paper (" in settings_page
     assert f'href="/digest/preview/?digest={test.pk}">read it</a>' in settings_page
     assert "No digest yet." in settings_page  # none scheduled has gone
+
+
+@pytest.mark.parametrize(
+    ("error", "told", "status"),
+    [
+        (
+            smtplib.SMTPRecipientsRefused({"a": (450, b"greylisted")}),
+            "The mail server did not take your test digest just now: "
+            "it is tried again in",
+            "on its way.",
+        ),
+        (
+            smtplib.SMTPDataError(552, b"message too big"),
+            "Your test digest could not be delivered: 552 message too big",
+            "could not be delivered. 552 message too big",
+        ),
+    ],
+)
+def test_a_test_digest_the_mail_server_refuses_is_said_so_not_promised(
+    subscriber, agents, settings, monkeypatch, error, told, status
+):
+    """The embedded default sends in the request: a mail server's refusal is
+    known there, and a moment's is tried again by this process, not a 500."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = error
+    monkeypatch.setattr(notifications.tasks._local, "mailer", None, raising=False)
+    later = []
+    monkeypatch.setattr("core.queue._run_later", lambda *args: later.append(args))
+    add_papers(agents, datetime.now(UTC).date() - timedelta(days=20))
+    client = signed_in(subscriber)
+
+    page = client.post("/digest/test/", follow=True)
+
+    assert page.status_code == 200
+    assert told in page.text
+    assert "on its way to your inbox" not in page.text
+    assert status in page.text
+    digest = Digest.objects.get()
+    assert digest.attempts == 1
+    if digest.status == "pending":
+        [(seconds, task, args)] = later
+        assert task.name == "notifications.tasks.send_digest"
+        assert args == (digest.pk,)
+        assert f"it is tried again in {ceil(seconds / 60)} minute" in page.text
+    else:
+        assert later == []
 
 
 @pytest.mark.parametrize("follows", ["nothing", "only a muted topic"])
