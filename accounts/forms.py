@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 
+from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import TIME_ZONE_CHOICES
 from accounts.models import DigestPreferences
 from accounts.models import User
@@ -46,7 +47,11 @@ class DigestPreferencesForm(forms.ModelForm):
         choices=HOUR_CHOICES, coerce=int, label="Hour", help_text="In your time zone."
     )
     max_papers = forms.IntegerField(
-        min_value=1, max_value=200, label="Papers per digest, at most"
+        min_value=1,
+        max_value=DIGEST_MAX_PAPERS,
+        label="Papers per digest, at most",
+        help_text=f"Up to {DIGEST_MAX_PAPERS}, so that mail apps show it whole; "
+        "the rest are counted and linked at its end.",
     )
 
     class Meta:

@@ -61,6 +61,13 @@ TIME_ZONE_CHOICES = [
 ]
 
 
+# The most papers a digest may hold: more would pass the 102 KB of HTML after
+# which Gmail clips an email, hiding the rest and the footer's Unsubscribe
+# (tests/notifications/test_digest_size.py). The papers past it are counted
+# and linked under "More new papers".
+DIGEST_MAX_PAPERS = 50
+
+
 class DigestPreferencesManager(models.Manager["DigestPreferences"]):
     def for_user(self, user: User) -> DigestPreferences:
         """The user's preferences: those stored, or (unsaved) the defaults for a
@@ -119,8 +126,10 @@ class DigestPreferences(models.Model):
                 condition=models.Q(hour__lte=23), name="digest_hour_0_23"
             ),
             models.CheckConstraint(
-                condition=models.Q(max_papers__gte=1, max_papers__lte=200),
-                name="digest_max_papers_1_200",
+                condition=models.Q(
+                    max_papers__gte=1, max_papers__lte=DIGEST_MAX_PAPERS
+                ),
+                name="digest_max_papers_in_range",
             ),
         ]
 

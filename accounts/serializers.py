@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 
+from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import DigestPreferences
 from accounts.models import User
 from core.api.fields import NO_CONTROL
@@ -37,7 +38,7 @@ class DigestPreferencesSerializer(StrictModelSerializer):
         extra_kwargs = {
             "hour": {"min_value": 0, "max_value": 23, "help_text": "In time_zone."},
             "weekday": {"help_text": "0 is Monday; for weekly digests."},
-            "max_papers": {"min_value": 1, "max_value": 200},
+            "max_papers": {"min_value": 1, "max_value": DIGEST_MAX_PAPERS},
         }
 
 

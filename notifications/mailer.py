@@ -26,6 +26,9 @@ from notifications.tokens import unsubscribe_token
 logger = logging.getLogger(__name__)
 
 BLANK_LINES = re.compile(r"\n{3,}")
+# The HTML template's indentation: a quarter of a large digest's bytes, which
+# count towards the 102 KB after which Gmail clips an email (DIGEST_MAX_PAPERS).
+INDENTATION = re.compile(r"\n\s+")
 
 
 class SendError(Exception):
@@ -96,7 +99,9 @@ def render_digest(
     return Rendered(
         subject=context["subject"],
         text=BLANK_LINES.sub("\n\n", text).strip() + "\n",
-        html=render_to_string("emails/digest-body.html", context),
+        html=INDENTATION.sub(
+            "\n", render_to_string("emails/digest-body.html", context)
+        ),
     )
 
 

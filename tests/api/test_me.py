@@ -6,6 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import DigestPreferences
 from papers.models import Paper
 from papers.models import SavedPaper
@@ -85,7 +86,7 @@ def test_digest_preferences_default_then_update(as_alice, alice):
         ({"hour": 24}, "hour"),
         ({"hour": -1}, "hour"),
         ({"max_papers": 0}, "max_papers"),
-        ({"max_papers": 201}, "max_papers"),
+        ({"max_papers": DIGEST_MAX_PAPERS + 1}, "max_papers"),
         ({"frequency": "hourly"}, "frequency"),
         ({"weekday": 7}, "weekday"),
         ({"time_zone": "Mars/Olympus"}, "time_zone"),

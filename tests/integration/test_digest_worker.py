@@ -25,6 +25,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.delivery import hand_out
@@ -160,7 +161,7 @@ def test_500_users_in_many_time_zones_get_one_digest_per_period_at_their_hour(sm
             weekday=rng.randrange(7),
             hour=rng.randrange(24),
             time_zone=rng.choice(zones),
-            max_papers=200,
+            max_papers=DIGEST_MAX_PAPERS,
         )
         for n in range(500)
     ]
