@@ -4,6 +4,7 @@ completion, what it changed, and the requests lost on the way to a worker."""
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack
 from datetime import datetime
 from datetime import timedelta
 
@@ -33,42 +34,47 @@ RETAG_LOST_AFTER = timedelta(seconds=RETAG_TIME_LIMIT + HARD_LIMIT_MARGIN + 5 * 
 RETAG_STALLED_AFTER = timedelta(minutes=10)
 
 
-def run_retag(topic_id: int) -> TagResult | None:
-    """Re-tag every paper for one topic, recording progress on it, then mark it
-    done, move the pages its papers (before and after) show on and refresh
-    momentum; None when the topic is gone. Idempotent. One re-tag of a topic
-    at a time: a second (its rule edited again meanwhile) waits for the first,
-    then reads the rule, so the last rule decides, not the slower task."""
-    with held("retag", topic_id):
-        return _retag(topic_id)
+def run_retag(*topic_ids: int) -> TagResult | None:
+    """Re-tag every paper for these topics (the task's one, or the command's
+    many, in one pass over the papers), recording progress on them, then mark
+    them done, move the pages their papers (before and after) show on and
+    refresh momentum; None when they are gone. Idempotent. One re-tag of a
+    topic at a time: a second (its rule edited again meanwhile) waits for the
+    first, then reads the rule, so the last rule decides, not the slower one.
+    Locks are taken in id order, so two callers never wait on each other."""
+    ids = sorted(set(topic_ids))
+    with ExitStack() as locks:
+        for topic_id in ids:
+            locks.enter_context(held("retag", topic_id))
+        return _retag(ids)
 
 
-def _retag(topic_id: int) -> TagResult | None:
-    topic = Topic.objects.filter(pk=topic_id).prefetch_related("categories").first()
-    if topic is None:
-        logger.info("topic %s was deleted before its re-tag ran", topic_id)
+def _retag(topic_ids: list[int]) -> TagResult | None:
+    topics = list(Topic.objects.filter(pk__in=topic_ids).prefetch_related("categories"))
+    if not topics:
+        logger.info("topics %s were deleted before their re-tag ran", topic_ids)
         return None
     started = timezone.now()
-    members = _members(topic_id)
+    members = _members(topic_ids)
 
     def progress(result: TagResult, total: int) -> None:
-        Topic.objects.filter(pk=topic_id).update(
+        Topic.objects.filter(pk__in=topic_ids).update(
             retag_done=result.papers,
             retag_total=total,
             retag_progress_at=timezone.now(),
         )
 
-    result = retag_topics([topic], progress=progress)
+    result = retag_topics(topics, progress=progress)
     # A newer request made while this ran gets its own task; don't mark it done.
     Topic.objects.filter(
         Q(retag_requested_at__isnull=True) | Q(retag_requested_at__lte=started),
-        pk=topic_id,
+        pk__in=topic_ids,
     ).update(retagged_at=timezone.now())
-    # Its papers, before and after, show why they are in it (or no longer).
-    papers = members | _members(topic_id)
-    content_changed(topics=[topic], papers=sorted(papers), lists=[TOPICS])
+    # Their papers, before and after, show why they are in them (or no longer).
+    papers = members | _members(topic_ids)
+    content_changed(topics=topics, papers=sorted(papers), lists=[TOPICS])
     refresh_momentum()
-    logger.info("re-tagged %s: %s", topic, result)
+    logger.info("re-tagged %s: %s", ", ".join(map(str, topics)), result)
     return result
 
 
@@ -94,7 +100,9 @@ def take_lost_retags(now: datetime) -> list[int]:
     return taken
 
 
-def _members(topic_id: int) -> set[int]:
+def _members(topic_ids: list[int]) -> set[int]:
     return set(
-        PaperTopic.objects.filter(topic_id=topic_id).values_list("paper_id", flat=True)
+        PaperTopic.objects.filter(topic_id__in=topic_ids).values_list(
+            "paper_id", flat=True
+        )
     )

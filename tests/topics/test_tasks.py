@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
+from io import StringIO
 from unittest import mock
 
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
@@ -120,3 +122,37 @@ def test_a_retag_waits_for_the_one_running_and_tags_by_the_rule_then():
     assert not ran_meanwhile
     tagged = PaperTopic.objects.filter(topic=topic).values_list("paper__arxiv_id")
     assert list(tagged) == [("2606.00001",)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_retag_command_waits_as_the_task_does_and_marks_the_request_done():
+    """`manage.py topics retag` re-tags as the worker's task does: after a
+    re-tag under way, by the rule then, and the topic's request is done."""
+    upsert_records(
+        [
+            paper_record("2606.00001", title="A graph"),
+            paper_record("2606.00002", title="A network"),
+        ]
+    )
+    topic = make_topic("Networks", rule="ti:network", slug="nets")
+    other = make_topic("Graphs", rule="ti:graph", slug="graphs")
+    Topic.objects.update(retag_requested_at=timezone.now())
+    out = StringIO()
+
+    def retag() -> None:
+        call_command("topics", "retag", "nets", "graphs", stdout=out)
+        connections.close_all()  # this thread's own
+
+    with held("retag", other.pk):  # a re-tag under way
+        waiting = threading.Thread(target=retag)
+        waiting.start()
+        waiting.join(timeout=1)
+        ran_meanwhile = bool(out.getvalue())
+        Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # edited again
+    waiting.join(timeout=60)
+
+    assert not ran_meanwhile
+    assert out.getvalue().startswith("Re-tagged 2 topic(s): ")
+    tagged = PaperTopic.objects.filter(topic=topic).values_list("paper__arxiv_id")
+    assert list(tagged) == [("2606.00001",)]
+    assert not any(topic.retag_pending for topic in Topic.objects.all())

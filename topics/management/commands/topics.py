@@ -6,17 +6,18 @@ from django.core.management.base import BaseCommand
 from django.core.management.base import CommandError
 from django.core.management.base import CommandParser
 
-from papers.versions import content_changed
 from topics.models import Topic
-from topics.momentum import refresh_momentum
 from topics.prefilter import refresh_rule_documents
 from topics.preview import preview_rule
+from topics.retagging import run_retag
 from topics.saved_searches import refill_word_searches
-from topics.tagging import retag_topics
 
 
 class Command(BaseCommand):
-    help = "Preview a rule against the stored papers, re-tag topics, derive terms."
+    help = (
+        "Preview a rule against the stored papers, re-tag topics, derive terms, "
+        "find saved searches' matches again."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         commands = parser.add_subparsers(dest="command", required=True)
@@ -29,7 +30,9 @@ class Command(BaseCommand):
             "--category", action="append", default=[], dest="categories"
         )
         retag = commands.add_parser(
-            "retag", help="re-tag every paper, now, in this process"
+            "retag",
+            help="re-tag the topics now, in this process, as the worker's task "
+            "does (after a re-tag under way, marked done)",
         )
         retag.add_argument(
             "slugs", nargs="*", metavar="SLUG", help="default: every active topic"
@@ -76,7 +79,6 @@ class Command(BaseCommand):
             missing = set(slugs) - {topic.slug for topic in topics}
             if missing:
                 raise CommandError(f"no topic with slug {', '.join(sorted(missing))}")
-        result = retag_topics(list(topics))
-        content_changed()  # the topics' papers and their rows, everywhere
-        refresh_momentum()
+        # As the worker's task does: after a re-tag under way, marked done.
+        result = run_retag(*(topic.pk for topic in topics))
         self.stdout.write(f"Re-tagged {len(topics)} topic(s): {result}")
