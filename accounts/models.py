@@ -156,7 +156,7 @@ class DigestPreferences(models.Model):
 
 
 class FeedToken(models.Model):
-    """The secret in the address of a reader's private Atom feed (accounts.feeds).
+    """The secret in the address of a reader's private Atom feed (accounts.feed_tokens).
 
     Neither the address nor anything that gives it is stored: the key is an HMAC
     of `nonce` under SECRET_KEY, re-made to show it on the settings page, and a

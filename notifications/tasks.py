@@ -1,7 +1,10 @@
 """Celery tasks for digests: thin interfaces over notifications.delivery.
 
-No long ETAs or countdowns: the schedule lives in beat (an hourly tick) and in
-the outbox (Digest rows), so a lost or redelivered message costs nothing.
+No long ETAs: the schedule lives in beat (an hourly tick) and in the outbox
+(Digest rows), so a lost or redelivered message costs nothing. The one
+countdown is a failed send's retry, at most MOMENTUM_DIGEST_RETRY_MAX_SECONDS
+(below the broker's visibility timeout); if it is lost, the tick hands the
+digest out again (Digest.enqueued_at).
 """
 
 from __future__ import annotations

@@ -52,6 +52,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2.0,
     "socket_connect_timeout": 1.0,
 }
+# How often the relevance judge's sweep runs (topics.tasks.judge_topics).
+MOMENTUM_JUDGE_SWEEP_SECONDS = integer("MOMENTUM_JUDGE_SWEEP_SECONDS", 900)
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick
     # only sends the ones that are due.
@@ -117,7 +119,7 @@ CELERY_BEAT_SCHEDULE = {
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",
-        "schedule": integer("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
+        "schedule": MOMENTUM_JUDGE_SWEEP_SECONDS,
         "options": {"expires": 600},
     },
 }

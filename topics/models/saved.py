@@ -24,8 +24,8 @@ class SavedSearch(models.Model):
     query = models.TextField()
     syntax = models.CharField(max_length=6, choices=Syntax.choices)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Moves on whenever its matches change: the feed's shared render is keyed
-    # by it (topics.reader_feed.Following.variant).
+    # Moves on whenever its matches or its name change: the feed's shared
+    # render is keyed by it (topics.reader_feed.Following.variant).
     revision = models.PositiveIntegerField(default=0)
     # Papers written (stored or changed) up to here were matched: after an
     # ingest only those written since are (topics.saved_searches).
