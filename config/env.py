@@ -12,6 +12,7 @@ import math
 import os
 import re
 import secrets
+import string
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -111,6 +112,42 @@ def site_url(name: str, default: str) -> str:
             f"not {raw!r}"
         )
     return raw
+
+
+def url_template(name: str, default: str, field: str) -> str:
+    """An http(s) address holding `{field}` and no other, which the code fills
+    with str.format: a misspelt field fails here, not in a worker's task."""
+    raw = given(name, default)
+    try:
+        fields = {part[1] for part in string.Formatter().parse(raw) if part[1]}
+        parts = urlsplit(raw.format(**{field: "x"})) if fields == {field} else None
+    except (ValueError, IndexError):
+        parts = None
+    if parts is None or parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ImproperlyConfigured(
+            f"{name} must be an http(s) address with {{{field}}} in it, not {raw!r}"
+        )
+    return raw
+
+
+def chat_service(base_name: str, model_name: str) -> tuple[str, str]:
+    """An OpenAI-compatible endpoint's address and model, both or neither
+    (neither: the feature works without one). One without the other would
+    leave it off without a word."""
+    base, model = given(base_name, ""), given(model_name, "")
+    if not base and not model:
+        return "", ""
+    if not base:
+        raise ImproperlyConfigured(f"{model_name} must be set with {base_name}")
+    parts = urlsplit(base)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ImproperlyConfigured(
+            f"{base_name} must be an http(s) address such as "
+            f"https://api.openai.com/v1, not {base!r}"
+        )
+    if not model:
+        raise ImproperlyConfigured(f"{model_name} must be set with {base_name}")
+    return base, model
 
 
 def service_url(name: str, default: str, schemes: Iterable[str]) -> str:

@@ -173,6 +173,16 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("MOMENTUM_SOURCES_TICK_SECONDS", "5m"),
         ("MOMENTUM_ARXIV_MIN_INTERVAL", "fast"),
         ("MOMENTUM_EMAIL_VERIFICATION", "sometimes"),
+        # An address the code fills in: its one field, on http(s).
+        ("MOMENTUM_ASK_PDF_URL", "https://mirror.example/pdf/{arxiv_id}"),
+        ("MOMENTUM_ASK_PDF_URL", "https://mirror.example/pdf/"),
+        ("MOMENTUM_ASK_PDF_URL", "file:///pdfs/{id}"),
+        ("MOMENTUM_ARXIV_LISTING_URL", "https://rss.example/atom/{category"),
+        # Values that only work together.
+        ("MOMENTUM_TASK_SOFT_TIME_LIMIT", "900"),
+        ("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", "86400"),
+        ("MOMENTUM_ASK_API_BASE", "api.openai.com/v1"),
+        ("MOMENTUM_JUDGE_MODEL", "gpt-x"),  # and no address
     ],
 )
 def test_a_malformed_value_fails_at_startup_by_name(load_settings, name, value):

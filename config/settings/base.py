@@ -13,6 +13,7 @@ from csp.constants import SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR
+from config.env import chat_service
 from config.env import choice
 from config.env import env
 from config.env import given
@@ -25,7 +26,9 @@ from config.env import secret
 from config.env import service_url
 from config.env import site_url
 from config.env import strict_bool
+from config.env import url_template
 from config.settings.tasks import *  # noqa: F403
+from config.settings.tasks import CELERY_BROKER_TRANSPORT_OPTIONS
 from config.settings.tasks import CELERY_BROKER_URL
 
 # GENERAL
@@ -345,14 +348,22 @@ MOMENTUM_DIGEST_CLAIM_SECONDS = integer("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
 MOMENTUM_DIGEST_MAX_ATTEMPTS = integer("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
 MOMENTUM_DIGEST_RETRY_SECONDS = number("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
 MOMENTUM_DIGEST_RETRY_MAX_SECONDS = number("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0)
+VISIBILITY_TIMEOUT = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+if MOMENTUM_DIGEST_RETRY_MAX_SECONDS >= VISIBILITY_TIMEOUT:
+    # A retry waiting longer would be handed to a second worker meanwhile.
+    raise ImproperlyConfigured(
+        "MOMENTUM_DIGEST_RETRY_MAX_SECONDS must be below the broker's visibility "
+        f"timeout ({VISIBILITY_TIMEOUT} s: MOMENTUM_INGEST_TIME_LIMIT and 15 minutes)"
+    )
 
 # ASK (topics/ask): questions answered from a topic's or a paper's papers
 # ------------------------------------------------------------------------------
 # Any OpenAI-compatible chat-completions endpoint, e.g. https://api.openai.com/v1
 # or a local server's http://127.0.0.1:8080/v1. Unset: the offline extractive
 # answer only.
-MOMENTUM_ASK_API_BASE = env.str("MOMENTUM_ASK_API_BASE", "")
-MOMENTUM_ASK_MODEL = env.str("MOMENTUM_ASK_MODEL", "")
+MOMENTUM_ASK_API_BASE, MOMENTUM_ASK_MODEL = chat_service(
+    "MOMENTUM_ASK_API_BASE", "MOMENTUM_ASK_MODEL"
+)
 MOMENTUM_ASK_API_KEY = secret("MOMENTUM_ASK_API_KEY", "")
 # Seconds to connect, and for the whole answer from the provider.
 MOMENTUM_ASK_CONNECT_TIMEOUT = number("MOMENTUM_ASK_CONNECT_TIMEOUT", 5.0)
@@ -366,7 +377,9 @@ MOMENTUM_ASK_SOURCES = integer("MOMENTUM_ASK_SOURCES", 8)
 # paper's PDF missing from it is fetched (a task on the ingest queue, through
 # the polite arXiv client) from MOMENTUM_ASK_PDF_URL ({id}: the versioned id).
 MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
-MOMENTUM_ASK_PDF_URL = given("MOMENTUM_ASK_PDF_URL", "https://arxiv.org/pdf/{id}")
+MOMENTUM_ASK_PDF_URL = url_template(
+    "MOMENTUM_ASK_PDF_URL", "https://arxiv.org/pdf/{id}", "id"
+)
 # A PDF larger is neither fetched nor read; pages past the cap are not read.
 MOMENTUM_ASK_PDF_MAX_BYTES = integer("MOMENTUM_ASK_PDF_MAX_BYTES", 30 * 1024 * 1024)
 MOMENTUM_ASK_PDF_MAX_PAGES = integer("MOMENTUM_ASK_PDF_MAX_PAGES", 80)
@@ -392,8 +405,9 @@ MOMENTUM_FLAG_RATE = rate("MOMENTUM_FLAG_RATE", "30/hour")
 # ------------------------------------------------------------------------------
 # Any OpenAI-compatible chat-completions endpoint, as for Ask. Unset: pending
 # papers wait for a curator.
-MOMENTUM_JUDGE_API_BASE = env.str("MOMENTUM_JUDGE_API_BASE", "")
-MOMENTUM_JUDGE_MODEL = env.str("MOMENTUM_JUDGE_MODEL", "")
+MOMENTUM_JUDGE_API_BASE, MOMENTUM_JUDGE_MODEL = chat_service(
+    "MOMENTUM_JUDGE_API_BASE", "MOMENTUM_JUDGE_MODEL"
+)
 MOMENTUM_JUDGE_API_KEY = secret("MOMENTUM_JUDGE_API_KEY", "")
 # Seconds to connect, and for a whole verdict.
 MOMENTUM_JUDGE_CONNECT_TIMEOUT = number("MOMENTUM_JUDGE_CONNECT_TIMEOUT", 5.0)
@@ -417,8 +431,8 @@ MOMENTUM_ARXIV_API_URL = given(
     "MOMENTUM_ARXIV_API_URL", "https://export.arxiv.org/api/query"
 )
 MOMENTUM_ARXIV_OAI_URL = given("MOMENTUM_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai")
-MOMENTUM_ARXIV_LISTING_URL = given(
-    "MOMENTUM_ARXIV_LISTING_URL", "https://rss.arxiv.org/atom/{category}"
+MOMENTUM_ARXIV_LISTING_URL = url_template(
+    "MOMENTUM_ARXIV_LISTING_URL", "https://rss.arxiv.org/atom/{category}", "category"
 )
 MOMENTUM_ARXIV_API_PAGE_SIZE = integer("MOMENTUM_ARXIV_API_PAGE_SIZE", 500)
 # How long a run's claim on its source lasts without progress; a worker that dies

@@ -3,6 +3,8 @@ limits, the beat schedule and the queues. The environment decides, as in base.""
 
 from __future__ import annotations
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import cron_schedule
 from config.env import given
 from config.env import integer
@@ -20,6 +22,12 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_SOFT_TIME_LIMIT = integer("MOMENTUM_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = integer("MOMENTUM_TASK_TIME_LIMIT", 360)
+if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
+    # The soft limit lets a task save its work; past the hard one it is killed.
+    raise ImproperlyConfigured(
+        "MOMENTUM_TASK_SOFT_TIME_LIMIT must be below MOMENTUM_TASK_TIME_LIMIT "
+        f"({CELERY_TASK_SOFT_TIME_LIMIT} >= {CELERY_TASK_TIME_LIMIT})"
+    )
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A request that sends a task gives up on a broker that is down within about a
 # second (core.queue then leaves the work to its sweep) instead of hanging.
