@@ -4,8 +4,9 @@ your browser").
 
 A token carries the user's link generation (DigestPreferences.link_generation),
 which moves on when digests are turned back on: a link from a digest sent before
-then no longer unsubscribes. Until then a link never expires, so a digest read
-months later still unsubscribes.
+then no longer unsubscribes from its page (a mail client's one-click request
+still does: notifications.views.unsubscribe). Until then a link never
+expires, so a digest read months later still unsubscribes.
 """
 
 from __future__ import annotations

@@ -246,9 +246,29 @@ def test_a_link_from_before_digests_were_turned_back_on_no_longer_unsubscribes(
     assert stale.status_code == 410
     assert "from an older digest" in stale.text
     assert "Digests for a•••@example.com were turned back on" in stale.text
+    assert "in your latest digest" not in stale.text  # which may be this one
     assert DigestPreferences.objects.get(user=subscriber).frequency == "weekly"
     assert fresh.status_code == 200
     assert "Unsubscribe from digests?" in fresh.text
+
+
+def test_a_mail_clients_one_click_from_an_older_digest_still_unsubscribes(subscriber):
+    """RFC 8058's POST is the mailbox's owner pressing Unsubscribe on that very
+    email; the client shows no page to say it did nothing, so it is kept."""
+    old_link = f"/unsubscribe/{unsubscribe_token(subscriber)}/"
+    Client().post(old_link)
+    signed_in(subscriber).post(
+        "/settings/", {**settings_form(subscriber), "frequency": "weekly"}
+    )
+
+    one_click = Client(enforce_csrf_checks=True).post(
+        old_link,
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert one_click.status_code == 200
+    assert DigestPreferences.objects.get(user=subscriber).frequency == "off"
 
 
 def settings_form(user: User) -> dict[str, object]:
