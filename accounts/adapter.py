@@ -13,13 +13,17 @@ from allauth.utils import build_absolute_uri
 from django.conf import settings
 from django.contrib.sites.shortcuts import get_current_site
 from django.core.exceptions import ValidationError
+from django.core.mail import EmailMessage
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.throttling import BaseThrottle
 
+from accounts.models import DigestPreferences
 from accounts.tasks import as_data
 from accounts.tasks import send_account_mail
 from core.mail import is_permanent
+from core.mail import message_id
 from core.queue import send
 
 logger = logging.getLogger(__name__)
@@ -79,8 +83,28 @@ class AccountAdapter(DefaultAccountAdapter):
             if not send(send_account_mail, as_data(message)):
                 logger.error("account mail to %s lost: broker down too", email)
 
+    # Account mails go out as digests do: a reply reaches the operator (the
+    # notices name them), out-of-office replies stay away, and the Message-ID
+    # is in the site's mail domain.
+    def render_mail(
+        self,
+        template_prefix: str,
+        email: str | list[str],
+        context: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> EmailMessage:
+        headers = {
+            "Auto-Submitted": "auto-generated",
+            "Message-ID": message_id(),
+            **(headers or {}),
+        }
+        message = super().render_mail(template_prefix, email, context, headers)
+        message.reply_to = [settings.MOMENTUM_CONTACT_EMAIL]
+        return message
+
     # A notice of a change (base_notification.txt) says what to do if it was
-    # not the reader: reset the password, or write to the operator.
+    # not the reader: reset the password, or write to the operator; and when,
+    # in the reader's time zone.
     def send_notification_mail(
         self,
         template_prefix: str,
@@ -94,4 +118,6 @@ class AccountAdapter(DefaultAccountAdapter):
             "password_reset_url": reset,
             "contact_email": settings.MOMENTUM_CONTACT_EMAIL,
         }
-        super().send_notification_mail(template_prefix, user, context, email)
+        zone = DigestPreferences.objects.for_user(user).time_zone
+        with timezone.override(zone):
+            super().send_notification_mail(template_prefix, user, context, email)

@@ -33,6 +33,7 @@ def as_data(message: EmailMessage) -> dict[str, Any]:
         "html": html[0] if html else None,
         "from_email": message.from_email,
         "to": list(message.to),
+        "reply_to": list(message.reply_to),
         "headers": dict(message.extra_headers),
     }
 
@@ -45,6 +46,7 @@ def send_account_mail(task: Any, data: dict[str, Any]) -> None:
         data["from_email"],
         data["to"],
         headers=data["headers"],
+        reply_to=data.get("reply_to"),  # a task queued by the release before has none
     )
     if data["html"]:
         message.attach_alternative(data["html"], "text/html")

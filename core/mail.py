@@ -1,8 +1,19 @@
-"""What a mail server's refusal says: whether trying again can help."""
+"""What a mail server's refusal says (whether trying again can help), and
+the site's own mail domain."""
 
 from __future__ import annotations
 
 import smtplib
+from email.utils import make_msgid
+
+from django.conf import settings
+
+
+def message_id(name: str | None = None) -> str:
+    """A Message-ID in the domain the site sends from (DEFAULT_FROM_EMAIL), not
+    the host's name, which Django's default takes."""
+    domain = settings.DEFAULT_FROM_EMAIL.rsplit("@", 1)[-1].rstrip(">").strip()
+    return make_msgid(name, domain=domain or "momentum.localhost")
 
 
 def reply_code(exc: Exception) -> int | None:

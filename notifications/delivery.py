@@ -24,7 +24,6 @@ from datetime import timedelta
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
-from django.core.mail import make_msgid
 from django.db import IntegrityError
 from django.db import transaction
 from django.db.models import Exists
@@ -37,6 +36,7 @@ from django.utils import timezone
 
 from accounts.models import DigestPreferences
 from accounts.models import User
+from core.mail import message_id
 from notifications.content import Content
 from notifications.content import shape_digests
 from notifications.digest import request_for
@@ -301,8 +301,7 @@ def _record(digest: Digest, plan: Plan, claim: str) -> None:
 def _message_id(digest: Digest) -> str:
     """Made once per digest and kept across retries, so a receiver can tell a
     retried message from a new one."""
-    domain = settings.DEFAULT_FROM_EMAIL.rsplit("@", 1)[-1].rstrip(">").strip()
-    return make_msgid(f"digest{digest.pk}", domain=domain or "momentum.localhost")
+    return message_id(f"digest{digest.pk}")
 
 
 # What an outcome says of a digest another sender took over meanwhile.

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from accounts.feed_tokens import create_feed
+from accounts.models import DigestPreferences
 from accounts.models import User
 from accounts.tokens import create_token
 from accounts.tokens import get_token
@@ -150,7 +151,12 @@ def test_changing_the_address_replaces_it_once_confirmed_and_tells_the_old_one(
     assert "/accounts/password/reset/" not in notice.body
 
 
-def test_a_changed_password_is_told_to_the_account(verified_alice):
+def test_a_changed_password_is_told_to_the_account(verified_alice, settings):
+    settings.MOMENTUM_CONTACT_EMAIL = "help@momentum.example"
+    settings.DEFAULT_FROM_EMAIL = "Momentum <digest@momentum.example>"
+    DigestPreferences.objects.update_or_create(
+        user=verified_alice, defaults={"time_zone": "Pacific/Kiritimati"}
+    )
     client = logged_in(verified_alice)
 
     client.post(
@@ -165,6 +171,13 @@ def test_a_changed_password_is_told_to_the_account(verified_alice):
     assert "From: 127.0.0.1" in notice.body
     assert "If it was not, choose a new password now" in notice.body
     assert link_in(notice) == "/accounts/password/reset/"
+    # In the reader's time zone, as every other time the site shows them.
+    assert re.search(r"When: .* \d\d:\d\d \(Pacific/Kiritimati\)\n", notice.body)
+    # Sent as digests are: a reply reaches the operator the notice names.
+    assert notice.reply_to == ["help@momentum.example"]
+    message = notice.message()
+    assert message["Auto-Submitted"] == "auto-generated"
+    assert message["Message-ID"].endswith("@momentum.example>")
 
 
 def test_changing_the_address_asks_for_the_password_then_does_it(

@@ -381,3 +381,6 @@ def test_a_sign_up_while_the_mail_server_is_down_gets_its_mail_once_it_is_back(
     (message,) = handler.to("new@example.org")
     assert message["Subject"] == "[Momentum] Confirm your email address"
     assert "/accounts/confirm-email/" in body(message, "plain")
+    # As it was made, headers and all.
+    assert message["Reply-To"] == settings.MOMENTUM_CONTACT_EMAIL
+    assert message["Auto-Submitted"] == "auto-generated"
