@@ -140,11 +140,16 @@ class Mailer:
 
     def send(self, message: EmailMultiAlternatives) -> None:
         """Send one message; raises TransientSendError or PermanentSendError."""
+        idle = self.opened
         try:
             self._send(message)
-        except smtplib.SMTPServerDisconnected:
-            # An idle connection the server closed: nothing was sent on it.
+        except smtplib.SMTPServerDisconnected as exc:
             self.close()
+            if not idle:
+                # A connection just opened: a server that never answered,
+                # whose timeout a second try would only wait out again.
+                raise classify(exc) from exc
+            # An idle connection the server closed: nothing was sent on it.
             self._send_classified(message)
         except Exception as exc:
             self.close()

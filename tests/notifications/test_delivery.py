@@ -10,6 +10,8 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.core.mail import EmailMultiAlternatives
+from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
 
 from accounts.models import User
 from notifications.delivery import TAKEN_OVER
@@ -276,6 +278,46 @@ def test_hand_out_gives_each_digest_once_until_its_task_could_be_lost(subscriber
 def test_errors_are_classified_by_reply_code(error, kind):
     expected = PermanentSendError if kind == "permanent" else TransientSendError
     assert isinstance(classify(error), expected)
+
+
+class DroppingServer(SMTPBackend):
+    """An SMTP connection whose server drops it at the next message, as a
+    server that never answers does when the read times out."""
+
+    def __init__(self, drops: int) -> None:
+        super().__init__(fail_silently=False)
+        self.drops, self.tries = drops, 0
+
+    def open(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+    def send_messages(self, messages) -> int:
+        self.tries += 1
+        if self.drops:
+            self.drops -= 1
+            raise smtplib.SMTPServerDisconnected("Connection unexpectedly closed")
+        return len(messages)
+
+
+def test_a_connection_dropped_while_idle_is_opened_again_but_a_new_one_is_not():
+    """An idle connection the server closed gets one more try; a server that
+    drops a connection just opened (never answers) costs one timeout, not two."""
+    message = EmailMultiAlternatives("Hi", "Body", to=["a@example.org"])
+    idle = Mailer(DroppingServer(drops=0))
+    idle.send(message)
+    idle.connection.drops = 1
+
+    idle.send(message)  # dropped while idle: sent again, once
+
+    new = Mailer(DroppingServer(drops=1))
+    with pytest.raises(TransientSendError):
+        new.send(message)
+
+    assert idle.connection.tries == 3
+    assert new.connection.tries == 1
 
 
 def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, settings):
