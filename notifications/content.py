@@ -77,7 +77,7 @@ class Section:
     @property
     def title(self) -> str:
         if self.search is not None:
-            return f'Matching your search "{self.search.name}"'
+            return f"Matching your search \u201c{self.search.name}\u201d"
         return self.topic.name if self.topic else AUTHORS_SECTION
 
 

@@ -89,8 +89,8 @@ def test_a_section_per_search_after_the_topics_each_paper_once(
     titles = [section.title for section in content.sections]
     assert titles == [
         "Agents",
-        'Matching your search "Engines"',
-        'Matching your search "Notes"',
+        "Matching your search \u201cEngines\u201d",
+        "Matching your search \u201cNotes\u201d",
     ]
     assert [s.name for s in content.sections[0].entries[0].matches] == ["Engines"]
     # The subject's count holds the searches' papers: it says they are there.
@@ -172,12 +172,12 @@ def test_a_reader_with_only_a_search_gets_it_by_mail_once(alice, settings):
     assert outcome.status == "sent"
     [message] = mail.outbox
     assert message.subject == '1 new paper matching your search "Engines"'
-    assert '== Matching your search "Engines" ==' in message.body
+    assert "== Matching your search \u201cEngines\u201d ==" in message.body
     # It says what it holds: no topic, no author.
     assert "New papers matching your saved searches, first announced" in message.body
     assert "because you saved these searches on Momentum." in message.body
     assert "topic" not in message.body  # not even "mute a topic"
-    assert "Matching your search &quot;Engines&quot;</h2>" in message.alternatives[0][0]
+    assert "Matching your search \u201cEngines\u201d</h2>" in message.alternatives[0][0]
     assert list(DigestPaper.objects.values_list("paper_id", "topic_id")) == [
         (paper.pk, None)
     ]
