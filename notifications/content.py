@@ -100,6 +100,16 @@ class Content:
         return [section for section in self.sections if not section.entries]
 
     @property
+    def left_out(self) -> list[date]:
+        """The weeks not fully harvested, which the momentum lines leave out:
+        the corpus's, the same in every section, so said once."""
+        for section in self.shown:
+            momentum = section.momentum
+            if momentum is not None and momentum.comparable and momentum.left_out:
+                return momentum.left_out
+        return []
+
+    @property
     def paper_count(self) -> int:
         """The papers it shows."""
         return sum(len(section.entries) for section in self.sections)

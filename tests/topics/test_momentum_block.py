@@ -10,9 +10,12 @@ import pytest
 from django.template.loader import render_to_string
 
 from papers.ingest.upsert import upsert_records
+from tests.clients import signed_in
 from tests.topics.factories import announced_papers
 from tests.topics.factories import make_topic
 from topics.coverage import CHART_WEEKS
+from topics.models import Follow
+from topics.models import Topic
 from topics.momentum import refresh_momentum
 from topics.query import get_active_topic
 from topics.query import with_figures
@@ -143,8 +146,23 @@ def test_the_digest_line_is_the_same_sentence_as_text(falling):
     assert line == (
         "100 papers in the last four weeks, 7.69% of new papers, down 15% on the "
         "9.09% of the four weeks before, a change chance alone could make at these "
-        "numbers. Not fully harvested, so left out: the week of May 30. As of Jul 24."
+        "numbers. As of Jul 24."
     )
+
+
+def test_a_digest_names_the_weeks_left_out_once_not_in_every_section(falling, alice):
+    """The weeks are the corpus's, the same for every topic: a digest of 34
+    topics said the same sentence 34 times."""
+    Follow.objects.create(user=alice, topic=Topic.objects.get())
+
+    page = signed_in(alice).get("/digest/preview/").text
+
+    assert "As of Jul 24." in page  # the section's line
+    assert page.count("the week of May 30") == 1
+    assert (
+        "How fast each topic grows leaves out the weeks not fully harvested: "
+        "the week of May 30."
+    ) in page
 
 
 def test_weeks_left_out_are_named_in_a_list():
