@@ -22,6 +22,7 @@ from papers.latex import latex_to_text
 from papers.models import Author
 from papers.models import Authorship
 from papers.models import Paper
+from papers.names import printed_authors
 from topics.models import SavedSearch
 from topics.models import Topic
 from topics.momentum import Momentum
@@ -325,7 +326,7 @@ def _entry(
     by_followed: list[Author],
     matches: list[SavedSearch],
 ) -> Entry:
-    names = [name for name in paper.author_names.split(", ") if name]
+    names = printed_authors(paper.author_names)
     affiliations: list[str] = []
     for authorship in paper.first_authorships:  # type: ignore[attr-defined]
         for affiliation in authorship.affiliations.all():

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from papers.models import Paper
+from papers.names import printed_authors
 from papers.names import split_name
 
 # arXiv's metadata is written in TeX already ("Chess\_db", "B\'ela", "$\alpha$"):
@@ -61,7 +62,7 @@ def bibtex_entry(paper: Paper) -> str:
                 f"Journal reference: {paper.journal_ref}" if paper.journal_ref else ""
             ),
         ),
-        ("url", f"https://arxiv.org/abs/{paper.arxiv_id}"),
+        ("url", paper.cited_url),
     ]
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
     return f"@misc{{{cite_key(paper)},\n{body}\n}}\n"
@@ -129,8 +130,7 @@ def _without_stray_braces(text: str) -> str:
 
 
 def author_list(paper: Paper) -> list[str]:
-    """The paper's authors in order, as it prints them (its stored author line,
-    which costs no query; not the names its author pages show, which are as
-    an author was first seen). Every export format and feed reads this, so a
-    citation is the same wherever it comes from."""
-    return [name for name in paper.author_names.split(", ") if name]
+    """The paper's authors as it prints them (papers.names.printed_authors).
+    Every export format and feed reads this, so a citation is the same
+    wherever it comes from."""
+    return printed_authors(paper.author_names)

@@ -172,6 +172,11 @@ class Paper(models.Model):
         return f"https://arxiv.org/abs/{self.versioned_id}"
 
     @property
+    def cited_url(self) -> str:
+        """arXiv's page of the paper's latest version, which a citation links."""
+        return f"https://arxiv.org/abs/{self.arxiv_id}"
+
+    @property
     def pdf_url(self) -> str:
         return f"https://arxiv.org/pdf/{self.versioned_id}"
 

@@ -1,8 +1,12 @@
-"""How a name as arXiv prints it ("Forenames Keyname Suffix") splits into a
+"""A paper's names as arXiv prints them: its stored author line
+(Paper.author_names), and how a name ("Forenames Keyname Suffix") splits into a
 person's family and given names, for the citation formats (papers.bibtex,
 papers.export), which each write a person's parts and a group's name whole."""
 
 from __future__ import annotations
+
+# How Paper.author_names joins a paper's names, in order (papers.ingest.upsert).
+AUTHOR_SEPARATOR = ", "
 
 # Words that end a name without being its family name ("Martin Luther King Jr.").
 SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
@@ -11,6 +15,13 @@ GROUPS = frozenset(
     {"collaboration", "consortium", "team", "group", "collaborations", "project"}
     | {"committee", "initiative", "network", "survey", "observatory", "experiment"}
 )
+
+
+def printed_authors(author_names: str) -> list[str]:
+    """A paper's authors in order, as it prints them, from its stored author
+    line (no query; not the names its author pages show, which are as an
+    author was first seen)."""
+    return [name for name in author_names.split(AUTHOR_SEPARATOR) if name]
 
 
 def split_name(name: str) -> tuple[str, str, str] | None:

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.db.models import QuerySet
 
 from papers.models import Paper
+from papers.names import printed_authors
 from topics.rules import Document
 
 
@@ -36,7 +37,7 @@ def iter_paper_documents(
             Document.from_fields(
                 title=title,
                 abstract=abstract,
-                authors=author_names.split(", ") if author_names else (),
+                authors=printed_authors(author_names or ""),
                 categories=sorted(categories[pk]),
                 comment=comment,
             ),

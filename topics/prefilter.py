@@ -25,6 +25,7 @@ from django.db.models import QuerySet
 
 from papers.models import Category
 from papers.models import Paper
+from papers.names import printed_authors
 from papers.query import last_modified
 from topics.models import RuleDocument
 from topics.rules import CompiledRule
@@ -119,7 +120,7 @@ def refresh_rule_documents(limit: int | None = None) -> int:
                     Document.from_fields(
                         title=title,
                         abstract=abstract,
-                        authors=author_names.split(", ") if author_names else (),
+                        authors=printed_authors(author_names or ""),
                         comment=comment,
                     )
                 ),

@@ -33,6 +33,7 @@ from papers.models import Author
 from papers.models import Authorship
 from papers.models import Category
 from papers.models import Paper
+from papers.names import AUTHOR_SEPARATOR
 from papers.taxonomy import category_name
 
 _Named = TypeVar("_Named", Author, Affiliation)
@@ -296,7 +297,7 @@ def _content(record: PaperRecord, category_ids: dict[str, int]) -> dict[str, obj
         "doi": record.doi,
         "license": record.license,
         "primary_category_id": category_ids[primary] if primary else None,
-        "author_names": ", ".join(author.name for author in record.authors),
+        "author_names": AUTHOR_SEPARATOR.join(author.name for author in record.authors),
         "published": record.published,
         "updated": record.updated,
         "first_announced": _first_announced(record),
