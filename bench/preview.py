@@ -16,7 +16,7 @@ Then previews each of the 34 seed rules (with its categories) as admin does,
 topics.preview.preview_rule: the database's prefilter finds the candidates, those
 their index terms surely decide are counted as they are, and the matcher checks
 the rest ("checked"). For the first --full-scan rules it also times the old
-way, matching every paper (topics.preview.matching_papers without prefilter),
+way, matching every paper (topics.preview.rule_matching_ids without prefilter),
 checks that both find the same papers, and prints the ratio. CPU is this
 process's time.process_time() (the database server's own CPU shows in the wall
 time only). Target: at most 1 CPU-second per preview at 100,000 papers.
@@ -136,8 +136,8 @@ def main() -> None:
     prepare_database(args.papers, args.refill)
 
     from papers.models import Paper
-    from topics.preview import matching_papers
     from topics.preview import preview_rule
+    from topics.preview import rule_matching_ids
     from topics.rules import compile_rule
 
     seeds = json.loads(SEED_TOPICS.read_text())
@@ -161,11 +161,11 @@ def main() -> None:
         if number < args.full_scan:
             rule = compile_rule(seed["rule"])
             (scanned, _), full_cpu, full_wall = timed(
-                lambda rule=rule, scope=scope: matching_papers(
+                lambda rule=rule, scope=scope: rule_matching_ids(
                     rule, scope, prefilter=False
                 )
             )
-            prefiltered, _ = matching_papers(rule, scope)
+            prefiltered, _ = rule_matching_ids(rule, scope)
             assert scanned == prefiltered, f"{seed['slug']}: results differ"
             ratios.append(full_cpu / cpu)
             line += f" {full_cpu:8.2f} {full_wall:9.2f} {full_cpu / cpu:8.0f}x"

@@ -492,15 +492,16 @@ def _entry(
 
 
 def share_slots(counts: list[int], cap: int) -> list[int]:
-    """How many papers each topic shows when together they may show `cap`: as
-    evenly as their counts allow, earlier topics first."""
+    """How many papers each section (a topic's, the followed authors', a saved
+    search's) shows when together they may show `cap`: as evenly as their
+    counts allow, earlier sections first."""
     shares = [0] * len(counts)
     left = cap
     while left > 0:
-        open_topics = [i for i, count in enumerate(counts) if shares[i] < count]
-        if not open_topics:
+        open_sections = [i for i, count in enumerate(counts) if shares[i] < count]
+        if not open_sections:
             break
-        for i in open_topics[:left]:
+        for i in open_sections[:left]:
             shares[i] += 1
-        left -= min(left, len(open_topics))
+        left -= min(left, len(open_sections))
     return shares

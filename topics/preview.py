@@ -175,7 +175,7 @@ def preview_rule(
     )
 
 
-def matching_papers(
+def rule_matching_ids(
     rule: CompiledRule,
     scope: Collection[str] = (),
     *,

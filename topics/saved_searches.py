@@ -50,7 +50,7 @@ from topics import prefilter
 from topics.models import SavedSearch
 from topics.models import SavedSearchMatch
 from topics.preview import iter_documents
-from topics.preview import matching_papers as rule_matches
+from topics.preview import rule_matching_ids
 from topics.rules import CompiledRule
 from topics.rules import RuleError
 from topics.rules import RuleSet
@@ -286,7 +286,7 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     corpus; return how many."""
     until = last_modified()
     if search.syntax == Syntax.RULE:
-        ids = _newest(_rule_matching_ids(rule or compile_rule(search.query)))
+        ids = _newest(_rule_search_ids(rule or compile_rule(search.query)))
     else:
         ids, _ = newest_matches(search_matches(search.query), MATCHES_KEPT)
     SavedSearchMatch.objects.filter(search=search).delete()
@@ -299,13 +299,13 @@ def fill_matches(search: SavedSearch, rule: CompiledRule | None = None) -> int:
     return len(ids)
 
 
-def _rule_matching_ids(rule: CompiledRule) -> set[int]:
+def _rule_search_ids(rule: CompiledRule) -> set[int]:
     """The rule's matches, as the admin's preview finds them: while many papers'
     terms are out of date (after a release that reads them anew), deriving
     them is the worker's (README, Upgrades), not a request's, which would take
     minutes and lose them all when it timed out."""
     try:
-        return rule_matches(rule, derive_limit=prefilter.PREVIEW_DERIVES)[0]
+        return rule_matching_ids(rule, derive_limit=prefilter.PREVIEW_DERIVES)[0]
     except prefilter.TermsNotReady as exc:
         raise SavedSearchError(
             "Searches in the topic rule syntax are paused while their index is "

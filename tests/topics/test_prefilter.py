@@ -30,7 +30,7 @@ from topics.prefilter import TermsNotReady
 from topics.prefilter import refresh_rule_documents
 from topics.prefilter import stale_papers
 from topics.preview import iter_documents
-from topics.preview import matching_papers
+from topics.preview import rule_matching_ids
 from topics.rules import compile_rule
 from topics.rules import parse_rule
 from topics.rules.terms import TERMS_VERSION
@@ -116,7 +116,7 @@ def test_the_prefilter_finds_what_matching_every_paper_finds(corpus):
     found = {}
     checked = {}
     for name, (rule, scope) in rules.items():
-        found[name], checked[name] = matching_papers(compile_rule(rule), scope)
+        found[name], checked[name] = rule_matching_ids(compile_rule(rule), scope)
 
     assert found == expected
     # Not a full scan in disguise: most rules leave few papers to check.
@@ -127,8 +127,8 @@ def test_the_prefilter_finds_what_matching_every_paper_finds(corpus):
 def test_without_the_prefilter_every_paper_is_matched(corpus):
     rule = compile_rule(seed_rules()["world-models"][0])
 
-    prefiltered, checked = matching_papers(rule)
-    scanned, every = matching_papers(rule, prefilter=False)
+    prefiltered, checked = rule_matching_ids(rule)
+    scanned, every = rule_matching_ids(rule, prefilter=False)
 
     assert prefiltered == scanned
     assert every == CORPUS_SIZE > checked
@@ -161,15 +161,15 @@ def test_a_topic_is_retagged_from_its_candidates_and_loses_what_it_no_longer_mat
 def test_terms_follow_new_and_changed_papers():
     upsert_records([paper_record("2606.00081", title="Quantum walks", abstract="")])
     walks = compile_rule("ti:quantum")
-    assert len(matching_papers(walks)[0]) == 1
+    assert len(rule_matching_ids(walks)[0]) == 1
 
     upsert_records(
         [paper_record("2606.00081", 2, title="Classical walks", abstract="")]
     )
     upsert_records([paper_record("2606.00082", title="Quantum dots", abstract="")])
 
-    assert matching_papers(walks)[0] == {Paper.objects.get(arxiv_id="2606.00082").pk}
-    assert len(matching_papers(compile_rule("ti:classical"))[0]) == 1
+    assert rule_matching_ids(walks)[0] == {Paper.objects.get(arxiv_id="2606.00082").pk}
+    assert len(rule_matching_ids(compile_rule("ti:classical"))[0]) == 1
     assert stale_papers() == {}
     assert refresh_rule_documents() == 0
     Paper.objects.filter(arxiv_id="2606.00082").delete()
@@ -193,7 +193,7 @@ def test_terms_of_an_older_release_are_derived_again_by_the_command():
     ]
     assert stale_papers() == {}
     # The new terms decide the phrase: no paper is matched one by one.
-    assert matching_papers(compile_rule('ti:"model predictive control"')) == (
+    assert rule_matching_ids(compile_rule('ti:"model predictive control"')) == (
         {Paper.objects.get(arxiv_id="2606.00083").pk},
         0,
     )
@@ -269,8 +269,8 @@ def test_a_paper_saved_since_the_check_or_stamped_just_before_it_is_looked_at():
     edited.save()
 
     assert refresh_rule_documents() == 2
-    assert matching_papers(compile_rule("ti:classical"))[0] == {edited.pk}
-    assert matching_papers(compile_rule("ti:walks"))[0] == {late.pk}
+    assert rule_matching_ids(compile_rule("ti:classical"))[0] == {edited.pk}
+    assert rule_matching_ids(compile_rule("ti:walks"))[0] == {late.pk}
 
 
 @pytest.mark.django_db
@@ -279,12 +279,12 @@ def test_categories_are_read_from_the_paper_as_it_is_now():
     adds some, admin may too) count: they are not part of the stored terms."""
     upsert_records([paper_record("2606.00091", categories=("cs.LG",))])
     robots = compile_rule("cat:cs.RO AND agent*")
-    assert matching_papers(robots)[0] == set()
+    assert rule_matching_ids(robots)[0] == set()
 
     paper = Paper.objects.get()
     paper.categories.create(code="cs.RO")
 
-    assert matching_papers(robots)[0] == {paper.pk}
+    assert rule_matching_ids(robots)[0] == {paper.pk}
 
 
 def test_conditions_keep_and_or_and_drop_the_excluded_side():
@@ -356,7 +356,8 @@ def test_sure_conditions_are_what_index_keys_alone_decide():
 
 
 def test_papers_their_terms_decide_are_not_matched_one_by_one(corpus):
-    matched, checked = matching_papers(compile_rule("cat:cs.RO OR agent* OR ti:robot"))
+    rule = compile_rule("cat:cs.RO OR agent* OR ti:robot")
+    matched, checked = rule_matching_ids(rule)
 
     assert len(matched) > 50
     assert checked == 0
@@ -369,15 +370,15 @@ def test_a_word_whose_folded_form_folds_again_is_not_decided_by_terms(db):
 
     # Only an author's name spelled so decides it.
     assert sure_condition(parse_rule("childrens")) == Word("au:childrens")
-    assert matching_papers(compile_rule("childrens")) == (set(), 1)
-    assert len(matching_papers(compile_rule("ti:child"))[0]) == 1
+    assert rule_matching_ids(compile_rule("childrens")) == (set(), 1)
+    assert len(rule_matching_ids(compile_rule("ti:child"))[0]) == 1
 
 
 @pytest.mark.parametrize("few", [2000, 1])  # SQLite: by id, or walking the days
 def test_a_preview_lists_the_newest_of_its_papers(corpus, monkeypatch, few):
     monkeypatch.setattr(preview, "FEW", few)
     rule = "agent*"
-    matched, _ = matching_papers(compile_rule(rule))
+    matched, _ = rule_matching_ids(compile_rule(rule))
     order = Paper.objects.filter(pk__in=matched).order_by("-first_announced", "-pk")
 
     shown = preview.preview_rule(rule, limit=5).latest
