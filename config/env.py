@@ -15,6 +15,7 @@ import secrets
 import string
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -100,6 +101,16 @@ def cron_schedule(name: str, default: str) -> crontab:
         )
     except (ValueError, ParseException) as exc:
         raise ImproperlyConfigured(f"{name}: {exc}") from exc
+
+
+def every(name: str, default: int) -> dict[str, Any]:
+    """A beat entry's schedule of every `name` seconds, which expires just
+    before its next tick: one a busy worker has not started by then is
+    dropped, not piled up behind it."""
+    seconds = integer(name, default)
+    if seconds < 1:
+        raise ImproperlyConfigured(f"{name} must be 1 or more, not {seconds}")
+    return {"schedule": seconds, "options": {"expires": seconds * 9 // 10}}
 
 
 def site_url(name: str, default: str) -> str:

@@ -183,11 +183,31 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", "86400"),
         ("MOMENTUM_ASK_API_BASE", "api.openai.com/v1"),
         ("MOMENTUM_JUDGE_MODEL", "gpt-x"),  # and no address
+        ("MOMENTUM_RETAG_SWEEP_SECONDS", "0"),
     ],
 )
 def test_a_malformed_value_fails_at_startup_by_name(load_settings, name, value):
     with pytest.raises(ImproperlyConfigured, match=f"^{name} must be"):
         load_settings("config.settings.base", **{name: value})
+
+
+def test_a_sweep_set_to_run_more_often_expires_before_its_next_tick(load_settings):
+    """A tick a busy worker has not started by the next is dropped, not left
+    to pile up behind it: its expiry follows the period an operator sets."""
+    base = load_settings(
+        "config.settings.base",
+        MOMENTUM_SOURCES_TICK_SECONDS="60",
+        MOMENTUM_JUDGE_SWEEP_SECONDS="3600",
+    )
+
+    sweeps = {
+        name: (entry["schedule"], entry["options"]["expires"])
+        for name, entry in base.CELERY_BEAT_SCHEDULE.items()
+        if isinstance(entry["schedule"], int)
+    }
+    assert sweeps["enqueue-due-sources"] == (60, 54)
+    assert sweeps["judge-topics"] == (3600, 3240)
+    assert all(expires < period for period, expires in sweeps.values())
 
 
 def test_values_are_read_as_their_consumers_take_them(load_settings):

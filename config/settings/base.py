@@ -415,7 +415,7 @@ MOMENTUM_JUDGE_TIMEOUT = number("MOMENTUM_JUDGE_TIMEOUT", 30.0)
 # Papers judged per topic per sweep, how often the sweep runs, and how long a
 # paper the judge failed on waits before it is tried again.
 MOMENTUM_JUDGE_BATCH = integer("MOMENTUM_JUDGE_BATCH", 50)
-# MOMENTUM_JUDGE_SWEEP_SECONDS: the beat's, config/settings/tasks.py.
+# MOMENTUM_JUDGE_SWEEP_SECONDS: the beat's (config/settings/tasks.py).
 MOMENTUM_JUDGE_RETRY_SECONDS = integer("MOMENTUM_JUDGE_RETRY_SECONDS", 6 * 60 * 60)
 
 # ARXIV

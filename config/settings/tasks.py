@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import cron_schedule
+from config.env import every
 from config.env import given
 from config.env import integer
 
@@ -60,15 +61,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2.0,
     "socket_connect_timeout": 1.0,
 }
-# How often the relevance judge's sweep runs (topics.tasks.judge_topics).
-MOMENTUM_JUDGE_SWEEP_SECONDS = integer("MOMENTUM_JUDGE_SWEEP_SECONDS", 900)
+
+# The daily crons' ticks may wait hours for a busy worker; the digests' hourly
+# one most of its hour.
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick
     # only sends the ones that are due.
     "enqueue-due-sources": {
         "task": "papers.tasks.enqueue_due_sources",
-        "schedule": integer("MOMENTUM_SOURCES_TICK_SECONDS", 300),
-        "options": {"expires": 280},
+        **every("MOMENTUM_SOURCES_TICK_SECONDS", 300),
     },
     # Opens the digests whose send time has come in each user's time zone and
     # sends them (notifications.delivery); safe to fire twice.
@@ -80,8 +81,7 @@ CELERY_BEAT_SCHEDULE = {
     # Re-tags asked for but lost (the broker down, a worker killed) go again.
     "resend-lost-retags": {
         "task": "topics.tasks.resend_lost_retags",
-        "schedule": integer("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
-        "options": {"expires": 540},
+        **every("MOMENTUM_RETAG_SWEEP_SECONDS", 600),
     },
     # The full-text index of the newest papers, rebuilt when they have doubled
     # (papers.recent_index; a no-op most days).
@@ -100,8 +100,7 @@ CELERY_BEAT_SCHEDULE = {
     # after an ingest have been lost (a no-op when nothing changed).
     "update-similar-papers": {
         "task": "topics.tasks.update_similar_papers",
-        "schedule": integer("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
-        "options": {"expires": 3000},
+        **every("MOMENTUM_SIMILAR_SWEEP_SECONDS", 3600),
     },
     # Trains the readers whose saves or ratings changed since their model was
     # trained (a training whose send was lost); unchanged ones are skipped.
@@ -114,21 +113,18 @@ CELERY_BEAT_SCHEDULE = {
     # ingest have been lost (a no-op when no paper is new).
     "match-saved-searches": {
         "task": "topics.tasks.match_saved_searches",
-        "schedule": integer("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
-        "options": {"expires": 3000},
+        **every("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
     },
     # Rule previews' index terms of papers whose terms are stale: after a
     # release that changed them, every paper's (a no-op most days).
     "derive-rule-terms": {
         "task": "topics.tasks.derive_rule_terms",
-        "schedule": integer("MOMENTUM_RULE_TERMS_SWEEP_SECONDS", 600),
-        "options": {"expires": 540},
+        **every("MOMENTUM_RULE_TERMS_SWEEP_SECONDS", 600),
     },
     # Sends the judge each topic's pending papers (a no-op with no judge set).
     "judge-topics": {
         "task": "topics.tasks.judge_topics",
-        "schedule": MOMENTUM_JUDGE_SWEEP_SECONDS,
-        "options": {"expires": 600},
+        **every("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
     },
 }
 CELERY_TASK_ROUTES = {
