@@ -13,6 +13,7 @@ from citeproc import CitationStylesBibliography
 from citeproc import CitationStylesStyle
 from citeproc import formatter
 from citeproc.source.json import CiteProcJSON
+from django.db.models import QuerySet
 from pybtex.database import parse_string as parse_bibtex
 
 from papers.export import csl_item
@@ -321,6 +322,14 @@ def test_a_library_is_exported_whole_across_its_read_chunks(reader, saved, monke
     """Read a chunk at a time (papers.views.EXPORT_CHUNK), each paper whole
     with its categories, newest saved first."""
     monkeypatch.setattr("papers.views.EXPORT_CHUNK", 1)
+    chunks = []
+    iterator = QuerySet.iterator
+
+    def read(queryset, chunk_size=None):
+        chunks.append(chunk_size)
+        return iterator(queryset, chunk_size=chunk_size)
+
+    monkeypatch.setattr(QuerySet, "iterator", read)
 
     records = rispy.loads(reader.get("/saved/ris/").text)
     items = json.loads(reader.get("/saved/csl.json/").text)
@@ -330,6 +339,7 @@ def test_a_library_is_exported_whole_across_its_read_chunks(reader, saved, monke
     assert [r["keywords"] for r in records] == [["cs.AI"], ["cs.LG", "cs.AI"]]
     assert [item["id"] for item in items] == ["arxiv:2606.00002", "arxiv:2606.00001"]
     assert list(entries) == ["arxiv:2606.00002", "arxiv:2606.00001"]
+    assert chunks == [1, 1, 1]  # each format read its papers a chunk at a time
 
 
 def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved):
