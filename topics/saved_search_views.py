@@ -49,7 +49,9 @@ def create(request: HttpRequest) -> HttpResponse:
         request,
         f"Saved “{search.name}”: its new papers will come to your feed and digest.",
     )
-    return _settings()
+    # Back to the results the reader was reading, which now say under which
+    # name they are saved and link the settings that list the searches.
+    return redirect(safe_next(request, _settings().url))
 
 
 @require_POST

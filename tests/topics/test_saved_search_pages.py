@@ -92,8 +92,11 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
         follow=True,
     )
 
-    assert saved.redirect_chain[-1][0] == "/settings/#searches-heading"
+    assert saved.redirect_chain[-1][0] == "/search/?q=robot"
     assert "Saved “Robots”" in saved.text
+    assert (
+        "Saved as “Robots”: its new papers come to your feed and digest." in saved.text
+    )
     assert SavedSearch.objects.get(user=alice).name == "Robots"
     assert refused.redirect_chain[-1][0] == "/search/?q=x"
     assert "Not saved: Invalid rule: " in refused.text
