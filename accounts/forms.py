@@ -8,6 +8,7 @@ from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import TIME_ZONE_CHOICES
 from accounts.models import DigestPreferences
 from accounts.models import User
+from accounts.models import listed_time_zones
 
 HOUR_CHOICES = [(hour, f"{hour:02d}:00") for hour in range(24)]
 TIME_ZONES = frozenset(name for name, _ in TIME_ZONE_CHOICES)
@@ -63,6 +64,15 @@ class DigestPreferencesForm(forms.ModelForm):
             "time_zone": "Time zone",
         }
         help_texts = {"weekday": "For weekly digests."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Offered: the zones by today's names, and the reader's own if it is an
+        # older one. Taken: any valid zone, such as a browser's older name.
+        offered = listed_time_zones()
+        if self.instance.time_zone not in offered:
+            offered = [*offered, self.instance.time_zone]
+        self.fields["time_zone"].widget.choices = [(name, name) for name in offered]
 
 
 class DeleteAccountForm(forms.Form):

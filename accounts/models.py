@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import zoneinfo
+from functools import cache
+from pathlib import Path
 from typing import Any
 from typing import ClassVar
 
@@ -59,6 +61,21 @@ NOT_PLACES = {"localtime", "Factory", "posixrules"}
 TIME_ZONE_CHOICES = [
     (name, name) for name in sorted(zoneinfo.available_timezones() - NOT_PLACES)
 ]
+
+
+@cache
+def listed_time_zones() -> list[str]:
+    """The zones a reader picks from: UTC and one per country's region, by its
+    name today (tz's zone.tab: Asia/Kolkata, 418 of them), not the names tz
+    keeps for old ones (Asia/Calcutta, W-SU), which stay valid where a browser
+    gave one. Every valid zone where zone.tab is not installed."""
+    valid = {name for name, _ in TIME_ZONE_CHOICES}
+    tables = [Path(directory) / "zone.tab" for directory in zoneinfo.TZPATH]
+    for table in (path for path in tables if path.is_file()):
+        rows = (line.split("\t") for line in table.read_text().splitlines())
+        named = {row[2] for row in rows if len(row) > 2 and not row[0].startswith("#")}
+        return ["UTC", *sorted(named & valid)]
+    return sorted(valid)
 
 
 # The most papers a digest may hold: more would pass the 102 KB of HTML after

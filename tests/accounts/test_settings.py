@@ -14,6 +14,7 @@ from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
 from accounts import tokens
+from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import DigestPreferences
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
@@ -131,13 +132,44 @@ def test_saves_digest_preferences(reader, alice):
     assert preferences.max_papers == 50
 
 
+def test_the_time_zones_offered_are_places_by_their_names_today(reader, alice):
+    """Not the 599 names tz keeps for old ones (W-SU, Africa/Timbuktu); a
+    reader's zone stored under one (a browser's Asia/Calcutta) is kept."""
+    DigestPreferences.objects.update_or_create(
+        user=alice, defaults={"time_zone": "Asia/Calcutta"}
+    )
+
+    page = reader.get(SETTINGS_URL)
+    offered = [
+        value
+        for value, _ in page.context["digest_form"]["time_zone"].field.widget.choices
+    ]
+    saved = reader.post(
+        SETTINGS_URL,
+        {
+            "frequency": "weekly",
+            "weekday": "0",
+            "hour": "8",
+            "max_papers": "30",
+            "time_zone": "Asia/Calcutta",
+        },
+    )
+
+    assert {"UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York"} <= set(offered)
+    assert not {"W-SU", "Africa/Timbuktu", "US/Eastern", "Etc/GMT+5"} & set(offered)
+    assert len(offered) < 450
+    assert '<option value="Asia/Calcutta" selected>' in page.text
+    assert saved.status_code == 302
+    assert DigestPreferences.objects.get(user=alice).time_zone == "Asia/Calcutta"
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
         ("hour", "24"),
         ("hour", "-1"),
         ("max_papers", "0"),
-        ("max_papers", "201"),
+        ("max_papers", str(DIGEST_MAX_PAPERS + 1)),
         ("time_zone", "Mars/Olympus_Mons"),
         ("time_zone", "localtime"),  # the server's zone, not the reader's
         ("frequency", "hourly"),

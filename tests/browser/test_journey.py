@@ -120,25 +120,27 @@ def test_signing_up_sets_the_digest_to_the_browsers_time_zone(new_page, topic):
     expect(page.locator("#id_time_zone")).to_have_value("America/Los_Angeles")
 
 
+# Chromium names India's zone by tz's older name, which the list leaves out.
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "Asia/Calcutta"])
 def test_settings_offer_the_browsers_time_zone_where_the_digest_has_utc(
-    new_page, sign_in, alice
+    new_page, sign_in, alice, zone
 ):
-    page = new_page(timezone_id="Europe/Berlin")
+    page = new_page(timezone_id=zone)
     sign_in(page, alice)
     page.goto("/settings/")
 
     page.get_by_role("button", name="Use it").focus()
     page.keyboard.press("Enter")
-    expect(page.locator("#id_time_zone")).to_have_value("Europe/Berlin")
+    expect(page.locator("#id_time_zone")).to_have_value(zone)
     # The button is gone: the focus is on what it set, and what it did is said.
     expect(page.locator("#id_time_zone")).to_be_focused()
     expect(page.get_by_role("status").filter(has_text="Set to")).to_have_text(
-        "Set to Europe/Berlin: save to keep it."
+        f"Set to {zone}: save to keep it."
     )
     page.get_by_role("button", name="Save digest preferences").click()
 
-    expect(page.locator("#id_time_zone")).to_have_value("Europe/Berlin")
-    assert DigestPreferences.objects.for_user(alice).time_zone == "Europe/Berlin"
+    expect(page.locator("#id_time_zone")).to_have_value(zone)
+    assert DigestPreferences.objects.for_user(alice).time_zone == zone
     expect(page.locator(".zone-offer")).to_have_count(0)  # nothing more to offer
 
 
