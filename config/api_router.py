@@ -17,12 +17,12 @@ from papers.api import IngestRunViewSet
 from papers.api import PaperViewSet
 from papers.api import RatingViewSet
 from papers.api import SavedViewSet
-from topics.api import SLUG_PATH
-from topics.api import FlagView
-from topics.api import FollowViewSet
-from topics.api import RecommendationView
-from topics.api import SavedSearchViewSet
-from topics.api import TopicViewSet
+from topics.api.flags import FlagView
+from topics.api.follows import FollowViewSet
+from topics.api.recommendations import RecommendationView
+from topics.api.searches import SavedSearchViewSet
+from topics.api.topics import SLUG_PATH
+from topics.api.topics import TopicViewSet
 from topics.ask.api import PaperAskView
 from topics.ask.api import TopicAskView
 

@@ -27,8 +27,12 @@ from topics.saved_searches import update_search
 FIELDS = ("name", "query", "syntax")
 
 
+def _settings_url() -> str:
+    return reverse("accounts:settings") + "#searches-heading"
+
+
 def _settings() -> HttpResponse:
-    return redirect(reverse("accounts:settings") + "#searches-heading")
+    return redirect(_settings_url())
 
 
 @require_POST
@@ -51,7 +55,7 @@ def create(request: HttpRequest) -> HttpResponse:
     )
     # Back to the results the reader was reading, which now say under which
     # name they are saved and link the settings that list the searches.
-    return redirect(safe_next(request, _settings().url))
+    return redirect(safe_next(request, _settings_url()))
 
 
 @require_POST

@@ -23,8 +23,8 @@ from core.api.fields import Text
 from core.api.views import StrictQueryParams
 from papers.api import PAPER_ID_PARAMETER
 from papers.query import get_paper
-from topics.api import MOVED
-from topics.api import SLUG_PARAMETER
+from topics.api.topics import MOVED
+from topics.api.topics import SLUG_PARAMETER
 from topics.ask.asking import answer_data
 from topics.ask.asking import ask
 from topics.ask.asking import source_data

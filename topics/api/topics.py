@@ -1,0 +1,235 @@
+"""The topics resource: anyone reads, staff write; a read at a former slug
+is sent on to the merged topic."""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from django.db.models import Count
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.api.caching import CONDITIONAL_PARAMETERS
+from core.api.caching import CONDITIONAL_RESPONSES
+from core.api.caching import VALIDATOR_HEADERS
+from core.api.caching import conditional_response
+from core.api.errors import ErrorSerializer
+from core.api.views import StrictQueryParams
+from core.api.views import query_names
+from papers.api import PAPER_LIST_ERRORS
+from papers.api import PAPER_LIST_PARAMETERS
+from papers.api import paper_list_response
+from papers.filters import PaperFilterSerializer
+from papers.pagination import PaperCursorPagination
+from papers.serializers import PaperPageSerializer
+from topics.curation import request_retag
+from topics.editing import save_topic
+from topics.following import follows_fingerprint
+from topics.following import with_follower_count
+from topics.models import Topic
+from topics.permissions import CuratorsWrite
+from topics.query import active_topics
+from topics.query import follow_merges
+from topics.query import related_topics
+from topics.query import with_figures
+from topics.serializers import RetagSerializer
+from topics.serializers import TopicDetailSerializer
+from topics.serializers import TopicSerializer
+from topics.serializers import TopicWriteSerializer
+
+SLUG_PATH = r"[-a-zA-Z0-9_]+"
+SLUG_PARAMETER = OpenApiParameter(
+    "slug",
+    str,
+    OpenApiParameter.PATH,
+    pattern=rf"^{SLUG_PATH}$",
+    description="The topic's slug.",
+)
+# A read at a former slug (topics.query.follow_merges).
+MOVED = {
+    301: OpenApiResponse(
+        description="The slug is a former one of the topic (renamed, or merged "
+        "into another): Location is the same address under its slug now."
+    )
+}
+# What a PUT gives the fields it leaves out: a new topic's values.
+REPLACED_DEFAULTS = {
+    "description": "",
+    "definition": "",
+    "glossary": "",
+    "categories": [],
+    "related": [],
+    "is_active": True,
+}
+WRITE_ERRORS = {
+    404: OpenApiResponse(
+        ErrorSerializer,
+        description="No such topic, or a category or related topic in the body "
+        "that does not exist (code not_found, with the field).",
+    ),
+    409: OpenApiResponse(
+        ErrorSerializer,
+        description="Another topic has this name or slug (code conflict, with "
+        "the field).",
+    ),
+}
+
+
+class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
+    """Curated topics with their momentum. Anyone reads active topics; staff
+    create and change topics (active or not) and ask for re-tags."""
+
+    permission_classes = [CuratorsWrite]
+    lookup_field = "slug"
+    lookup_value_regex = SLUG_PATH
+    queryset = Topic.objects.none()
+    serializer_class = TopicSerializer
+
+    def allowed_query_params(self) -> AbstractSet[str]:
+        if self.action == "papers":
+            fields = query_names(PaperFilterSerializer) - {"topic"}
+            return fields | PaperCursorPagination.query_params
+        return set()
+
+    @extend_schema(
+        summary="List topics",
+        description="Every active topic by name, with paper and follower counts "
+        "and its momentum (null before the first count).",
+        parameters=[*CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: TopicSerializer(many=True), **CONDITIONAL_RESPONSES},
+    )
+    def list(self, request: Request) -> Response | HttpResponse:
+        def build() -> list[dict[str, Any]]:
+            topics = with_figures(with_follower_count(active_topics()).order_by("name"))
+            return TopicSerializer(topics, many=True, context={"request": request}).data  # type: ignore[return-value]  # many=True: a list
+
+        return conditional_response(request, build, fingerprint=follows_fingerprint())
+
+    @extend_schema(
+        summary="One topic",
+        description="Glossary, rule, the weekly momentum series and related topics.",
+        parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
+        responses={200: TopicDetailSerializer, **CONDITIONAL_RESPONSES, **MOVED},
+    )
+    @follow_merges
+    def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
+        def build() -> dict[str, Any]:
+            topics = with_follower_count(active_topics()).prefetch_related("categories")
+            topic = with_figures([get_object_or_404(topics, slug=slug)])[0]
+            context = {"request": request, "related": related_topics(topic)}
+            return TopicDetailSerializer(topic, context=context).data
+
+        return conditional_response(request, build, fingerprint=follows_fingerprint())
+
+    @extend_schema(
+        summary="A topic's papers",
+        description="The same filters and pagination as the paper list.",
+        parameters=[
+            SLUG_PARAMETER,
+            *PAPER_LIST_PARAMETERS,
+            # The path names the topic.
+            OpenApiParameter("topic", exclude=True),
+            *CONDITIONAL_PARAMETERS,
+            *VALIDATOR_HEADERS,
+        ],
+        responses={
+            200: PaperPageSerializer,
+            **CONDITIONAL_RESPONSES,
+            **PAPER_LIST_ERRORS,
+            **MOVED,
+        },
+    )
+    @action(detail=True, methods=["get"])
+    @follow_merges
+    def papers(self, request: Request, slug: str) -> Response | HttpResponse:
+        return paper_list_response(request, topic=slug)
+
+    @extend_schema(
+        summary="Create a topic (staff)",
+        description="Validated as in admin: an invalid rule is refused with the "
+        "position of the problem. The new topic's papers are tagged in the "
+        "background.",
+        request=TopicWriteSerializer,
+        responses={201: TopicDetailSerializer, **WRITE_ERRORS},
+    )
+    def create(self, request: Request) -> Response:
+        return self._save(request, Topic(), status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Replace a topic (staff)",
+        description="Fields left out take their defaults, as for a new topic: "
+        "empty text and lists, active. PATCH changes only the fields sent.",
+        parameters=[SLUG_PARAMETER],
+        request=TopicWriteSerializer,
+        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
+    )
+    def update(self, request: Request, slug: str) -> Response:
+        topic = get_object_or_404(Topic, slug=slug)
+        given = request.data
+        if isinstance(given, dict):
+            given = {**REPLACED_DEFAULTS, **given}
+        return self._save(request, topic, status.HTTP_200_OK, data=given)
+
+    @extend_schema(
+        summary="Change a topic (staff)",
+        description="A changed rule, category list or activity re-tags the "
+        "topic's papers in the background, as in admin.",
+        parameters=[SLUG_PARAMETER],
+        request=TopicWriteSerializer,
+        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
+    )
+    def partial_update(self, request: Request, slug: str) -> Response:
+        topic = get_object_or_404(Topic, slug=slug)
+        return self._save(request, topic, status.HTTP_200_OK, partial=True)
+
+    @extend_schema(
+        summary="Re-tag a topic's papers (staff)",
+        description="Queued for the tagging workers; `retag_requested_at` tells "
+        "when. Asking again restarts it.",
+        parameters=[SLUG_PARAMETER],
+        request=None,
+        responses={202: RetagSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def retag(self, request: Request, slug: str) -> Response:
+        topic = get_object_or_404(Topic, slug=slug)
+        request_retag(topic)
+        return Response(RetagSerializer(topic).data, status=status.HTTP_202_ACCEPTED)
+
+    def _save(
+        self,
+        request: Request,
+        topic: Topic,
+        code: int,
+        *,
+        partial: bool = False,
+        data: Any = None,
+    ) -> Response:
+        given = TopicWriteSerializer(
+            topic if topic.pk else None,
+            data=request.data if data is None else data,
+            partial=partial,
+        )
+        given.is_valid(raise_exception=True)
+        fields = dict(given.validated_data)
+        topic = save_topic(
+            topic,
+            fields=fields,
+            categories=fields.pop("categories", None),
+            related=fields.pop("related", None),
+        )
+        # Staff may change inactive topics, which active_topics() leaves out.
+        shown = Topic.objects.filter(pk=topic.pk).select_related("momentum")
+        shown = with_follower_count(shown.annotate(paper_count=Count("paper_topics")))
+        topic = with_figures(shown.prefetch_related("categories"))[0]
+        context = {"request": request, "related": related_topics(topic)}
+        return Response(TopicDetailSerializer(topic, context=context).data, status=code)
