@@ -72,7 +72,10 @@ class DigestPreferencesForm(forms.ModelForm):
         offered = listed_time_zones()
         if self.instance.time_zone not in offered:
             offered = [*offered, self.instance.time_zone]
-        self.fields["time_zone"].widget.choices = [(name, name) for name in offered]
+        select = self.fields["time_zone"].widget
+        select.choices = [(name, name) for name in offered]
+        # The other names taken, for site.js to offer a browser's only if it is.
+        select.attrs["data-also-valid"] = " ".join(sorted(TIME_ZONES - set(offered)))
 
 
 class DeleteAccountForm(forms.Form):

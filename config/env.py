@@ -110,7 +110,8 @@ def every(name: str, default: int) -> dict[str, Any]:
     seconds = integer(name, default)
     if seconds < 1:
         raise ImproperlyConfigured(f"{name} must be 1 or more, not {seconds}")
-    return {"schedule": seconds, "options": {"expires": seconds * 9 // 10}}
+    # Celery takes an expiry of 0 as expired at once: a tick would never run.
+    return {"schedule": seconds, "options": {"expires": max(1, seconds * 9 // 10)}}
 
 
 def site_url(name: str, default: str) -> str:

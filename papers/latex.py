@@ -110,9 +110,12 @@ SHOWN = {
     "thinsp": "\u2009",
     "|": "‖",  # a norm, \|x\|
 }
-# An unknown macro with an argument, \revise{Type 2} or \boldsymbol{x}: markup
-# whose argument is the text (an environment's \begin{...} is not a macro).
-UNKNOWN_MARKUP = re.compile(r"\\(?!(?:begin|end)\b)([A-Za-z]+)\*?(?=\{(?!\}))")
+# A macro neither side of pylatexenc knows, with an argument, \revise{Type 2} or
+# \boldsymbol{x}: markup whose argument is the text (not after a line
+# break's \\; an environment's \begin{...} is not a macro).
+UNKNOWN_MARKUP = re.compile(r"(?<!\\)\\(?!(?:begin|end)\b)([A-Za-z]+)\*?(?=\{(?!\}))")
+# \verb|OLMo2-1B|: its text as it is, between any two equal characters.
+VERB = re.compile(r"\\verb\*?([^\sA-Za-z*])(.*?)\1")
 # What is left of an island pylatexenc cannot read: its commands and braces go.
 COMMAND = re.compile(r"\\[a-zA-Z]+\*?|\\(?=\W)|[{}$]")
 
@@ -183,6 +186,8 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
             MacroTextSpec("tfrac", text.get_macro_spec("frac").simplify_repl),
             MacroTextSpec("dfrac", text.get_macro_spec("frac").simplify_repl),
             MacroTextSpec("unicode", _unicode),
+            MacroTextSpec("textsf", "%(1)s"),  # discarded by default
+            MacroTextSpec("mbox", "%(1)s"),
             *(MacroTextSpec(name, "") for name in DROPPED),
             *(MacroTextSpec(name, shown) for name, shown in SHOWN.items()),
         ],
@@ -196,6 +201,10 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
 
 
 def _macro_name(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    # One the parser took arguments for (\label{x}, \citeauthor{x}) is not
+    # text: it reads as nothing, as pylatexenc has it.
+    if node.nodeargd is not None and any(node.nodeargd.argnlist):
+        return ""
     return node.macroname
 
 
@@ -204,14 +213,14 @@ def _unicode(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
     argument = node.nodeargd.argnlist[-1]
     code = l2tobj.nodelist_to_text([argument]) if argument else ""
     try:
-        number = int(code[1:], 16) if code[:1] in "xX" else int(code)
-        return chr(number) if 32 <= number < 0x110000 else ""
+        return _character(int(code[1:], 16) if code[:1] in "xX" else int(code))
     except ValueError:
         return ""
 
 
 PARSING_CONTEXT, TEXT_CONTEXT = _context()
 UNKNOWN_MACRO = TEXT_CONTEXT.unknown_macro_spec
+UNKNOWN_PARSED = PARSING_CONTEXT.unknown_macro_spec
 CONVERTER = LatexNodes2Text(latex_context=TEXT_CONTEXT, math_mode="text")
 
 
@@ -262,7 +271,7 @@ def _render(source: str, math: bool) -> str:
     if math or "$" in latex:
         latex = DEGREE.sub("°", latex)
         latex = COMMAND_SPACE.sub(r"\1\\ ", SCRIPT.sub(_script, latex))
-    latex = UNKNOWN_MARKUP.sub(_without_unknown, latex)
+    latex = UNKNOWN_MARKUP.sub(_without_unknown, VERB.sub(r"\\texttt{\2}", latex))
     try:
         walker = latexwalker.LatexWalker(latex, latex_context=PARSING_CONTEXT)
         nodes, _, _ = walker.get_latex_nodes()
@@ -274,8 +283,12 @@ def _render(source: str, math: bool) -> str:
 
 
 def _without_unknown(match: re.Match[str]) -> str:
-    """An unknown macro before its argument goes; a known one stays."""
-    unknown = TEXT_CONTEXT.get_macro_spec(match.group(1)) is UNKNOWN_MACRO
+    """An unknown macro before its argument goes; one either side knows stays."""
+    name = match.group(1)
+    unknown = (
+        TEXT_CONTEXT.get_macro_spec(name) is UNKNOWN_MACRO
+        and PARSING_CONTEXT.get_macro_spec(name) is UNKNOWN_PARSED
+    )
     return "" if unknown else match.group(0)
 
 
@@ -291,5 +304,14 @@ def _char(match: re.Match[str]) -> str:
     else:
         code = int(hexadecimal, 16) if hexadecimal else int(octal, 8)
     # Not a character that would be read as TeX again.
-    character = chr(code) if 32 <= code < 0x110000 else ""
+    character = _character(code)
     return "" if character in "\\{}$" else character
+
+
+def _character(code: int) -> str:
+    """The character of a code TeX names, or nothing for one no page, feed or
+    mail can hold: a control character, half of a surrogate pair, a
+    non-character."""
+    if code < 32 or 0xD800 <= code <= 0xDFFF or code & 0xFFFE == 0xFFFE:
+        return ""
+    return chr(code) if code < 0x110000 else ""

@@ -385,9 +385,18 @@ def parse_query(text: str) -> list[list[Term]]:
 
 
 def as_typed(text: str) -> str:
-    """The query with its syntax as a keyboard types it (TYPED_SYNTAX):
+    """The query with its syntax as a keyboard types it (NFKC, TYPED_SYNTAX):
     what parse_query reads, and what a saved search's checks must read."""
-    return unicodedata.normalize("NFKC", text).translate(TYPED_SYNTAX)
+    return typed_with_places(text)[0]
+
+
+def typed_with_places(text: str) -> tuple[str, list[int]]:
+    """`as_typed(text)`, and for each of its characters (and its end) the place
+    in `text` it comes from: NFKC writes "…" as "...", three for one. Each
+    character is normalised alone, so that places stay known."""
+    parts = [unicodedata.normalize("NFKC", character) for character in text]
+    places = [place for place, part in enumerate(parts) for _ in part]
+    return "".join(parts).translate(TYPED_SYNTAX), [*places, len(text)]
 
 
 def arxiv_id_query(text: str) -> tuple[str, int | None] | None:

@@ -41,10 +41,10 @@ from papers.search import NEWEST_FIRST
 from papers.search import TERM
 from papers.search import IsAmong
 from papers.search import arxiv_id_query
-from papers.search import as_typed
 from papers.search import matching_papers as search_matches
 from papers.search import newest_matches
 from papers.search import parse_query
+from papers.search import typed_with_places
 from papers.versions import reader_changed
 from topics import prefilter
 from topics.models import SavedSearch
@@ -134,15 +134,19 @@ def _check_rule(query: str) -> CompiledRule:
 def _check_search(query: str) -> None:
     """The search syntax refuses nothing (papers.search.parse_query); an alert
     refuses what would match nothing, everything, or not what was meant.
-    Positions are in the query as search reads it (a full-width letter is one
-    letter there too)."""
-    query = as_typed(query)
-    if not query.strip():
-        raise _search_error("Type some words to search for", 0)
-    if arxiv_id_query(query):
-        raise _search_error("An arXiv id names one paper: save the paper instead", 0)
-    if field := FIELD_PREFIX.search(query):
-        raise _search_error(
+    It reads the query as search does (papers.search.as_typed: a phone's
+    minus sign is "-"); positions are in the query as typed."""
+    typed, places = typed_with_places(query)
+
+    def error(message: str, position: int) -> SavedSearchError:
+        return _search_error(message, places[position])
+
+    if not typed.strip():
+        raise error("Type some words to search for", 0)
+    if arxiv_id_query(typed):
+        raise error("An arXiv id names one paper: save the paper instead", 0)
+    if field := FIELD_PREFIX.search(typed):
+        raise error(
             f"{field.group(0)} is a field of the topic rule syntax, which search "
             "does not read: choose Topic rule, or leave it out",
             field.start(),
@@ -152,16 +156,16 @@ def _check_search(query: str) -> None:
     start: int | None = None
     last_or: int | None = None
     positive = False
-    for match in TERM.finditer(query):
+    for match in TERM.finditer(typed):
         quoted = match.group(2) is not None
         # TERM takes a quote left open as a phrase to the end of the text.
         closed = len(match.group(0)) - len(match.group(1) or "") >= 2
         if quoted and not (closed and match.group(0).endswith('"')):
-            raise _search_error("Unbalanced quote", match.start(2) - 1)
+            raise error("Unbalanced quote", match.start(2) - 1)
         words = " ".join(match.group(2 if quoted else 4).split())
         if not quoted and words.lower() == "or":
             if start is None:
-                raise _search_error("Nothing before or", match.start())
+                raise error("Nothing before or", match.start())
             alternatives.append((start, positive))
             start, positive = None, False
             last_or = match.start()
@@ -173,13 +177,13 @@ def _check_search(query: str) -> None:
         positive = positive or not (match.group(1) or match.group(3))
     if start is None:
         if last_or is None:
-            raise _search_error("Nothing to search for", 0)
-        raise _search_error("Nothing after or", last_or)
+            raise error("Nothing to search for", 0)
+        raise error("Nothing after or", last_or)
     alternatives.append((start, positive))
     for begins, has_positive in alternatives:
         if not has_positive:
-            raise _search_error("Only excluded words: add a word to look for", begins)
-    assert parse_query(query)  # what the checks let through searches for something
+            raise error("Only excluded words: add a word to look for", begins)
+    assert parse_query(typed)  # what the checks let through searches for something
 
 
 def _search_error(message: str, position: int) -> SavedSearchError:

@@ -423,12 +423,14 @@
   // Settings offer it where the digest's is still UTC and the browser's is not
   // (a reader who signed up without it); saving the form keeps it.
   const zoneChoice = document.querySelector("select[name=time_zone]");
-  if (zoneChoice && zoneChoice.value === "UTC" && browserZone && browserZone !== "UTC") {
-    // The list holds zones by today's names; a browser may give an older one
-    // (Chrome's Asia/Calcutta), which the site takes too.
-    if (![...zoneChoice.options].some((o) => o.value === browserZone)) {
-      zoneChoice.add(new Option(browserZone, browserZone));
-    }
+  // The list holds zones by today's names; a browser may give an older one
+  // (Chromium's Asia/Calcutta), which the site takes too (data-also-valid).
+  const alsoValid = (zoneChoice?.dataset.alsoValid || "").split(" ");
+  if (zoneChoice && alsoValid.includes(browserZone)) {
+    zoneChoice.add(new Option(browserZone, browserZone));
+  }
+  const known = zoneChoice && [...zoneChoice.options].some((o) => o.value === browserZone);
+  if (known && zoneChoice.value === "UTC" && browserZone !== "UTC") {
     const offer = document.createElement("p");
     offer.className = "meta zone-offer";
     offer.setAttribute("role", "status"); // what "Use it" did is said

@@ -116,6 +116,17 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"$o\big(\tfrac{1}{n}\big)$, $f\colon X \ne Y$", "o(1/n), f: X ≠ Y"),
         (r"behavior $\unicode{x2013}$ as in SOC\@.", "behavior \u2013 as in SOC."),
         (r"LLaMA\nobreakdash-3.1, {\color{black} GNNs}", "LLaMA-3.1, GNNs"),
+        # What the parser knows takes arguments stays hidden, as it was...
+        (r"\label{sec:intro}Intro \citeauthor{vaswani2017} \vphantom{x}", "Intro"),
+        # ...but for the text some show: \textsf{Cajal}, \verb|OLMo2-1B|.
+        (
+            r"$\textsf{Cajal}$ and \mbox{fast} \verb|OLMo2-1B| models",
+            "Cajal and fast OLMo2-1B models",
+        ),
+        # A line break before a word is not a macro: \\foo{x} is no markup.
+        (r"a\\b", "a b"),
+        # A character no page can hold is left out, not written.
+        (r'a $\unicode{xD800}$ b \char"D800 c', "a b c"),
         # What pylatexenc cannot read loses its commands and braces only.
         (r"\begin{itemize} \item one \end{itemize}", "* one"),
         (r"<script>$x$</script>", "<script>x</script>"),

@@ -49,6 +49,8 @@ pytestmark = pytest.mark.django_db
         ("\u2212robot", "Only excluded words", 0),
         ("agents \u201ctool use", "Unbalanced quote at position 7", 7),
         ("agents \uff41\uff55:Levine", "au: is a field of the topic rule syntax", 7),
+        # Positions are in the query as typed, where "…" is one character.
+        ("\u2026 \u00bd ti:graphs", "ti: is a field of the topic rule syntax", 4),
     ],
 )
 def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, position):

@@ -138,9 +138,14 @@ def test_the_retag_command_waits_as_the_task_does_and_marks_the_request_done():
     other = make_topic("Graphs", rule="ti:graph", slug="graphs")
     Topic.objects.update(retag_requested_at=timezone.now())
     out = StringIO()
+    trained: list[int] = []
+    learn = mock.patch(
+        "topics.management.commands.topics.train_topic_model", trained.append
+    )
 
     def retag() -> None:
-        call_command("topics", "retag", "nets", "graphs", stdout=out)
+        with learn:
+            call_command("topics", "retag", "nets", "graphs", stdout=out)
         connections.close_all()  # this thread's own
 
     with held("retag", other.pk):  # a re-tag under way
@@ -156,3 +161,4 @@ def test_the_retag_command_waits_as_the_task_does_and_marks_the_request_done():
     tagged = PaperTopic.objects.filter(topic=topic).values_list("paper__arxiv_id")
     assert list(tagged) == [("2606.00001",)]
     assert not any(topic.retag_pending for topic in Topic.objects.all())
+    assert sorted(trained) == sorted([topic.pk, other.pk])

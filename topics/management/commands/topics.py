@@ -11,6 +11,7 @@ from topics.prefilter import refresh_rule_documents
 from topics.preview import preview_rule
 from topics.retagging import run_retag
 from topics.saved_searches import refill_word_searches
+from topics.tasks import train_topic_model
 
 
 class Command(BaseCommand):
@@ -79,6 +80,10 @@ class Command(BaseCommand):
             missing = set(slugs) - {topic.slug for topic in topics}
             if missing:
                 raise CommandError(f"no topic with slug {', '.join(sorted(missing))}")
-        # As the worker's task does: after a re-tag under way, marked done.
+        # As the worker's task does (topics.tasks.retag_topic): after a re-tag
+        # under way, marked done, then each topic's model trained on the
+        # rule's new matches.
         result = run_retag(*(topic.pk for topic in topics))
+        for topic in topics:
+            train_topic_model(topic.pk)
         self.stdout.write(f"Re-tagged {len(topics)} topic(s): {result}")
