@@ -11,6 +11,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
 from allauth.utils import build_absolute_uri
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.sites.shortcuts import get_current_site
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
@@ -22,6 +23,7 @@ from rest_framework.throttling import BaseThrottle
 from accounts.models import DigestPreferences
 from accounts.tasks import as_data
 from accounts.tasks import send_account_mail
+from core.mail import describe
 from core.mail import is_permanent
 from core.mail import message_id
 from core.queue import send
@@ -76,12 +78,50 @@ class AccountAdapter(DefaultAccountAdapter):
         try:
             message.send()
         except (OSError, smtplib.SMTPException) as exc:
-            if settings.CELERY_TASK_ALWAYS_EAGER or is_permanent(exc):
+            if is_permanent(exc):
+                logger.error("account mail to %s refused: %s", email, exc)
+                self._not_sent(
+                    request,
+                    f"The mail server refused the email to {email} ({describe(exc)}):"
+                    " check the address.",
+                )
+            elif settings.CELERY_TASK_ALWAYS_EAGER:  # no worker to try again
                 logger.error("account mail to %s not sent: %s", email, exc)
-                return
-            logger.warning("account mail to %s not sent yet (%s): queued", email, exc)
-            if not send(send_account_mail, as_data(message)):
-                logger.error("account mail to %s lost: broker down too", email)
+                self._not_sent(
+                    request,
+                    f"We could not send the email to {email} just now (the mail "
+                    f"server: {describe(exc)}): try again in a few minutes.",
+                )
+            else:
+                logger.warning(
+                    "account mail to %s not sent yet (%s): queued", email, exc
+                )
+                if not send(send_account_mail, as_data(message)):
+                    logger.error("account mail to %s lost: broker down too", email)
+
+    # A mail that did not go is said, and allauth's "Confirmation email sent"
+    # is not.
+    def _not_sent(self, request: HttpRequest | None, text: str) -> None:
+        if request is None:
+            return
+        request.account_mail_not_sent = True  # type: ignore[attr-defined]
+        messages.error(request, text, fail_silently=True)
+
+    def add_message(
+        self,
+        request: HttpRequest,
+        level: int,
+        message_template: str | None = None,
+        message_context: dict[str, Any] | None = None,
+        extra_tags: str = "",
+        message: str | None = None,
+    ) -> None:
+        sent = message_template == "account/messages/email_confirmation_sent.txt"
+        if sent and getattr(request, "account_mail_not_sent", False):
+            return
+        super().add_message(
+            request, level, message_template, message_context, extra_tags, message
+        )
 
     # Account mails go out as digests do: a reply reaches the operator (the
     # notices name them), out-of-office replies stay away, and the Message-ID

@@ -1,5 +1,5 @@
-"""What a mail server's refusal says (whether trying again can help), and
-the site's own mail domain."""
+"""What a mail server's refusal says (what it answered, whether trying again
+can help), and the site's own mail domain."""
 
 from __future__ import annotations
 
@@ -25,6 +25,23 @@ def reply_code(exc: Exception) -> int | None:
     if isinstance(exc, smtplib.SMTPResponseException):
         return int(exc.smtp_code)
     return None
+
+
+def describe(exc: Exception) -> str:
+    """What the server answered, for a digest's record and a reader's page:
+    "recipient refused: 550 no such user", "451 try later"."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        replies = [
+            f"{code} {_text(message)}" for code, message in exc.recipients.values()
+        ]
+        return f"recipient refused: {'; '.join(replies)}"[:500]
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"[:500]
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _text(reply: bytes | str) -> str:
+    return reply.decode(errors="replace") if isinstance(reply, bytes) else reply
 
 
 def is_permanent(exc: Exception) -> bool:

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from accounts.models import User
+from core.mail import describe
 from core.mail import is_permanent
 from notifications.content import Content
 from notifications.tokens import digest_view_key
@@ -185,20 +186,5 @@ class Mailer:
 def classify(exc: Exception) -> SendError:
     """Sort a sending error into worth-retrying or not, by the SMTP reply code."""
     if is_permanent(exc):
-        return PermanentSendError(_describe(exc))
-    return TransientSendError(_describe(exc))
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, smtplib.SMTPRecipientsRefused):
-        replies = [
-            f"{code} {_text(message)}" for code, message in exc.recipients.values()
-        ]
-        return f"recipient refused: {'; '.join(replies)}"[:500]
-    if isinstance(exc, smtplib.SMTPResponseException):
-        return f"{exc.smtp_code} {_text(exc.smtp_error)}"[:500]
-    return f"{type(exc).__name__}: {exc}"[:500]
-
-
-def _text(reply: bytes | str) -> str:
-    return reply.decode(errors="replace") if isinstance(reply, bytes) else reply
+        return PermanentSendError(describe(exc))
+    return TransientSendError(describe(exc))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gettext
 import re
+import smtplib
 import time
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from django.core import mail
 from accounts.models import DigestPreferences
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
+from tests.notifications.factories import FAILING_BACKEND
+from tests.notifications.factories import FailingBackend
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 
@@ -282,6 +285,40 @@ def test_the_confirmation_page_says_what_to_do_when_no_mail_comes(client, monkey
     assert second.to == ["gina@example.com"]
     client.post(link_in(second))
     assert EmailAddress.objects.get(email="gina@example.com").verified
+
+
+@pytest.mark.parametrize(
+    ("error", "told"),
+    [
+        (
+            smtplib.SMTPRecipientsRefused({"hal@example.com": (550, b"no such user")}),
+            "The mail server refused the email to hal@example.com (recipient "
+            "refused: 550 no such user): check the address.",
+        ),
+        # The embedded default has no worker to try again later.
+        (
+            ConnectionRefusedError(111, "Connection refused"),
+            "We could not send the email to hal@example.com just now (the mail "
+            "server: ConnectionRefusedError: [Errno 111] Connection refused): try "
+            "again in a few minutes.",
+        ),
+    ],
+)
+def test_a_sign_up_whose_mail_did_not_go_is_told_so_not_that_it_was_sent(
+    client, settings, error, told
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = error
+
+    page = client.post(
+        "/accounts/signup/",
+        {"email": "hal@example.com", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
+    )
+
+    assert told in page.text
+    assert "Confirmation email sent" not in page.text
 
 
 @pytest.mark.parametrize(
