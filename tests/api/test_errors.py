@@ -110,7 +110,7 @@ def test_an_unexpected_failure_is_a_500_in_the_same_shape(
     def broken(*args, **kwargs):
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr("papers.api.get_paper", broken)
+    monkeypatch.setattr("papers.api.papers.get_paper", broken)
     response = anonymous.get("/api/v1/papers/2606.00100/")
     error = assert_error(response, 500, "server_error")
     assert "fire" not in error["message"]

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from accounts.requests import signed_in
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
-from papers.api import PAPER_ID_PARAMETER
+from papers.api.papers import PAPER_ID_PARAMETER
 from papers.query import get_paper
 from topics.api.topics import SLUG_PARAMETER
 from topics.flags import FlagResult

@@ -25,9 +25,9 @@ from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
-from papers.api import PAPER_LIST_ERRORS
-from papers.api import PAPER_LIST_PARAMETERS
-from papers.api import paper_list_response
+from papers.api.papers import PAPER_LIST_ERRORS
+from papers.api.papers import PAPER_LIST_PARAMETERS
+from papers.api.papers import paper_list_response
 from papers.filters import PaperFilterSerializer
 from papers.pagination import PaperCursorPagination
 from papers.serializers import PaperPageSerializer

@@ -21,7 +21,7 @@ from core.api.errors import ErrorSerializer
 from core.api.fields import QueryDate
 from core.api.fields import Text
 from core.api.views import StrictQueryParams
-from papers.api import PAPER_ID_PARAMETER
+from papers.api.papers import PAPER_ID_PARAMETER
 from papers.query import get_paper
 from topics.api.topics import MOVED
 from topics.api.topics import SLUG_PARAMETER
