@@ -31,6 +31,8 @@ AUTHORS_SHOWN = 3
 AUTHORS_SECTION = "By authors you follow"
 AFFILIATIONS_SHOWN = 2
 SUMMARY_CHARS = 200
+# Titles in the inbox's preview line (Content.preview).
+PREVIEW_TITLES = 3
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # Where a sentence does not end though a capital follows: after an
 # abbreviation or an initial ("e.g. Transformers", "the U.S. Census", "(J.
@@ -99,6 +101,17 @@ class Content:
         """The sections with new papers the cap left no room for: past it,
         sections share the slots one each, earlier sections first."""
         return [section for section in self.sections if not section.entries]
+
+    @property
+    def preview(self) -> str:
+        """The first papers' titles: the line mail apps show beside the
+        subject, which would otherwise be the header's boilerplate."""
+        titles = [
+            " ".join(latex_to_text(entry.paper.title).split())
+            for section in self.shown
+            for entry in section.entries[:PREVIEW_TITLES]
+        ][:PREVIEW_TITLES]
+        return " · ".join(titles)
 
     @property
     def left_out(self) -> list[date]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import smtplib
 from datetime import UTC
 from datetime import date
@@ -132,6 +133,23 @@ def test_headers_offer_one_click_unsubscribe(subscriber, agents):
     assert headers["List-Unsubscribe"].startswith(
         "<https://momentum.example/unsubscribe/"
     )
+
+
+def test_the_inbox_preview_names_the_first_papers_not_the_boilerplate(
+    subscriber, agents
+):
+    """Mail apps show the first text of an email beside its subject: the
+    papers, before the header's "New papers in the topics you follow"."""
+    add_papers(agents, date(2026, 7, 10), title=r"$\alpha$-Agents & tools")
+    add_papers(agents, date(2026, 7, 9), title="Planning agents")
+
+    send_due(MONDAY_9)
+
+    html = mail.outbox[0].alternatives[0][0]
+    body = html.split("<body", 1)[1]
+    preview = re.search(r'<div style="display:none[^"]*">(.*?)</div>', body).group(1)
+    assert preview == "\u03b1-Agents &amp; tools · Planning agents"
+    assert body.index(preview) < body.index("New papers in the topics you follow")
 
 
 def test_a_paper_sent_once_is_never_sent_again(subscriber, agents):
