@@ -76,7 +76,9 @@ def render_digest(
 ) -> Rendered:
     """The digest's subject, text and HTML, from one context; `note` heads the
     body (a test digest has its own). `in_browser`: for the page that shows it,
-    which needs no link to itself."""
+    which needs no link to itself, and opens without a login to whoever has
+    its link: its footer has no unsubscribe link, which would let them turn
+    the reader's digests off (settings does it, signed in)."""
     base = site_url()
     preview = base + reverse("notifications:preview")
     if in_browser:
@@ -91,7 +93,7 @@ def render_digest(
         "site_url": base,
         "preview_url": preview,
         "settings_url": base + reverse("accounts:settings"),
-        "unsubscribe_url": unsubscribe_url(user),
+        "unsubscribe_url": "" if in_browser else unsubscribe_url(user),
     }
     context["subject"] = " ".join(
         render_to_string("emails/digest-subject.txt", context).split()

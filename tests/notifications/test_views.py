@@ -141,8 +141,11 @@ def test_the_mails_view_in_browser_link_opens_the_digest_without_a_login(
 
     assert response.status_code == 200
     assert b"Sent before" in response.content
-    # The page needs no link to itself.
+    # The page needs no link to itself; and whoever the link was passed on to
+    # (it opens without a login) cannot turn the reader's digests off.
     assert "View in your browser" not in response.text
+    assert "/unsubscribe/" not in response.text
+    assert f'href="{settings.MOMENTUM_SITE_URL}/settings/"' in response.text
     assert not response.cookies
     # The link is a credential: kept by no shared cache, indexed by no engine.
     assert response["Cache-Control"] == "private"
