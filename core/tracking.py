@@ -1,0 +1,40 @@
+"""A shared link's tracking parameters are not part of the page it names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.http import HttpResponsePermanentRedirect
+from django.utils.encoding import escape_uri_path
+
+# What chat apps, mail campaigns and ad networks add to a link they pass on.
+TRACKING = re.compile(
+    r"utm_\w+|fbclid|gclid|dclid|gbraid|wbraid|msclkid|yclid|igshid|mc_cid|mc_eid"
+    r"|_hsenc|_hsmi"
+)
+
+
+def without_tracking(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Middleware: a GET whose address carries tracking parameters is sent on
+    to the address without them. Each variant would otherwise render and cache
+    a page of its own (papers.pagecache keys pages by their address: a flood
+    of them pushes the rest out), and its links (pagination) carry them on."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        tracked = [name for name in request.GET if TRACKING.fullmatch(name)]
+        if tracked and request.method in ("GET", "HEAD"):
+            kept = request.GET.copy()
+            for name in tracked:
+                del kept[name]
+            query = kept.urlencode()
+            return HttpResponsePermanentRedirect(
+                escape_uri_path(request.path) + (f"?{query}" if query else "")
+            )
+        return get_response(request)
+
+    return middleware

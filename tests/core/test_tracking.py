@@ -1,0 +1,33 @@
+"""A shared link's tracking parameters (utm_source, fbclid, ...) are not part of
+the page: each would render and cache a copy of its own, and pagination
+links would carry them on."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("address", "kept"),
+    [
+        ("/topics/?utm_source=slack&utm_medium=chat", "/topics/"),
+        ("/search/?q=agents&fbclid=IwAR0x&page=2", "/search/?q=agents&page=2"),
+        ("/?gclid=abc&mc_cid=1&mc_eid=2", "/"),
+        ("/authors/%C3%A9/?utm_campaign=x", "/authors/%C3%A9/"),
+    ],
+)
+def test_a_link_with_tracking_parameters_goes_to_the_page_without_them(address, kept):
+    response = Client().get(address)
+
+    assert response.status_code == 301
+    assert response["Location"] == kept
+
+
+def test_other_parameters_and_other_methods_are_left_as_they_are():
+    client = Client()
+
+    assert client.get("/search/?q=utm_source").status_code == 200
+    assert client.post("/topics/?utm_source=x").status_code != 301
