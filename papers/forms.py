@@ -38,6 +38,15 @@ def topic_choices(names_version: int | None) -> list[tuple[str, str]]:
     return choices
 
 
+def renamed_topic(slug: str) -> str | None:
+    """The active topic's slug now, for a former one of it (renamed, or merged
+    into it: topics.TopicAlias), so that links made before, an old digest's
+    searches among them, keep working."""
+    topic_model = Paper._meta.get_field("topics").related_model
+    topics = topic_model._default_manager.filter(is_active=True, aliases__slug=slug)
+    return topics.values_list("slug", flat=True).first()
+
+
 def date_field(label: str) -> forms.DateField:
     return forms.DateField(
         label=label,

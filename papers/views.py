@@ -34,6 +34,7 @@ from papers.export import RIS_CONTENT_TYPE
 from papers.export import csl_json
 from papers.export import ris_file
 from papers.forms import SearchForm
+from papers.forms import renamed_topic
 from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
@@ -321,6 +322,10 @@ def _search(
     request: HttpRequest, deps: Dependencies
 ) -> tuple[str, dict] | HttpResponse:
     form = SearchForm(request.GET, names_version=deps.versions.get(NAMES))
+    if "topic" in form.errors and (now := renamed_topic(request.GET["topic"])):
+        moved = request.GET.copy()
+        moved["topic"] = now
+        return redirect(f"{request.path}?{moved.urlencode()}", permanent=True)
     context: dict[str, Any] = {"form": form, "page": None, "missing_id": None}
     if form.is_valid() and form.has_criteria():
         text = form.cleaned_data["q"]

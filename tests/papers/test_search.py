@@ -666,6 +666,25 @@ def test_the_topic_choices_are_read_once_and_follow_a_rename(
 
 
 @pytest.mark.django_db
+def test_a_search_at_a_topics_former_slug_goes_to_it(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    """Old digests link their sections' searches by the topic's slug then."""
+    topic = Topic.objects.get(slug="robots")
+    topic.slug = "robot-learning"
+    with django_capture_on_commit_callbacks(execute=True):
+        topic.save()
+
+    moved = client.get("/search/", {"q": "agents", "topic": "robots", "page": "2"})
+    unknown = client.get("/search/", {"topic": "no-such-topic"})
+
+    assert moved.status_code == 301
+    assert moved["Location"] == "/search/?q=agents&topic=robot-learning&page=2"
+    assert unknown.status_code == 200
+    assert "There is no topic “no-such-topic”." in unknown.text
+
+
+@pytest.mark.django_db
 def test_text_that_spells_a_rows_hole_is_shown_as_text(client, db):
     add_papers(
         paper_record(
