@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from django import template
+from django.conf import settings
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
+from papers import names
 from papers import slots
 from papers.latex import latex_to_text
 from papers.links import linked
@@ -23,6 +25,18 @@ CHIPS_SHOWN = 3
 def latex(text: str) -> str:
     """A title or abstract with its LaTeX rendered as plain text (still escaped)."""
     return latex_to_text(text or "")
+
+
+@register.filter
+def absolute(path: str) -> str:
+    """The site's address of a path (MOMENTUM_SITE_URL): what a shared link's
+    preview and a canonical link name, the same in every cached copy."""
+    return settings.MOMENTUM_SITE_URL + path
+
+
+@register.filter
+def printed_authors(paper: Paper) -> list[str]:
+    return names.printed_authors(paper.author_names)
 
 
 @register.filter

@@ -162,6 +162,32 @@ def test_the_paper_page_shows_latex_as_text(client, paper):
     assert "title = {{$\\alpha$-divergence bounds for \\emph{sparse} agents}}" in page
 
 
+def test_a_shared_papers_preview_and_citation_read_as_its_page(client, paper, settings):
+    """What a chat app's link preview and a reference manager's browser button
+    read: the page's own address, its title as shown, each author."""
+    page = client.get("/papers/2606.00101v1/", follow=True).text
+    site = settings.MOMENTUM_SITE_URL
+
+    assert f'<link rel="canonical" href="{site}/papers/2606.00101/">' in page
+    assert f'<meta property="og:url" content="{site}/papers/2606.00101/">' in page
+    assert f'<meta property="og:title" content="{SHOWN_TITLE}">' in page
+    assert f'<meta name="citation_title" content="{SHOWN_TITLE}">' in page
+    assert '<meta name="citation_author" content="Ada Lovelace">' in page
+    assert '<meta name="citation_author" content="Alan Turing">' in page
+    assert '<meta name="citation_arxiv_id" content="2606.00101">' in page
+    assert '<meta name="citation_date" content="2026/06/08">' in page
+    pdf = "https://arxiv.org/pdf/2606.00101v1"
+    assert f'<meta name="citation_pdf_url" content="{pdf}">' in page
+
+
+def test_a_shared_topics_preview_is_its_page(client, paper, settings):
+    page = client.get("/topics/agents/").text
+    site = settings.MOMENTUM_SITE_URL
+
+    assert f'<link rel="canonical" href="{site}/topics/agents/">' in page
+    assert '<meta property="og:title" content="Agents">' in page
+
+
 @pytest.mark.parametrize(
     ("text", "html"),
     [
