@@ -123,6 +123,11 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
             r"$\textsf{Cajal}$ and \mbox{fast} \verb|OLMo2-1B| models",
             "Cajal and fast OLMo2-1B models",
         ),
+        # An operator is set apart from what comes before it, as TeX sets it.
+        (
+            r"$O(n\log(1/\epsilon))$, $\min_x\max_y f$ and $(\log n)$",
+            "O(n log(1/ϵ)), min_x max_y f and (log n)",
+        ),
         # A line break before a word is not a macro: \\foo{x} is no markup.
         (r"a\\b", "a b"),
         # A character no page can hold is left out, not written.
