@@ -162,6 +162,30 @@ def chat_service(base_name: str, model_name: str) -> tuple[str, str]:
     return base, model
 
 
+def redis_url(name: str, default: str = "") -> str:
+    """A Redis server's address (redis:// or rediss://, a host, a database
+    number), or "" when it is not set. A broker's address a worker cannot
+    read it retries for ever, printing it, password and all; the error here
+    names only the variable."""
+    raw = given(name, default)
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    try:
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if (
+        parts.scheme not in {"redis", "rediss"}
+        or not host
+        or not re.fullmatch(r"(?:/\d*)?", parts.path)
+    ):
+        raise ImproperlyConfigured(
+            f"{name} must be an address such as redis://:password@host:6379/0"
+        )
+    return raw
+
+
 def service_url(name: str, default: str, schemes: Iterable[str]) -> str:
     """A service's address (DATABASE_URL, CACHE_URL, EMAIL_URL) in one of
     `schemes` (django-environ's Env.DB_SCHEMES...): django-environ reads any other

@@ -184,11 +184,17 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("MOMENTUM_ASK_API_BASE", "api.openai.com/v1"),
         ("MOMENTUM_JUDGE_MODEL", "gpt-x"),  # and no address
         ("MOMENTUM_RETAG_SWEEP_SECONDS", "0"),
+        # A broker's address a worker would retry for ever, printing its password.
+        ("CELERY_BROKER_URL", "redis//:brokerPW456@127.0.0.1:6392/0"),
+        ("CELERY_BROKER_URL", "redis://127.0.0.1:6392/abc"),
+        ("REDIS_URL", "127.0.0.1:6379"),
     ],
 )
 def test_a_malformed_value_fails_at_startup_by_name(load_settings, name, value):
-    with pytest.raises(ImproperlyConfigured, match=f"^{name} must be"):
+    with pytest.raises(ImproperlyConfigured, match=f"^{name} must be") as refused:
         load_settings("config.settings.base", **{name: value})
+
+    assert "PW456" not in str(refused.value)  # nor the password it holds
 
 
 def test_a_sweep_set_to_run_more_often_expires_before_its_next_tick(load_settings):

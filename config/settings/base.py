@@ -22,6 +22,7 @@ from config.env import local_secret_key
 from config.env import log_level
 from config.env import number
 from config.env import rate
+from config.env import redis_url
 from config.env import secret
 from config.env import service_url
 from config.env import site_url
@@ -79,6 +80,11 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", integer("DJANGO_CONN_MAX_AGE", 6
 # A kept connection cut meanwhile (a failover, a restart, an idle timeout) is
 # replaced before a request's first query, not answered with a 500.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A server that takes the connection and answers nothing (frozen, failing
+    # over) is given up on as one that is down, within a request's time and
+    # the health check's, not after the web server's worker timeout.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets the page server read while an ingest writes.
@@ -424,9 +430,7 @@ MOMENTUM_JUDGE_RETRY_SECONDS = integer("MOMENTUM_JUDGE_RETRY_SECONDS", 6 * 60 * 
 # ------------------------------------------------------------------------------
 # Redis for state shared by all workers (the arXiv rate limiter): the broker's
 # Redis unless set. Empty in the embedded default, where limits are per process.
-REDIS_URL = given(
-    "REDIS_URL", CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
-)
+REDIS_URL = redis_url("REDIS_URL", CELERY_BROKER_URL)
 # arXiv asks for at most one request every 3 s, over one connection:
 # https://info.arxiv.org/help/api/tou.html
 MOMENTUM_ARXIV_API_URL = given(

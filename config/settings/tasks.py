@@ -7,13 +7,13 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import cron_schedule
 from config.env import every
-from config.env import given
 from config.env import integer
+from config.env import redis_url
 
 # CELERY
 # ------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (the embedded default).
-CELERY_BROKER_URL = given("CELERY_BROKER_URL", "")
+CELERY_BROKER_URL = redis_url("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
