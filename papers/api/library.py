@@ -39,6 +39,11 @@ from papers.serializers import RatingSerializer
 from papers.serializers import SavedPaperSerializer
 from papers.serializers import SaveInputSerializer
 
+NO_SUCH_PAPER = OpenApiResponse(
+    ErrorSerializer,
+    description="There is no such paper (code not_found, with the field).",
+)
+
 
 class SavedViewSet(
     StrictQueryParams,
@@ -78,21 +83,13 @@ class SavedViewSet(
         responses={
             201: SavedPaperSerializer,
             200: OpenApiResponse(SavedPaperSerializer, description="Already saved."),
-            404: OpenApiResponse(
-                ErrorSerializer,
-                description="There is no such paper (code not_found, with the field).",
-            ),
+            404: NO_SUCH_PAPER,
         },
     )
     def create(self, request: Request) -> Response:
         given = SaveInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            paper = get_paper(given.validated_data["paper"])
-        except Http404:
-            raise serializers.ValidationError(
-                {"paper": ["There is no such paper."]}, code="does_not_exist"
-            ) from None
+        paper = _posted_paper(given)
         created = set_saved(signed_in(request), paper, True)
         saved = self.get_queryset().get(pk=paper.pk)
         return Response(
@@ -146,21 +143,13 @@ class RatingViewSet(StrictQueryParams, viewsets.GenericViewSet):
         responses={
             200: RatingSerializer,
             201: RatingSerializer,
-            404: OpenApiResponse(
-                ErrorSerializer,
-                description="There is no such paper (code not_found, with the field).",
-            ),
+            404: NO_SUCH_PAPER,
         },
     )
     def create(self, request: Request) -> Response:
         given = RatingInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            paper = get_paper(given.validated_data["paper"])
-        except Http404:
-            raise serializers.ValidationError(
-                {"paper": ["There is no such paper."]}, code="does_not_exist"
-            ) from None
+        paper = _posted_paper(given)
         user = signed_in(request)
         before = set_rating(user, paper, given.validated_data["rating"])
         entry = signal_papers(user).get(pk=paper.pk)
@@ -179,3 +168,13 @@ class RatingViewSet(StrictQueryParams, viewsets.GenericViewSet):
     def destroy(self, request: Request, arxiv_id: str) -> Response:
         set_rating(signed_in(request), get_paper(arxiv_id), None)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _posted_paper(given: serializers.Serializer) -> Paper:
+    """The paper a POST names, or the field's error when there is none."""
+    try:
+        return get_paper(given.validated_data["paper"])
+    except Http404:
+        raise serializers.ValidationError(
+            {"paper": ["There is no such paper."]}, code="does_not_exist"
+        ) from None
