@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import os
 
+from config.env import redis_url
+
 os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "false")
 os.environ.setdefault("MOMENTUM_SITE_URL", "http://127.0.0.1:8000")
 os.environ.setdefault("EMAIL_URL", "dummymail://")
-# Production requires a broker: with none named, tasks run in-process (below).
-os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+# Production requires a broker. With none named, tasks run in-process (below),
+# and production's check is given an address nothing connects to.
+BROKER_NAMED = bool(os.environ.get("CELERY_BROKER_URL"))
+if not BROKER_NAMED:
+    os.environ["CELERY_BROKER_URL"] = "redis://127.0.0.1:1/0"
 
-from config.settings.production import *  # noqa: F403
-from config.settings.production import CELERY_BROKER_URL
-from config.settings.production import STORAGES
+from config.settings.production import *  # noqa: E402, F403
+from config.settings.production import STORAGES  # noqa: E402
 
 DEBUG = False
-if CELERY_BROKER_URL == "memory://":
+if not BROKER_NAMED:
     del os.environ["CELERY_BROKER_URL"]  # nor in the processes this one starts
     CELERY_BROKER_URL = ""
     CELERY_TASK_ALWAYS_EAGER = True
+    REDIS_URL = redis_url("REDIS_URL")  # not the stand-in
 ROOT_URLCONF = "bench.urls"
 STORAGES = {
     **STORAGES,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -249,3 +250,26 @@ def test_every_variable_is_read_or_refused_by_name(load_settings, name):
             refusals.append(str(refused))
 
     assert [text for text in refusals if not text.startswith(name)] == []
+
+
+def test_the_bench_settings_load_without_a_broker_and_run_tasks_in_process():
+    """bench.pages and bench.scale serve production settings with no broker."""
+    variables = {
+        name: value for name, value in PRODUCTION.items() if name != "CELERY_BROKER_URL"
+    }
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import bench.settings as s; "
+            "print(s.CELERY_TASK_ALWAYS_EAGER, repr(s.CELERY_BROKER_URL), "
+            "repr(s.REDIS_URL))",
+        ],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(BASE_DIR), **variables},
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    assert shown.split() == ["True", "''", "''"]
