@@ -76,16 +76,21 @@ PAPERS_PER_PAGE = 25
 
 
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
-    try:
-        base_id, _ = split_arxiv_id(arxiv_id)
-    except ParseError as exc:
-        raise Http404(str(exc)) from exc
+    # Read as search reads it (HEP-TH/9901001 as arXiv writes it), or as an id
+    # only (2607.1775, a number arXiv never gave, is not held, but well-formed).
+    asked = arxiv_id_query(arxiv_id)
+    if asked is None:
+        try:
+            asked = split_arxiv_id(arxiv_id)
+        except ParseError as exc:
+            raise Http404(str(exc)) from exc
+    base_id = asked[0]
     if arxiv_id != base_id and find_paper(base_id):
         # One address per paper held (a version, "arXiv:" or an arXiv path
         # moves there): it shows the newest version held, whichever was asked.
         return redirect(address("papers:detail", "arxiv_id", base_id), permanent=True)
     scopes = [paper_key(base_id), similar_key(base_id), NAMES]
-    render = partial(_paper_page, request, arxiv_id)
+    render = partial(_paper_page, request, versioned_id(*asked))
     return page_response(request, cached_page(request, scopes, render))
 
 

@@ -53,3 +53,22 @@ def test_a_mistyped_id_opens_no_other_paper(client):
 
     assert client.get("/papers/2606.000011/").status_code == 404
     assert client.get("/papers/2606.00001/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_an_old_style_id_in_capitals_opens_its_paper(client):
+    """As search reads it: people copy HEP-TH/9901001 from old references."""
+    upsert_records([paper_record("hep-th/9901001")])
+
+    for asked in ("HEP-TH/9901001", "HEP-TH/9901001v2", "arXiv:HEP-TH/9901001"):
+        response = client.get(f"/papers/{asked}/")
+        assert response.status_code == 301, asked
+        assert response["Location"] == "/papers/hep-th/9901001/"
+
+
+@pytest.mark.django_db
+def test_an_old_style_id_not_held_in_capitals_says_where_to_read_it(client):
+    response = client.get("/papers/MATH.GT/0309136v1/")
+
+    assert response.status_code == 404
+    assert "math.GT/0309136v1" in response.text
