@@ -128,6 +128,23 @@ def build_message(
     return message
 
 
+# What says the mail server is out of reach or wrongly set up, not that one
+# message was refused: a socket's errors (refused, unreachable, timed out, an
+# unknown host, TLS), a dropped connection, a refusal to connect, a failed login.
+SERVER_REPLIES = (
+    smtplib.SMTPServerDisconnected,
+    smtplib.SMTPConnectError,
+    smtplib.SMTPAuthenticationError,
+)
+
+
+def _is_server_failure(exc: Exception) -> bool:
+    # smtplib's own errors are OSErrors too: only these are the server's.
+    if isinstance(exc, smtplib.SMTPException):
+        return isinstance(exc, SERVER_REPLIES)
+    return isinstance(exc, OSError)
+
+
 class Mailer:
     """Sends messages over one connection, opened on first use and kept open
     between sends (reopened once if the server dropped it while idle)."""
@@ -135,6 +152,7 @@ class Mailer:
     def __init__(self, connection: BaseEmailBackend | None = None) -> None:
         self.connection = connection or get_connection(fail_silently=False)
         self.opened = False
+        self.server_failed = False
 
     @property
     def reuses_connection(self) -> bool:
@@ -146,24 +164,42 @@ class Mailer:
         idle = self.opened
         try:
             self._send(message)
+            if self.server_failed:
+                logger.warning(
+                    "mail server %s: taking messages again", _server(self.connection)
+                )
+                self.server_failed = False
         except smtplib.SMTPServerDisconnected as exc:
             self.close()
             if not idle:
                 # A connection just opened: a server that never answered,
                 # whose timeout a second try would only wait out again.
-                raise classify(exc) from exc
+                raise self._classify(exc) from exc
             # An idle connection the server closed: nothing was sent on it.
             self._send_classified(message)
         except Exception as exc:
             self.close()
-            raise classify(exc) from exc
+            raise self._classify(exc) from exc
 
     def _send_classified(self, message: EmailMultiAlternatives) -> None:
         try:
             self._send(message)
         except Exception as exc:
             self.close()
-            raise classify(exc) from exc
+            raise self._classify(exc) from exc
+
+    def _classify(self, exc: Exception) -> SendError:
+        """`classify(exc)`; and, when the server could not be reached, was
+        lost or refused the login, a warning naming it (which a digest's
+        reason never does): once, until a message goes again."""
+        if _is_server_failure(exc) and not self.server_failed:
+            self.server_failed = True
+            logger.warning(
+                "mail server %s: %s; messages wait until it takes them",
+                _server(self.connection),
+                describe(exc),
+            )
+        return classify(exc)
 
     def _send(self, message: EmailMultiAlternatives) -> None:
         if not self.reuses_connection:
@@ -183,6 +219,11 @@ class Mailer:
             except Exception:  # a broken connection is closed either way
                 logger.debug("closing the mail connection failed", exc_info=True)
             self.opened = False
+
+
+def _server(connection: BaseEmailBackend) -> str:
+    host, port = getattr(connection, "host", None), getattr(connection, "port", None)
+    return f"{host}:{port}" if host else type(connection).__name__
 
 
 def classify(exc: Exception) -> SendError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import smtplib
 from datetime import UTC
@@ -28,6 +29,8 @@ from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
 from tests.accounts.factories import verified
+from tests.integration.smtp_server import free_port
+from tests.integration.smtp_server import smtp_server
 from tests.notifications.factories import FAILING_BACKEND
 from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
@@ -336,6 +339,47 @@ def test_a_connection_dropped_while_idle_is_opened_again_but_a_new_one_is_not():
 
     assert idle.connection.tries == 3
     assert new.connection.tries == 1
+
+
+def test_a_mail_server_out_of_reach_is_logged_once_a_batch_naming_it(caplog):
+    """Each digest of the batch is deferred; the operator reads one warning
+    that says which server, not one line per digest at INFO."""
+    port = free_port()  # nothing listens there
+    mailer = Mailer(SMTPBackend(host="127.0.0.1", port=port, timeout=2))
+    message = EmailMultiAlternatives("Hi", "Body", to=["a@example.org"])
+
+    with caplog.at_level(logging.WARNING, logger="notifications.mailer"):
+        for _ in range(3):
+            with pytest.raises(TransientSendError, match="ConnectionRefusedError"):
+                mailer.send(message)
+
+    [warning] = caplog.records
+    assert f"127.0.0.1:{port}" in warning.getMessage()
+
+    with smtp_server() as (handler, live):
+        mailer.connection.port = live
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="notifications.mailer"):
+            mailer.send(message)
+            mailer.send(message)
+
+    assert len(handler.messages) == 2
+    [back] = [r for r in caplog.records if r.name == "notifications.mailer"]
+    assert back.getMessage() == f"mail server 127.0.0.1:{live}: taking messages again"
+
+
+def test_a_refused_recipient_is_no_warning_about_the_server(caplog, settings):
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"no user")})
+    message = EmailMultiAlternatives("Hi", "Body", to=["a@example.org"])
+
+    with (
+        caplog.at_level(logging.WARNING, logger="notifications.mailer"),
+        pytest.raises(PermanentSendError),
+    ):
+        Mailer().send(message)
+
+    assert not caplog.records
 
 
 def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, settings):
