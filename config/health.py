@@ -4,11 +4,19 @@
 answer. The cache and the broker are reported but do not fail the check: pages
 render uncached without the cache (config.cache), and work waits in the
 database for the broker (their sweeps send it once it is back).
+
+The cache and the broker are asked beside the database, and what has not
+answered within TIMEOUT is reported down: one Redis that hangs (frozen,
+partitioned) would otherwise hold the probe for both of their socket timeouts,
+past a load balancer's, and take every node sharing it out at once.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.core.cache import cache
@@ -19,13 +27,21 @@ from django.http import JsonResponse
 from config.celery_app import app
 
 TIMEOUT = 1.0
+# Threads kept for the checks of Redis; a check past its timeout finishes
+# there (its own socket timeouts end it) while the probe has answered.
+_checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="healthz")
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
+    deadline = time.monotonic() + TIMEOUT
+    cache_state = _checks.submit(_state, _cache)
+    broker_state = _checks.submit(_state, _broker)
+    # In this thread: its kept connection, not one opened per probe.
+    database = _state(_database)
     checks = {
-        "database": _state(_database),
-        "cache": _state(_cache),
-        "broker": _state(_broker),
+        "database": database,
+        "cache": _answer(cache_state, deadline),
+        "broker": _answer(broker_state, deadline),
     }
     serving = checks["database"] == "ok"
     degraded = any(state != "ok" for state in checks.values())
@@ -39,6 +55,13 @@ def _state(check: Callable[[], None]) -> str:
     except Exception as exc:  # any failure is that dependency's state
         return f"down: {type(exc).__name__}: {exc}"[:300]
     return "ok"
+
+
+def _answer(state: Future[str], deadline: float) -> str:
+    try:
+        return state.result(timeout=max(deadline - time.monotonic(), 0))
+    except TimeoutError:
+        return f"down: no answer within {TIMEOUT:g} s"
 
 
 def _database() -> None:

@@ -312,6 +312,42 @@ def test_a_broker_that_hangs_is_given_up_on_as_one_that_is_down(settings, db):
     assert probe["broker"].startswith("down")
 
 
+def test_healthz_answers_within_its_timeout_when_the_one_redis_hangs(
+    cache_redis, settings, db
+):
+    """The cache and the broker on one Redis, frozen: the probe took their
+    socket timeouts one after the other (2-2.5 s against a 1 s probe), so every
+    node sharing that Redis failed its load balancer's check at once, though
+    each could serve. The checks run side by side, within one timeout."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    before = app.conf.broker_url, app.conf.broker_write_url
+    app.conf.broker_url = app.conf.broker_write_url = cache_redis.url
+    _forget_connections()
+    probed: list[dict] = []
+
+    def probe() -> None:
+        probed.append(Client().get("/healthz").json())
+        connections.close_all()  # this thread's own
+
+    cache_redis.process.send_signal(signal.SIGSTOP)
+    try:
+        probing = threading.Thread(target=probe, daemon=True)
+        probing.start()
+        probing.join(timeout=30)  # a hang, not a measure of speed
+        hung = probing.is_alive()
+    finally:
+        cache_redis.process.send_signal(signal.SIGCONT)
+        app.conf.broker_url, app.conf.broker_write_url = before
+        _forget_connections()
+
+    assert not hung
+    [state] = probed
+    assert (state["status"], state["database"]) == ("degraded", "ok")
+    assert state["cache"].startswith("down: TimeoutError")
+    # Past the probe's timeout it answers for the broker rather than wait.
+    assert state["broker"] == "down: no answer within 1 s"
+
+
 @pytest.mark.usefixtures("corpus")
 def test_what_changed_while_the_cache_hung_is_what_shows_once_it_is_back(
     cache_redis, verified_alice
