@@ -1,0 +1,82 @@
+"""The web command of the Procfile, run: its access log hides credentials."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.integration.smtp_server import free_port
+from tests.waiting import wait_for
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+SECRET = "s3cr3t-0123456789abcdef"
+
+
+def web_command(port: int) -> list[str]:
+    [line] = [
+        line
+        for line in (BASE_DIR / "Procfile").read_text().splitlines()
+        if line.startswith("web:")
+    ]
+    line = line.removeprefix("web:").replace("${WEB_CONCURRENCY:-2}", "1")
+    line = line.replace("0.0.0.0:${PORT:-8000}", f"127.0.0.1:{port}")
+    command = shlex.split(line)
+    return [str(Path(sys.executable).parent / command[0]), *command[1:]]
+
+
+def fetch(url: str, **headers: str) -> None:
+    with contextlib.suppress(urllib.error.HTTPError):  # any answer is logged
+        urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30)
+
+
+def test_the_access_log_hides_keys_tokens_and_those_in_the_referer(tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "access.log"
+    env = {**os.environ, "PYTHONPATH": str(BASE_DIR)}
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            web_command(port),
+            cwd=BASE_DIR,
+            env=env,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+    try:
+        wait_for(lambda: _answers(f"{base}/robots.txt"), timeout=60)
+        fetch(f"{base}/feed/{SECRET}.atom")
+        fetch(f"{base}/unsubscribe/{SECRET}/")
+        fetch(f"{base}/accounts/confirm-email/{SECRET}/")
+        fetch(f"{base}/accounts/password/reset/key/1-{SECRET}/")
+        fetch(
+            f"{base}/papers/2607.04713/",
+            Referer=f"{base}/digest/preview/?digest=7&key={SECRET}",
+        )
+        fetch(f"{base}/digest/preview/?digest=7&key={SECRET}&x=1")
+        wait_for(lambda: log.read_text().count("\n") >= 7, timeout=30)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    text = log.read_text()
+    assert SECRET not in text
+    assert "GET /feed/[hidden].atom HTTP/1.1" in text
+    assert "GET /digest/preview/?digest=7&key=[hidden]&x=1 HTTP/1.1" in text
+    # Sent on to log in, the key in the address to come back to.
+    assert "%3Fdigest%3D7%26key%3D[hidden]%26x%3D1 HTTP/1.1" in text
+    assert re.search(r'"GET /papers/2607\.04713/ .*"[^"]*key=\[hidden\]"', text)
+
+
+def _answers(url: str) -> bool:
+    try:
+        fetch(url)
+    except OSError:
+        return False
+    return True
