@@ -158,6 +158,6 @@ class AccountAdapter(DefaultAccountAdapter):
             "password_reset_url": reset,
             "contact_email": settings.MOMENTUM_CONTACT_EMAIL,
         }
-        zone = DigestPreferences.objects.for_user(user).time_zone
+        zone = DigestPreferences.objects.for_user(user).zone
         with timezone.override(zone):
             super().send_notification_mail(template_prefix, user, context, email)

@@ -69,9 +69,14 @@ class DigestPreferencesForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         # Offered: the zones by today's names, and the reader's own if it is an
         # older one. Taken: any valid zone, such as a browser's older name.
-        offered = listed_time_zones()
-        if self.instance.time_zone not in offered:
-            offered = [*offered, self.instance.time_zone]
+        offered, stored = listed_time_zones(), self.instance.time_zone
+        if stored in TIME_ZONES and stored not in offered:
+            offered = [*offered, stored]
+        elif stored not in TIME_ZONES:
+            self.fields["time_zone"].help_text = (
+                f"“{stored}” is no longer a time zone this site knows: your "
+                "digests come by UTC until you choose yours."
+            )
         select = self.fields["time_zone"].widget
         select.choices = [(name, name) for name in offered]
         # The other names taken, for site.js to offer a browser's only if it is.

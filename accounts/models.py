@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import zoneinfo
 from functools import cache
 from pathlib import Path
@@ -9,6 +10,8 @@ from typing import ClassVar
 from django.contrib.auth.models import AbstractUser
 from django.contrib.auth.models import BaseUserManager
 from django.db import models
+
+logger = logging.getLogger(__name__)
 
 
 class UserManager(BaseUserManager["User"]):
@@ -61,6 +64,17 @@ NOT_PLACES = {"localtime", "Factory", "posixrules"}
 TIME_ZONE_CHOICES = [
     (name, name) for name in sorted(zoneinfo.available_timezones() - NOT_PLACES)
 ]
+
+
+def reader_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The zone of this name, or UTC when the server no longer knows it: a
+    tzdata upgrade can move older names out (Debian's tzdata-legacy), and a
+    stored one must not stop a reader's pages, mails or digests."""
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        logger.warning("unknown time zone %r: using UTC", name)
+        return zoneinfo.ZoneInfo("UTC")
 
 
 @cache
@@ -161,6 +175,11 @@ class DigestPreferences(models.Model):
                 kwargs["update_fields"] = {*kwargs["update_fields"], "link_generation"}
         super().save(*args, **kwargs)
         self._stored_frequency = self.frequency
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo:
+        """What times are read in for this reader (`reader_zone`)."""
+        return reader_zone(self.time_zone)
 
     @classmethod
     def from_db(

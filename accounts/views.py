@@ -42,7 +42,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         "digest_form": form,
         "token": tokens.get_token(user=signed_in(request)),
         # Times on the page, in the reader's zone, as the digest's next one is.
-        "time_zone": preferences.time_zone,
+        "time_zone": preferences.zone,
         "new_key": request.session.pop(NEW_KEY_SESSION_KEY, None),
         "feed": feed,
         "feed_url": feed_url(feed_key) if feed_key else None,

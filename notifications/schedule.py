@@ -17,9 +17,9 @@ from datetime import datetime
 from datetime import time
 from datetime import timedelta
 from zoneinfo import ZoneInfo
-from zoneinfo import ZoneInfoNotFoundError
 
 from accounts.models import DigestPreferences
+from accounts.models import reader_zone
 
 logger = logging.getLogger(__name__)
 
@@ -52,13 +52,7 @@ class Schedule:
 
     @property
     def zone(self) -> ZoneInfo:
-        try:
-            return ZoneInfo(self.time_zone)
-        except (ZoneInfoNotFoundError, ValueError):
-            # The form only offers valid zones; a row edited by hand must not
-            # stop everyone's digests.
-            logger.warning("unknown time zone %r: using UTC", self.time_zone)
-            return ZoneInfo("UTC")
+        return reader_zone(self.time_zone)
 
     def send_time(self, day: date) -> datetime:
         """The UTC instant of this local day at the user's hour. In a DST gap the

@@ -46,5 +46,5 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         if schedule.frequency == OFF
         else schedule.next_send_time(timezone.now()),
         "nothing_held": None if digest_sources(user) else NOTHING_HELD,
-        "time_zone": schedule.time_zone,
+        "time_zone": schedule.zone,
     }

@@ -180,6 +180,25 @@ def test_a_changed_password_is_told_to_the_account(verified_alice, settings):
     assert message["Message-ID"].endswith("@momentum.example>")
 
 
+def test_a_stored_zone_the_server_no_longer_knows_reads_as_utc(verified_alice):
+    """After a tzdata upgrade that moves older names out (Debian's
+    tzdata-legacy), the password was changed, then the page was a 500 and no
+    notice went."""
+    DigestPreferences.objects.update_or_create(
+        user=verified_alice, defaults={"time_zone": "US/Pacific-New"}
+    )
+    client = logged_in(verified_alice)
+
+    response = client.post(
+        "/accounts/password/change/",
+        {"oldpassword": PASSWORD, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    )
+
+    assert response.status_code == 302
+    (notice,) = mail.outbox
+    assert re.search(r"When: .* \d\d:\d\d \(UTC\)\n", notice.body)
+
+
 def test_changing_the_address_asks_for_the_password_then_does_it(
     reader, verified_alice
 ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import datetime
 
@@ -163,6 +164,37 @@ def test_the_time_zones_offered_are_places_by_their_names_today(reader, alice):
     assert not {"Asia/Calcutta", "Europe/Berlin", "Etc/Unknown"} & set(also)
     assert saved.status_code == 302
     assert DigestPreferences.objects.get(user=alice).time_zone == "Asia/Calcutta"
+
+
+def test_a_stored_zone_the_server_no_longer_knows_is_said_and_replaced(reader, alice):
+    """Times on the page read in UTC, as the digests go; the form says why
+    and offers only zones it takes, so that saving it unchanged works."""
+    DigestPreferences.objects.update_or_create(
+        user=alice, defaults={"time_zone": "US/Pacific-New", "frequency": "weekly"}
+    )
+    Follow.objects.create(user=alice, topic=make_topic("Agents"))
+
+    page = reader.get(SETTINGS_URL)
+    select = page.context["digest_form"]["time_zone"].field.widget
+    saved = reader.post(
+        SETTINGS_URL,
+        {
+            "frequency": "weekly",
+            "weekday": "0",
+            "hour": "8",
+            "max_papers": "30",
+            "time_zone": "America/Los_Angeles",
+        },
+    )
+
+    assert re.search(r"Next one \w+day \d+ \w+, 08:00 \(UTC\)", page.text)
+    assert "US/Pacific-New" not in [value for value, _ in select.choices]
+    assert (
+        "“US/Pacific-New” is no longer a time zone this site knows: your digests "
+        "come by UTC until you choose yours."
+    ) in page.text
+    assert saved.status_code == 302
+    assert DigestPreferences.objects.get(user=alice).time_zone == "America/Los_Angeles"
 
 
 @pytest.mark.parametrize(
