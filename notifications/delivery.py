@@ -333,7 +333,7 @@ def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> O
     message = build_message(
         to=digest.to_email,
         rendered=rendered,
-        unsubscribe=unsubscribe_url(digest.user),
+        unsubscribe=unsubscribe_url(digest.user, header=True),
         message_id=digest.message_id,
     )
     try:

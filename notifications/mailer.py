@@ -55,8 +55,11 @@ def site_url() -> str:
     return settings.MOMENTUM_SITE_URL.rstrip("/")
 
 
-def unsubscribe_url(user: User) -> str:
-    return site_url() + reverse("unsubscribe", args=[unsubscribe_token(user)])
+def unsubscribe_url(user: User, *, header: bool = False) -> str:
+    """The footer's link, or with `header` the List-Unsubscribe header's
+    (notifications.tokens)."""
+    token = unsubscribe_token(user, header=header)
+    return site_url() + reverse("unsubscribe", args=[token])
 
 
 TEST_NOTE = (

@@ -4,9 +4,11 @@ your browser").
 
 A token carries the user's link generation (DigestPreferences.link_generation),
 which moves on when digests are turned back on: a link from a digest sent before
-then no longer unsubscribes from its page (a mail client's one-click request
-still does: notifications.views.unsubscribe). Until then a link never
-expires, so a digest read months later still unsubscribes.
+then no longer unsubscribes. Until then a link never expires, so a digest read
+months later still unsubscribes. The List-Unsubscribe header's token is marked
+as the header's: a mail client's one-click request with it is kept whatever its
+generation (notifications.views.unsubscribe), since a header stays in the
+mailbox it was sent to, where the body's footer link goes with a forwarded mail.
 """
 
 from __future__ import annotations
@@ -31,18 +33,21 @@ class BadToken(Exception):
 class TokenClaim:
     user_id: int
     generation: int
+    header: bool = False  # made for the List-Unsubscribe header
 
 
-def unsubscribe_token(user: User) -> str:
+def unsubscribe_token(user: User, *, header: bool = False) -> str:
     generation = DigestPreferences.objects.for_user(user).link_generation
-    return signing.Signer(salt=SALT).sign_object({"u": user.pk, "g": generation})
+    claim = {"u": user.pk, "g": generation} | ({"h": 1} if header else {})
+    return signing.Signer(salt=SALT).sign_object(claim)
 
 
 def read_token(token: str) -> TokenClaim:
-    """Whom a token names, and of which link generation; raises BadToken."""
+    """Whom a token names, of which link generation, and whether it is the
+    header's; raises BadToken."""
     try:
         claim = signing.Signer(salt=SALT).unsign_object(token)
-        return TokenClaim(int(claim["u"]), int(claim.get("g", 0)))
+        return TokenClaim(int(claim["u"]), int(claim.get("g", 0)), claim.get("h") == 1)
     except (signing.BadSignature, ValueError, KeyError, TypeError) as exc:
         raise BadToken(str(exc)) from exc
 

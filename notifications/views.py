@@ -183,10 +183,10 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     # Anyone holding the link sees this page: the address is only hinted at.
     context = {"email": masked(user.email), "token": token}
     preferences = DigestPreferences.objects.for_user(user)
-    # A mail client's one-click request is the mailbox's owner pressing
-    # Unsubscribe on that email, and shows them no page saying it did
-    # nothing: it is kept whatever the link's age.
-    one_click = request.POST.get("List-Unsubscribe") == "One-Click"
+    # A mail client's one-click request with the header's token is the
+    # mailbox's owner pressing Unsubscribe on that email, and shows them no
+    # page saying it did nothing: it is kept whatever the link's age.
+    one_click = claim.header and request.POST.get("List-Unsubscribe") == "One-Click"
     if claim.generation < preferences.link_generation and not one_click:
         return render(
             request, "notifications/unsubscribe_stale.html", context, status=410

@@ -28,6 +28,8 @@ from notifications.mailer import classify
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
+from notifications.tokens import read_token
+from notifications.tokens import unsubscribe_token
 from tests.accounts.factories import verified
 from tests.integration.smtp_server import free_port
 from tests.integration.smtp_server import smtp_server
@@ -131,11 +133,17 @@ def test_headers_offer_one_click_unsubscribe(subscriber, agents):
 
     send_due(MONDAY_9)
 
-    headers = mail.outbox[0].extra_headers
+    message = mail.outbox[0]
+    headers = message.extra_headers
     assert headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     assert headers["List-Unsubscribe"].startswith(
         "<https://momentum.example/unsubscribe/"
     )
+    # The header's link is its own: the body's goes on when the mail is forwarded.
+    header_token = headers["List-Unsubscribe"].strip("<>").rstrip("/").split("/")[-1]
+    assert read_token(header_token).header
+    assert header_token not in message.body
+    assert unsubscribe_token(subscriber) in message.body
 
 
 def test_the_inbox_preview_names_the_first_papers_not_the_boilerplate(
