@@ -41,6 +41,8 @@ def client_ip(request: HttpRequest) -> str:
 
 
 EMAIL_MAX_LENGTH = 254
+# The tag of the message saying an account mail did not go.
+MAIL_NOT_SENT = "mail-not-sent"
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -100,12 +102,13 @@ class AccountAdapter(DefaultAccountAdapter):
                     logger.error("account mail to %s lost: broker down too", email)
 
     # A mail that did not go is said, and allauth's "Confirmation email sent"
-    # is not.
+    # is not, nor the next page's "We have sent you an email" (its templates
+    # read the message's tag: accounts.templatetags.entrance).
     def _not_sent(self, request: HttpRequest | None, text: str) -> None:
         if request is None:
             return
         request.account_mail_not_sent = True  # type: ignore[attr-defined]
-        messages.error(request, text, fail_silently=True)
+        messages.error(request, text, extra_tags=MAIL_NOT_SENT, fail_silently=True)
 
     def add_message(
         self,

@@ -1,7 +1,8 @@
 """Logging in and coming back: what the login and sign-up pages say a visitor
 is there for (a visitor who clicked Follow or Save, or opened a page of their
 own, is sent to log in with the address to come back to, `next`), and the
-header's Log in and Sign up links, which come back to the page they are on."""
+header's Log in and Sign up links, which come back to the page they are on;
+and whether the page after an account mail may say it was sent."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from django.http import HttpRequest
 from django.urls import Resolver404
 from django.urls import resolve
 from django.utils.http import url_has_allowed_host_and_scheme
+
+from accounts.adapter import MAIL_NOT_SENT
 
 register = template.Library()
 
@@ -73,4 +76,14 @@ def login_back(context: template.Context) -> str:
     give none: a 404's address may hold a secret (a private feed's key)."""
     return back_query(
         context.get("redirect_field_value") or context.get("back_to") or ""
+    )
+
+
+@register.simple_tag(takes_context=True)
+def account_mail_not_sent(context: template.Context) -> bool:
+    """Whether this page follows an account mail that did not go (the adapter's
+    message says so): its page must not then say the mail was sent."""
+    return any(
+        MAIL_NOT_SENT in message.tags.split()
+        for message in context.get("messages") or ()
     )

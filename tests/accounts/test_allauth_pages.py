@@ -319,6 +319,32 @@ def test_a_sign_up_whose_mail_did_not_go_is_told_so_not_that_it_was_sent(
 
     assert told in page.text
     assert "Confirmation email sent" not in page.text
+    assert "We have sent you an email" not in page.text
+    assert (
+        "Your account is made, but the email that confirms its address did not go."
+    ) in page.text
+
+
+def test_a_password_reset_whose_mail_did_not_go_is_not_said_to_be_sent(
+    client, settings, alice
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = smtplib.SMTPRecipientsRefused(
+        {alice.email: (550, b"no such user")}
+    )
+
+    page = client.post("/accounts/password/reset/", {"email": alice.email}, follow=True)
+
+    assert "The mail server refused the email to alice@example.com" in page.text
+    assert "We have sent you an email" not in page.text
+    assert "No email went, so there is no link to follow yet" in page.text
+    # Another reset, its mail sent: the page says so again.
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    again = client.post(
+        "/accounts/password/reset/", {"email": alice.email}, follow=True
+    )
+    assert "We have sent you an email" in again.text
 
 
 @pytest.mark.parametrize(
