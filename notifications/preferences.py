@@ -71,19 +71,28 @@ def send_test_digest(*, user: User) -> tuple[Digest, bool]:
     if not user.emailaddress_set.filter(verified=True).exists():  # type: ignore[attr-defined]  # allauth
         raise TestDigestRefused("Verify your email address first.")
     now = timezone.now()
+    # One that failed sent nothing: another may go at once.
     last = (
         Digest.objects.filter(
             user=user, kind=Digest.Kind.TEST, created_at__gte=now - TEST_DIGEST_INTERVAL
         )
+        .exclude(status=Digest.Status.FAILED)
         .order_by("-created_at")
-        .values_list("created_at", flat=True)
+        .values_list("created_at", "status", "attempts")
         .first()
     )
     if last is not None:
-        wait = max(1, ceil((last + TEST_DIGEST_INTERVAL - now).total_seconds() / 60))
-        raise TestDigestRefused(
-            f"A test digest is on its way; try again in {wait} minute{pluralize(wait)}."
+        created_at, status, attempts = last
+        wait = max(
+            1, ceil((created_at + TEST_DIGEST_INTERVAL - now).total_seconds() / 60)
         )
+        if status == Digest.Status.SENT:
+            said = "A test digest was sent to you a moment ago"
+        elif attempts:
+            said = "Your last test digest waits to be tried again"
+        else:
+            said = "A test digest is on its way"
+        raise TestDigestRefused(f"{said}; try again in {wait} minute{pluralize(wait)}.")
     latest = preview_content(user, at=now, site_url="", fresh=True)
     if not latest.sections:
         raise TestDigestRefused(_why_empty(latest.since, sources))

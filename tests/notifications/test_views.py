@@ -410,7 +410,7 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     assert "Shown" in message.body
     assert Digest.objects.get().kind == "test"
     assert not DigestPaper.objects.exists()
-    assert b"A test digest is on its way" in again.content
+    assert b"A test digest was sent to you a moment ago" in again.content
     # The refusal says the wait the limit (two minutes) leaves, not "a minute".
     assert b"try again in 2 minutes." in again.content
     # Its page in the browser says, as the mail does, that it is a test.
@@ -468,8 +468,16 @@ def test_a_test_digest_the_mail_server_refuses_is_said_so_not_promised(
         assert task.name == "notifications.tasks.send_digest"
         assert args == (digest.pk,)
         assert f"it is tried again in {ceil(seconds / 60)} minute" in page.text
+        # Pressed again meanwhile: it is waiting, not sent.
+        again = client.post("/digest/test/", follow=True).text
+        assert "Your last test digest waits to be tried again" in again
     else:
         assert later == []
+        # Nothing went: the reader may try again at once.
+        FailingBackend.error = smtplib.SMTPDataError(552, b"still too big")
+        again = client.post("/digest/test/", follow=True).text
+        assert "could not be delivered: 552 still too big" in again
+        assert Digest.objects.count() == 2
 
 
 @pytest.mark.parametrize("follows", ["nothing", "only a muted topic"])
