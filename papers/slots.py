@@ -63,6 +63,7 @@ from papers.pagecache import value_html
 from papers.query import last_harvest
 from papers.routes import address
 from papers.routes import author_address
+from papers.search import as_typed
 from papers.versions import HARVEST_KEY
 
 # Stand-ins in a slot's template, replaced for each request.
@@ -390,9 +391,9 @@ def _save_search(reader: Reader, query: str) -> str:
     """The search page's "Save this search": the form, the name the reader
     already saved this search under, or the login link; the form open with
     what was typed when saving it was refused."""
-    # Named after the words searched, without the phrases' quotes, which
-    # would nest in the quotes a name is shown in.
-    name = Truncator(" ".join(query.replace('"', " ").split())).chars(80)
+    # Named after the words searched, without the phrases' quotes (straight
+    # or as phones type them), which would nest in the quotes a name is shown in.
+    name = Truncator(" ".join(as_typed(query).replace('"', " ").split())).chars(80)
     values = {"name": name, "query": query.strip(), "syntax": "search"}
     saved_as = None
     if reader.signed_in:

@@ -5,6 +5,8 @@ holding what was typed (core.refused). The service is topics.saved_searches."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http import HttpResponse
@@ -49,13 +51,16 @@ def create(request: HttpRequest) -> HttpResponse:
         # Said in the form, which comes back open with what was typed.
         keep_refused(request, FIELDS, f"Not saved: {exc}.")
         return redirect(safe_next(request, reverse("search")))
-    messages.success(
-        request,
-        f"Saved “{search.name}”: its new papers will come to your feed and digest.",
-    )
     # Back to the results the reader was reading, which now say under which
-    # name they are saved and link the settings that list the searches.
-    return redirect(safe_next(request, _settings_url()))
+    # name they are saved and link the settings that list the searches; said
+    # here only where they do not.
+    destination = safe_next(request, _settings_url())
+    if urlsplit(destination).path != reverse("search"):
+        messages.success(
+            request,
+            f"Saved “{search.name}”: its new papers will come to your feed and digest.",
+        )
+    return redirect(destination)
 
 
 @require_POST

@@ -93,7 +93,8 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     )
 
     assert saved.redirect_chain[-1][0] == "/search/?q=robot"
-    assert "Saved “Robots”" in saved.text
+    # Said once, by the results: not a second time in a message above them.
+    assert "Saved “Robots”" not in saved.text
     assert (
         "Saved as “Robots”: its new papers come to your feed and digest." in saved.text
     )
@@ -111,6 +112,13 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     again = reader.get("/search/?q=x").text.split('class="save-search"')[1]
     assert "<details open>" not in again
     assert 'required value="x"' in again
+
+
+def test_a_search_typed_with_a_phones_quotes_is_named_without_them(alice, corpus):
+    page = signed_in(alice).get("/search/", {"q": "“robot arms” \u2212survey"}).text
+
+    form = page.split('class="save-search"')[1]
+    assert 'name="name" maxlength="80" required value="robot arms -survey"' in form
 
 
 def test_search_page_says_under_which_name_it_is_already_saved(alice, corpus):
