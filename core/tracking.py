@@ -10,10 +10,12 @@ from django.http import HttpResponse
 from django.http import HttpResponsePermanentRedirect
 from django.utils.encoding import escape_uri_path
 
-# What chat apps, mail campaigns and ad networks add to a link they pass on.
+# What chat apps, mail campaigns, search engines and ad networks add to a link
+# they pass on, in any case (UTM_SOURCE).
 TRACKING = re.compile(
     r"utm_\w+|fbclid|gclid|dclid|gbraid|wbraid|msclkid|yclid|igshid|mc_cid|mc_eid"
-    r"|_hsenc|_hsmi"
+    r"|_hsenc|_hsmi|_gl|srsltid|ttclid|twclid|li_fat_id|mkt_tok",
+    re.IGNORECASE,
 )
 
 

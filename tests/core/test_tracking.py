@@ -17,6 +17,11 @@ pytestmark = pytest.mark.django_db
         ("/search/?q=agents&fbclid=IwAR0x&page=2", "/search/?q=agents&page=2"),
         ("/?gclid=abc&mc_cid=1&mc_eid=2", "/"),
         ("/authors/%C3%A9/?utm_campaign=x", "/authors/%C3%A9/"),
+        # In capitals as some campaign tools write them, and Google's and
+        # social networks' own.
+        ("/topics/?UTM_SOURCE=x&Utm_Campaign=y", "/topics/"),
+        ("/topics/?_gl=1*abc&srsltid=AfmB&ttclid=1&twclid=2&li_fat_id=3", "/topics/"),
+        ("/topics/?mkt_tok=x&page=2", "/topics/?page=2"),
     ],
 )
 def test_a_link_with_tracking_parameters_goes_to_the_page_without_them(address, kept):
