@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -275,6 +276,7 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "week": week,
             "week_error": week_error,
             "blocks": _topic_blocks(request, topic(), week),
+            "address": _address(topic(), week, request.GET.get("page", "")),
         }
         return render_shared(request, "topics/detail.html", context), {}
 
@@ -294,6 +296,15 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     # What its fragments are cached under (_topic_blocks): the page holds them.
     scopes = [members_key(slug), related_key(slug), TRENDING, NAMES]
     return page_response(request, cached_page(request, scopes, render, values=values))
+
+
+def _address(topic: Topic, week: date | None, page: str) -> str:
+    """The page's own address, for link previews and search engines: a week
+    and a later page are pages of their own, other parameters are not."""
+    query = {"week": week.isoformat()} if week else {}
+    if page.isdigit() and int(page) > 1:
+        query["page"] = str(int(page))
+    return topic.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
 
 
 def _topic_blocks(

@@ -191,6 +191,12 @@ def test_a_shared_topics_preview_is_its_page(client, paper, settings):
 
     assert f'<link rel="canonical" href="{site}/topics/agents/">' in page
     assert '<meta property="og:title" content="Agents">' in page
+    # A later page and a week are pages of their own, not copies of the first.
+    later = client.get("/topics/agents/", {"page": "2", "x": "1"}).text
+    week = client.get("/topics/agents/", {"week": "2026-06-08", "page": "1"}).text
+    assert f'<link rel="canonical" href="{site}/topics/agents/?page=2">' in later
+    canonical_week = f"{site}/topics/agents/?week=2026-06-08"
+    assert f'<link rel="canonical" href="{canonical_week}">' in week
 
 
 @pytest.mark.parametrize(
