@@ -70,8 +70,6 @@ DEGREE = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
 # space after its number ends the number: Day\char45 Ahead reads "Day-Ahead",
 # not "Day45 Ahead".
 CHAR = re.compile(r"\\char\s*(?:(\d+)|\"([0-9A-Fa-f]+)|'([0-7]+)) ?")
-# TeX eats the space after a command (\le \pi reads "≤π"); a control space keeps it.
-COMMAND_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{])")
 # Standard macros abstracts use that pylatexenc does not know (it would read
 # any of them as an author's own macro, by its name): font and size switches,
 # delimiter sizes and spacing, which read as nothing ({\rm sign}, \left\{,
@@ -213,9 +211,11 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
 def _macro_name(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
     # One the parser took arguments for (\label{x}, \citeauthor{x}) is not
     # text: it reads as nothing, as pylatexenc has it.
-    if node.nodeargd is not None and any(node.nodeargd.argnlist):
-        return ""
-    return node.macroname
+    return "" if _has_arguments(node) else node.macroname
+
+
+def _has_arguments(node: latexwalker.LatexMacroNode) -> bool:
+    return node.nodeargd is not None and any(node.nodeargd.argnlist)
 
 
 def _unicode(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
@@ -228,10 +228,38 @@ def _unicode(node: latexwalker.LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
         return ""
 
 
+class _Converter(LatexNodes2Text):
+    """pylatexenc's text, keeping in math the space written after a command:
+    TeX eats it, and so does pylatexenc unless text follows, so "\\le \\pi"
+    would read "≤π" and "\\bar\\Theta = x" "Θ̅= x". It is kept after parsing,
+    never as a control space a command would take for its argument: \\sqrt n
+    is \\sqrt{n}, as TeX reads it."""
+
+    def nodelist_to_text(self, nodelist: list[latexwalker.LatexNode]) -> str:
+        runs: list[list[latexwalker.LatexNode]] = [[]]
+        for node in nodelist:
+            if runs[-1] and _space_after(runs[-1][-1]):
+                runs.append([])
+            runs[-1].append(node)
+        # A space doubled before text goes with the others in _render.
+        text = super().nodelist_to_text
+        return " ".join(text(run) for run in runs)
+
+
+def _space_after(node: latexwalker.LatexNode | None) -> str:
+    """The space written after a command in math, or after the command that is
+    a macro's last argument: "\\alpha ", "\\bar\\Theta "."""
+    if node is None or not node.isNodeType(latexwalker.LatexMacroNode):
+        return ""
+    if _has_arguments(node):
+        return _space_after(node.nodeargd.argnlist[-1])
+    return node.macro_post_space if node.parsing_state.in_math_mode else ""
+
+
 PARSING_CONTEXT, TEXT_CONTEXT = _context()
 UNKNOWN_MACRO = TEXT_CONTEXT.unknown_macro_spec
 UNKNOWN_PARSED = PARSING_CONTEXT.unknown_macro_spec
-CONVERTER = LatexNodes2Text(latex_context=TEXT_CONTEXT, math_mode="text")
+CONVERTER = _Converter(latex_context=TEXT_CONTEXT, math_mode="text")
 
 
 @lru_cache(maxsize=8192)
@@ -280,7 +308,7 @@ def _render(source: str, math: bool) -> str:
     latex = SPECIAL.sub(r"\\\1", source)
     if math or "$" in latex:
         latex = DEGREE.sub("°", latex)
-        latex = COMMAND_SPACE.sub(r"\1\\ ", SCRIPT.sub(_script, latex))
+        latex = SCRIPT.sub(_script, latex)
     latex = UNKNOWN_MARKUP.sub(_without_unknown, VERB.sub(r"\\texttt{\2}", latex))
     try:
         walker = latexwalker.LatexWalker(latex, latex_context=PARSING_CONTEXT)

@@ -37,6 +37,18 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"Schr\"odinger and Erd\H{o}s--R\'enyi", "Schrödinger and Erdős–Rényi"),  # noqa: RUF001
         (r"$a \le \pi(x)$", "a ≤ \u03c0(x)"),
         (r"$\mathcal{O}(\log n)$", "𝒪(log n)"),  # noqa: RUF001
+        # An unbraced argument is the next token, a character or a command, as
+        # TeX reads it (174 in the demo): \sqrt n is \sqrt{n}.
+        (r"$\sqrt n$, $\sqrt{n}$", "√(n), √(n)"),
+        (r"$\frac 12$, $\frac{1}{2}$", "1/2, 1/2"),
+        (r"$\tilde O(d)$, $\tilde{O}(d)$", "Õ(d), Õ(d)"),
+        (r"$\mathbb R$, $\mathbb{R}$", "ℝ, ℝ"),  # noqa: RUF001
+        (r"$\mathcal O(n)$, $\mathcal{O}(n)$", "𝒪(n), 𝒪(n)"),  # noqa: RUF001
+        (r"$\hat x$, $\hat{x}$", "x̂, x̂"),
+        (r"$\frac \sigma \varepsilon$", "σ/ε"),  # noqa: RUF001
+        # A command without one keeps the space written after it.
+        (r"$\alpha x$, $x \in \mathbb R$", "α x, x ∈ ℝ"),  # noqa: RUF001
+        (r"$\bar\Theta = \Theta/G$", "Θ̅ = Θ/G"),
         # A link keeps its address, for the page to link (test below).
         (
             r"see \href{https://x.org}{the code} \cite{k}.",
