@@ -109,14 +109,23 @@ SHOWN = {
     "|": "‖",  # a norm, \|x\|
 }
 # Operators TeX sets apart from what comes before them: n\log n reads "n log n",
-# not "nlog n" (64 demo papers).
+# not "nlog n" (64 demo papers), but d/\log n reads "d/log n". Each is written
+# after a mark that SPACING makes a space or nothing (no arXiv text holds the
+# mark: XML cannot).
 OPERATORS = (
     *"log ln lg exp sin cos tan sinh cosh tanh arcsin arccos arctan".split(),
     *"max min sup inf lim det arg ker dim gcd Pr argmax argmin".split(),
 )
-# After a bracket or a script the space goes: (\log n) reads "(log n)", and
-# \lambda_\min "λ_min".
-OPENED = re.compile(r"([(\[{_^])\s+")
+OPERATOR = "\x00"
+# Spaces as TeX's spacing shows in plain text. After an opening bracket or a
+# script, none: (\log n) reads "(log n)", \lambda_\min "λ_min", d_{\rm eff}
+# "d_eff". Before an operator, one after a letter (with its accent: k̅ log n),
+# a digit, a closing bracket, ∇ or ∂ (∇ log p), and none after a sign:
+# "d/log n", "f(x)=ln x", "1-exp(-t)".
+SPACING = re.compile(
+    r"(?P<opened>[(\[{_^])[\s\x00]+"
+    r"|(?P<operand>[^\W_]|[\u0300-\u036f)\]}∇∂])?\x00"
+)
 # A macro neither side of pylatexenc knows, with an argument, \revise{Type 2} or
 # \boldsymbol{x}: markup whose argument is the text (not after a line
 # break's \\; an environment's \begin{...} is not a macro).
@@ -196,7 +205,7 @@ def _context() -> tuple[macrospec.LatexContextDb, macrospec.LatexContextDb]:
             MacroTextSpec("textsf", "%(1)s"),  # discarded by default
             MacroTextSpec("mbox", "%(1)s"),
             *(MacroTextSpec(name, "") for name in DROPPED),
-            *(MacroTextSpec(name, f" {name}") for name in OPERATORS),
+            *(MacroTextSpec(name, OPERATOR + name) for name in OPERATORS),
             *(MacroTextSpec(name, shown) for name, shown in SHOWN.items()),
         ],
     )
@@ -317,7 +326,14 @@ def _render(source: str, math: bool) -> str:
     except Exception:  # pylatexenc raises many kinds of errors on odd input
         logger.debug("Could not read LaTeX %r", source, exc_info=True)
         text = COMMAND.sub("", source)
-    return OPENED.sub(r"\1", " ".join(text.split()))
+    return SPACING.sub(_spacing, " ".join(text.split()))
+
+
+def _spacing(match: re.Match[str]) -> str:
+    if match.group("opened"):
+        return match.group("opened")
+    operand = match.group("operand")
+    return f"{operand} " if operand else ""
 
 
 def _without_unknown(match: re.Match[str]) -> str:

@@ -140,6 +140,12 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
             r"$O(n\log(1/\epsilon))$, $\min_x\max_y f$ and $(\log n)$",
             "O(n log(1/ϵ)), min_x max_y f and (log n)",
         ),
+        # ...but not from a sign or an opening bracket.
+        (r"$\Omega(d/\log(1/\delta))$", "Ω(d/log(1/δ))"),
+        (r"$f(x)=\ln(\sum_i\exp(x_i))$", "f(x)=ln(∑_i exp(x_i))"),
+        (r"$\exp(u)-\log(v)$, $1-\exp(-t)$", "exp(u)-log(v), 1-exp(-t)"),
+        (r"$o(N/\log\log N)$, $\Theta( \log k)$", "o(N/log log N), Θ(log k)"),
+        (r"$O(\bar{k}\log n)$, $\nabla\log p$", "O(k̅ log n), ∇ log p"),
         # A line break before a word is not a macro: \\foo{x} is no markup.
         (r"a\\b", "a b"),
         # A character no page can hold is left out, not written.
