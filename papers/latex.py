@@ -64,8 +64,13 @@ SUBSCRIPT = str.maketrans("0123456789-", "₀₁₂₃₄₅₆₇₈₉₋")
 # written with Unicode's; pylatexenc would write n^2, and 10^-3 for 10^{-3}.
 SCRIPT = re.compile(r"([\^_])(?:\{(-?\d+)\}|(\d))")
 NUMBER = re.compile(r"-?\d+")
-# 360$^{\circ}$ reads "360°" (41 demo papers), not "360^∘".
-DEGREE = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
+# 360$^{\circ}$ reads "360°" (41 demo papers), not "360^∘", and so do arXiv's
+# 360{\deg} (83) and a \deg after a number; any other \deg is the operator,
+# the degree of a vertex: \deg(v).
+DEGREE = re.compile(
+    r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))"
+    r"|\{\\deg\}|(?<=\d)\\deg(?![a-zA-Z])"
+)
 # TeX's \char45 (decimal, "2D hex or '55 octal) is that character, and the
 # space after its number ends the number: Day\char45 Ahead reads "Day-Ahead",
 # not "Day45 Ahead".
@@ -88,7 +93,6 @@ SHOWN = {
     "eg": "e.g.",
     "ie": "i.e.",
     "etal": "et al.",
-    "deg": "°",  # the demo's 83 are all degrees: 360{\deg}, 3.9\deg
     "degree": "°",
     "percent": "%",
     "colon": ":",
@@ -114,7 +118,7 @@ SHOWN = {
 # mark: XML cannot).
 OPERATORS = (
     *"log ln lg exp sin cos tan sinh cosh tanh arcsin arccos arctan".split(),
-    *"max min sup inf lim det arg ker dim gcd Pr argmax argmin".split(),
+    *"max min sup inf lim det arg ker dim gcd Pr argmax argmin deg".split(),
 )
 OPERATOR = "\x00"
 # Spaces as TeX's spacing shows in plain text. After an opening bracket or a
@@ -314,9 +318,8 @@ def _island(match: re.Match[str]) -> str:
 
 @lru_cache(maxsize=8192)
 def _render(source: str, math: bool) -> str:
-    latex = SPECIAL.sub(r"\\\1", source)
+    latex = DEGREE.sub("°", SPECIAL.sub(r"\\\1", source))
     if math or "$" in latex:
-        latex = DEGREE.sub("°", latex)
         latex = SCRIPT.sub(_script, latex)
     latex = UNKNOWN_MARKUP.sub(_without_unknown, VERB.sub(r"\\texttt{\2}", latex))
     try:

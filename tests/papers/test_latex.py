@@ -146,6 +146,9 @@ SHOWN_ABSTRACT = "We bound it in O(n²) time for 50% of all inputs."
         (r"$\exp(u)-\log(v)$, $1-\exp(-t)$", "exp(u)-log(v), 1-exp(-t)"),
         (r"$o(N/\log\log N)$, $\Theta( \log k)$", "o(N/log log N), Θ(log k)"),
         (r"$O(\bar{k}\log n)$, $\nabla\log p$", "O(k̅ log n), ∇ log p"),
+        # \deg is the degree of a vertex, but a degree sign after a number.
+        (r"$\deg(v)\ge 2$, $\deg(v) \ge 2$", "deg(v)≥ 2, deg(v) ≥ 2"),
+        (r"a 3.9\deg error, $90\deg$, $n\deg(v)$", "a 3.9° error, 90°, n deg(v)"),
         # A line break before a word is not a macro: \\foo{x} is no markup.
         (r"a\\b", "a b"),
         # A character no page can hold is left out, not written.
