@@ -122,7 +122,7 @@ def test_saves_digest_preferences(reader, alice):
     response = reader.post(SETTINGS_URL, data, follow=True)
 
     assert response.redirect_chain == [(SETTINGS_URL, 302)]
-    assert "digest preferences are saved" in response.text
+    assert 'role="status">Your digest preferences are saved.' in response.text
     preferences = DigestPreferences.objects.get(user=alice)
     assert (preferences.frequency, preferences.weekday, preferences.hour) == (
         "daily",

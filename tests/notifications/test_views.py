@@ -458,7 +458,8 @@ def test_a_test_digest_the_mail_server_refuses_is_said_so_not_promised(
     page = client.post("/digest/test/", follow=True)
 
     assert page.status_code == 200
-    assert told in page.text
+    # Apart from good news, and announced at once by a screen reader.
+    assert f'role="alert">{told}' in page.text
     assert "on its way to your inbox" not in page.text
     assert status in page.text
     digest = Digest.objects.get()
