@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from collections.abc import Iterable
 from functools import partial
@@ -70,6 +71,8 @@ from papers.versions import paper_key
 from papers.versions import similar_key
 
 SEARCH_RESULTS_PER_PAGE = 25
+# A version number as a link writes it (ASCII digits: str.isdigit takes "²").
+VERSION = re.compile(r"[1-9][0-9]{0,3}")
 
 
 PAPERS_PER_PAGE = 25
@@ -84,11 +87,12 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
             asked = split_arxiv_id(arxiv_id)
         except ParseError as exc:
             raise Http404(str(exc)) from exc
-    base_id = asked[0]
+    base_id, version = asked
     if arxiv_id != base_id and find_paper(base_id):
-        # One address per paper held (a version, "arXiv:" or an arXiv path
-        # moves there): it shows the newest version held, whichever was asked.
-        return redirect(address("papers:detail", "arxiv_id", base_id), permanent=True)
+        # One page per paper held (a version, "arXiv:" or an arXiv path moves
+        # there): it shows the newest version held, and says which was asked.
+        page = address("papers:detail", "arxiv_id", base_id)
+        return redirect(page + (f"?v={version}" if version else ""), permanent=True)
     scopes = [paper_key(base_id), similar_key(base_id), NAMES]
     render = partial(_paper_page, request, versioned_id(*asked))
     return page_response(request, cached_page(request, scopes, render))
@@ -114,8 +118,13 @@ def _paper_page(
     # read after their versions.
     deps.add(paper_key(similar_id) for similar_id in similar)
     deps.add(members_key(tag.topic.slug) for tag in tags)
+    asked = request.GET.get("v", "")
     context = {
         "paper": paper,
+        # The version a link asked for (paper_detail), when it is not this one.
+        "asked_version": int(asked)
+        if VERSION.fullmatch(asked) and paper.version and int(asked) != paper.version
+        else None,
         "tags": tags,
         "similar": paper_rows(similar),
         # Those shown as similar are not shown again.
@@ -337,7 +346,8 @@ def _search(
         if identifier := arxiv_id_query(text):
             # An id (or arXiv link) names one paper: open it, or say it is not here.
             if paper := find_paper(identifier[0]):
-                return redirect(paper)
+                version = f"?v={identifier[1]}" if identifier[1] else ""
+                return redirect(paper.get_absolute_url() + version)
             context["missing_id"] = versioned_id(*identifier)
         else:
             context["fields"] = _fields_notice(request, text, form)

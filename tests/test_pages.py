@@ -210,22 +210,50 @@ def test_paper_page_answers_at_its_id(visitor, corpus, django_assert_max_num_que
 
 
 @pytest.mark.parametrize(
-    "address",
-    ["2606.00100v1", "2606.00100v9", "arXiv:2606.00100", "abs/2606.00100v1"],
+    ("address", "moved"),
+    [
+        ("2606.00100v1", "/papers/2606.00100/?v=1"),
+        ("2606.00100v9", "/papers/2606.00100/?v=9"),
+        ("arXiv:2606.00100", "/papers/2606.00100/"),
+        ("abs/2606.00100v1", "/papers/2606.00100/?v=1"),
+    ],
 )
 def test_paper_page_at_any_other_form_of_its_id_moves_to_its_address(
-    visitor, corpus, address
+    visitor, corpus, address, moved
 ):
-    """One address per paper, as search's ids and links lead there: the page
-    shows the paper (its newest version held), whatever version was asked."""
+    """One page per paper, as search's ids and links lead there: it shows the
+    paper (its newest version held), whatever version was asked, and says
+    which was asked."""
     response = visitor.get(f"/papers/{address}/")
 
     assert response.status_code == 301
-    assert response["Location"] == "/papers/2606.00100/"
+    assert response["Location"] == moved
+
+
+def test_a_paper_page_asked_at_another_version_says_which_it_shows(client, db):
+    """A citation's link to v1 opens the page of v2: it says so, with v1 on
+    arXiv; a version newer than the one harvested is said to be newer."""
+    upsert_records([paper_record("2606.00101", version=2, title="Two versions")])
+
+    older = client.get("/papers/2606.00101v1/", follow=True).text
+    newer = client.get("/papers/2606.00101v3/", follow=True).text
+    same = client.get("/papers/2606.00101v2/", follow=True).text
+
+    assert (
+        "You followed a link to v1 of this paper; this page shows v2, the latest. "
+        '<a href="https://arxiv.org/abs/2606.00101v1">v1 on arXiv</a>'
+    ) in older
+    assert (
+        "You followed a link to v3 of this paper, newer than v2, the latest "
+        'harvested here. <a href="https://arxiv.org/abs/2606.00101v3">v3 on arXiv</a>'
+    ) in newer
+    assert "You followed a link" not in same
+    assert "You followed a link" not in client.get("/papers/2606.00101/?v=x").text
 
 
 def test_paper_page_serves_old_style_ids_and_escapes_titles(client, corpus):
-    assert client.get("/papers/math/0601001v2/")["Location"] == "/papers/math/0601001/"
+    moved = client.get("/papers/math/0601001v2/")["Location"]
+    assert moved == "/papers/math/0601001/?v=2"
     response = client.get("/papers/math/0601001/")
 
     assert response.status_code == 200

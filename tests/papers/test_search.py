@@ -405,24 +405,25 @@ def test_every_page_has_the_search_box(client, corpus):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "text",
+    ("text", "version"),
     [
-        "2607.04713",
-        "2607.04713v1",
-        " arXiv:2607.04713 ",
-        "arxiv: 2607.04713v2",
-        "https://arxiv.org/abs/2607.04713v2",
-        "http://arxiv.org/pdf/2607.04713v1.pdf",
-        "arxiv.org/html/2607.04713v1/",
+        ("2607.04713", ""),
+        ("2607.04713v1", "?v=1"),
+        (" arXiv:2607.04713 ", ""),
+        ("arxiv: 2607.04713v2", "?v=2"),
+        ("https://arxiv.org/abs/2607.04713v2", "?v=2"),
+        ("http://arxiv.org/pdf/2607.04713v1.pdf", "?v=1"),
+        ("arxiv.org/html/2607.04713v1/", "?v=1"),
     ],
 )
-def test_an_arxiv_id_or_link_opens_its_paper(client, db, text):
+def test_an_arxiv_id_or_link_opens_its_paper(client, db, text, version):
+    """At the version asked, which its page says when it is not the one held."""
     add_papers(paper_record("2607.04713", title="The paper"))
 
     response = client.get("/search/", {"q": text})
 
     assert response.status_code == 302
-    assert response["Location"] == "/papers/2607.04713/"
+    assert response["Location"] == "/papers/2607.04713/" + version
 
 
 @pytest.mark.django_db
@@ -432,7 +433,7 @@ def test_an_old_style_id_opens_its_paper(client, db):
     response = client.get("/search/", {"q": "hep-th/9901001v2"})
 
     assert response.status_code == 302
-    assert response["Location"] == "/papers/hep-th/9901001/"
+    assert response["Location"] == "/papers/hep-th/9901001/?v=2"
 
 
 @pytest.mark.django_db
