@@ -72,6 +72,8 @@ class ChatServer:
         self.requests: list[dict] = []
         self.answer = "Tree search plans rollouts [1]."
         self.status = 200
+        self.error = "model overloaded"  # the message of a failing status
+        self.error_mid_stream: object = None  # an event's "error", after one delta
         self.stall = threading.Event()
         self.stalling = False
         self.stream_then_stall = False
@@ -89,7 +91,7 @@ class ChatServer:
         if self.stalling:
             self.stall.wait(10)  # released at teardown
         if self.status != 200:
-            error = {"error": {"message": "model overloaded", "type": "server_error"}}
+            error = {"error": {"message": self.error, "type": "server_error"}}
             return Response(json.dumps(error), self.status, mimetype="application/json")
         if body.get("stream"):
             return Response(self.events(), 200, mimetype="text/event-stream")
@@ -110,6 +112,9 @@ class ChatServer:
                 ]
             }
             yield f"data: {json.dumps(delta)}\n\n"
+            if self.error_mid_stream is not None:
+                yield f"data: {json.dumps({'error': self.error_mid_stream})}\n\n"
+                return
             if self.stream_then_stall:
                 self.stall.wait(10)
         yield "data: [DONE]\n\n"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -8,6 +9,7 @@ from tests.ask.conftest import INJECTION
 from topics.ask.answerers import SYSTEM_PROMPT
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.answerers import ProviderError
+from topics.ask.answerers import message_text
 from topics.ask.asking import answer_question
 from topics.ask.asking import stream_events
 from topics.ask.citations import ClaimStream
@@ -104,18 +106,94 @@ def test_chat_sends_the_key_as_bearer_token(chat, sources, httpserver):
     assert request.headers["Authorization"] == "Bearer sk-test"
 
 
-def test_provider_error_falls_back_to_offline_answer_with_message(chat, sources):
-    chat.status = 500
+# What OpenAI answers to a wrong key or a spent quota: the key's tail, the
+# organisation and its limits are the operator's business, not the visitors'.
+PROVIDER_SECRETS = (
+    "Incorrect API key provided: sk-proj-****abcd. Rate limit reached in "
+    "organization org-Xq1234567890 on tokens per min (TPM): Limit 30000"
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        (401, "it failed (HTTP 401)"),
+        (429, "it is busy (HTTP 429)"),
+        (500, "it failed (HTTP 500)"),
+    ],
+)
+def test_provider_error_is_logged_and_shown_without_the_providers_words(
+    chat, sources, caplog, status, reason
+):
+    chat.status = status
+    chat.error = PROVIDER_SECRETS
+
+    with caplog.at_level(logging.WARNING, logger="topics.ask.answerers"):
+        answer = answer_question(
+            "tree search for rollouts?",
+            sources,
+            ChatCompletionsAnswerer.from_settings(),
+        )
+
+    assert answer.answerer == "extractive"
+    assert answer.notice == (
+        f"The language model could not answer: {reason}. "
+        "Here is the offline answer, quoted from the papers."
+    )
+    assert answer.claims
+    assert f"HTTP {status}" in caplog.text
+    assert PROVIDER_SECRETS in caplog.text
+
+
+def test_error_mid_stream_is_logged_and_shown_without_the_providers_words(
+    chat, sources, caplog
+):
+    chat.answer = "Tree search plans rollouts [1]. More follows [1]."
+    chat.error_mid_stream = {"message": "overloaded <b>org-Xq1234567890</b>"}
+
+    with caplog.at_level(logging.WARNING, logger="topics.ask.answerers"):
+        parsed = events(
+            stream_events(
+                "tree search for rollouts?",
+                sources,
+                ChatCompletionsAnswerer.from_settings(),
+            )
+        )
+
+    name, fallback = parsed[-2]
+    assert name == "fallback"
+    assert "it failed while answering." in fallback["notice"]
+    assert "org-" not in fallback["notice"]
+    assert "{" not in fallback["notice"]
+    assert "org-Xq1234567890" in caplog.text
+
+
+def test_a_refusal_is_logged_and_shown_without_its_words(sources, caplog):
+    raw = json.dumps(
+        {"choices": [{"message": {"content": None, "refusal": "Not for org-Xq12"}}]}
+    )
+
+    with (
+        caplog.at_level(logging.WARNING, logger="topics.ask.answerers"),
+        pytest.raises(ProviderError) as refused,
+    ):
+        message_text(raw.encode())
+
+    assert str(refused.value) == "it refused to answer"
+    assert "Not for org-Xq12" in caplog.text
+
+
+def test_unreachable_provider_is_shown_without_the_error_text(settings, sources):
+    settings.MOMENTUM_ASK_API_BASE = "http://127.0.0.1:9/v1"  # discard port, closed
+    settings.MOMENTUM_ASK_MODEL = "m"
 
     answer = answer_question(
-        "tree search for rollouts?", sources, ChatCompletionsAnswerer.from_settings()
+        "tree search?", sources, ChatCompletionsAnswerer.from_settings()
     )
 
     assert answer.answerer == "extractive"
-    assert "HTTP 500" in answer.notice
-    assert "model overloaded" in answer.notice
-    assert "offline answer" in answer.notice
-    assert answer.claims
+    assert "it could not be reached." in answer.notice
+    assert "Errno" not in answer.notice
 
 
 def test_provider_timeout_falls_back_to_offline_answer(chat, sources):
@@ -128,18 +206,6 @@ def test_provider_timeout_falls_back_to_offline_answer(chat, sources):
     assert answer.answerer == "extractive"
     assert "did not answer within 1 seconds" in answer.notice
     assert answer.claims
-
-
-def test_unreachable_provider_falls_back(settings, sources):
-    settings.MOMENTUM_ASK_API_BASE = "http://127.0.0.1:9/v1"  # discard port, closed
-    settings.MOMENTUM_ASK_MODEL = "m"
-
-    answer = answer_question(
-        "tree search?", sources, ChatCompletionsAnswerer.from_settings()
-    )
-
-    assert answer.answerer == "extractive"
-    assert "could not be reached" in answer.notice
 
 
 def test_answer_citing_nothing_retrieved_falls_back(chat, sources):

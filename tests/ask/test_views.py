@@ -328,7 +328,8 @@ def test_provider_failure_on_the_page_shows_message_and_offline_answer(
         "/topics/agents/ask/", {"q": "tree search rollouts"}
     ).content.decode()
 
-    assert "The language model could not answer: it answered with HTTP 500" in html
+    assert "The language model could not answer: it failed (HTTP 500)." in html
+    assert "model overloaded" not in html
     assert "Monte Carlo tree search" in html
 
 
@@ -389,6 +390,19 @@ def test_api_answers_a_paper_question(anonymous, paper):
 
     assert response.status_code == 200
     assert response.json()["sources"][0]["label"] == "Abstract"
+
+
+def test_api_notice_gives_no_provider_words(anonymous, agents, chat):
+    chat.status = 429
+    chat.error = "Rate limit reached in organization org-Xq1234567890"
+
+    body = anonymous.get("/api/v1/topics/agents/ask/", {"q": "tree search"}).json()
+
+    assert body["answerer"] == "extractive"
+    assert body["notice"].startswith(
+        "The language model could not answer: it is busy (HTTP 429)."
+    )
+    assert "org-" not in body["notice"]
 
 
 def test_api_records_a_signed_in_users_question(as_alice, agents, alice):

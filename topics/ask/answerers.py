@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 COUNT_WORDS = ["Two", "Three", "Four", "Five", "Six"]
 MAX_ANSWER_CHARS = 8000
 MAX_SOURCE_CHARS = 2500
+# Statuses of a provider that is overloaded or rate-limited, not broken.
+BUSY = frozenset({429, 503})
 
 SYSTEM_PROMPT = """\
 You answer questions about research papers for Momentum, a site that follows arXiv.
@@ -134,7 +136,9 @@ class Answerer(Protocol):
 
 
 class ProviderError(Exception):
-    """The chat-completions provider failed; the message says how, for people."""
+    """The chat-completions provider failed; the message says how, in words fit
+    for any visitor. The provider's own words can name the operator's key,
+    organisation and quota: they go to the log only."""
 
 
 class ChatCompletionsAnswerer:
@@ -204,7 +208,7 @@ class ChatCompletionsAnswerer:
             except httpx.TimeoutException as exc:
                 raise ProviderError(self.timed_out()) from exc
             except httpx.HTTPError as exc:
-                raise ProviderError(f"it could not be reached ({exc})") from exc
+                raise unreachable(exc) from exc
         if time.monotonic() > deadline:
             raise ProviderError(self.timed_out())
         raise_for_status(response)
@@ -256,7 +260,7 @@ class ChatCompletionsAnswerer:
         except httpx.TimeoutException as exc:
             raise ProviderError(self.timed_out()) from exc
         except httpx.HTTPError as exc:
-            raise ProviderError(f"it could not be reached ({exc})") from exc
+            raise unreachable(exc) from exc
 
     def _body(
         self, question: str, sources: Sequence[Source], *, stream: bool
@@ -283,15 +287,21 @@ def _numbers(sources: Sequence[Source]) -> set[int]:
     return {source.number for source in sources}
 
 
+def unreachable(exc: httpx.HTTPError) -> ProviderError:
+    logger.warning("Chat provider could not be reached: %r", exc)
+    return ProviderError("it could not be reached")
+
+
 def raise_for_status(response: httpx.Response) -> None:
-    if response.status_code == 200:
+    status = response.status_code
+    if status == 200:
         return
-    detail = ""
+    detail = response.text[:200]
     with contextlib.suppress(ValueError, KeyError, TypeError):
         detail = str(response.json()["error"]["message"])[:200]
-    logger.warning("Chat provider answered %s: %s", response.status_code, detail)
-    suffix = f": {detail}" if detail else ""
-    raise ProviderError(f"it answered with HTTP {response.status_code}{suffix}")
+    logger.warning("Chat provider answered HTTP %s: %s", status, detail)
+    how = "it is busy" if status in BUSY else "it failed"
+    raise ProviderError(f"{how} (HTTP {status})")
 
 
 def message_text(raw: bytes) -> str:
@@ -304,7 +314,8 @@ def message_text(raw: bytes) -> str:
     if not isinstance(message, dict):
         raise ProviderError("its answer could not be read")
     if message.get("refusal"):
-        raise ProviderError(f"it refused: {str(message['refusal'])[:200]}")
+        logger.warning("Chat provider refused: %.200s", message["refusal"])
+        raise ProviderError("it refused to answer")
     return str(message.get("content") or "")
 
 
@@ -323,7 +334,8 @@ def sse_deltas(lines: Iterator[str]) -> Iterator[str]:
         if not isinstance(event, dict):
             raise ProviderError("its stream could not be read")
         if "error" in event:
-            raise ProviderError(f"it failed while answering: {event['error']!s:.200}")
+            logger.warning("Chat provider failed mid-answer: %.200s", event["error"])
+            raise ProviderError("it failed while answering")
         choices = event.get("choices") or [{}]
         delta = (choices[0].get("delta") or {}).get("content")
         if delta:
