@@ -65,6 +65,44 @@ def test_citation_check_keeps_only_retrieved_numbers_and_drops_uncited():
     assert dropped == 2
 
 
+def test_only_the_brackets_ending_a_sentence_are_citations():
+    """Intervals mid-sentence were read as citations: "[0, 1]" and "[2, 8]"
+    went from the text, and their numbers were cited."""
+    text = (
+        "Rewards are normalised to [0, 1] before training [3]. "
+        "Papers [1] and [2] study tree search. "
+        "Results hold for k in [2, 8] [4]. "
+        "Both plan rollouts [1-2]. Three do [1\u20133][5]. "
+        "Most assign credit. [2, 4-9]"
+    )
+
+    claims, dropped = check_citations(text, valid={1, 2, 3, 4, 5})
+
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Rewards are normalised to [0, 1] before training.", (3,)),
+        ("Results hold for k in [2, 8].", (4,)),
+        ("Both plan rollouts.", (1, 2)),
+        ("Three do.", (1, 2, 3, 5)),
+        ("Most assign credit.", (2, 4, 5)),
+    ]
+    assert dropped == 1  # cites nothing at its end
+    assert "End every sentence with the ids" in SYSTEM_PROMPT
+
+
+def test_claim_stream_reads_citation_ranges_at_sentence_ends():
+    checker = ClaimStream(valid={1, 2, 3})
+    text = "Rewards lie in [0, 1] [1-2]. Agents plan [3]."
+    claims = []
+    for start in range(0, len(text), 4):
+        claims += checker.feed(text[start : start + 4])
+    claims += checker.close()
+
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Rewards lie in [0, 1].", (1, 2)),
+        ("Agents plan.", (3,)),
+    ]
+
+
 def test_claim_stream_checks_sentences_as_tokens_arrive():
     checker = ClaimStream(valid={1, 2})
     text = (

@@ -42,13 +42,14 @@ QUESTION_WORDS = frozenset(
     appear appeared appears month months week weeks year years right several
     lately latest kind kinds happen happens exist exists""".split()
 )
-# A citation group as models write them: [1], [1, 2], [1][3] (see split_sentences).
-CITATION = re.compile(r"\[\s*(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\s*\]")
+# A citation group as models write them: [1], [1, 2], [1-3], or with an en dash.
+GROUP = re.compile(r"\[\s*\d{1,3}(?:\s*[-\u2013,;]\s*\d{1,3})*\s*\]")
+CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
+INTERVAL = re.compile(r"\[\s*\d{1,3}\s*,\s*\d{1,3}\s*\]")  # [0, 1], [2, 8]
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
 # digit, quote, bracket or TeX starts the next one; or at a blank line.
 BOUNDARY = re.compile(
-    r"[.!?](?:\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\])*(?=\s+[A-Z0-9\"'\u201c\u2018(\\$])"
-    r"|\n\s*\n"
+    rf"[.!?](?:\s*{GROUP.pattern})*(?=\s+[A-Z0-9\"'\u201c\u2018(\\$])|\n\s*\n"
 )
 ABBREVIATIONS = frozenset(
     "al e.g i.e vs fig figs eq eqs etc cf resp approx no sec ref refs dr prof".split()
@@ -166,17 +167,28 @@ def _sentences(text: str, final: bool = True) -> Iterator[tuple[str, int]]:
 
 
 def citations_of(sentence: str) -> tuple[list[int], str]:
-    """The numbers cited in a sentence, in order and once each, and its text
-    without them."""
-    numbers: list[int] = []
-    for match in CITATION.finditer(sentence):
-        for part in re.split(r"[,;]", match.group(1)):
-            number = int(part)
-            if number not in numbers:
-                numbers.append(number)
-    bare = CITATION.sub("", sentence)
-    bare = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(bare.split()))
-    return numbers, bare.strip()
+    """The numbers cited at the end of a sentence (before or after its full
+    stop, as the system prompt asks), ranges spelled out, in order and once
+    each; and its text without them. Brackets anywhere else are text."""
+    text, stop = sentence.strip(), ""
+    groups: list[str] = []
+    # From the end, so that a long answer costs one pass, not one per bracket.
+    while text:
+        if text[-1] in ".!?" and not stop:
+            text, stop = text[:-1].rstrip(), text[-1]
+            continue
+        start = text.rfind("[")
+        group = text[start:] if start >= 0 else ""
+        # An interval before the citations ("k in [2, 8] [4].") is text.
+        if not GROUP.fullmatch(group) or (groups and INTERVAL.fullmatch(group)):
+            break
+        groups.append(group)
+        text = text[:start].rstrip()
+    numbers: dict[int, None] = {}  # in order, once each
+    for group in reversed(groups):
+        for first, last in CITED_NUMBERS.findall(group):
+            numbers.update(dict.fromkeys(range(int(first), int(last or first) + 1)))
+    return list(numbers), text if text.endswith(stop) else text + stop
 
 
 def written_in_latin(text: str) -> bool:
