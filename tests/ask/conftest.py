@@ -77,6 +77,9 @@ class ChatServer:
         self.stall = threading.Event()
         self.stalling = False
         self.stream_then_stall = False
+        # Keep the connection busy without answering: SSE comments when asked
+        # to stream, else the body's first bytes one by one.
+        self.trickle = False
         server.expect_request(
             "/v1/chat/completions", method="POST"
         ).respond_with_handler(self.handle)
@@ -101,9 +104,26 @@ class ChatServer:
             "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         }
+        if self.trickle:
+            return Response(self.trickled(json.dumps(payload)), 200)
         return Response(json.dumps(payload), 200, mimetype="application/json")
 
+    def trickled(self, text: str) -> Iterator[str]:
+        for character in text[:50]:  # 5 s
+            yield character
+            if self.stall.wait(0.1):
+                return
+        yield text[50:]
+
+    def keepalives(self) -> Iterator[str]:
+        for _ in range(50):  # 5 s, as OpenRouter's ": OPENROUTER PROCESSING"
+            yield ": keepalive\n\n"
+            if self.stall.wait(0.1):
+                return
+
     def events(self) -> Iterator[str]:
+        if self.trickle:
+            yield from self.keepalives()
         # A few characters at a time, splitting words and citations.
         for start in range(0, len(self.answer), 7):
             delta = {

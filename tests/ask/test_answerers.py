@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
+import httpx
 import pytest
 
 from tests.ask.conftest import INJECTION
@@ -219,6 +221,45 @@ def test_a_refusal_is_logged_and_shown_without_its_words(sources, caplog):
 
     assert str(refused.value) == "it refused to answer"
     assert "Not for org-Xq12" in caplog.text
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_keepalives_or_trickled_bytes_do_not_outlast_the_timeout(
+    chat, sources, streamed
+):
+    """Each keep-alive or byte restarted httpx's read timeout: the page waited
+    as long as the provider kept talking, then said "within 1 seconds"."""
+    chat.trickle = True
+    model = ChatCompletionsAnswerer.from_settings()
+    started = time.monotonic()
+
+    if streamed:
+        events_sent = events(stream_events("tree search for rollouts?", sources, model))
+        notice = events_sent[-2][1]["notice"]
+    else:
+        notice = answer_question("tree search for rollouts?", sources, model).notice
+
+    assert time.monotonic() - started < 2  # of the 5 s the provider talks
+    assert "it did not answer within 1 seconds" in notice
+
+
+def test_a_connection_that_times_out_is_not_said_to_be_a_slow_answer(
+    sources, monkeypatch
+):
+    def refuse(request):
+        raise httpx.ConnectTimeout("timed out", request=request)
+
+    model = ChatCompletionsAnswerer("http://10.9.9.9/v1", "m", timeout=30)
+    monkeypatch.setattr(
+        model,
+        "http_client",
+        lambda: httpx.Client(transport=httpx.MockTransport(refuse)),
+    )
+
+    answer = answer_question("tree search for rollouts?", sources, model)
+
+    assert "it could not be reached." in answer.notice
+    assert "30 seconds" not in answer.notice
 
 
 def test_unreachable_provider_is_shown_without_the_error_text(settings, sources):

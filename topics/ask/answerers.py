@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 from typing import Protocol
+from typing import TypeVar
 
 import httpx
 from django.conf import settings
@@ -34,6 +35,7 @@ from topics.ask.retrieval import Source
 from topics.ask.text import join_names
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 COUNT_WORDS = ["Two", "Three", "Four", "Five", "Six"]
 MAX_ANSWER_CHARS = 8000
@@ -201,19 +203,7 @@ class ChatCompletionsAnswerer:
         ]
 
     def answer(self, question: str, sources: Sequence[Source]) -> Answer:
-        body = self._body(question, sources, stream=False)
-        deadline = time.monotonic() + self.timeout
-        with self.http_client() as client:
-            try:
-                response = client.post(self.url, json=body)
-            except httpx.TimeoutException as exc:
-                raise ProviderError(self.timed_out()) from exc
-            except httpx.HTTPError as exc:
-                raise unreachable(exc) from exc
-        if time.monotonic() > deadline:
-            raise ProviderError(self.timed_out())
-        raise_for_status(response)
-        text = message_text(response.content)
+        text = "".join(self.deltas(self._body(question, sources, stream=False)))
         claims, dropped = check_citations(text[:MAX_ANSWER_CHARS], _numbers(sources))
         return Answer(
             claims=claims, sources=list(sources), answerer=self.name, dropped=dropped
@@ -246,22 +236,31 @@ class ChatCompletionsAnswerer:
                 client.stream("POST", self.url, json=body) as response,
             ):
                 if response.status_code != 200:
-                    response.read()
-                    raise_for_status(response)
+                    raw = b"".join(self.in_time(deadline, response.iter_bytes()))
+                    raise http_error(response.status_code, raw)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
-                    yield message_text(response.read())
+                    raw = b"".join(self.in_time(deadline, response.iter_bytes()))
+                    yield message_text(raw)
                     return
-                for delta in sse_deltas(response.iter_lines()):
+                lines = self.in_time(deadline, response.iter_lines())
+                for delta in sse_deltas(lines):
                     received += len(delta)
-                    if time.monotonic() > deadline:
-                        raise ProviderError(self.timed_out())
                     yield delta
                     if received > limit:
                         return
-        except httpx.TimeoutException as exc:
+        except httpx.ReadTimeout as exc:
             raise ProviderError(self.timed_out()) from exc
-        except httpx.HTTPError as exc:
+        except httpx.HTTPError as exc:  # connecting timed out or failed
             raise unreachable(exc) from exc
+
+    def in_time(self, deadline: float, pieces: Iterator[T]) -> Iterator[T]:
+        """The pieces of a response as they come, until the deadline passes.
+        httpx's read timeout waits for each piece alone: a provider's keep-alive
+        comments or a body sent a byte at a time would never trip it."""
+        for piece in pieces:
+            if time.monotonic() > deadline:
+                raise ProviderError(self.timed_out())
+            yield piece
 
     def _body(
         self, question: str, sources: Sequence[Source], *, stream: bool
@@ -293,16 +292,13 @@ def unreachable(exc: httpx.HTTPError) -> ProviderError:
     return ProviderError("it could not be reached")
 
 
-def raise_for_status(response: httpx.Response) -> None:
-    status = response.status_code
-    if status == 200:
-        return
-    detail = response.text[:200]
+def http_error(status: int, raw: bytes) -> ProviderError:
+    detail = raw[:200].decode(errors="replace")
     with contextlib.suppress(ValueError, KeyError, TypeError):
-        detail = str(response.json()["error"]["message"])[:200]
+        detail = str(json.loads(raw)["error"]["message"])[:200]
     logger.warning("Chat provider answered HTTP %s: %s", status, detail)
     how = "it is busy" if status in BUSY else "it failed"
-    raise ProviderError(f"{how} (HTTP {status})")
+    return ProviderError(f"{how} (HTTP {status})")
 
 
 def message_text(raw: bytes) -> str:
