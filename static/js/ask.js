@@ -160,7 +160,8 @@
     });
     var without = document.createElement("a");
     var params = new URLSearchParams(window.location.search);
-    params.set("stream", "0");
+    params.delete("stream");
+    params.set("offline", "1");
     without.href = "?" + params.toString();
     without.textContent = "the answer without the language model";
     status.append(again, " or ", without, ".");

@@ -319,6 +319,20 @@ def test_without_javascript_the_page_fetches_the_provider_answer(client, agents,
     assert "Written by a language model" in html
 
 
+def test_the_answer_without_the_model_does_not_ask_it(client, agents, chat):
+    """The link a broken stream offers (ask.js): it asked the model again, and
+    waited for it as long as the stream had."""
+    question = {"q": "tree search rollouts", "offline": "1"}
+
+    html = client.get("/topics/agents/ask/", question).content.decode()
+    streamed = client.get("/topics/agents/ask/", {**question, "stream": "1"})
+
+    assert chat.requests == []
+    assert "Quoted from the papers' own sentences" in html
+    assert "Monte Carlo tree search" in html
+    assert "data-stream-url" not in streamed.content.decode()
+
+
 def test_provider_failure_on_the_page_shows_message_and_offline_answer(
     client, agents, chat
 ):

@@ -150,9 +150,31 @@ def test_a_stream_that_breaks_off_says_so_and_offers_it_again(
     expect(status).to_contain_text(
         "The answer could not be loaded (the connection was lost)"
     )
-    without = status.get_by_role("link", name="the answer without the language model")
-    assert "stream=0" in without.get_attribute("href")
     page.unroute("**/ask/stream/**")
     status.get_by_role("button", name="Try again").click()
     expect(page.locator("[data-claims] .claim")).to_have_count(1)
     expect(status).to_have_text("")
+
+
+def test_the_answer_without_the_model_after_a_broken_stream_is_the_offline_one(
+    page, live_server, topic, httpserver, settings
+):
+    """The link asked the model again: a slow one kept the reader waiting as
+    long as before, a healthy one gave its answer under this label."""
+    chat = ChatServer(httpserver)
+    settings.MOMENTUM_ASK_API_BASE = chat.base_url
+    settings.MOMENTUM_ASK_MODEL = "local-test-model"
+    page.route("**/ask/stream/**", lambda route: route.abort("connectionreset"))
+    ask(page)
+
+    without = page.locator("[data-stream-status]").get_by_role(
+        "link", name="the answer without the language model"
+    )
+    with page.expect_navigation():
+        without.click()
+
+    expect(page.locator("[data-lead]")).to_contain_text("Two lines of work:")
+    expect(page.locator("section.answer")).to_contain_text(
+        "Quoted from the papers' own sentences"
+    )
+    assert chat.requests == []

@@ -201,10 +201,11 @@ def ask(
     user: User | AnonymousUser | None,
     *,
     answer: bool = True,
+    offline: bool = False,
 ) -> tuple[list[Source], Answer | None]:
     """Retrieve for the question, answer it unless `answer` is False (the answer
-    then streams), and record it for a signed-in user. The sources come back
-    numbered as the answer cites them."""
+    then streams), without the language model if `offline`, and record it for a
+    signed-in user. The sources come back numbered as the answer cites them."""
     if user is not None and user.is_authenticated:
         record_question(user, scope, question)
     if scope.paper is not None:
@@ -212,11 +213,9 @@ def ask(
     sources = retrieve(scope, question)
     if not answer:
         return sources, None
+    provider = None if offline else ChatCompletionsAnswerer.from_settings()
     checked = answer_question(
-        question,
-        sources,
-        ChatCompletionsAnswerer.from_settings(),
-        term_weights(scope, question),
+        question, sources, provider, term_weights(scope, question)
     )
     return checked.sources, checked
 

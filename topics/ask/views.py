@@ -35,6 +35,7 @@ from topics.query import get_active_topic
 # JavaScript the page carries the whole answer; static/js/ask.js adds stream=1
 # when a language model is configured, and the page then leaves the answer to
 # the stream endpoint, with a signed ticket so the question counts once.
+# offline=1 (ask.js's link when a stream breaks) answers without the model.
 
 
 def ask_topic(request: HttpRequest, slug: str) -> HttpResponse:
@@ -89,8 +90,15 @@ def _ask_page(
             context["wait_minutes"] = max(1, round(wait / 60))
         else:
             question, scope = form.question, scope_of(form.cleaned_data)
-            streaming = provider is not None and request.GET.get("stream") == "1"
-            sources, answer = ask(scope, question, request.user, answer=not streaming)
+            offline = request.GET.get("offline") == "1"
+            streaming = (
+                provider is not None
+                and not offline
+                and request.GET.get("stream") == "1"
+            )
+            sources, answer = ask(
+                scope, question, request.user, answer=not streaming, offline=offline
+            )
             context.update(question=question, scope=scope, sources=sources)
             context["answer"] = answer
             if scope.paper is not None:
