@@ -38,16 +38,19 @@
     return sources;
   }
 
+  function appendCitations(container, numbers, sources) {
+    numbers.forEach(function (number) {
+      container.append(" ", citationLink(number, sources));
+    });
+  }
+
   function appendClaim(container, claim, sources) {
     var text = document.createElement("span");
     text.className = "claim";
     text.textContent = claim.text;
     container.appendChild(text);
-    claim.citations.forEach(function (number) {
-      container.appendChild(document.createTextNode(" "));
-      container.appendChild(citationLink(number, sources));
-    });
-    container.appendChild(document.createTextNode(" "));
+    appendCitations(container, claim.citations, sources);
+    container.append(" ");
   }
 
   function showCited(cited) {
@@ -76,14 +79,30 @@
     if (name === "claim") {
       appendClaim(body.querySelector("[data-claims]"), data, sources);
     } else if (name === "fallback") {
+      // The offline answer replaces what the model had sent before it failed.
+      body.querySelector("[data-claims]").replaceChildren();
       var box = body.querySelector("[data-fallback]");
       body.querySelector("[data-notice]").textContent = data.notice;
-      box.querySelector("[data-fallback-lead]").textContent = data.lead;
+      var lead = box.querySelector("[data-fallback-lead]");
+      lead.replaceChildren();
+      data.lead_parts.forEach(function (part) {
+        lead.append(part.text);
+        appendCitations(lead, part.citations, sources);
+      });
       var claims = box.querySelector("[data-fallback-claims]");
-      data.claims.forEach(function (claim) { appendClaim(claims, claim, sources); });
+      data.claims.forEach(function (claim) {
+        var item = document.createElement("li");
+        appendClaim(item, claim, sources);
+        claims.appendChild(item);
+      });
       box.hidden = false;
     } else if (name === "done") {
       showCited(data.cited);
+      if (data.cited.length) {
+        var attribution = body.querySelector("[data-attribution]");
+        attribution.textContent = data.attribution;
+        attribution.hidden = false;
+      }
     }
   }
 
@@ -150,6 +169,7 @@
         node.replaceChildren();
       });
       body.querySelector("[data-fallback]").hidden = true;
+      body.querySelector("[data-attribution]").hidden = true;
       var cited = document.querySelector("[data-cited]");
       if (cited) {
         cited.hidden = true;

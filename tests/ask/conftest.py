@@ -76,7 +76,7 @@ class ChatServer:
         self.error_mid_stream: object = None  # an event's "error", after one delta
         self.stall = threading.Event()
         self.stalling = False
-        self.stream_then_stall = False
+        self.stream_then_stall = False  # all but the answer's last piece
         # Keep the connection busy without answering: SSE comments when asked
         # to stream, else the body's first bytes one by one.
         self.trickle = False
@@ -126,6 +126,8 @@ class ChatServer:
             yield from self.keepalives()
         # A few characters at a time, splitting words and citations.
         for start in range(0, len(self.answer), 7):
+            if self.stream_then_stall and start + 7 >= len(self.answer):
+                self.stall.wait(10)
             delta = {
                 "choices": [
                     {"index": 0, "delta": {"content": self.answer[start : start + 7]}}
@@ -135,8 +137,6 @@ class ChatServer:
             if self.error_mid_stream is not None:
                 yield f"data: {json.dumps({'error': self.error_mid_stream})}\n\n"
                 return
-            if self.stream_then_stall:
-                self.stall.wait(10)
         yield "data: [DONE]\n\n"
 
 

@@ -313,7 +313,36 @@ def test_stream_yields_checked_claims_then_cited_sources(chat, sources):
     name, done = parsed[2]
     assert name == "done"
     assert [s["number"] for s in done["cited"]] == [1, 2]
+    # What the page without the stream says under the answer.
+    assert (done["answerer"], done["dropped"]) == ("chat", 1)
+    assert done["attribution"] == (
+        "Written by a language model from the papers below; sentences that cite "
+        "none of them are removed (1 here)."
+    )
     assert chat.requests[0]["stream"] is True
+
+
+def test_stream_fallback_sends_the_leads_citations_and_who_wrote_it(chat, agents):
+    question = "Which agents plan rollouts with tree search or call tools?"
+    sources = retrieve(Scope(topic=agents), question)
+    chat.status = 503
+
+    parsed = events(
+        stream_events(question, sources, ChatCompletionsAnswerer.from_settings())
+    )
+
+    (_, fallback), (_, done) = parsed
+    offline = ExtractiveAnswerer(reading_order=False).answer(question, sources)
+    assert fallback["lead_parts"] == [
+        {"text": text, "citations": list(citations)}
+        for text, citations in offline.lead_parts
+    ]
+    assert "".join(part["text"] for part in fallback["lead_parts"]).startswith(
+        ("Two lines of work: ", "Three lines of work: ")
+    )
+    assert fallback["lead_parts"][0]["citations"]
+    assert done["answerer"] == "extractive"
+    assert done["attribution"].startswith("Quoted from the papers' own sentences")
 
 
 def test_stream_provider_error_sends_offline_answer(chat, sources):

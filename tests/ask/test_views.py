@@ -328,7 +328,7 @@ def test_the_answer_without_the_model_does_not_ask_it(client, agents, chat):
     streamed = client.get("/topics/agents/ask/", {**question, "stream": "1"})
 
     assert chat.requests == []
-    assert "Quoted from the papers' own sentences" in html
+    assert "own sentences; each is followed by the paper it comes from" in html
     assert "Monte Carlo tree search" in html
     assert "data-stream-url" not in streamed.content.decode()
 

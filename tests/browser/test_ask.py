@@ -130,6 +130,11 @@ def test_a_model_answer_streams_in_with_citations_to_the_retrieved_papers(
     }
     expect(page.locator("[data-cited-list] a")).to_have_count(2)
     assert "moon" not in page.locator("[data-claims]").text_content()
+    # Said as the page without JavaScript says it.
+    expect(page.locator("[data-attribution]")).to_have_text(
+        "Written by a language model from the papers below; sentences that cite "
+        "none of them are removed (1 here)."
+    )
 
 
 def test_a_stream_that_breaks_off_says_so_and_offers_it_again(
@@ -178,3 +183,32 @@ def test_the_answer_without_the_model_after_a_broken_stream_is_the_offline_one(
         "Quoted from the papers' own sentences"
     )
     assert chat.requests == []
+
+
+def test_a_model_that_stalls_mid_answer_gives_way_to_the_offline_one(
+    page, live_server, topic, httpserver, settings
+):
+    """The model's first claims stayed on screen, unlabelled, above "could not
+    answer"; the offline lead's [n] were plain text."""
+    chat = ChatServer(httpserver)
+    settings.MOMENTUM_ASK_API_BASE = chat.base_url
+    settings.MOMENTUM_ASK_MODEL = "local-test-model"
+    settings.MOMENTUM_ASK_TIMEOUT = 1.0
+    chat.answer = "Agents assign credit per turn [1]. Then the model stalls [2]."
+    chat.stream_then_stall = True
+
+    ask(page)
+
+    notice = page.locator("[data-notice]")
+    expect(notice).to_contain_text("it did not answer within 1 seconds")
+    expect(page.locator("[data-claims] .claim")).to_have_count(0)
+    lead = page.locator("[data-fallback-lead]")
+    expect(lead).to_contain_text("Two lines of work:")
+    links = cited_papers(lead.locator("a.cite").all())
+    assert sorted(links.values()) == ["2606.29745", "2607.13988"]
+    expect(page.locator("[data-fallback-claims] li .claim")).to_have_count(2)
+    expect(page.locator("[data-attribution]")).to_have_text(
+        "Quoted from the papers' own sentences; each is followed by the paper it "
+        "comes from."
+    )
+    chat.stall.set()

@@ -32,7 +32,6 @@ from topics.ask.citations import Claim
 from topics.ask.citations import ClaimStream
 from topics.ask.citations import check_citations
 from topics.ask.retrieval import Source
-from topics.ask.text import join_names
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -95,26 +94,50 @@ class Answer:
         return [source for source in self.sources if source.number not in cited]
 
     @property
-    def lead_prefix(self) -> str:
-        """'Three lines of work:' for three approaches."""
+    def lead_parts(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The lead as pieces of text, each followed by its citations:
+        [("Two lines of work: TRACE", (1,)), (" and ECHO", (2,)), (".", ())];
+        none when the answer does not name two approaches or more."""
         count = len(self.approaches)
-        word = COUNT_WORDS[count - 2] if 2 <= count <= len(COUNT_WORDS) + 1 else ""
-        return f"{word or 'Several'} lines of work:"
+        if count < 2:
+            return []
+        word = COUNT_WORDS[count - 2] if count <= len(COUNT_WORDS) + 1 else "Several"
+        parts = []
+        for index, approach in enumerate(self.approaches):
+            if index == 0:
+                before = f"{word} lines of work: "
+            else:
+                before = " and " if index == count - 1 else ", "
+            parts.append((before + approach.name, approach.citations))
+        return [*parts, (".", ())]
 
     @property
     def lead(self) -> str:
-        """'Three lines of work: TRACE [1], ECHO [2] and PBSD [3].', or "" when
-        the answer does not name two approaches or more."""
-        if len(self.approaches) < 2:
-            return ""
-        named = [f"{a.name} {_cites(a.citations)}" for a in self.approaches]
-        return f"{self.lead_prefix} {join_names(named)}."
+        """'Three lines of work: TRACE [1], ECHO [2] and PBSD [3].', or ""."""
+        return "".join(
+            f"{text} {_cites(citations)}" if citations else text
+            for text, citations in self.lead_parts
+        )
 
-    def approaches_with_sources(self) -> list[tuple[Approach, list[Source]]]:
+    def lead_with_sources(self) -> list[tuple[str, list[Source]]]:
         return [
-            (approach, [self.by_number[n] for n in approach.citations])
-            for approach in self.approaches
+            (text, [self.by_number[n] for n in citations])
+            for text, citations in self.lead_parts
         ]
+
+    @property
+    def attribution(self) -> str:
+        """Who wrote the answer, said under it (the page, and the stream's end)."""
+        if self.answerer == "extractive":
+            return (
+                "Quoted from the papers' own sentences; each is followed by the "
+                "paper it comes from."
+            )
+        here = f" ({self.dropped} here)" if self.dropped else ""
+        return (
+            "Written by a language model from the papers below; sentences that "
+            f"cite none of them are removed{here}."
+        )
 
     @property
     def text(self) -> str:

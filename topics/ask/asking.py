@@ -127,9 +127,10 @@ def stream_events(
     provider: ChatCompletionsAnswerer | None,
     weights: dict[str, float] | None = None,
 ) -> Iterator[str]:
-    """Server-sent events: each checked `claim` as it completes, then `done`;
-    on provider failure, `fallback` with the offline answer, then `done`. The
-    numbers stay the retrieval's: the page already lists the sources by them."""
+    """Server-sent events: each checked `claim` as it completes, then `done`
+    with who wrote them; on provider failure, `fallback` with the offline
+    answer (which replaces any claims sent), then `done`. The numbers stay the
+    retrieval's: the page already lists the sources by them."""
     checker = ClaimStream(source.number for source in sources)
     claims = []
     offline = _offline_only(question, sources, weights, reading_order=False)
@@ -152,12 +153,22 @@ def stream_events(
                 str(exc),
             )
     if offline is not None:
-        yield _event("fallback", answer_data(offline))
-        claims = offline.claims
-    answer = Answer(
-        claims=claims, sources=sources, answerer="chat", dropped=checker.dropped
+        lead = [{"text": t, "citations": list(c)} for t, c in offline.lead_parts]
+        yield _event("fallback", {**answer_data(offline), "lead_parts": lead})
+    answer = offline
+    if answer is None:
+        answer = Answer(
+            claims=claims, sources=sources, answerer="chat", dropped=checker.dropped
+        )
+    yield _event(
+        "done",
+        {
+            "answerer": answer.answerer,
+            "dropped": answer.dropped,
+            "attribution": answer.attribution,
+            "cited": [source_data(s) for s in answer.cited],
+        },
     )
-    yield _event("done", {"cited": [source_data(s) for s in answer.cited]})
 
 
 def _event(name: str, data: dict) -> str:
