@@ -155,6 +155,20 @@ def test_askpdf_page_answers_from_the_paper(client, paper):
     assert "[1]" in html
 
 
+def test_askpdf_without_a_pdf_folder_says_it_reads_the_abstract(
+    client, paper, settings
+):
+    """Titled AskPDF, the page never said that no PDF is read on this site."""
+    settings.MOMENTUM_ASK_PDF_DIR = ""
+
+    html = client.get(
+        f"/papers/{paper.arxiv_id}/ask/", {"q": "How are rollouts planned?"}
+    ).content.decode()
+
+    assert 'data-fulltext="off"' in html
+    assert "this answer comes from the abstract" in html
+
+
 def test_askpdf_works_for_old_style_ids(client, db):
     from papers.ingest.upsert import upsert_records
     from tests.papers.factories import paper_record
