@@ -75,7 +75,8 @@ def test_only_the_brackets_ending_a_sentence_are_citations():
         "Papers [1] and [2] study tree search. "
         "Results hold for k in [2, 8] [4]. "
         "Both plan rollouts [1-2]. Three do [1\u20133][5]. "
-        "Most assign credit. [2, 4-9]"
+        "Most assign credit. [2, 4-9] "
+        "Scores lie in [0, 1]."
     )
 
     claims, dropped = check_citations(text, valid={1, 2, 3, 4, 5})
@@ -87,7 +88,7 @@ def test_only_the_brackets_ending_a_sentence_are_citations():
         ("Three do.", (1, 2, 3, 5)),
         ("Most assign credit.", (2, 4, 5)),
     ]
-    assert dropped == 1  # cites nothing at its end
+    assert dropped == 2  # cite nothing at their end ("[0, 1]" is no citation)
     assert "End every sentence with the ids" in SYSTEM_PROMPT
 
 

@@ -46,6 +46,7 @@ QUESTION_WORDS = frozenset(
 GROUP = re.compile(r"\[\s*\d{1,3}(?:\s*[-\u2013,;]\s*\d{1,3})*\s*\]")
 CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
 INTERVAL = re.compile(r"\[\s*\d{1,3}\s*,\s*\d{1,3}\s*\]")  # [0, 1], [2, 8]
+ZERO = re.compile(r"(?<!\d)0+(?!\d)")
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
 # digit, quote, bracket or TeX starts the next one; or at a blank line.
 BOUNDARY = re.compile(
@@ -179,8 +180,13 @@ def citations_of(sentence: str) -> tuple[list[int], str]:
             continue
         start = text.rfind("[")
         group = text[start:] if start >= 0 else ""
-        # An interval before the citations ("k in [2, 8] [4].") is text.
-        if not GROUP.fullmatch(group) or (groups and INTERVAL.fullmatch(group)):
+        # An interval before the citations ("k in [2, 8] [4].") is text, and
+        # so is one from 0 ("in [0, 1]."): sources are numbered from 1.
+        if (
+            not GROUP.fullmatch(group)
+            or (groups and INTERVAL.fullmatch(group))
+            or ZERO.search(group)
+        ):
             break
         groups.append(group)
         text = text[:start].rstrip()
