@@ -5,6 +5,11 @@ answer. The cache and the broker are reported but do not fail the check: pages
 render uncached without the cache (config.cache), and work waits in the
 database for the broker (their sweeps send it once it is back).
 
+Each queue's workers are reported by their last heartbeat (beat sends one
+every MOMENTUM_HEARTBEAT_SECONDS, config/celery_app.py): a queue none has
+answered for STALE_HEARTBEATS of them has its workers dead, or stuck on a
+long task, or beat is dead. With tasks run in-process there are none.
+
 The cache and the broker are asked beside the database, and what has not
 answered within TIMEOUT is reported down: one Redis that hangs (frozen,
 partitioned) would otherwise hold the probe for both of their socket timeouts,
@@ -24,9 +29,11 @@ from django.db import connection
 from django.http import HttpRequest
 from django.http import JsonResponse
 
+from config.celery_app import HEARTBEAT_KEY
 from config.celery_app import app
 
 TIMEOUT = 1.0
+STALE_HEARTBEATS = 3
 # Threads kept for the checks of Redis; a check past its timeout finishes
 # there (its own socket timeouts end it) while the probe has answered.
 _checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="healthz")
@@ -36,6 +43,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     deadline = time.monotonic() + TIMEOUT
     cache_state = _checks.submit(_state, _cache)
     broker_state = _checks.submit(_state, _broker)
+    heartbeats = _checks.submit(_heartbeats)
     # In this thread: its kept connection, not one opened per probe.
     database = _state(_database)
     checks = {
@@ -43,10 +51,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "cache": _answer(cache_state, deadline),
         "broker": _answer(broker_state, deadline),
     }
+    workers = _workers(heartbeats, deadline, cache_ok=checks["cache"] == "ok")
     serving = checks["database"] == "ok"
-    degraded = any(state != "ok" for state in checks.values())
+    degraded = any(state != "ok" for state in [*checks.values(), *workers.values()])
     status = "error" if not serving else "degraded" if degraded else "ok"
-    return JsonResponse({"status": status, **checks}, status=200 if serving else 503)
+    body = {"status": status, **checks} | ({"workers": workers} if workers else {})
+    return JsonResponse(body, status=200 if serving else 503)
 
 
 def _state(check: Callable[[], None]) -> str:
@@ -62,6 +72,49 @@ def _answer(state: Future[str], deadline: float) -> str:
         return state.result(timeout=max(deadline - time.monotonic(), 0))
     except TimeoutError:
         return f"down: no answer within {TIMEOUT:g} s"
+
+
+def _heartbeats() -> dict[str, float]:
+    """When a worker of each queue last answered a heartbeat (Unix time)."""
+    keys = {queue: HEARTBEAT_KEY.format(queue=queue) for queue in _queues()}
+    seen = cache.get_many(list(keys.values()))
+    return {queue: seen[key] for queue, key in keys.items() if key in seen}
+
+
+def _workers(
+    heartbeats: Future[dict[str, float]], deadline: float, *, cache_ok: bool
+) -> dict[str, str]:
+    """Each queue's workers: ok, or why not."""
+    queues = _queues()
+    if not cache_ok:
+        return dict.fromkeys(
+            queues, "unknown: the cache, which keeps heartbeats, is down"
+        )
+    try:
+        seen = heartbeats.result(timeout=max(deadline - time.monotonic(), 0))
+    except TimeoutError:
+        return dict.fromkeys(queues, f"unknown: no answer within {TIMEOUT:g} s")
+    period = settings.HEARTBEAT["schedule"]
+    states = {}
+    for queue in queues:
+        ago = time.time() - seen[queue] if queue in seen else None
+        if ago is None:
+            states[queue] = (
+                f"unknown: no heartbeat yet (beat sends one every {period} s)"
+            )
+        elif ago > STALE_HEARTBEATS * period:
+            states[queue] = (
+                f"down: no worker has answered for {ago / 60:.0f} min (dead, or "
+                "busy with a long task; or beat is down)"
+            )
+        else:
+            states[queue] = "ok"
+    return states
+
+
+def _queues() -> list[str]:
+    # Tasks run in-process: no workers to report.
+    return [] if settings.CELERY_TASK_ALWAYS_EAGER else settings.HEARTBEAT_QUEUES
 
 
 def _database() -> None:

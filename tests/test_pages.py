@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -15,6 +16,8 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.deletion import delete_account
+from config.celery_app import HEARTBEAT_KEY
+from config.celery_app import heartbeat
 from papers.ingest.records import VersionRecord
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
@@ -343,7 +346,10 @@ def test_a_paper_not_held_links_to_arxiv_and_is_served_once_harvested(client, db
     assert "Harvested since" in client.get("/papers/2606.00001v2/", follow=True).text
 
 
-def test_healthz_reports_each_dependency(client, db):
+def test_healthz_reports_each_dependency(client, db, settings):
+    for queue in settings.HEARTBEAT_QUEUES:
+        heartbeat(queue)  # as a worker of each queue answers beat's
+
     response = client.get("/healthz")
 
     assert response.status_code == 200
@@ -353,6 +359,26 @@ def test_healthz_reports_each_dependency(client, db):
         "database": "ok",
         "cache": "ok",
         "broker": "ok",
+        "workers": {"ingest": "ok", "tagging": "ok", "email": "ok"},
+    }
+
+
+def test_healthz_reports_a_queue_no_worker_has_answered(client, db, settings):
+    """Workers that died (or beat, which sends the heartbeats) showed nowhere:
+    digests just stopped. A node still serves: 200, degraded."""
+    period = settings.HEARTBEAT["schedule"]
+    heartbeat("ingest")
+    cache.set(HEARTBEAT_KEY.format(queue="email"), time.time() - 3 * period - 120)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["workers"] == {
+        "ingest": "ok",
+        "tagging": f"unknown: no heartbeat yet (beat sends one every {period} s)",
+        "email": "down: no worker has answered for 17 min (dead, or busy with a "
+        "long task; or beat is down)",
     }
 
 

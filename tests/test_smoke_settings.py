@@ -273,3 +273,27 @@ def test_the_bench_settings_load_without_a_broker_and_run_tasks_in_process():
     ).stdout
 
     assert shown.split() == ["True", "''", "''"]
+
+
+def test_beat_sends_a_heartbeat_to_each_queue_a_worker_takes(load_settings):
+    """The judge's queue only with a judge: with none, no worker takes it, and
+    heartbeats sent there would pile up in Redis."""
+    plain = load_settings("config.settings.base")
+    judged = load_settings(
+        "config.settings.base",
+        MOMENTUM_JUDGE_API_BASE="http://127.0.0.1:1/v1",
+        MOMENTUM_JUDGE_MODEL="judge",
+    )
+
+    def heartbeats(settings: ModuleType) -> dict[str, str]:
+        return {
+            entry["args"][0]: entry["options"]["queue"]
+            for name, entry in settings.CELERY_BEAT_SCHEDULE.items()
+            if name.startswith("heartbeat-")
+        }
+
+    assert heartbeats(plain) == {q: q for q in ("ingest", "tagging", "email")}
+    assert heartbeats(judged) == {q: q for q in ("ingest", "tagging", "email", "judge")}
+    assert set(heartbeats(judged)) == {
+        route["queue"] for route in judged.CELERY_TASK_ROUTES.values()
+    }

@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import cron_schedule
 from config.env import every
+from config.env import given
 from config.env import integer
 from config.env import redis_url
 
@@ -126,6 +127,27 @@ CELERY_BEAT_SCHEDULE = {
         "task": "topics.tasks.judge_topics",
         **every("MOMENTUM_JUDGE_SWEEP_SECONDS", 900),
     },
+}
+# Each queue's workers answer a heartbeat (config/celery_app.py) every
+# MOMENTUM_HEARTBEAT_SECONDS, and /healthz says when one last did: workers or
+# beat that died, or a queue whose only worker is stuck, show there. The
+# judge's queue only with a judge set: without one, no worker takes it, and its
+# heartbeats would pile up in Redis.
+HEARTBEAT = every("MOMENTUM_HEARTBEAT_SECONDS", 300)
+HEARTBEAT_QUEUES = [
+    "ingest",
+    "tagging",
+    "email",
+    *(["judge"] if given("MOMENTUM_JUDGE_API_BASE", "") else []),
+]
+CELERY_BEAT_SCHEDULE |= {
+    f"heartbeat-{queue}": {
+        "task": "heartbeat",
+        "args": [queue],
+        **HEARTBEAT,
+        "options": {**HEARTBEAT["options"], "queue": queue},
+    }
+    for queue in HEARTBEAT_QUEUES
 }
 CELERY_TASK_ROUTES = {
     # The judge's calls to a language model wait on it: their own, low-priority

@@ -22,6 +22,7 @@ from django.utils import timezone
 from accounts.tasks import send_account_mail
 from config import cache as resilient
 from config.celery_app import app
+from config.celery_app import heartbeat
 from core.queue import send
 from notifications.delivery import hand_out
 from notifications.models import Digest
@@ -119,17 +120,24 @@ def test_healthz_reports_the_cache_down_but_keeps_the_node_in(cache_redis, db):
     down = client.get("/healthz")
     cache_redis.start()
     resilient._Breaker.open_until = 0.0
+    for queue in ("ingest", "tagging", "email"):
+        heartbeat(queue)
     back = client.get("/healthz")
 
     assert down.status_code == 200
     assert down.json()["status"] == "degraded"
     assert down.json()["cache"].startswith("down: ConnectionError")
     assert down.json()["database"] == "ok"
+    # The heartbeats are kept in the cache: not "no heartbeat yet".
+    assert set(down.json()["workers"].values()) == {
+        "unknown: the cache, which keeps heartbeats, is down"
+    }
     assert back.json() == {
         "status": "ok",
         "database": "ok",
         "cache": "ok",
         "broker": "ok",
+        "workers": {"ingest": "ok", "tagging": "ok", "email": "ok"},
     }
 
 
