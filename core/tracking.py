@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponsePermanentRedirect
 from django.utils.encoding import escape_uri_path
+from django.utils.http import escape_leading_slashes
 
 # What chat apps, mail campaigns, search engines and ad networks add to a link
 # they pass on, in any case (UTM_SOURCE).
@@ -34,9 +35,9 @@ def without_tracking(
             for name in tracked:
                 del kept[name]
             query = kept.urlencode()
-            return HttpResponsePermanentRedirect(
-                escape_uri_path(request.path) + (f"?{query}" if query else "")
-            )
+            # A path starting "//" would be read as another host's address.
+            path = escape_leading_slashes(escape_uri_path(request.path))
+            return HttpResponsePermanentRedirect(path + (f"?{query}" if query else ""))
         return get_response(request)
 
     return middleware

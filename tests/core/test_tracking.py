@@ -5,7 +5,11 @@ links would carry them on."""
 from __future__ import annotations
 
 import pytest
+from django.http import HttpResponse
 from django.test import Client
+from django.test import RequestFactory
+
+from core.tracking import without_tracking
 
 pytestmark = pytest.mark.django_db
 
@@ -22,6 +26,8 @@ pytestmark = pytest.mark.django_db
         ("/topics/?UTM_SOURCE=x&Utm_Campaign=y", "/topics/"),
         ("/topics/?_gl=1*abc&srsltid=AfmB&ttclid=1&twclid=2&li_fat_id=3", "/topics/"),
         ("/topics/?mkt_tok=x&page=2", "/topics/?page=2"),
+        # Never to another host: "//evil.example/" would be one.
+        ("/%2Fevil.example/?utm_source=x", "/%2Fevil.example/"),
     ],
 )
 def test_a_link_with_tracking_parameters_goes_to_the_page_without_them(address, kept):
@@ -36,3 +42,12 @@ def test_other_parameters_and_other_methods_are_left_as_they_are():
 
     assert client.get("/search/?q=utm_source").status_code == 200
     assert client.post("/topics/?utm_source=x").status_code != 301
+
+
+def test_a_path_of_two_leading_slashes_is_not_sent_to_another_host():
+    request = RequestFactory().get("/", {"utm_source": "x"})
+    request.path = request.path_info = "//evil.example/"
+
+    response = without_tracking(lambda request: HttpResponse())(request)
+
+    assert response["Location"] == "/%2Fevil.example/"
