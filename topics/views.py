@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
@@ -298,12 +299,17 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return page_response(request, cached_page(request, scopes, render, values=values))
 
 
+LATER_PAGE = re.compile(r"[2-9]|[1-9][0-9]{1,5}")
+
+
 def _address(topic: Topic, week: date | None, page: str) -> str:
     """The page's own address, for link previews and search engines: a week
     and a later page are pages of their own, other parameters are not."""
     query = {"week": week.isoformat()} if week else {}
-    if page.isdigit() and int(page) > 1:
-        query["page"] = str(int(page))
+    # A page as the page's links write it (ASCII digits: str.isdigit takes "²");
+    # any other reads as the first or the last, which name themselves.
+    if LATER_PAGE.fullmatch(page):
+        query["page"] = page
     return topic.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
 
 
