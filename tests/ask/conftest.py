@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC
 from datetime import datetime
@@ -80,6 +81,9 @@ class ChatServer:
         # Keep the connection busy without answering: SSE comments when asked
         # to stream, else the body's first bytes one by one.
         self.trickle = False
+        # Keep-alives for this many seconds, then silence: a provider that
+        # goes quiet just before the deadline.
+        self.silent_after: float | None = None
         server.expect_request(
             "/v1/chat/completions", method="POST"
         ).respond_with_handler(self.handle)
@@ -124,6 +128,12 @@ class ChatServer:
     def events(self) -> Iterator[str]:
         if self.trickle:
             yield from self.keepalives()
+        if self.silent_after is not None:
+            until = time.monotonic() + self.silent_after
+            while time.monotonic() < until:
+                yield ": keepalive\n\n"
+                self.stall.wait(0.1)
+            self.stall.wait(10)  # released at teardown
         # A few characters at a time, splitting words and citations.
         for start in range(0, len(self.answer), 7):
             if self.stream_then_stall and start + 7 >= len(self.answer):

@@ -76,7 +76,10 @@ def test_only_the_brackets_ending_a_sentence_are_citations():
         "Results hold for k in [2, 8] [4]. "
         "Both plan rollouts [1-2]. Three do [1\u20133][5]. "
         "Most assign credit. [2, 4-9] "
-        "Scores lie in [0, 1]."
+        "Scores lie in [0, 1]. "
+        "Some cite apart [1], [2]. "
+        "Wait for it... [3] "
+        "It works!! [4]"
     )
 
     claims, dropped = check_citations(text, valid={1, 2, 3, 4, 5})
@@ -87,6 +90,9 @@ def test_only_the_brackets_ending_a_sentence_are_citations():
         ("Both plan rollouts.", (1, 2)),
         ("Three do.", (1, 2, 3, 5)),
         ("Most assign credit.", (2, 4, 5)),
+        ("Some cite apart.", (1, 2)),
+        ("Wait for it...", (3,)),
+        ("It works!!", (4,)),
     ]
     assert dropped == 2  # cite nothing at their end ("[0, 1]" is no citation)
     assert "End every sentence with the ids" in SYSTEM_PROMPT
@@ -242,6 +248,22 @@ def test_keepalives_or_trickled_bytes_do_not_outlast_the_timeout(
 
     assert time.monotonic() - started < 2  # of the 5 s the provider talks
     assert "it did not answer within 1 seconds" in notice
+
+
+def test_a_provider_silent_just_before_the_deadline_is_cut_at_it(
+    chat, sources, settings
+):
+    """A keep-alive just before the deadline restarted httpx's read timeout:
+    silent after it, the provider held the answer for about twice the timeout."""
+    settings.MOMENTUM_ASK_TIMEOUT = 2.0
+    chat.silent_after = 1.8
+    model = ChatCompletionsAnswerer.from_settings()
+    started = time.monotonic()
+
+    events_sent = events(stream_events("tree search for rollouts?", sources, model))
+
+    assert time.monotonic() - started < 3  # not the 3.8 s of two waits
+    assert "it did not answer within 2 seconds" in events_sent[-2][1]["notice"]
 
 
 def test_a_connection_that_times_out_is_not_said_to_be_a_slow_answer(

@@ -16,9 +16,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -257,6 +260,7 @@ class ChatCompletionsAnswerer:
             with (
                 self.http_client() as client,
                 client.stream("POST", self.url, json=body) as response,
+                _shut_at(deadline, response),
             ):
                 if response.status_code != 200:
                     raw = b"".join(self.in_time(deadline, response.iter_bytes()))
@@ -271,10 +275,10 @@ class ChatCompletionsAnswerer:
                     yield delta
                     if received > limit:
                         return
-        except httpx.ReadTimeout as exc:
-            raise ProviderError(self.timed_out()) from exc
-        except httpx.HTTPError as exc:  # connecting timed out or failed
-            raise unreachable(exc) from exc
+        except httpx.HTTPError as exc:
+            if isinstance(exc, httpx.ReadTimeout) or time.monotonic() > deadline:
+                raise ProviderError(self.timed_out()) from exc  # or _shut_at shut it
+            raise unreachable(exc) from exc  # connecting timed out or failed
 
     def in_time(self, deadline: float, pieces: Iterator[T]) -> Iterator[T]:
         """The pieces of a response as they come, until the deadline passes.
@@ -284,6 +288,8 @@ class ChatCompletionsAnswerer:
             if time.monotonic() > deadline:
                 raise ProviderError(self.timed_out())
             yield piece
+        if time.monotonic() > deadline:  # ended by _shut_at, not by the provider
+            raise ProviderError(self.timed_out())
 
     def _body(
         self, question: str, sources: Sequence[Source], *, stream: bool
@@ -304,6 +310,31 @@ class ChatCompletionsAnswerer:
 
     def timed_out(self) -> str:
         return f"it did not answer within {self.timeout:g} seconds"
+
+
+@contextmanager
+def _shut_at(deadline: float, response: httpx.Response) -> Iterator[None]:
+    """The response's connection shut at the deadline. in_time looks at the
+    clock as each piece comes; a provider that sends one just before the
+    deadline and then nothing would hold a read for httpx's whole read timeout
+    past it. Shutting the socket ends that read at once."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is None:  # a transport of no socket (tests' mocks)
+        yield
+        return
+    timer = threading.Timer(max(deadline - time.monotonic(), 0), _shut, [sock])
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already: the answer came
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _numbers(sources: Sequence[Source]) -> set[int]:

@@ -47,6 +47,7 @@ GROUP = re.compile(r"\[\s*\d{1,3}(?:\s*[-\u2013,;]\s*\d{1,3})*\s*\]")
 CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
 INTERVAL = re.compile(r"\[\s*\d{1,3}\s*,\s*\d{1,3}\s*\]")  # [0, 1], [2, 8]
 ZERO = re.compile(r"(?<!\d)0+(?!\d)")
+SENTENCE_END = re.compile(r"[.!?]+$")  # "." "!!" "..."
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
 # digit, quote, bracket or TeX starts the next one; or at a blank line.
 BOUNDARY = re.compile(
@@ -175,8 +176,11 @@ def citations_of(sentence: str) -> tuple[list[int], str]:
     groups: list[str] = []
     # From the end, so that a long answer costs one pass, not one per bracket.
     while text:
-        if text[-1] in ".!?" and not stop:
-            text, stop = text[:-1].rstrip(), text[-1]
+        if not stop and (end := SENTENCE_END.search(text)):
+            text, stop = text[: end.start()].rstrip(), end.group()
+            continue
+        if groups and text[-1] in ",;":  # "[1], [2]."
+            text = text[:-1].rstrip()
             continue
         start = text.rfind("[")
         group = text[start:] if start >= 0 else ""
