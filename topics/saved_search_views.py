@@ -5,6 +5,7 @@ holding what was typed (core.refused). The service is topics.saved_searches."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
 from urllib.parse import urlsplit
 
 from django.contrib import messages
@@ -53,14 +54,26 @@ def create(request: HttpRequest) -> HttpResponse:
         return redirect(safe_next(request, reverse("search")))
     # Back to the results the reader was reading, which now say under which
     # name they are saved and link the settings that list the searches; said
-    # here only where they do not.
+    # here where they do not (the settings page, or a query edited in the form).
     destination = safe_next(request, _settings_url())
-    if urlsplit(destination).path != reverse("search"):
+    if not _results_of(search, destination):
         messages.success(
             request,
             f"Saved “{search.name}”: its new papers will come to your feed and digest.",
         )
     return redirect(destination)
+
+
+def _results_of(search: SavedSearch, address: str) -> bool:
+    """Whether the page at this address is this search's results, which say
+    under which name it is saved (papers.slots)."""
+    parts = urlsplit(address)
+    asked = parse_qs(parts.query).get("q", [""])[0].strip()
+    return (
+        parts.path == reverse("search")
+        and search.syntax == SavedSearch.Syntax.SEARCH
+        and asked == search.query.strip()
+    )
 
 
 @require_POST

@@ -95,10 +95,18 @@ def test_saving_from_the_search_page_and_a_refusal_with_its_position(alice, corp
     assert saved.redirect_chain[-1][0] == "/search/?q=robot"
     # Said once, by the results: not a second time in a message above them.
     assert "Saved “Robots”" not in saved.text
+    # Saved with its words edited in the form: the results are another
+    # search's, so the message says it.
+    edited = reader.post(
+        "/searches/",
+        {"name": "Arms", "query": "robot arm", "next": "/search/?q=robot"},
+        follow=True,
+    )
+    assert "Saved “Arms”: its new papers will come to your feed" in edited.text
     assert (
         "Saved as “Robots”: its new papers come to your feed and digest." in saved.text
     )
-    assert SavedSearch.objects.get(user=alice).name == "Robots"
+    assert SavedSearch.objects.get(user=alice, query="robot").name == "Robots"
     assert refused.redirect_chain[-1][0] == "/search/?q=x"
     assert "Not saved: Invalid rule: " in refused.text
     assert "at position 9" in refused.text
