@@ -467,7 +467,16 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Credentials in addresses (a feed's key, an unsubscribe token), which
+    # Django logs with every 4xx and 5xx answer, are hidden (config/access_log.py).
+    "filters": {"hidden": {"()": "config.access_log.HiddenCredentials"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["hidden"],
+        }
+    },
     "root": {"handlers": ["console"], "level": log_level("DJANGO_LOG_LEVEL", "INFO")},
     # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
     "loggers": {"pylatexenc": {"level": "ERROR"}},

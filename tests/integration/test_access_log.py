@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shlex
@@ -12,6 +13,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from django.conf import settings
+
+from config.access_log import HiddenCredentials
 from tests.integration.smtp_server import free_port
 from tests.waiting import wait_for
 
@@ -60,7 +64,9 @@ def test_the_access_log_hides_keys_tokens_and_those_in_the_referer(tmp_path):
             Referer=f"{base}/digest/preview/?digest=7&key={SECRET}",
         )
         fetch(f"{base}/digest/preview/?digest=7&key={SECRET}&x=1")
-        wait_for(lambda: log.read_text().count("\n") >= 7, timeout=30)
+        fetch(f"{base}/feed/{SECRET}%2Eatom")  # routed as .atom
+        fetch(f"{base}/search/?q=%22a%20b%22%0Ax")
+        wait_for(lambda: log.read_text().count("\n") >= 9, timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -70,7 +76,9 @@ def test_the_access_log_hides_keys_tokens_and_those_in_the_referer(tmp_path):
     assert "GET /feed/[hidden].atom HTTP/1.1" in text
     assert "GET /digest/preview/?digest=7&key=[hidden]&x=1 HTTP/1.1" in text
     # Sent on to log in, the key in the address to come back to.
-    assert "%3Fdigest%3D7%26key%3D[hidden]%26x%3D1 HTTP/1.1" in text
+    assert "/accounts/login/?next=/digest/preview/?digest=7&key=[hidden]&x=1" in text
+    # Whatever the address holds, the line stays one line, its quotes whole.
+    assert text.count("\n") == len(text.splitlines())
     assert re.search(r'"GET /papers/2607\.04713/ .*"[^"]*key=\[hidden\]"', text)
 
 
@@ -80,3 +88,19 @@ def _answers(url: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_the_logs_hide_the_credentials_in_the_addresses_django_logs():
+    """Django logs the address of every 4xx and 5xx answer: an unsubscribe
+    link's 410, a feed's 404."""
+    args = ("Gone", f"/unsubscribe/{SECRET}/")
+    record = logging.LogRecord(
+        "django.request", logging.WARNING, __file__, 1, "%s: %s", args, None
+    )
+
+    kept = HiddenCredentials().filter(record)
+
+    assert kept
+    assert record.getMessage() == "Gone: /unsubscribe/[hidden]/"
+    console = settings.LOGGING["handlers"]["console"]
+    assert "hidden" in console["filters"]
