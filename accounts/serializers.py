@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+from typing import cast
+
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 
@@ -40,6 +43,16 @@ class DigestPreferencesSerializer(StrictModelSerializer):
             "weekday": {"help_text": "0 is Monday; for weekly digests."},
             "max_papers": {"min_value": 1, "max_value": DIGEST_MAX_PAPERS},
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A stored zone this server no longer knows (a tzdata upgrade) is taken
+        # back as read, so that a client's read-then-write works; digests
+        # read it as UTC meanwhile (accounts.models.reader_zone).
+        stored = getattr(self.instance, "time_zone", None)
+        field = cast(serializers.ChoiceField, self.fields["time_zone"])
+        if stored and stored not in field.choices:
+            field.choices = [*field.choices.items(), (stored, stored)]
 
 
 class TokenStateSerializer(serializers.Serializer):

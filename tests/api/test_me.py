@@ -80,6 +80,27 @@ def test_digest_preferences_default_then_update(as_alice, alice):
     assert (preferences.frequency, preferences.hour) == ("daily", 23)
 
 
+def test_digest_preferences_read_then_written_back_unchanged_are_taken(as_alice, alice):
+    """A stored zone this server no longer knows (a tzdata upgrade) is sent back
+    as read: taken, not refused, as it was, while the zone stays as it is."""
+    DigestPreferences.objects.create(user=alice, time_zone="US/Pacific-New")
+    read = as_alice.get("/api/v1/me/digest/").json()
+
+    written = as_alice.put("/api/v1/me/digest/", {**read, "hour": 9}, format="json")
+    moved = as_alice.patch(
+        "/api/v1/me/digest/", {"time_zone": "Asia/Calcutta"}, format="json"
+    )
+    back = as_alice.patch(
+        "/api/v1/me/digest/", {"time_zone": "US/Pacific-New"}, format="json"
+    )
+
+    assert read["time_zone"] == "US/Pacific-New"
+    assert written.status_code == 200
+    assert moved.status_code == 200
+    # Once changed, the unknown name is refused as any other.
+    assert "time_zone" in assert_error(back, 400, "invalid")["fields"]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
