@@ -143,16 +143,7 @@ def test_the_time_zones_offered_are_places_by_their_names_today(reader, alice):
     page = reader.get(SETTINGS_URL)
     select = page.context["digest_form"]["time_zone"].field.widget
     offered = [value for value, _ in select.choices]
-    saved = reader.post(
-        SETTINGS_URL,
-        {
-            "frequency": "weekly",
-            "weekday": "0",
-            "hour": "8",
-            "max_papers": "30",
-            "time_zone": "Asia/Calcutta",
-        },
-    )
+    saved = reader.post(SETTINGS_URL, weekly_at_8_in("Asia/Calcutta"))
 
     assert {"UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York"} <= set(offered)
     assert not {"W-SU", "Africa/Timbuktu", "US/Eastern", "Etc/GMT+5"} & set(offered)
@@ -166,6 +157,17 @@ def test_the_time_zones_offered_are_places_by_their_names_today(reader, alice):
     assert DigestPreferences.objects.get(user=alice).time_zone == "Asia/Calcutta"
 
 
+def weekly_at_8_in(time_zone: str) -> dict[str, str]:
+    """The digest form as sent: weekly, Mondays at 08:00 in this zone."""
+    return {
+        "frequency": "weekly",
+        "weekday": "0",
+        "hour": "8",
+        "max_papers": "30",
+        "time_zone": time_zone,
+    }
+
+
 def test_a_stored_zone_the_server_no_longer_knows_is_said_and_replaced(reader, alice):
     """Times on the page read in UTC, as the digests go; the form says why
     and offers only zones it takes, so that saving it unchanged works."""
@@ -176,16 +178,7 @@ def test_a_stored_zone_the_server_no_longer_knows_is_said_and_replaced(reader, a
 
     page = reader.get(SETTINGS_URL)
     select = page.context["digest_form"]["time_zone"].field.widget
-    saved = reader.post(
-        SETTINGS_URL,
-        {
-            "frequency": "weekly",
-            "weekday": "0",
-            "hour": "8",
-            "max_papers": "30",
-            "time_zone": "America/Los_Angeles",
-        },
-    )
+    saved = reader.post(SETTINGS_URL, weekly_at_8_in("America/Los_Angeles"))
 
     assert re.search(r"Next one \w+day \d+ \w+, 08:00 \(UTC\)", page.text)
     assert "US/Pacific-New" not in [value for value, _ in select.choices]
