@@ -123,6 +123,26 @@ def test_a_question_asked_again_at_once_is_listed_once(client, agents, alice):
     assert "· now</span>" in html  # not "0 minutes ago"
 
 
+def test_a_recent_question_asked_of_a_window_reopens_with_it(client, agents, alice):
+    """Reopened over all the topic's papers, it was another question."""
+    client.force_login(alice)
+    asked = client.get("/topics/agents/ask/", {"q": "tree search?", "weeks": "4"})
+    scope = asked.context["scope"]
+
+    html = client.get("/topics/agents/ask/").content.decode()
+    again = client.get("/topics/agents/ask/", {"q": "tree search?"})  # all weeks
+
+    link = (
+        f'href="/topics/agents/ask/?q=tree%20search%3F&amp;since={scope.since}'
+        f'&amp;until={scope.until}"'
+    )
+    assert scope.since is not None
+    assert link in html
+    assert again.status_code == 200
+    # Two questions: the same words over other papers.
+    assert Question.objects.filter(user=alice).count() == 2
+
+
 def test_signed_in_user_sees_own_recent_questions_only(client, agents, alice, bob):
     client.force_login(alice)
     client.get("/topics/agents/ask/", {"q": "tree search?"})

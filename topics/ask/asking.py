@@ -232,21 +232,26 @@ def ask(
 
 
 def record_question(user: User, scope: Scope, text: str) -> Question:
-    """The question in the user's recent ones; asked again of the same topic or
-    paper soon after (a reload), the last one moves up, not a second row."""
+    """The question in the user's recent ones, with the window of the topic's
+    papers it was asked of; asked again of the same topic and window or paper
+    soon after (a reload), the last one moves up, not a second row."""
+    asked = {
+        "topic_id": getattr(scope.topic, "pk", None),
+        "paper_id": getattr(scope.paper, "pk", None),
+        "since": scope.since,
+        "until": scope.until,
+        "text": text,
+    }
     last = Question.objects.filter(user=user).first()
     if (
         last is not None
-        and (last.topic_id, last.paper_id, last.text)
-        == (getattr(scope.topic, "pk", None), getattr(scope.paper, "pk", None), text)
+        and all(getattr(last, name) == value for name, value in asked.items())
         and timezone.now() - last.created_at < ASKED_AGAIN_WITHIN
     ):
         last.created_at = timezone.now()
         last.save(update_fields=["created_at"])
         return last
-    return Question.objects.create(
-        user=user, topic=scope.topic, paper=scope.paper, text=text
-    )
+    return Question.objects.create(user=user, **asked)
 
 
 def recent_questions(user: User, limit: int = RECENT_SHOWN) -> list[Question]:

@@ -78,6 +78,10 @@ class Question(models.Model):
         Paper, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     text = models.CharField(max_length=500)
+    # The window of a topic's papers it was asked of, as dates: reopened from
+    # the recent questions, it asks of the same papers.
+    since = models.DateField(null=True, blank=True)
+    until = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
