@@ -485,3 +485,44 @@ def test_pages_and_api_share_the_budget(anonymous, client, agents, settings):
     client.get("/topics/agents/ask/", {"q": "tree"})
 
     assert anonymous.get("/api/v1/topics/agents/ask/", {"q": "tree"}).status_code == 429
+
+
+def test_a_reopened_window_stays_chosen_in_the_form(client, agents, alice):
+    """The recent question's link gives dates; the form shows them chosen and
+    carries them, so that asking again from it asks of the same papers."""
+    client.force_login(alice)
+    asked = client.get("/topics/agents/ask/", {"q": "tree search?", "weeks": "4"})
+    since, until = asked.context["scope"].since, asked.context["scope"].until
+    dates = {"since": since.isoformat(), "until": until.isoformat()}
+
+    reopened = client.get("/topics/agents/ask/", {"q": "tree search?", **dates})
+    again = client.get(
+        "/topics/agents/ask/", {"q": "tree search?", "weeks": "dates", **dates}
+    )
+    any_time = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "", **dates})
+    twelve = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "12", **dates})
+
+    label = (
+        f"{since:%b} {since.day}, {since.year} to {until:%b} {until.day}, {until.year}"
+    )
+    assert f'<option value="dates" selected>{label}</option>' in reopened.text
+    assert f'<input type="hidden" name="since" value="{since}"' in reopened.text
+    assert f'<input type="hidden" name="until" value="{until}"' in reopened.text
+    assert (again.context["scope"].since, again.context["scope"].until) == (
+        since,
+        until,
+    )
+    # Another choice is that window, not the dates carried along.
+    assert any_time.context["scope"].since is None
+    assert any_time.context["scope"].until is None
+    assert twelve.context["scope"].until == until
+    assert (until - twelve.context["scope"].since).days == 12 * 7 - 1
+    assert '<option value="" selected>Any time</option>' in any_time.text
+
+
+def test_a_window_open_at_one_end_is_a_choice_too(client, agents):
+    response = client.get("/topics/agents/ask/", {"q": "tree", "since": "2026-06-01"})
+    up_to = client.get("/topics/agents/ask/", {"q": "tree", "until": "2026-06-30"})
+
+    assert '<option value="dates" selected>Jun 1, 2026 onward</option>' in response.text
+    assert '<option value="dates" selected>Up to Jun 30, 2026</option>' in up_to.text
