@@ -200,7 +200,7 @@ def test_a_model_that_stalls_mid_answer_gives_way_to_the_offline_one(
     ask(page)
 
     notice = page.locator("[data-notice]")
-    expect(notice).to_contain_text("it did not answer within 1 seconds")
+    expect(notice).to_contain_text("it did not answer within 1 second.")
     expect(page.locator("[data-claims] .claim")).to_have_count(0)
     lead = page.locator("[data-fallback-lead]")
     expect(lead).to_contain_text("Two lines of work:")

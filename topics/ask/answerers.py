@@ -309,7 +309,8 @@ class ChatCompletionsAnswerer:
         return httpx.Client(headers=headers, timeout=timeout, follow_redirects=False)
 
     def timed_out(self) -> str:
-        return f"it did not answer within {self.timeout:g} seconds"
+        unit = "second" if self.timeout == 1 else "seconds"
+        return f"it did not answer within {self.timeout:g} {unit}"
 
 
 @contextmanager
