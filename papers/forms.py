@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from html import escape
 from typing import Any
 
 from django import forms
 from django.forms.utils import flatatt
+from django.utils.choices import BaseChoiceIterator
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
@@ -83,6 +85,18 @@ class ListSelect(forms.Select):
         )
 
 
+class Normalized(BaseChoiceIterator):
+    """Choices already (value, label) strings: a field and its widget take
+    them as they are, where Django would normalise hundreds of topics again
+    for each form (a tenth of a search's CPU time)."""
+
+    def __init__(self, choices: list[tuple[str, str]]) -> None:
+        self.choices = choices
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.choices)
+
+
 class SearchForm(forms.Form):
     """The search page's GET parameters: q, topic, category, from and to."""
 
@@ -113,10 +127,9 @@ class SearchForm(forms.Form):
         """`names_version`: the topics' names' version the page is rendered
         under, which lets the topics be read once for all its renders."""
         super().__init__(*args, **kwargs)
-        self.fields["topic"].choices = [  # type: ignore[attr-defined]
-            ("", "Any topic"),
-            *topic_choices(names_version),
-        ]
+        self.fields["topic"].choices = Normalized(  # type: ignore[attr-defined]
+            [("", "Any topic"), *topic_choices(names_version)]
+        )
         # "from" is a Python keyword, so these two cannot be class attributes.
         self.fields["from"] = date_field("From")
         self.fields["to"] = date_field("To")
