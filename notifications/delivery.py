@@ -141,6 +141,12 @@ def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[i
     return ids
 
 
+def leave_to_the_sweep(digest_id: int) -> None:
+    """A digest whose send task the broker did not take: the next hourly tick
+    hands it out (hand_out), not the first after its claim would expire."""
+    Digest.objects.filter(pk=digest_id, status=Status.PENDING).update(enqueued_at=None)
+
+
 def request_test_digest(*, user: User) -> Digest:
     """Open a test digest for `user` (sent at once, papers not marked as sent)."""
     schedule = Schedule.of(DigestPreferences.objects.for_user(user))

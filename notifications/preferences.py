@@ -14,6 +14,7 @@ from accounts.models import DigestPreferences
 from accounts.models import User
 from core.queue import send
 from notifications.content import listed
+from notifications.delivery import leave_to_the_sweep
 from notifications.delivery import request_test_digest
 from notifications.digest import preview_content
 from notifications.models import Digest
@@ -98,6 +99,8 @@ def send_test_digest(*, user: User) -> tuple[Digest, bool]:
         raise TestDigestRefused(_why_empty(latest.since, sources))
     digest = request_test_digest(user=user)
     queued = send(send_digest, digest.pk)
+    if not queued:
+        leave_to_the_sweep(digest.pk)
     digest.refresh_from_db()
     return digest, queued
 
