@@ -6,7 +6,8 @@ reader or a mail's link has nothing else to carry them; and a page opened from
 one sends that address on as its Referer. Logs are kept longer and read by
 more people than any of these should be: the access log writes them hidden.
 The Procfile's web command names AccessLogger (--logger-class); the
-console handler of LOGGING filters the rest of the logs alike.
+console handler of LOGGING filters the rest of the logs alike, and gives each
+line the id of its request (RequestId).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import cast
 from urllib.parse import quote
 from urllib.parse import unquote
 
+from django_guid import get_guid
 from gunicorn.glogging import Logger
 from gunicorn.http.message import Request
 from gunicorn.http.wsgi import Response
@@ -66,6 +68,15 @@ class HiddenCredentials(logging.Filter):
         message = record.getMessage()
         if (shown := hidden(message)) != message:
             record.msg, record.args = shown, ()
+        return True
+
+
+class RequestId(logging.Filter):
+    """Logging's filter: the id of the request or task a line is logged in
+    (django-guid's; settings' REQUEST IDS), "-" outside one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = get_guid() or "-"
         return True
 
 

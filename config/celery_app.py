@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
+from logging.config import dictConfig
+from typing import Any
 
 from celery import Celery
+from celery import Task
+from celery.signals import before_task_publish
+from celery.signals import setup_logging
+from celery.signals import task_postrun
+from celery.signals import task_prerun
+from django_guid import clear_guid
+from django_guid import get_guid
+from django_guid import set_guid
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
@@ -25,3 +36,36 @@ def heartbeat(queue: str) -> None:
     from django.core.cache import cache
 
     cache.set(HEARTBEAT_KEY.format(queue=queue), time.time(), timeout=None)
+
+
+# REQUEST IDS (settings): a task logs under the id of the request or task that
+# queued it, or an id of its own (beat's). A task run in process (no broker)
+# is inside its request already, and keeps its id.
+REQUEST_ID_HEADER = "request_id"
+
+
+@setup_logging.connect
+def log_as_the_site(**kwargs: Any) -> None:
+    """Workers and beat log through LOGGING, as the web does: each line with its
+    request's id, credentials hidden."""
+    from django.conf import settings
+
+    dictConfig(settings.LOGGING)
+
+
+@before_task_publish.connect
+def send_request_id(headers: dict[str, Any], **kwargs: Any) -> None:
+    if request_id := get_guid():
+        headers[REQUEST_ID_HEADER] = request_id
+
+
+@task_prerun.connect
+def take_request_id(task: Task, **kwargs: Any) -> None:
+    if not task.request.is_eager:
+        set_guid(task.request.get(REQUEST_ID_HEADER) or uuid.uuid4().hex)
+
+
+@task_postrun.connect
+def drop_request_id(task: Task, **kwargs: Any) -> None:
+    if not task.request.is_eager:
+        clear_guid()

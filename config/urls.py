@@ -88,6 +88,7 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),
 ]
 
-# The site's own page for a malformed request (core.errors); 404 and 500 are
-# Django's handlers with the site's templates.
+# The site's own pages for a malformed request and a server error (core.errors);
+# 404 is Django's handler with the site's template.
 handler400 = "core.errors.bad_request"
+handler500 = "core.errors.server_error"

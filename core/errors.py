@@ -1,7 +1,8 @@
 """The site's own pages for the requests it refuses before any view answers: a
 malformed request (400), a form sent with an expired CSRF token (403), a method
-an address does not take (405). Django's are bare text outside the site (its
-CSRF page speaks of DEBUG); under /api/ the answer is the API's JSON error."""
+an address does not take (405); and for a server error (500). Django's are bare
+text outside the site (its CSRF page speaks of DEBUG); under /api/ the answer
+is the API's JSON error."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from django.http import HttpResponse
 from django.http import HttpResponseBadRequest
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.template.loader import get_template
 from django.utils.http import url_has_allowed_host_and_scheme
+from django_guid import get_guid
 
 from core.api.errors import MALFORMED
 from core.api.errors import error_body
+from core.api.errors import server_error_body
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -34,6 +38,16 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         body = error_body("parse_error", MALFORMED)
         return JsonResponse(body, status=400)
     return render(request, "400.html", status=400)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: the page says the request's id (REQUEST IDS in settings), which
+    its log lines carry, for a reader to quote; under /api/ the body does. What
+    failed may be anything, the database included: this reads nothing else."""
+    if _is_api(request):
+        return JsonResponse(server_error_body(), status=500)
+    html = get_template("500.html").render({"reference": get_guid() or ""})
+    return HttpResponse(html, status=500)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

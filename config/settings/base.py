@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "allauth",
     "allauth.account",
+    "django_guid",
     "accounts",
     "papers",
     "topics",
@@ -120,6 +121,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Each request's id (REQUEST IDS, below): first, so that all it logs has it.
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # A shared link's utm_source, fbclid... go before any page is read (core.tracking).
@@ -465,19 +468,38 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+        "plain": {
+            "format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s %(message)s"
+        }
     },
-    # Credentials in addresses (a feed's key, an unsubscribe token), which
-    # Django logs with every 4xx and 5xx answer, are hidden (config/access_log.py).
-    "filters": {"hidden": {"()": "config.access_log.HiddenCredentials"}},
+    "filters": {
+        # Credentials in addresses (a feed's key, an unsubscribe token), which
+        # Django logs with every 4xx and 5xx answer, are hidden (config/access_log.py).
+        "hidden": {"()": "config.access_log.HiddenCredentials"},
+        "request_id": {"()": "config.access_log.RequestId"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["hidden"],
+            "filters": ["hidden", "request_id"],
         }
     },
     "root": {"handlers": ["console"], "level": log_level("DJANGO_LOG_LEVEL", "INFO")},
-    # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
-    "loggers": {"pylatexenc": {"level": "ERROR"}},
+    "loggers": {
+        # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
+        "pylatexenc": {"level": "ERROR"},
+        # django-guid says at INFO, for every request, that it made an id.
+        "django_guid": {"level": "WARNING"},
+    },
 }
+
+# REQUEST IDS (django-guid)
+# ------------------------------------------------------------------------------
+# Every request has an id: a proxy's X-Request-ID when it is one (32 hex
+# digits, as nginx's $request_id; anything else is replaced, so no header
+# writes into the logs), else a new one. It is in each log line of the request
+# and of the tasks it queues (config/celery_app.py), in the answer's
+# X-Request-ID header and the access log (Procfile), and on the page of a
+# server error, for a reader to quote (core.errors.server_error).
+DJANGO_GUID = {"GUID_HEADER_NAME": "X-Request-ID", "EXPOSE_HEADER": False}

@@ -32,6 +32,7 @@ from django.http import JsonResponse
 from django.urls import resolve
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+from django_guid import get_guid
 from rest_framework import exceptions
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
@@ -61,6 +62,14 @@ def positioned_error(message: str, *, code: str, position: int) -> Any:
         # DRF keeps every detail as a string (_entry reads the number back).
         [{"message": message, "code": code, "position": str(position)}]
     )
+
+
+def server_error_body() -> dict[str, Any]:
+    """A server error's body, with the id of the request its log lines carry
+    (REQUEST IDS in settings), for a client to quote."""
+    body = error_body("server_error", "Something went wrong on our side.")
+    body["error"]["reference"] = get_guid() or ""
+    return body
 
 
 MALFORMED = "The request is malformed: too many parameters, or too large a body."
@@ -94,10 +103,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if not isinstance(exc, exceptions.APIException):
         logger.exception("API request failed", exc_info=exc)
         set_rollback()
-        return Response(
-            error_body("server_error", "Something went wrong on our side."),
-            status=500,
-        )
+        return Response(server_error_body(), status=500)
 
     headers = {}
     if auth_header := getattr(exc, "auth_header", None):
@@ -230,6 +236,11 @@ class ErrorDetailSerializer(serializers.Serializer[Any]):
         required=False,
         help_text="Errors per field (nested fields joined with dots): on 400s, "
         "and on 404s and 409s for a field naming something missing or taken.",
+    )
+    reference = serializers.CharField(
+        required=False,
+        help_text="On a 500: the request's id (also its X-Request-ID header), "
+        "which the server's logs of it carry; quote it when you report the error.",
     )
 
 

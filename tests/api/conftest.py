@@ -7,7 +7,16 @@ def assert_error(response, status: int, code: str | None = None) -> dict:
     assert response["Content-Type"] == "application/json"
     body = response.json()
     assert set(body) == {"error"}
-    assert {"code", "message"} <= set(body["error"]) <= {"code", "message", "fields"}
+    assert (
+        {"code", "message"}
+        <= set(body["error"])
+        <= {
+            "code",
+            "message",
+            "fields",
+            "reference",  # a 500's
+        }
+    )
     if code is not None:
         assert body["error"]["code"] == code, body
     return body["error"]

@@ -114,6 +114,8 @@ def test_an_unexpected_failure_is_a_500_in_the_same_shape(
     response = anonymous.get("/api/v1/papers/2606.00100/")
     error = assert_error(response, 500, "server_error")
     assert "fire" not in error["message"]
+    # The request's id, which its log lines carry, for the client to quote.
+    assert error["reference"] == response["X-Request-ID"]
 
 
 def test_a_missing_row_is_named_in_the_clients_words(anonymous, as_alice, corpus):

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import io
+import logging
+import re
+
 import pytest
 from django.test import Client
 
@@ -93,3 +97,61 @@ def test_a_host_the_site_does_not_serve_is_told_so_plainly(client, address):
 
     assert response.status_code == 400
     assert response.text == "This server does not answer for that host."
+
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("database on fire")
+
+
+@pytest.fixture
+def console():
+    """What LOGGING's console handler writes (its filters, its format)."""
+    [handler] = [h for h in logging.getLogger().handlers if h.name == "console"]
+    written = io.StringIO()
+    stream = handler.setStream(written)
+    yield written
+    handler.setStream(stream)
+
+
+def test_a_server_error_page_gives_the_id_its_log_lines_carry(client, console):
+    """A reader who writes in quotes the reference; the log finds the request."""
+    client.raise_request_exception = False
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("papers.views.get_paper", _broken)
+        response = client.get("/papers/2606.00100/")
+
+    reference = response["X-Request-ID"]
+    assert re.fullmatch("[0-9a-f]{32}", reference)
+    assert response.status_code == 500
+    assert f"quote this reference: <code>{reference}</code>" in response.text
+    assert f" ERROR [{reference}] django.request " in console.getvalue()
+    assert "database on fire" in console.getvalue()
+
+
+def test_a_server_error_in_the_api_before_its_view_is_json_too(client):
+    """Failing in a middleware, before DRF's handler (tests/api/test_errors.py
+    has a view's): taking the tracking parameter off."""
+    client.raise_request_exception = False
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("core.tracking.escape_uri_path", _broken)
+        response = client.get("/api/v1/papers/2606.00100/?utm_source=x")
+
+    assert response.status_code == 500
+    assert response.json()["error"] == {
+        "code": "server_error",
+        "message": "Something went wrong on our side.",
+        "reference": response["X-Request-ID"],
+    }
+
+
+def test_a_proxys_request_id_is_kept_and_anything_else_replaced(client, console):
+    """nginx's $request_id is 32 hex digits; a header of anything else would
+    write what a client likes into the logs."""
+    given = "0123456789abcdef0123456789abcdef"
+
+    kept = client.get("/robots.txt", headers={"X-Request-ID": given})
+    hostile = client.get("/robots.txt", headers={"X-Request-ID": "x] ERROR forged"})
+
+    assert kept["X-Request-ID"] == given
+    assert re.fullmatch("[0-9a-f]{32}", hostile["X-Request-ID"])
+    assert "forged" not in console.getvalue()

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import redis
 from celery.contrib.testing.worker import start_worker
@@ -74,8 +75,11 @@ def process_env(**env: str) -> dict[str, str]:
     }
 
 
-def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
-    """A real worker process on the test database, configured like production."""
+def worker_process(
+    *queues: str, log: IO[bytes] | None = None, **env: str
+) -> subprocess.Popen[bytes]:
+    """A real worker process on the test database, configured like production;
+    what it logs written to `log`."""
     environment = process_env(**env)
     return subprocess.Popen(
         [
@@ -98,7 +102,7 @@ def worker_process(*queues: str, **env: str) -> subprocess.Popen[bytes]:
         cwd=BASE_DIR,
         env=environment,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log or subprocess.DEVNULL,
     )
 
 

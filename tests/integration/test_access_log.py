@@ -21,6 +21,7 @@ from tests.waiting import wait_for
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-0123456789abcdef"
+REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 
 def web_command(port: int) -> list[str]:
@@ -66,7 +67,8 @@ def test_the_access_log_hides_keys_tokens_and_those_in_the_referer(tmp_path):
         fetch(f"{base}/digest/preview/?digest=7&key={SECRET}&x=1")
         fetch(f"{base}/feed/{SECRET}%2Eatom")  # routed as .atom
         fetch(f"{base}/search/?q=%22a%20b%22%0Ax")
-        wait_for(lambda: log.read_text().count("\n") >= 9, timeout=30)
+        fetch(f"{base}/robots.txt", **{"X-Request-ID": REQUEST_ID})
+        wait_for(lambda: log.read_text().count("\n") >= 10, timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -80,6 +82,9 @@ def test_the_access_log_hides_keys_tokens_and_those_in_the_referer(tmp_path):
     # Whatever the address holds, the line stays one line, its quotes whole.
     assert text.count("\n") == len(text.splitlines())
     assert re.search(r'"GET /papers/2607\.04713/ .*"[^"]*key=\[hidden\]"', text)
+    # Each line ends with its request's id, the one its other log lines carry.
+    assert re.search(rf'"GET /robots\.txt HTTP/1\.1" 200 .* {REQUEST_ID}$', text, re.M)
+    assert all(re.search(" [0-9a-f]{32}$", line) for line in text.splitlines())
 
 
 def _answers(url: str) -> bool:
