@@ -123,7 +123,7 @@ def test_a_server_error_page_gives_the_id_its_log_lines_carry(client, console):
     reference = response["X-Request-ID"]
     assert re.fullmatch("[0-9a-f]{32}", reference)
     assert response.status_code == 500
-    assert f"quote this reference: <code>{reference}</code>" in response.text
+    assert f"quote its reference: <code>{reference}</code>" in response.text
     assert f" ERROR [{reference}] django.request " in console.getvalue()
     assert "database on fire" in console.getvalue()
 
