@@ -306,7 +306,7 @@ def test_provider_timeout_falls_back_to_offline_answer(chat, sources):
     )
 
     assert answer.answerer == "extractive"
-    assert "did not answer within 1 seconds" in answer.notice
+    assert "did not answer within 1 second." in answer.notice
     assert answer.claims
 
 

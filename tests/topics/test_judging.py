@@ -137,8 +137,8 @@ def test_a_whole_answer_saying_out_keeps_the_paper_out(judge, topic, pending):  
 @pytest.mark.parametrize(
     ("setup", "logged"),
     [
-        ({"stalling": True}, "did not answer within 1 seconds"),
-        ({"stream_then_stall": True}, "did not answer within 1 seconds"),
+        ({"stalling": True}, "did not answer within 1 second\n"),
+        ({"stream_then_stall": True}, "did not answer within 1 second\n"),
         ({"status": 429}, "HTTP 429"),
         ({"answer": "Sure! The paper is great."}, "not JSON"),
         ({"answer": '{"verdict": "maybe", "reason": "hard"}'}, "no verdict"),
