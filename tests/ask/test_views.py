@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from tests.ask.pdfs import PAGES
+from tests.ask.pdfs import tiny_pdf
 from topics.models import Question
 
 
@@ -212,10 +214,11 @@ def test_askpdf_works_for_old_style_ids(client, db):
 
 def test_rate_limit_allows_the_rate_then_refuses(client, agents, settings):
     settings.MOMENTUM_ASK_RATE = "30/hour"
-    for _ in range(30):
-        assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 200
+    # Each another question: one asked again is shown as answered, not counted.
+    for n in range(30):
+        assert client.get("/topics/agents/ask/", {"q": f"tree {n}"}).status_code == 200
 
-    response = client.get("/topics/agents/ask/", {"q": "tree"})
+    response = client.get("/topics/agents/ask/", {"q": "tree 30"})
 
     assert response.status_code == 429
     assert int(response["Retry-After"]) > 0
@@ -228,9 +231,9 @@ def test_rate_limit_is_per_user(client, agents, alice, bob, settings):
     settings.MOMENTUM_ASK_RATE = "1/hour"
     client.force_login(alice)
     client.get("/topics/agents/ask/", {"q": "tree"})
-    assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 429
+    assert client.get("/topics/agents/ask/", {"q": "rollouts"}).status_code == 429
     client.force_login(bob)
-    assert client.get("/topics/agents/ask/", {"q": "tree"}).status_code == 200
+    assert client.get("/topics/agents/ask/", {"q": "rollouts"}).status_code == 200
 
 
 @pytest.fixture
@@ -241,10 +244,10 @@ def behind_a_proxy(settings):
     settings.MOMENTUM_ASK_RATE = "1/hour"
 
 
-def ask_from(client, forwarded: str) -> int:
+def ask_from(client, forwarded: str, question: str) -> int:
     return client.get(
         "/topics/agents/ask/",
-        {"q": "tree"},
+        {"q": question},
         REMOTE_ADDR="10.0.0.1",  # the proxy
         HTTP_X_FORWARDED_FOR=forwarded,
     ).status_code
@@ -252,17 +255,17 @@ def ask_from(client, forwarded: str) -> int:
 
 @pytest.mark.usefixtures("behind_a_proxy")
 def test_visitors_behind_the_proxy_each_have_their_own_budget(client, agents):
-    assert ask_from(client, "198.51.100.7") == 200
-    assert ask_from(client, "203.0.113.9") == 200
-    assert ask_from(client, "198.51.100.7") == 429
+    assert ask_from(client, "198.51.100.7", "tree") == 200
+    assert ask_from(client, "203.0.113.9", "rollouts") == 200
+    assert ask_from(client, "198.51.100.7", "tools") == 429
 
 
 @pytest.mark.usefixtures("behind_a_proxy")
 def test_a_visitor_cannot_choose_their_address_with_their_own_header(client, agents):
     # The proxy appends what it saw to what the visitor sent: the right-most
     # entry counts, whatever is written before it.
-    assert ask_from(client, "1.1.1.1, 198.51.100.7") == 200
-    assert ask_from(client, "2.2.2.2, 198.51.100.7") == 429
+    assert ask_from(client, "1.1.1.1, 198.51.100.7", "tree") == 200
+    assert ask_from(client, "2.2.2.2, 198.51.100.7", "rollouts") == 429
 
 
 def test_pages_link_to_ask(client, paper):
@@ -526,3 +529,72 @@ def test_a_window_open_at_one_end_is_a_choice_too(client, agents):
 
     assert '<option value="dates" selected>Jun 1, 2026 onward</option>' in response.text
     assert '<option value="dates" selected>Up to Jun 30, 2026</option>' in up_to.text
+
+
+def test_back_or_a_reload_shows_the_answer_given_not_another(
+    client, agents, chat, alice, settings
+):
+    """Back from a cited paper reloaded the page (a signed-in page is kept by
+    no browser): the model was asked again, its numbers could cite other
+    papers than the one just read, and the question counted again."""
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    client.force_login(alice)
+    chat.answer = "Rollouts are planned with tree search [1]."
+    question = {"q": "tree search rollouts"}
+
+    first = client.get("/topics/agents/ask/", question)
+    chat.answer = "Tools are called through an API [1]."  # what asking again gives
+    back = client.get("/topics/agents/ask/", question)
+    other = client.get("/topics/agents/ask/", {"q": "tool selection"})
+
+    assert len(chat.requests) == 1
+    assert "Rollouts are planned with tree search." in back.text
+    assert back.context["sources"] == first.context["sources"]
+    assert back.status_code == 200  # not counted: the one question allowed
+    assert other.status_code == 429  # a new question is
+    assert Question.objects.filter(user=alice).count() == 1
+
+
+def test_a_streamed_answer_is_shown_whole_on_a_reload(client, agents, chat):
+    question = {"q": "tree search", "stream": "1"}
+    page = client.get("/topics/agents/ask/", question).content.decode()
+    url = page.split('data-stream-url="')[1].split('"')[0].replace("&amp;", "&")
+    stream_of(client.get(url))
+
+    again = client.get("/topics/agents/ask/", question).content.decode()
+
+    assert len(chat.requests) == 1
+    assert "data-stream-url" not in again
+    assert "Tree search plans rollouts." in again
+    assert "Written by a language model" in again
+
+
+def test_an_answer_in_place_of_a_failed_model_is_not_kept(client, agents, chat):
+    """Asking again may get the model's: a reload asks it."""
+    chat.status = 500
+    client.get("/topics/agents/ask/", {"q": "tree search rollouts"})
+    chat.status = 200
+
+    again = client.get("/topics/agents/ask/", {"q": "tree search rollouts"})
+
+    assert len(chat.requests) == 2
+    assert "Tree search plans rollouts." in again.text
+
+
+def test_an_answer_from_the_abstract_is_not_shown_once_the_full_text_is_in(
+    client, paper, settings, tmp_path
+):
+    """The page says to ask again in a minute for the full text's answer."""
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # the fetch is queued, not run
+    question = {"q": "What does the ablation show about the value head?"}
+    address = f"/papers/{paper.arxiv_id}/ask/"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("topics.tasks.fetch_paper_pdf.delay", lambda arxiv_id: None)
+        first = client.get(address, question)
+    (tmp_path / f"{paper.arxiv_id}.pdf").write_bytes(tiny_pdf(PAGES))
+
+    again = client.get(address, question)
+
+    assert [s.label for s in first.context["sources"]] == ["Abstract"]
+    assert "Page 2" in [s.label for s in again.context["sources"]]

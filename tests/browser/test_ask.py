@@ -8,6 +8,7 @@ from datetime import UTC
 from datetime import datetime
 
 import pytest
+from django.core.cache import cache
 from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
@@ -115,7 +116,9 @@ def test_a_model_answer_streams_in_with_citations_to_the_retrieved_papers(
         f"TRACE assigns credit to each turn from changes in value [{trace}]. "
         f"ECHO uses posterior-sensitive rewards [{echo}]. The moon is cheese [9]."
     )
-    # The page asked before the answer was set: ask again, now streaming it.
+    # The page asked before the answer was set: ask again, now streaming it
+    # (the first answer, kept for a reload, forgotten).
+    cache.clear()
     ask(page)
 
     claims = page.locator("[data-claims] .claim")

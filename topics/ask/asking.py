@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from collections.abc import Iterator
 from datetime import date
 from datetime import timedelta
@@ -43,6 +44,8 @@ STREAM_TOKEN_SECONDS = 600
 # A ticket streams its answer this many times: once, and again when a stream
 # that broke off is tried again (ask.js), without counting the question again.
 STREAM_TOKEN_USES = 3
+# An answer is kept this long for its page to show again (kept_answer).
+KEPT_SECONDS = 15 * 60
 
 
 def topic_scope(
@@ -126,11 +129,13 @@ def stream_events(
     sources: list[Source],
     provider: ChatCompletionsAnswerer | None,
     weights: dict[str, float] | None = None,
+    keep: Callable[[Answer], None] | None = None,
 ) -> Iterator[str]:
     """Server-sent events: each checked `claim` as it completes, then `done`
     with who wrote them; on provider failure, `fallback` with the offline
     answer (which replaces any claims sent), then `done`. The numbers stay the
-    retrieval's: the page already lists the sources by them."""
+    retrieval's: the page already lists the sources by them. The whole answer
+    goes to `keep` before `done`."""
     checker = ClaimStream(source.number for source in sources)
     claims = []
     offline = _offline_only(question, sources, weights, reading_order=False)
@@ -160,6 +165,8 @@ def stream_events(
         answer = Answer(
             claims=claims, sources=sources, answerer="chat", dropped=checker.dropped
         )
+    if keep is not None:
+        keep(answer)
     yield _event(
         "done",
         {
@@ -229,6 +236,34 @@ def ask(
         question, sources, provider, term_weights(scope, question)
     )
     return checked.sources, checked
+
+
+def kept_answer(scope_key: str, question: str, *, offline: bool) -> Answer | None:
+    """The answer given a while ago (KEPT_SECONDS) to this question of this
+    scope, for its page to show again. Back from a cited paper, or a reload,
+    asked the model again: another answer, whose numbers could cite other
+    papers than those just read, counted against the asker's limit."""
+    return cache.get(_kept_key(scope_key, question, offline))
+
+
+def keep_answer(
+    scope_key: str,
+    question: str,
+    answer: Answer,
+    *,
+    offline: bool,
+    provider: ChatCompletionsAnswerer | None,
+) -> None:
+    """Keep the answer for kept_answer; not the offline one given in place of
+    a model that failed, which asking again may get."""
+    if provider is not None and not offline and answer.answerer != "chat":
+        return
+    cache.set(_kept_key(scope_key, question, offline), answer, KEPT_SECONDS)
+
+
+def _kept_key(scope_key: str, question: str, offline: bool) -> str:
+    asked = json.dumps([scope_key, question, offline])
+    return f"ask:kept:{hashlib.sha256(asked.encode()).hexdigest()}"
 
 
 def record_question(user: User, scope: Scope, text: str) -> Question:

@@ -3,6 +3,8 @@ from them (topics.ask.asking), whole or streamed."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponseNotAllowed
@@ -14,6 +16,8 @@ from django.urls import reverse
 from papers.query import get_paper
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.asking import ask
+from topics.ask.asking import keep_answer
+from topics.ask.asking import kept_answer
 from topics.ask.asking import recent_questions
 from topics.ask.asking import record_question
 from topics.ask.asking import redeem_stream_token
@@ -21,6 +25,7 @@ from topics.ask.asking import stream_events
 from topics.ask.asking import stream_token
 from topics.ask.asking import topic_scope
 from topics.ask.forms import AskForm
+from topics.ask.fulltext import READY
 from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
@@ -84,13 +89,20 @@ def _ask_page(
     elif form.is_bound and form.question and request.method == "GET":
         # A HEAD (a link checker, a mail scanner) asks nothing: no answer, no
         # question counted against the visitor's limit.
-        wait = take(client_key(request))
-        if wait:
+        question, scope = form.question, scope_of(form.cleaned_data)
+        offline = request.GET.get("offline") == "1"
+        key = _scope_key(scope)
+        if kept := kept_answer(_read_from(scope), question, offline=offline):
+            # Shown again (a reload, Back from a cited paper): not asked again.
+            if request.user.is_authenticated:
+                record_question(request.user, scope, question)
+            context.update(
+                question=question, scope=scope, sources=kept.sources, answer=kept
+            )
+        elif wait := take(client_key(request)):
             status = 429
             context["wait_minutes"] = max(1, round(wait / 60))
         else:
-            question, scope = form.question, scope_of(form.cleaned_data)
-            offline = request.GET.get("offline") == "1"
             streaming = (
                 provider is not None
                 and not offline
@@ -101,13 +113,21 @@ def _ask_page(
             )
             context.update(question=question, scope=scope, sources=sources)
             context["answer"] = answer
-            if scope.paper is not None:
-                context["fulltext"] = fulltext_state(scope.paper)
+            if answer is not None:
+                keep_answer(
+                    _read_from(scope),
+                    question,
+                    answer,
+                    offline=offline,
+                    provider=provider,
+                )
             if streaming:
                 params = request.GET.copy()
                 params.pop("stream", None)
-                params["token"] = stream_token(_scope_key(scope), question)
+                params["token"] = stream_token(key, question)
                 context["stream_url"] = f"{stream_path}?{params.urlencode()}"
+        if scope.paper is not None and "answer" in context:
+            context["fulltext"] = fulltext_state(scope.paper)
     context["recent"] = recent_questions(request.user)
     response = render(request, template, context, status=status)
     if wait:
@@ -140,11 +160,15 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
             return response
         if request.user.is_authenticated:
             record_question(request.user, scope, question)
+    provider = ChatCompletionsAnswerer.from_settings()
     events = stream_events(
         question,
         retrieve(scope, question),
-        ChatCompletionsAnswerer.from_settings(),
+        provider,
         term_weights(scope, question),
+        keep=partial(
+            keep_answer, _read_from(scope), question, offline=False, provider=provider
+        ),
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
@@ -154,6 +178,14 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
 
 def _window(data: dict) -> dict:
     return {key: data.get(key) for key in ("weeks", "since", "until")}
+
+
+def _read_from(scope: Scope) -> str:
+    """What an answer is read from: its scope, and for a paper whether its full
+    text is in (an answer kept from the abstract is not given once it is)."""
+    if scope.paper is not None and fulltext_state(scope.paper) == READY:
+        return f"{_scope_key(scope)}:full"
+    return _scope_key(scope)
 
 
 def _scope_key(scope: Scope) -> str:
