@@ -43,7 +43,10 @@ def preview_content(
     """The digest `user` would get if it were built at `at` (fresh: the digest of
     the latest week harvested, as a test digest holds); reads only."""
     day, due = Schedule.of(DigestPreferences.objects.for_user(user)).current_period(at)
-    plan = plan_digests([request_for(user, day, due, fresh=fresh)])[user.pk]
+    # A test digest is sent at once (request_test_digest): it holds what is
+    # harvested by `at`, not only by the last send time, days before.
+    sent = at if fresh else due
+    plan = plan_digests([request_for(user, day, sent, fresh=fresh)])[user.pk]
     return shape_digests([plan], site_url)[0]
 
 

@@ -558,3 +558,23 @@ def test_preview_shows_the_latest_week_harvested_when_nothing_is_new(
     assert b"Latest week" in response.content
     assert b"Nothing is new for you since" in response.content
     assert b"the papers of the latest week harvested" in response.content
+
+
+def test_test_digest_holds_the_papers_announced_since_the_last_send_time(
+    subscriber, agents, settings
+):
+    """A weekly digest sent two days ago: the papers harvested since were left
+    out of the test digest's latest week (it stopped at that send time's day),
+    and the page said there were none."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    today = datetime.now(UTC).date()
+    DigestPreferences.objects.filter(user=subscriber).update(
+        frequency="weekly", weekday=(today - timedelta(days=2)).weekday(), hour=0
+    )
+    add_papers(agents, today, title="Announced today")
+
+    response = signed_in(subscriber).post("/digest/test/", follow=True)
+
+    assert b"A test digest is on its way" in response.content
+    [message] = mail.outbox
+    assert "Announced today" in message.body
