@@ -292,15 +292,21 @@ def _record(digest: Digest, plan: Plan, claim: str) -> None:
         to_email=digest.to_email,
     )
     if digest.kind == Digest.Kind.SCHEDULED:
+        # Those past the cap too: counted as new and linked, they are not new
+        # in the next digest, whose days overlap this one's.
+        shown = [
+            (paper_id, section["topic"])
+            for section in plan.sections
+            for paper_id, *_ in section["papers"]
+        ]
         DigestPaper.objects.bulk_create(
             DigestPaper(
                 digest_id=digest.pk,
                 user_id=digest.user_id,
                 paper_id=paper_id,
-                topic_id=section["topic"],
+                topic_id=topic_id,
             )
-            for section in plan.sections
-            for paper_id, *_ in section["papers"]
+            for paper_id, topic_id in shown + plan.counted
         )
 
 

@@ -84,8 +84,8 @@ class Digest(models.Model):
 
 
 class DigestPaper(models.Model):
-    """A paper put in one of a user's digests; unique per user, so no paper is
-    ever sent to the same person twice."""
+    """A paper put in one of a user's digests, shown or counted under "and N
+    more"; unique per user, so no paper is ever new to the same person twice."""
 
     digest = models.ForeignKey(Digest, on_delete=models.CASCADE, related_name="items")
     user = models.ForeignKey(

@@ -85,8 +85,13 @@ class PlanRequest:
 
 @dataclass
 class Plan:
+    # The first announcement day of its papers: the period's, or a late
+    # paper's before it (its first line and "and N more" links read it).
     since: date
     sections: list[dict[str, Any]] = field(default_factory=list)
+    # The papers of each section past the cap, counted and linked, not shown:
+    # (paper id, topic id), recorded as sent with the shown ones (not stored).
+    counted: list[tuple[int, int | None]] = field(default_factory=list)
 
     @property
     def paper_count(self) -> int:
@@ -408,6 +413,8 @@ def _plan_one(
             and paper_id not in placed
         )
 
+    first_day = since
+
     def unplaced(
         papers: list[tuple[int, date]],
         owner: int,
@@ -415,11 +422,14 @@ def _plan_one(
     ) -> list[int]:
         """Those of these (newest first) that are new; `joined` says when each
         (owner, paper) came to the topic or search `owner`, where it is late."""
-        return [
-            paper_id
+        nonlocal first_day
+        found = [
+            (paper_id, day)
             for paper_id, day in papers
             if is_new(paper_id, day, joined.get((owner, paper_id)))
         ]
+        first_day = min([first_day, *(day for _, day in found)])
+        return [paper_id for paper_id, _ in found]
 
     for topic_id in followed.topics:
         papers = unplaced(recent.by_topic.get(topic_id, []), topic_id, recent.joined)
@@ -433,6 +443,7 @@ def _plan_one(
         if is_new(paper_id, day)
     }
     if by_authors:
+        first_day = min([first_day, *by_authors.values()])
         # Newest first, as each topic's (ties: the higher id first).
         newest = sorted(by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True)
         placed.update(newest)
@@ -449,9 +460,9 @@ def _plan_one(
             papers.sort(key=lambda pk: -scores.get(pk, float("-inf")))
             head["ranked"] = True
     shares = share_slots([len(papers) for _, papers in new], request.max_papers)
-    sections = []
+    plan = Plan(first_day)
     for (head, papers), shown in zip(new, shares, strict=True):
-        sections.append(
+        plan.sections.append(
             {
                 **head,
                 "papers": [
@@ -461,7 +472,8 @@ def _plan_one(
                 "more": len(papers) - shown,
             }
         )
-    return Plan(since, sections)
+        plan.counted += [(paper_id, head["topic"]) for paper_id in papers[shown:]]
+    return plan
 
 
 def _entry(

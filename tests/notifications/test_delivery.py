@@ -445,3 +445,18 @@ def test_resend_puts_a_failed_digest_back_and_plans_it_anew(
     assert outcome.status == "sent"
     assert len(mail.outbox) == 1
     assert DigestPaper.objects.count() == 1
+
+
+def test_papers_counted_under_and_more_are_not_new_again_next_time(subscriber, agents):
+    """A digest counts every new paper ("2 new papers") and links those past its
+    cap; the next one, whose days overlap it, counted them as new again."""
+    preferences(subscriber, max_papers=1)
+    add_papers(agents, date(2026, 7, 13), count=2)  # the send day: in both
+
+    send_due(MONDAY_9)
+    outcomes = send_due(MONDAY_9 + timedelta(days=7))
+
+    [message] = mail.outbox
+    assert message.subject == "2 new papers in Agents"
+    assert [outcome.status for outcome in outcomes] == ["skipped"]
+    assert DigestPaper.objects.count() == 2

@@ -336,3 +336,22 @@ def test_planning_and_shaping_a_batch_takes_the_same_queries_for_3_or_30_users(
 def test_the_summary_is_the_first_sentence_of_real_abstracts(abstract, summary):
     """Structured abstracts gave "Background.", abbreviations "The U.S."."""
     assert one_line(abstract) == summary
+
+
+def test_a_late_papers_day_is_the_digests_first(alice, agents):
+    """Its first line says "first announced since" that day, and its "and N
+    more" link lists papers from it: from the period's day, the link left out
+    the late papers it counted, and the line was untrue."""
+    Follow.objects.create(user=alice, topic=agents)
+    last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
+    sent_weekly_digest(alice, MONDAY - WEEK, last_due)
+    (late,) = add_papers(agents, MONDAY - 2 * WEEK)
+    PaperTopic.objects.filter(paper=late).update(created_at=last_due + WEEK / 2)
+    add_papers(agents, MONDAY, count=2)
+
+    plan = plan_digests([weekly(alice, max_papers=1, due=last_due + WEEK)])[alice.pk]
+
+    assert plan.sections[0]["more"] == 2
+    assert plan.since == MONDAY - 2 * WEEK
+    [content] = shape_digests([plan], "https://m.example")
+    assert content.sections[0].more_url.endswith(f"from={MONDAY - 2 * WEEK}")
