@@ -142,7 +142,7 @@ def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[i
 
 
 def leave_to_the_sweep(digest_id: int) -> None:
-    """A digest whose send task the broker did not take: the next hourly tick
+    """A digest whose send task the broker did not take: beat's next tick
     hands it out (hand_out), not the first after its claim would expire."""
     Digest.objects.filter(pk=digest_id, status=Status.PENDING).update(enqueued_at=None)
 

@@ -1,7 +1,7 @@
 """Celery tasks for digests: thin interfaces over notifications.delivery.
 
-No long ETAs: the schedule lives in beat (an hourly tick) and in the outbox
-(Digest rows), so a lost or redelivered message costs nothing. The one
+No long ETAs: the schedule lives in beat (a tick every quarter hour) and in the
+outbox (Digest rows), so a lost or redelivered message costs nothing. The one
 countdown is a failed send's retry, at most MOMENTUM_DIGEST_RETRY_MAX_SECONDS
 (below the broker's visibility timeout); if it is lost, the tick hands the
 digest out again (Digest.enqueued_at).
@@ -45,8 +45,9 @@ def _close_mailer(**kwargs: object) -> None:
 
 @shared_task(ignore_result=True)
 def send_due_digests(at: str | None = None) -> int:
-    """Beat, hourly: open the digests now due (or due at `at`, ISO 8601) and send
-    a task for each digest that needs one; safe to repeat. Returns tasks sent."""
+    """Beat, every quarter hour: open the digests now due (or due at `at`, ISO
+    8601) and send a task for each digest that needs one; safe to repeat.
+    Returns tasks sent."""
     moment = datetime.fromisoformat(at) if at else timezone.now()
     opened = open_due_digests(at=moment)
     ids = hand_out()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zoneinfo
+from datetime import UTC
+from datetime import datetime
 from datetime import timedelta
 
 import pytest
@@ -44,3 +47,17 @@ def test_every_beat_entry_names_a_task_the_workers_know(settings):
 
     assert "derive-rule-terms" in settings.CELERY_BEAT_SCHEDULE
     assert unknown == {}
+
+
+def test_digests_are_opened_at_every_zones_whole_hour(settings):
+    """A reader's hour is a whole local hour; in UTC it is :30 in India and
+    :45 in Nepal. An hourly tick sent theirs that much late."""
+    ticks = settings.CELERY_BEAT_SCHEDULE["send-due-digests"]["schedule"].minute
+    now = datetime.now(UTC)
+    offsets = {
+        now.astimezone(zoneinfo.ZoneInfo(name)).utcoffset()
+        for name in zoneinfo.available_timezones()
+    }
+    minutes = {int(offset.total_seconds()) // 60 % 60 for offset in offsets}
+
+    assert minutes <= ticks

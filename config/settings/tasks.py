@@ -63,8 +63,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 1.0,
 }
 
-# The daily crons' ticks may wait hours for a busy worker; the digests' hourly
-# one most of its hour.
+# The daily crons' ticks may wait hours for a busy worker; the digests' one
+# most of its quarter hour.
 CELERY_BEAT_SCHEDULE = {
     # Each source keeps its own schedule (FeedSource.next_run_at); this tick
     # only sends the ones that are due.
@@ -73,11 +73,13 @@ CELERY_BEAT_SCHEDULE = {
         **every("MOMENTUM_SOURCES_TICK_SECONDS", 300),
     },
     # Opens the digests whose send time has come in each user's time zone and
-    # sends them (notifications.delivery); safe to fire twice.
+    # sends them (notifications.delivery); safe to fire twice. Every quarter
+    # hour: a reader's whole hour is :30 or :45 in UTC in India or Nepal, and
+    # an hourly tick sent theirs half an hour late.
     "send-due-digests": {
         "task": "notifications.tasks.send_due_digests",
-        "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "0 * * * *"),
-        "options": {"expires": 55 * 60},
+        "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "*/15 * * * *"),
+        "options": {"expires": 14 * 60},
     },
     # Re-tags asked for but lost (the broker down, a worker killed) go again.
     "resend-lost-retags": {
