@@ -82,6 +82,13 @@ class Digest(models.Model):
     def __str__(self) -> str:
         return f"{self.user} {self.period_start} ({self.status})"
 
+    @property
+    def new_count(self) -> int:
+        """Every new paper it counts, as its subject does: those it shows and
+        those past its cap ("and N more")."""
+        more = sum(section.get("more", 0) for section in self.sections or [])
+        return self.paper_count + more
+
 
 class DigestPaper(models.Model):
     """A paper put in one of a user's digests, shown or counted under "and N

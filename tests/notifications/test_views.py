@@ -578,3 +578,20 @@ def test_test_digest_holds_the_papers_announced_since_the_last_send_time(
     assert b"A test digest is on its way" in response.content
     [message] = mail.outbox
     assert "Announced today" in message.body
+
+
+def test_settings_count_a_digests_new_papers_as_its_subject_does(subscriber):
+    """"sent with 30 papers" stood beside a mail whose subject said 96 new."""
+    Digest.objects.create(
+        user=subscriber,
+        frequency="weekly",
+        period_start=date(2026, 7, 13),
+        due_at=datetime(2026, 7, 13, 8, tzinfo=UTC),
+        status="sent",
+        paper_count=30,
+        sections=[{"topic": None, "papers": [], "more": 60}, {"more": 6}],
+    )
+
+    page = signed_in(subscriber).get("/settings/").content.decode()
+
+    assert "sent with 96 new papers, 30 shown (" in page
