@@ -139,3 +139,18 @@ def test_a_bad_instant_is_a_usage_error_without_a_traceback(value, why):
     assert done.returncode == 2
     assert f"error: argument --at: {why}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_preview_after_the_periods_digest_went_says_so_and_names_the_next(
+    subscriber,
+):
+    """It printed that digest again, which `digests run` would never send."""
+    digests("run", "--at", "2026-07-13T09:00Z")
+
+    out = digests("preview", "alice@example.com", "--at", "2026-07-13T10:00Z")
+
+    assert out.strip() == (
+        "alice@example.com's digest of the period from Jul 13, 2026 was sent: "
+        "`digests run` sends nothing more for it. The next is due 2026-07-20 08:00 "
+        "UTC: `digests preview alice@example.com --at 2026-07-20T08:00Z` shows it."
+    )

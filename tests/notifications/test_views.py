@@ -581,7 +581,7 @@ def test_test_digest_holds_the_papers_announced_since_the_last_send_time(
 
 
 def test_settings_count_a_digests_new_papers_as_its_subject_does(subscriber):
-    """"sent with 30 papers" stood beside a mail whose subject said 96 new."""
+    """ "sent with 30 papers" stood beside a mail whose subject said 96 new."""
     Digest.objects.create(
         user=subscriber,
         frequency="weekly",

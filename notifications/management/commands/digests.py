@@ -21,7 +21,9 @@ from notifications.digest import preview_content
 from notifications.mailer import Mailer
 from notifications.mailer import render_digest
 from notifications.mailer import site_url
+from notifications.models import Digest
 from notifications.schedule import OFF
+from notifications.schedule import Schedule
 
 BATCH = 200
 
@@ -111,6 +113,9 @@ class Command(BaseCommand):
                 f"{user.email} has turned digests off: none goes to them."
             )
             return
+        if opened := self._opened(user, at):
+            self.stdout.write(opened)
+            return
         content = preview_content(user, at=at, site_url=site_url())
         if not content.sections:
             self.stdout.write(
@@ -121,3 +126,32 @@ class Command(BaseCommand):
         rendered = render_digest(user=user, content=content, digest_id=None)
         self.stdout.write(f"Subject: {rendered.subject}\nTo: {user.email}\n")
         self.stdout.write(rendered.text)
+
+    def _opened(self, user: User, at: datetime) -> str:
+        """What became of the digest of the period at `at`, when `digests run`
+        opened it already and sends nothing more for it; else ""."""
+        schedule = Schedule.of(DigestPreferences.objects.for_user(user))
+        _, due = schedule.current_period(at)
+        digest = (
+            Digest.objects.filter(
+                user=user, kind=Digest.Kind.SCHEDULED, due_at__gte=due
+            )
+            .order_by("due_at")
+            .first()
+        )
+        if digest is None:
+            return ""
+        became = "is being sent"
+        if digest.status == Digest.Status.SENT:
+            became = "was sent"
+        elif digest.status == Digest.Status.SKIPPED:
+            became = f"was skipped ({digest.reason})"
+        elif digest.status == Digest.Status.FAILED:
+            became = f"could not be delivered ({digest.reason})"
+        following = schedule.next_send_time(at).astimezone(UTC)
+        return (
+            f"{user.email}'s digest of the period from "
+            f"{digest.period_start:%b %-d, %Y} {became}: `digests run` sends nothing "
+            f"more for it. The next is due {following:%Y-%m-%d %H:%M} UTC: "
+            f"`digests preview {user.email} --at {following:%Y-%m-%dT%H:%MZ}` shows it."
+        )
