@@ -76,6 +76,7 @@ from topics.reader_feed import cached_following
 from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
 from topics.reader_feed import kept_following
+from topics.recommend import WINDOW
 from topics.recommend import reasons
 from topics.recommend import recommended
 from topics.topic_text import topic_text
@@ -176,6 +177,7 @@ def _for_you_feed(
     rows = paper_rows([arxiv_ids[pk] for pk in shown])
     context = _feed_context(followed, FOR_YOU) | {
         "page": page,
+        "window": WINDOW,
         "rows": [
             (row, [], [], like.get(pk)) for pk, row in zip(shown, rows, strict=True)
         ],

@@ -238,7 +238,9 @@ def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
     assert 'aria-current="page">For you' in page
     # Its list is bounded (RECOMMENDED): said as such, not as the feed's count.
     count = len(recommend.recommended(alice.pk))
-    assert f"The {count} papers, among the newest, most like those you saved" in page
+    # Which newest: the window it draws from, counted in papers.
+    said = f"The {count} papers of the 20,000 newest here most like those you saved"
+    assert said in page
     assert '<h1 id="feed-heading">Your feed</h1>' in page
     assert "Like <a" in page
     assert "which you saved" in page
