@@ -306,15 +306,19 @@ def test_unsubscribe_for_a_deleted_account_is_a_404_page(subscriber):
     assert b"No account for this link" in response.content
 
 
-def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
-    Digest.objects.create(
-        user=subscriber,
+def last_digest(user: User, **fields: object) -> Digest:
+    """The user's weekly digest of Jul 13, 2026, as `fields` say it went."""
+    return Digest.objects.create(
+        user=user,
         frequency="weekly",
         period_start=date(2026, 7, 13),
         due_at=datetime(2026, 7, 13, 8, tzinfo=UTC),
-        status="skipped",
-        reason="Nothing new since Jul 6, 2026.",
+        **fields,
     )
+
+
+def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
+    last_digest(subscriber, status="skipped", reason="Nothing new since Jul 6, 2026.")
 
     page = signed_in(subscriber).get("/settings/").content.decode()
 
@@ -581,12 +585,9 @@ def test_test_digest_holds_the_papers_announced_since_the_last_send_time(
 
 
 def test_settings_count_a_digests_new_papers_as_its_subject_does(subscriber):
-    """ "sent with 30 papers" stood beside a mail whose subject said 96 new."""
-    Digest.objects.create(
-        user=subscriber,
-        frequency="weekly",
-        period_start=date(2026, 7, 13),
-        due_at=datetime(2026, 7, 13, 8, tzinfo=UTC),
+    """It said "sent with 30 papers" beside a mail whose subject said 96 new."""
+    last_digest(
+        subscriber,
         status="sent",
         paper_count=30,
         sections=[{"topic": None, "papers": [], "more": 60}, {"more": 6}],
