@@ -502,8 +502,10 @@ def test_a_reopened_window_stays_chosen_in_the_form(client, agents, alice):
     again = client.get(
         "/topics/agents/ask/", {"q": "tree search?", "weeks": "dates", **dates}
     )
-    any_time = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "", **dates})
-    twelve = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "12", **dates})
+    # Dates of a window long past, carried along with another choice.
+    old = {"since": "2026-01-05", "until": "2026-02-01"}
+    any_time = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "", **old})
+    twelve = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "12", **old})
 
     label = (
         f"{since:%b} {since.day}, {since.year} to {until:%b} {until.day}, {until.year}"
@@ -553,6 +555,22 @@ def test_back_or_a_reload_shows_the_answer_given_not_another(
     assert back.status_code == 200  # not counted: the one question allowed
     assert other.status_code == 429  # a new question is
     assert Question.objects.filter(user=alice).count() == 1
+
+
+def test_a_kept_answer_is_its_askers_alone(client, agents, chat, alice, bob, settings):
+    """Another reader's same question is asked and counted for them: Alice's
+    answer would tell Bob what was asked, and pass his limit."""
+    settings.MOMENTUM_ASK_RATE = "1/hour"
+    client.force_login(bob)
+    client.get("/topics/agents/ask/", {"q": "tool selection"})  # Bob's one
+    client.force_login(alice)
+    client.get("/topics/agents/ask/", {"q": "tree search rollouts"})
+    client.force_login(bob)
+
+    response = client.get("/topics/agents/ask/", {"q": "tree search rollouts"})
+
+    assert response.status_code == 429
+    assert len(chat.requests) == 2
 
 
 def test_a_streamed_answer_is_shown_whole_on_a_reload(client, agents, chat):

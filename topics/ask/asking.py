@@ -19,6 +19,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from accounts.models import User
+from core.release import RELEASE
 from topics.ask.answerers import Answer
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.answerers import ProviderError
@@ -238,17 +239,25 @@ def ask(
     return checked.sources, checked
 
 
-def kept_answer(scope_key: str, question: str, *, offline: bool) -> Answer | None:
-    """The answer given a while ago (KEPT_SECONDS) to this question of this
-    scope, for its page to show again. Back from a cited paper, or a reload,
-    asked the model again: another answer, whose numbers could cite other
-    papers than those just read, counted against the asker's limit."""
-    return cache.get(_kept_key(scope_key, question, offline))
+def answer_key(asker: str, read_from: str, question: str, *, offline: bool) -> str:
+    """Where the answer to this question of these papers is kept for its asker
+    (topics.limits.client_key) a while: their own reload shows it again;
+    another asker's same question is asked, and counted, for them. Per
+    release, as cached pages are."""
+    asked = json.dumps([RELEASE, asker, read_from, question, offline])
+    return f"ask:kept:{hashlib.sha256(asked.encode()).hexdigest()}"
+
+
+def kept_answer(key: str) -> Answer | None:
+    """The answer given a while ago (KEPT_SECONDS) under this answer_key, for
+    its page to show again. Back from a cited paper, or a reload, asked the
+    model again: another answer, whose numbers could cite other papers than
+    those just read, counted against the asker's limit."""
+    return cache.get(key)
 
 
 def keep_answer(
-    scope_key: str,
-    question: str,
+    key: str,
     answer: Answer,
     *,
     offline: bool,
@@ -258,12 +267,7 @@ def keep_answer(
     a model that failed, which asking again may get."""
     if provider is not None and not offline and answer.answerer != "chat":
         return
-    cache.set(_kept_key(scope_key, question, offline), answer, KEPT_SECONDS)
-
-
-def _kept_key(scope_key: str, question: str, offline: bool) -> str:
-    asked = json.dumps([scope_key, question, offline])
-    return f"ask:kept:{hashlib.sha256(asked.encode()).hexdigest()}"
+    cache.set(key, answer, KEPT_SECONDS)
 
 
 def record_question(user: User, scope: Scope, text: str) -> Question:

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from papers.query import get_paper
 from topics.ask.answerers import ChatCompletionsAnswerer
+from topics.ask.asking import answer_key
 from topics.ask.asking import ask
 from topics.ask.asking import keep_answer
 from topics.ask.asking import kept_answer
@@ -91,15 +92,18 @@ def _ask_page(
         # question counted against the visitor's limit.
         question, scope = form.question, scope_of(form.cleaned_data)
         offline = request.GET.get("offline") == "1"
-        key = _scope_key(scope)
-        if kept := kept_answer(_read_from(scope), question, offline=offline):
+        asker, key = client_key(request), _scope_key(scope)
+        # Read before asking: a full text that comes in meanwhile is not what
+        # this answer was read from.
+        kept_as = answer_key(asker, _read_from(scope), question, offline=offline)
+        if kept := kept_answer(kept_as):
             # Shown again (a reload, Back from a cited paper): not asked again.
             if request.user.is_authenticated:
                 record_question(request.user, scope, question)
             context.update(
                 question=question, scope=scope, sources=kept.sources, answer=kept
             )
-        elif wait := take(client_key(request)):
+        elif wait := take(asker):
             status = 429
             context["wait_minutes"] = max(1, round(wait / 60))
         else:
@@ -114,13 +118,7 @@ def _ask_page(
             context.update(question=question, scope=scope, sources=sources)
             context["answer"] = answer
             if answer is not None:
-                keep_answer(
-                    _read_from(scope),
-                    question,
-                    answer,
-                    offline=offline,
-                    provider=provider,
-                )
+                keep_answer(kept_as, answer, offline=offline, provider=provider)
             if streaming:
                 params = request.GET.copy()
                 params.pop("stream", None)
@@ -148,9 +146,10 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
         )
         return HttpResponse(message, status=400, content_type="text/plain")
     question, scope = form.question, scope_of(form.cleaned_data)
-    token = request.GET.get("token", "")
+    asker, token = client_key(request), request.GET.get("token", "")
+    kept_as = answer_key(asker, _read_from(scope), question, offline=False)
     if not redeem_stream_token(token, _scope_key(scope), question):
-        if wait := take(client_key(request)):
+        if wait := take(asker):
             response: HttpResponseBase = HttpResponse(
                 "Too many questions; try again later.",
                 status=429,
@@ -166,9 +165,7 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
         retrieve(scope, question),
         provider,
         term_weights(scope, question),
-        keep=partial(
-            keep_answer, _read_from(scope), question, offline=False, provider=provider
-        ),
+        keep=partial(keep_answer, kept_as, offline=False, provider=provider),
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
