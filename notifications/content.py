@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.db.models import Prefetch
 from django.template.defaultfilters import pluralize
@@ -308,12 +309,20 @@ def _shape(
                 momentum=Momentum.stored(stored) if stored else None,
                 entries=entries,
                 more=planned["more"],
-                more_url=_more_url(site_url, plan.since, topic, search),
+                more_url=_more_url(site_url, _since(planned, plan), topic, search),
                 search=search,
                 ranked=planned.get("ranked", False),
             )
         )
-    return Content(plan.since, sections)
+    # The first line's day: a late paper's, when one is before the period.
+    first_day = min([plan.since, *(_since(planned, plan) for planned in plan.sections)])
+    return Content(first_day, sections)
+
+
+def _since(planned: dict[str, Any], plan: Plan) -> date:
+    """A section's first day: its own, when it holds a paper announced before
+    the period (harvested late); else the period's."""
+    return date.fromisoformat(planned["since"]) if "since" in planned else plan.since
 
 
 def _more_url(

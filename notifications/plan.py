@@ -85,8 +85,8 @@ class PlanRequest:
 
 @dataclass
 class Plan:
-    # The first announcement day of its papers: the period's, or a late
-    # paper's before it (its first line and "and N more" links read it).
+    # The first announcement day of its period; a section holding a paper
+    # announced before it (harvested late) has its own, "since".
     since: date
     sections: list[dict[str, Any]] = field(default_factory=list)
     # The papers of each section past the cap, counted and linked, not shown:
@@ -391,7 +391,8 @@ def _plan_one(
     # followed authors that no topic has, in the authors' section after them;
     # then those of each saved search that no section before has.
     placed: set[int] = set()
-    new: list[tuple[dict[str, Any], list[int]]] = []
+    # (section head, its new papers, the first day they were announced).
+    new: list[tuple[dict[str, Any], list[int], date]] = []
 
     floor = request.period_start - MAX_LOOKBACK
 
@@ -413,29 +414,30 @@ def _plan_one(
             and paper_id not in placed
         )
 
-    first_day = since
-
     def unplaced(
         papers: list[tuple[int, date]],
         owner: int,
         joined: dict[tuple[int, int], datetime],
-    ) -> list[int]:
-        """Those of these (newest first) that are new; `joined` says when each
-        (owner, paper) came to the topic or search `owner`, where it is late."""
-        nonlocal first_day
+    ) -> tuple[list[int], date]:
+        """Those of these (newest first) that are new, and the first day they
+        were announced (a late paper's, before the period, where there is one);
+        `joined` says when each (owner, paper) came to the topic or search
+        `owner`, where it is late."""
         found = [
             (paper_id, day)
             for paper_id, day in papers
             if is_new(paper_id, day, joined.get((owner, paper_id)))
         ]
-        first_day = min([first_day, *(day for _, day in found)])
-        return [paper_id for paper_id, _ in found]
+        first_day = min([since, *(day for _, day in found)])
+        return [paper_id for paper_id, _ in found], first_day
 
     for topic_id in followed.topics:
-        papers = unplaced(recent.by_topic.get(topic_id, []), topic_id, recent.joined)
+        papers, first_day = unplaced(
+            recent.by_topic.get(topic_id, []), topic_id, recent.joined
+        )
         placed.update(papers)
         if papers:
-            new.append(({"topic": topic_id}, papers))
+            new.append(({"topic": topic_id}, papers, first_day))
     by_authors = {
         paper_id: day
         for author_id in followed.authors
@@ -443,35 +445,37 @@ def _plan_one(
         if is_new(paper_id, day)
     }
     if by_authors:
-        first_day = min([first_day, *by_authors.values()])
         # Newest first, as each topic's (ties: the higher id first).
         newest = sorted(by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True)
         placed.update(newest)
-        new.append(({"topic": None}, newest))
+        new.append(({"topic": None}, newest, since))  # never late: none joins
     for search_id in followed.searches:
-        papers = unplaced(recent.by_search.get(search_id, []), search_id, recent.found)
+        papers, first_day = unplaced(
+            recent.by_search.get(search_id, []), search_id, recent.found
+        )
         placed.update(papers)
         if papers:
-            new.append(({"topic": None, "search": search_id}, papers))
+            new.append(({"topic": None, "search": search_id}, papers, first_day))
     if scores:
         # Best first by the reader's model; newest first among equals and for
         # papers it has no vector of yet.
-        for head, papers in new:
+        for head, papers, _ in new:
             papers.sort(key=lambda pk: -scores.get(pk, float("-inf")))
             head["ranked"] = True
-    shares = share_slots([len(papers) for _, papers in new], request.max_papers)
-    plan = Plan(first_day)
-    for (head, papers), shown in zip(new, shares, strict=True):
-        plan.sections.append(
-            {
-                **head,
-                "papers": [
-                    _entry(paper_id, head, followed, recent)
-                    for paper_id in papers[:shown]
-                ],
-                "more": len(papers) - shown,
-            }
-        )
+    shares = share_slots([len(papers) for _, papers, _ in new], request.max_papers)
+    plan = Plan(since)
+    for (head, papers, first_day), shown in zip(new, shares, strict=True):
+        section = {
+            **head,
+            "papers": [
+                _entry(paper_id, head, followed, recent) for paper_id in papers[:shown]
+            ],
+            "more": len(papers) - shown,
+        }
+        if first_day < since:
+            # A late paper's: its "and N more" link lists papers from that day.
+            section["since"] = first_day.isoformat()
+        plan.sections.append(section)
         plan.counted += [(paper_id, head["topic"]) for paper_id in papers[shown:]]
     return plan
 

@@ -338,20 +338,25 @@ def test_the_summary_is_the_first_sentence_of_real_abstracts(abstract, summary):
     assert one_line(abstract) == summary
 
 
-def test_a_late_papers_day_is_the_digests_first(alice, agents):
-    """Its first line says "first announced since" that day, and its "and N
-    more" link lists papers from it: from the period's day, the link left out
-    the late papers it counted, and the line was untrue."""
+def test_a_late_papers_day_is_the_digests_first_and_its_sections(alice, agents, robots):
+    """The first line says "first announced since" that day, and the "and N
+    more" link of the late paper's section lists papers from it: from the
+    period's day, the link left out the late papers it counted, and the line
+    was untrue. Another section's link keeps the period's day."""
     Follow.objects.create(user=alice, topic=agents)
+    Follow.objects.create(user=alice, topic=robots)
     last_due = datetime(2026, 7, 6, 8, tzinfo=UTC)
     sent_weekly_digest(alice, MONDAY - WEEK, last_due)
     (late,) = add_papers(agents, MONDAY - 2 * WEEK)
     PaperTopic.objects.filter(paper=late).update(created_at=last_due + WEEK / 2)
     add_papers(agents, MONDAY, count=2)
+    add_papers(robots, MONDAY, count=3)
 
-    plan = plan_digests([weekly(alice, max_papers=1, due=last_due + WEEK)])[alice.pk]
+    plan = plan_digests([weekly(alice, max_papers=2, due=last_due + WEEK)])[alice.pk]
 
-    assert plan.sections[0]["more"] == 2
-    assert plan.since == MONDAY - 2 * WEEK
+    assert [s["more"] for s in plan.sections] == [2, 2]
     [content] = shape_digests([plan], "https://m.example")
-    assert content.sections[0].more_url.endswith(f"from={MONDAY - 2 * WEEK}")
+    assert content.since == MONDAY - 2 * WEEK
+    agents_more, robots_more = (s.more_url for s in content.sections)
+    assert agents_more.endswith(f"from={MONDAY - 2 * WEEK}")
+    assert robots_more.endswith(f"from={MONDAY - WEEK}")

@@ -122,7 +122,14 @@ def test_a_match_an_ingest_found_after_the_last_digest_is_in_the_next(alice):
         SavedSearchMatch.objects.filter(paper=paper).update(found_at=at)
     request = PlanRequest(alice.pk, MONDAY, WEEK, 30, MONDAY, due=this_due)
     assert plan_digests([request])[alice.pk].sections == [
-        {"topic": None, "search": search.pk, "papers": [[late.pk, []]], "more": 0}
+        {
+            "topic": None,
+            "search": search.pk,
+            "papers": [[late.pk, []]],
+            "more": 0,
+            # Announced before the period: its "and N more" link starts there.
+            "since": late.first_announced.isoformat(),
+        }
     ]
 
 

@@ -424,7 +424,7 @@ def test_test_digest_is_sent_once_its_outbox_row_is_stored(
     test = Digest.objects.get()
     settings_page = client.get("/settings/").text
     assert f"Test digest, {test.due_at:%-d %b %Y}:" in settings_page
-    assert "sent with 1 paper (" in settings_page
+    assert "sent with 1 new paper (" in settings_page
     assert f'href="/digest/preview/?digest={test.pk}">read it</a>' in settings_page
     assert "No digest yet." in settings_page  # none scheduled has gone
 
