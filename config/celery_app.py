@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -45,12 +46,15 @@ REQUEST_ID_HEADER = "request_id"
 
 
 @setup_logging.connect
-def log_as_the_site(**kwargs: Any) -> None:
+def log_as_the_site(loglevel: int | str | None = None, **kwargs: Any) -> None:
     """Workers and beat log through LOGGING, as the web does: each line with its
-    request's id, credentials hidden."""
+    request's id, credentials hidden, to stderr (--logfile is not read), at
+    their --loglevel."""
     from django.conf import settings
 
     dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
 
 
 @before_task_publish.connect

@@ -15,6 +15,7 @@ sent it.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from typing import Any
@@ -61,6 +62,7 @@ def _run_later(seconds: float, task: Task[Any, Any], args: tuple[Any, ...]) -> N
         finally:
             connections.close_all()  # this thread's own
 
-    timer = threading.Timer(seconds, run)
+    # In the request's context: the task's log lines carry its request's id.
+    timer = threading.Timer(seconds, contextvars.copy_context().run, args=(run,))
     timer.daemon = True
     timer.start()

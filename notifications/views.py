@@ -134,7 +134,7 @@ def test_digest(request: HttpRequest) -> HttpResponse:
         messages.warning(
             request,
             "Our mail queue is down for a moment: your test digest is saved and "
-            "goes out once it is back (we look every quarter hour).",
+            "goes out once it is back.",
         )
     elif digest.status == Digest.Status.FAILED:
         messages.error(

@@ -489,17 +489,19 @@ LOGGING = {
     "loggers": {
         # pylatexenc warns about every odd macro in a paper's text (papers/latex.py).
         "pylatexenc": {"level": "ERROR"},
-        # django-guid says at INFO, for every request, that it made an id.
-        "django_guid": {"level": "WARNING"},
+        # django-guid says at INFO, for every request, that it made an id, and
+        # at WARNING what a refused X-Request-ID held: a client's text.
+        "django_guid": {"level": "ERROR"},
     },
 }
 
 # REQUEST IDS (django-guid)
 # ------------------------------------------------------------------------------
-# Every request has an id: a proxy's X-Request-ID when it is one (32 hex
-# digits, as nginx's $request_id; anything else is replaced, so no header
-# writes into the logs), else a new one. It is in each log line of the request
-# and of the tasks it queues (config/celery_app.py), in the answer's
-# X-Request-ID header and the access log (Procfile), and on the page of a
-# server error, for a reader to quote (core.errors.server_error).
+# Every request has an id: a proxy's X-Request-ID when it reads as a UUID (32
+# hex digits as nginx's $request_id, or with hyphens; anything else is
+# replaced and not logged, so no header writes into the logs), else a new one.
+# It is in each log line of the request and of the tasks it queues
+# (config/celery_app.py), in the answer's X-Request-ID header and the access
+# log (Procfile), and on the page of a server error, for a reader to quote
+# (core.errors.server_error).
 DJANGO_GUID = {"GUID_HEADER_NAME": "X-Request-ID", "EXPOSE_HEADER": False}

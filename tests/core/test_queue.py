@@ -9,10 +9,14 @@ import threading
 
 import pytest
 from celery import shared_task
+from django_guid import clear_guid
+from django_guid import get_guid
+from django_guid import set_guid
 
 from core.queue import send
 
 ran: list[tuple[int, str]] = []
+request_ids: list[str | None] = []
 done = threading.Event()
 
 
@@ -22,6 +26,7 @@ def record(value: int) -> None:
         done.set()
         raise ValueError("a failing task")
     ran.append((value, threading.current_thread().name))
+    request_ids.append(get_guid())
     done.set()
 
 
@@ -29,6 +34,7 @@ def record(value: int) -> None:
 def in_process(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     ran.clear()
+    request_ids.clear()
     done.clear()
 
 
@@ -58,3 +64,15 @@ def test_a_failing_countdown_task_is_logged_not_raised(caplog):
             threading.Event().wait(0.05)
 
     assert "in-process task tests.core.test_queue.record(-1,) failed" in caplog.text
+
+
+def test_a_countdown_task_logs_under_its_requests_id():
+    """Its thread would start without the request's context: "[-]"."""
+    set_guid("0123456789abcdef0123456789abcdef")
+    try:
+        assert send(record, 3, countdown=0.05)
+        assert done.wait(10)
+    finally:
+        clear_guid()
+
+    assert request_ids == ["0123456789abcdef0123456789abcdef"]

@@ -154,3 +154,14 @@ def test_preview_after_the_periods_digest_went_says_so_and_names_the_next(
         "`digests run` sends nothing more for it. The next is due 2026-07-20 08:00 "
         "UTC: `digests preview alice@example.com --at 2026-07-20T08:00Z` shows it."
     )
+
+
+def test_preview_before_a_later_periods_digest_says_none_opens(subscriber):
+    digests("run", "--at", "2026-07-20T09:00Z")
+
+    out = digests("preview", "alice@example.com", "--at", "2026-07-14T10:00Z")
+
+    assert out.strip() == (
+        "alice@example.com has a digest of a later period (from Jul 20, 2026) "
+        "already: `digests run` at this instant opens none."
+    )

@@ -141,13 +141,20 @@ class Command(BaseCommand):
         )
         if digest is None:
             return ""
+        if digest.due_at > due:  # --at before a later period's digest opened
+            return (
+                f"{user.email} has a digest of a later period (from "
+                f"{digest.period_start:%b %-d, %Y}) already: `digests run` at this "
+                "instant opens none."
+            )
         became = "is being sent"
+        reason = digest.reason.rstrip(".")
         if digest.status == Digest.Status.SENT:
             became = "was sent"
         elif digest.status == Digest.Status.SKIPPED:
-            became = f"was skipped ({digest.reason})"
+            became = f"was skipped ({reason})"
         elif digest.status == Digest.Status.FAILED:
-            became = f"could not be delivered ({digest.reason})"
+            became = f"could not be delivered ({reason})"
         following = schedule.next_send_time(at).astimezone(UTC)
         return (
             f"{user.email}'s digest of the period from "
