@@ -117,7 +117,8 @@ def test_a_model_answer_streams_in_with_citations_to_the_retrieved_papers(
         f"ECHO uses posterior-sensitive rewards [{echo}]. The moon is cheese [9]."
     )
     # The page asked before the answer was set: ask again, now streaming it
-    # (the first answer, kept for a reload, forgotten).
+    # (the first answer, kept for a reload once its stream is done, forgotten).
+    expect(page.locator("[data-attribution]")).to_be_visible()
     cache.clear()
     ask(page)
 
