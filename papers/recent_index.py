@@ -12,6 +12,14 @@ constant of its index, so `refresh_recent_index` (daily, papers.tasks) builds
 a new one once the papers past the cutoff have doubled, and keeps none while
 the corpus is small enough for the whole index to be read as fast.
 
+The index holds each paper's day too (DAY; btree_gin, migration 0016), and a
+window's start is a condition on it, so that PostgreSQL reads from the index
+only the window's matches. On the vector alone it took every match in the
+index and dropped those before the window only after checking each one's
+weights in its row: a phrase's first window cost as much as the whole index
+("reinforcement learning" at 100k papers: 7.2 ms for 330 matches among 2,366
+read, against 1.5 ms).
+
 The index holds the vector behind an expression (VECTOR) the whole corpus's
 index does not, and a window inside it asks for that expression: PostgreSQL
 would otherwise combine a common word's whole-corpus bitmap with the window's
@@ -43,6 +51,9 @@ BUILDING = "paper_search_recent_next"
 # vector, unchanged (a paper without one has the empty vector), written so that
 # only this index serves it.
 VECTOR = "COALESCE(search_vector, ''::tsvector)"
+# A paper's day as the index holds it: one without a day yet is newer than any,
+# so it is in every window, as in a search's order (papers.search.NEWEST_FIRST).
+DAY = "COALESCE(first_announced, 'infinity'::date)"
 CUTOFF = re.compile(r"'(\d{4}-\d{2}-\d{2})'::date")
 
 
@@ -69,7 +80,8 @@ def refresh_recent_index() -> str:
 
 def recent_cutoff() -> date | None:
     """The day the index of the newest papers starts at, or None without one
-    (or with one of an earlier release, on the plain vector: rebuilt)."""
+    (or with one of an earlier release, without the day or on the plain
+    vector: rebuilt)."""
     if connection.vendor != "postgresql":
         return None
     with connection.cursor() as cursor:
@@ -80,7 +92,7 @@ def recent_cutoff() -> date | None:
             [INDEX],
         )
         row = cursor.fetchone()
-    if row is None or VECTOR not in row[1]:
+    if row is None or VECTOR not in row[1] or DAY not in row[1]:
         return None
     found = CUTOFF.search(row[0])
     return date.fromisoformat(found.group(1)) if found else None
@@ -97,8 +109,7 @@ def _build(day: date) -> None:
     _execute(f"DROP INDEX {concurrently} IF EXISTS {BUILDING}")
     _execute(
         f"CREATE INDEX {concurrently} {BUILDING} ON papers_paper "
-        f"USING gin (({VECTOR})) WHERE first_announced >= DATE '{day.isoformat()}' "
-        "OR first_announced IS NULL"
+        f"USING gin (({DAY}), ({VECTOR})) WHERE {DAY} >= DATE '{day.isoformat()}'"
     )
     _execute(f"DROP INDEX {concurrently} IF EXISTS {INDEX}")
     _execute(f"ALTER INDEX {BUILDING} RENAME TO {INDEX}")

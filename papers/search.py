@@ -46,6 +46,7 @@ from papers.ingest.records import ARXIV_ID_RE
 from papers.letters import search_text
 from papers.models import Paper
 from papers.pagecache import cached_value
+from papers.recent_index import DAY
 from papers.recent_index import VECTOR
 from papers.recent_index import recent_cutoff
 from papers.stemming import matched_runs
@@ -290,22 +291,29 @@ def newest_matches(
     the corpus's size; a rarer one in the next, sized from how many the first
     held; a rare one reads the whole corpus, where it has few matches. A
     window inside the index of the newest papers (papers.recent_index) is
-    matched there.
+    matched there, its days and words read together.
     """
     ordered = matches.order_by(*NEWEST_FIRST)
     wanted = 0.0
     for papers, start, indexed in window_starts():
         if papers < wanted:
             continue
-        # Papers without a day come first in this order: in every window.
-        recent = Q(first_announced__gte=start) | Q(first_announced__isnull=True)
-        ids, found = _newest(ordered.filter(recent), limit, rank, indexed)
+        window = ordered.filter(_since(start, indexed=rank is not None and indexed))
+        ids, found = _newest(window, limit, rank, indexed)
         if found > limit:
             return ids, True
         # Matches this sparse fill `limit` only in a window this much larger.
         wanted = papers * WINDOW_MARGIN * (limit + 1) / max(found, 1)
     ids, found = _newest(ordered, limit, rank, indexed=False)
     return ids, found > limit
+
+
+def _since(start: date, *, indexed: bool) -> Q | RawSQL:
+    """Papers announced on or after `start`, and those without a day (first in
+    this order): in the index of the newest papers, as its day (read there)."""
+    if indexed:
+        return RawSQL(f"{DAY} >= %s", [start], output_field=BooleanField())
+    return Q(first_announced__gte=start) | Q(first_announced__isnull=True)
 
 
 def _newest(

@@ -4,6 +4,7 @@ once the papers past its cutoff have doubled."""
 
 from __future__ import annotations
 
+import importlib
 from datetime import date
 from datetime import timedelta
 
@@ -93,7 +94,13 @@ def test_it_is_built_from_the_day_of_the_newest_papers_and_searches_use_it(
     # on 7 papers PostgreSQL would rather read that), the newest papers'.
     with connection.cursor() as cursor:
         cursor.execute("DROP INDEX paper_announced_idx")
-    assert "paper_search_recent_gin" in plan(*first_window)
+    first_plan = plan(*first_window)
+    assert "paper_search_recent_gin" in first_plan
+    # Read there with its day: only the window's papers are taken from it.
+    [index_condition] = [
+        line for line in first_plan.split("\n") if "Index Cond" in line
+    ]
+    assert recent_index.DAY in index_condition
     assert "paper_search_vector_gin" in plan(*the_whole_corpus)
     # The window cannot read the whole corpus's index, whose cost PostgreSQL
     # underestimates for a common word: without the newest papers' index, it
@@ -117,6 +124,43 @@ def test_an_index_of_the_plain_vector_from_an_earlier_release_is_built_again():
     assert recent_cutoff() is None
     assert refresh_recent_index() == "built from 2026-06-06"
     assert recent_cutoff() == date(2026, 6, 6)
+
+
+@pytest.mark.django_db
+def test_an_index_without_the_days_from_an_earlier_release_is_built_again():
+    add_days(1, 7)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX {recent_index.INDEX} ON papers_paper USING gin "
+            f"(({recent_index.VECTOR})) WHERE first_announced >= DATE '2026-06-06' "
+            "OR first_announced IS NULL"
+        )
+
+    assert recent_cutoff() is None
+    assert refresh_recent_index() == "built from 2026-06-06"
+    assert recent_cutoff() == date(2026, 6, 6)
+
+
+@pytest.mark.django_db
+def test_the_migration_builds_an_index_without_the_days_again_from_its_day():
+    add_days(1, 7)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX {recent_index.INDEX} ON papers_paper USING gin "
+            f"(({recent_index.VECTOR})) WHERE first_announced >= DATE '2026-06-03' "
+            "OR first_announced IS NULL"
+        )
+    migration = importlib.import_module("papers.migrations.0016_recent_index_days")
+
+    with connection.schema_editor() as editor:
+        migration.with_days(None, editor)
+
+    # From the same day, although the papers since would have it start later.
+    assert recent_cutoff() == date(2026, 6, 3)
+    assert refresh_recent_index() == "kept, from 2026-06-03"
+    with connection.schema_editor() as editor:
+        migration.without(None, editor)
+    assert recent_cutoff() is None
 
 
 @pytest.mark.django_db
