@@ -293,6 +293,11 @@ def current_versions(
     return versions
 
 
+def version_of(scope: str) -> int | None:
+    """The scope's version now (one given now if it has none); None: not known."""
+    return current_versions([scope], get_many([version_key(scope)]))[scope]
+
+
 class Dependencies:
     """The versions a render was made from. A render adds what it finds it
     depends on with `add`, before it reads the data those versions cover."""

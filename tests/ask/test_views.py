@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 
+from papers.ingest.upsert import upsert_records
+from papers.versions import content_changed
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
+from tests.papers.factories import paper_record
 from topics.models import Question
+from topics.tagging import tag_papers
 
 
 def test_visitor_asks_a_topic_and_gets_a_cited_offline_answer(client, agents):
@@ -192,8 +198,6 @@ def test_askpdf_without_a_pdf_folder_says_it_reads_the_abstract(
 
 
 def test_askpdf_works_for_old_style_ids(client, db):
-    from papers.ingest.upsert import upsert_records
-    from tests.papers.factories import paper_record
 
     upsert_records(
         [
@@ -555,6 +559,31 @@ def test_back_or_a_reload_shows_the_answer_given_not_another(
     assert back.status_code == 200  # not counted: the one question allowed
     assert other.status_code == 429  # a new question is
     assert Question.objects.filter(user=alice).count() == 1
+
+
+def test_a_kept_answer_is_not_shown_once_the_topics_papers_changed(
+    client, agents, chat, django_capture_on_commit_callbacks
+):
+    """A paper tagged into the topic meanwhile is among what the question is
+    asked of: the answer kept from before it could not cite it."""
+    question = {"q": "tree search rollouts"}
+    client.get("/topics/agents/ask/", question)
+    record = paper_record(
+        "2606.00009",
+        title="Planner agent",
+        abstract="Tree search plans rollouts for a planner agent.",
+        published=datetime(2026, 6, 19, 15, 0, tzinfo=UTC),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        # As an ingest run stores, tags and tells pages (papers.ingest.runs).
+        changed = upsert_records([record]).changed_ids
+        tag_papers(changed)
+        content_changed(papers=changed)
+
+    again = client.get("/topics/agents/ask/", question)
+
+    assert len(chat.requests) == 2
+    assert "2606.00009" in [s.paper.arxiv_id for s in again.context["sources"]]
 
 
 def test_a_kept_answer_is_its_askers_alone(client, agents, chat, alice, bob, settings):

@@ -14,6 +14,9 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from papers.query import get_paper
+from papers.versions import paper_key
+from papers.versions import topic_key
+from papers.versions import version_of
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.asking import answer_key
 from topics.ask.asking import ask
@@ -178,11 +181,16 @@ def _window(data: dict) -> dict:
 
 
 def _read_from(scope: Scope) -> str:
-    """What an answer is read from: its scope, and for a paper whether its full
-    text is in (an answer kept from the abstract is not given once it is)."""
-    if scope.paper is not None and fulltext_state(scope.paper) == READY:
-        return f"{_scope_key(scope)}:full"
-    return _scope_key(scope)
+    """What an answer is read from: its scope as it is now (the topic's or the
+    paper's version: an answer kept from before a paper was tagged in could
+    not cite it), and for a paper whether its full text is in (an answer kept
+    from the abstract is not given once it is)."""
+    if scope.paper is not None:
+        version = version_of(paper_key(scope.paper.arxiv_id))
+        full = ":full" if fulltext_state(scope.paper) == READY else ""
+        return f"{_scope_key(scope)}@{version}{full}"
+    assert scope.topic is not None  # a scope is a paper's or a topic's
+    return f"{_scope_key(scope)}@{version_of(topic_key(scope.topic.slug))}"
 
 
 def _scope_key(scope: Scope) -> str:
