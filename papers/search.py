@@ -310,7 +310,8 @@ def newest_matches(
 
 def _since(start: date, *, indexed: bool) -> Q | RawSQL:
     """Papers announced on or after `start`, and those without a day (first in
-    this order): in the index of the newest papers, as its day (read there)."""
+    this order); `indexed`: written as the index of the newest papers holds
+    the day, so that PostgreSQL reads the window's days there."""
     if indexed:
         return RawSQL(f"{DAY} >= %s", [start], output_field=BooleanField())
     return Q(first_announced__gte=start) | Q(first_announced__isnull=True)
