@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Iterable
 from datetime import date
 from datetime import timedelta
@@ -301,17 +300,16 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return page_response(request, cached_page(request, scopes, render, values=values))
 
 
-LATER_PAGE = re.compile(r"[2-9]|[1-9][0-9]{1,5}")
-
-
 def _address(topic: Topic, week: date | None, page: str) -> str:
     """The page's own address, for link previews and search engines: a week
     and a later page are pages of their own, other parameters are not."""
     query = {"week": week.isoformat()} if week else {}
-    # A page as the page's links write it (ASCII digits: str.isdigit takes "²");
-    # any other reads as the first or the last, which name themselves.
-    if LATER_PAGE.fullmatch(page):
-        query["page"] = page
+    try:
+        number = int(page)  # as Paginator reads it: "02" and "٢" are page 2
+    except ValueError:
+        number = 1  # "²", "x": Paginator shows the first
+    if number > 1:
+        query["page"] = str(number)
     return topic.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
 
 
