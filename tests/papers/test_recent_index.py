@@ -141,8 +141,9 @@ def test_an_index_without_the_days_from_an_earlier_release_is_built_again():
     assert recent_cutoff() == date(2026, 6, 6)
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_the_migration_builds_an_index_without_the_days_again_from_its_day():
+    """Concurrently, as a migrate runs it (outside a transaction)."""
     add_days(1, 7)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -152,15 +153,45 @@ def test_the_migration_builds_an_index_without_the_days_again_from_its_day():
         )
     migration = importlib.import_module("papers.migrations.0016_recent_index_days")
 
-    with connection.schema_editor() as editor:
+    with connection.schema_editor(atomic=False) as editor:
         migration.with_days(None, editor)
 
     # From the same day, although the papers since would have it start later.
     assert recent_cutoff() == date(2026, 6, 3)
     assert refresh_recent_index() == "kept, from 2026-06-03"
-    with connection.schema_editor() as editor:
+    # Back: gone, with what a build cut short left; the extension stays.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX {recent_index.BUILDING} ON papers_paper USING gin "
+            f"(({recent_index.DAY}), ({recent_index.VECTOR}))"
+        )
+    with connection.schema_editor(atomic=False) as editor:
         migration.without(None, editor)
-    assert recent_cutoff() is None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'paper_search_recent%%'"
+        )
+        assert cursor.fetchone() == (0,)
+        cursor.execute("SELECT count(*) FROM pg_extension WHERE extname = 'btree_gin'")
+        assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.django_db
+def test_a_paper_without_a_day_is_in_every_window_of_the_index(monkeypatch):
+    """It comes first in a search's order (papers.search.NEWEST_FIRST)."""
+    add_days(1, 7)
+    add_days(99, 1)
+    dayless = Paper.objects.get(arxiv_id="2606.00099")
+    Paper.objects.filter(pk=dayless.pk).update(first_announced=None)
+    refresh_recent_index()  # from 2026-06-06
+    # One candidate, from a window of the newest three: no later query reads
+    # the whole corpus, so a paper the window left out would not be found.
+    monkeypatch.setattr(search, "CANDIDATES", 1)
+    monkeypatch.setattr(search, "WINDOW_PAPERS", (3,))
+    cache.delete(search.WINDOWS_KEY)
+
+    assert search.window_starts() == [(3, date(2026, 6, 7), True)]
+    assert search_papers("agents").ids == [dayless.pk]
 
 
 @pytest.mark.django_db
