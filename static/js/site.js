@@ -276,6 +276,10 @@
     const list = rows();
     if (!list.length) return;
     const index = list.indexOf(selected);
+    // K on a paper's page before any J: the paper itself, not its first row.
+    if (index < 0 && step < 0 && document.querySelector(PAGE_PAPER)) {
+      return backToPagePaper();
+    }
     const next = index < 0 ? 0 : index + step;
     if (next >= list.length) return turnPage("next", "first");
     if (next < 0 && document.querySelector(PAGE_PAPER)) return backToPagePaper();
@@ -283,12 +287,15 @@
     select(list[next], { focus: true, scroll: true, open: true });
   }
 
+  function deselect() {
+    if (!selected) return;
+    selected.classList.remove("selected");
+    selected.removeAttribute("aria-current");
+    selected = null;
+  }
+
   function backToPagePaper() {
-    if (selected) {
-      selected.classList.remove("selected");
-      selected.removeAttribute("aria-current");
-      selected = null;
-    }
+    deselect();
     const paper = document.querySelector(PAGE_PAPER);
     paper.focus({ preventScroll: true });
     paper.scrollIntoView({ block: "start" });
@@ -335,11 +342,14 @@
     element.closest("[data-row-controls]")?.querySelector(ROW) ||
     null;
 
-  // Tabbing to a row's title or buttons selects it: the keys act on the paper
-  // in focus, not on one selected out of sight.
+  // Tabbing to a row's title or buttons selects it, and back to the page's own
+  // paper gives the keys to it: they act on the paper in focus, not on one
+  // selected out of sight.
   document.addEventListener("focusin", (event) => {
-    const row = event.target.closest && rowOf(event.target);
+    if (!event.target.closest) return;
+    const row = rowOf(event.target);
     if (row && row !== selected) select(row);
+    else if (!row && event.target.closest(PAGE_PAPER)) deselect();
   });
 
   document.addEventListener("click", (event) => {

@@ -482,6 +482,33 @@ def test_on_a_papers_page_the_keys_act_on_that_paper_until_j(page, follower):
     assert rating_of(follower, arxiv_id) == Rating.DOWN
 
 
+def test_on_a_papers_page_tabbing_back_to_it_gives_it_the_keys_again(page, follower):
+    """Shift+Tab from a similar paper to the paper's own Save button: S saved
+    the similar paper, out of sight. And K before any J stays on the paper."""
+    build_all()
+    listed = SimilarPaper.objects.exclude(paper__saves__user=follower)
+    arxiv_id = listed.values_list("paper__arxiv_id", flat=True).first()
+    page.goto(f"/papers/{arxiv_id}/")
+    similar = rows(page)
+    own = page.locator("[data-page-paper] .actions")
+    before = saved(follower)
+
+    page.keyboard.press("k")
+    expect(similar.first).not_to_have_class(SELECTED)
+    page.keyboard.press("j")
+    expect(similar.first).to_have_class(SELECTED)
+    own.locator("form.toggle button").focus()
+    page.keyboard.press("s")
+
+    expect(similar.first).not_to_have_class(SELECTED)
+    expect(own.locator("form.toggle button")).to_have_text("Saved")
+    assert saved(follower) == before | {arxiv_id}
+
+
+def saved(user) -> set[str]:
+    return set(user.saved_papers.values_list("paper__arxiv_id", flat=True))
+
+
 def test_a_tick_box_beside_a_row_gives_the_keys_to_that_row(page, follower):
     page.goto("/saved/")
     third = rows(page).nth(2)
