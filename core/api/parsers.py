@@ -38,6 +38,10 @@ class BoundedJSONParser(BaseParser):
             raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.") from exc
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc
+        except LookupError as exc:  # a codec of bytes to bytes: charset=rot13
+            raise ParseError(
+                f"The body's charset {encoding!r} is not a text encoding."
+            ) from exc
         if _depth(data) > MAX_DEPTH:
             raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.")
         return data

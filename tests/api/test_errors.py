@@ -20,6 +20,23 @@ def test_malformed_json_is_a_parse_error(as_staff, corpus):
     assert_error(response, 400, "parse_error")
 
 
+@pytest.mark.parametrize("charset", ["rot13", "base64", "zlib"])
+def test_a_charset_that_is_not_a_text_encoding_is_a_parse_error(
+    as_staff, corpus, charset
+):
+    """Python knows these codecs, so the request takes them, but they turn
+    bytes into bytes: decoding the body with one raised LookupError, a 500."""
+    response = as_staff.generic(
+        "PATCH",
+        "/api/v1/topics/robot-learning/",
+        '{"description": "x"}',
+        content_type=f"application/json; charset={charset}",
+    )
+
+    assert_error(response, 400, "parse_error")
+    assert f"{charset!r} is not a text encoding" in response.json()["error"]["message"]
+
+
 @pytest.mark.parametrize("depth", [40, 20_000])
 def test_deeply_nested_json_is_a_parse_error_not_a_crash(as_staff, corpus, depth):
     body = '{"rule": ' + "[" * depth + "]" * depth + "}"
