@@ -23,6 +23,7 @@ from accounts.serializers import TokenKeySerializer
 from accounts.serializers import TokenStateSerializer
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
+from core.api.views import refuse_body
 
 
 class TokenExists(exceptions.APIException):
@@ -73,6 +74,7 @@ class TokenView(StrictQueryParams, APIView):
         },
     )
     def post(self, request: Request) -> Response:
+        refuse_body(request)
         try:
             token = tokens.create_token(user=signed_in(request))
         except tokens.TokenExistsError:
@@ -98,6 +100,7 @@ class TokenRotateView(StrictQueryParams, APIView):
         responses={200: TokenKeySerializer},
     )
     def post(self, request: Request, *args: Any) -> Response:
+        refuse_body(request)
         return Response(
             TokenKeySerializer(tokens.rotate_token(user=signed_in(request))).data
         )

@@ -12,6 +12,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
 from core.api.fields import QueryInteger
+from core.api.fields import StrictSerializer
 
 MAX_PAGE_SIZE = 100
 # Far past any list's last page; bounded so that the schema can say so.
@@ -42,6 +43,18 @@ class StrictQueryParams:
             raise ValidationError(
                 {name: [ErrorDetail(*why)] for name, why in refused.items()}
             )
+
+
+class _NoBody(StrictSerializer):
+    """An operation's body that names nothing: none, or {}."""
+
+
+def refuse_body(request: Request) -> None:
+    """For an operation that takes no body: one sent is read, so that one not
+    JSON is a 400 parse_error and any key in it unknown_field, as for the
+    operations that take one (a parameter put in the body by mistake was
+    dropped, and the call went on)."""
+    _NoBody(data=request.data).is_valid(raise_exception=True)
 
 
 def read_query(

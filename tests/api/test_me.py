@@ -62,6 +62,36 @@ def test_a_misspelt_body_field_is_refused_not_dropped(as_alice, corpus, address,
     }
 
 
+@pytest.mark.parametrize(
+    ("caller", "address"),
+    [
+        ("as_alice", "/api/v1/me/token/"),
+        ("as_alice", "/api/v1/me/token/rotate/"),
+        (
+            "as_alice",
+            "/api/v1/topics/rl-for-llm-agents/papers/2606.00100/not-relevant/",
+        ),
+        ("as_staff", "/api/v1/topics/robot-learning/retag/"),
+    ],
+)
+def test_an_operation_that_takes_no_body_refuses_one(caller, address, corpus, request):
+    """A parameter put in the body by mistake was dropped and the call went
+    on (a rotated key); a body that is not JSON went unread."""
+    client = request.getfixturevalue(caller)
+
+    keyed = client.post(address, {"keep_old": True}, format="json")
+    broken = client.generic("POST", address, "{not json", "application/json")
+
+    error = assert_error(keyed, 400, "invalid")
+    assert error["fields"] == {
+        "keep_old": [{"code": "unknown_field", "message": "Unknown field."}]
+    }
+    assert_error(broken, 400, "parse_error")
+    # {} or nothing: the operation's own answer (me/token/: 409, a token exists).
+    for empty in (client.post(address, {}, format="json"), client.post(address)):
+        assert empty.status_code != 400, empty.content
+
+
 def test_digest_preferences_default_then_update(as_alice, alice):
     assert as_alice.get("/api/v1/me/digest/").json() == {
         "frequency": "weekly",

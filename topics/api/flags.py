@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from accounts.requests import signed_in
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
+from core.api.views import refuse_body
 from papers.api.papers import PAPER_ID_PARAMETER
 from papers.query import get_paper
 from topics.api.topics import SLUG_PARAMETER
@@ -61,6 +62,7 @@ class FlagView(StrictQueryParams, APIView):
         },
     )
     def post(self, request: Request, slug: str, arxiv_id: str) -> Response:
+        refuse_body(request)
         topic = get_active_topic(slug)
         paper = get_paper(arxiv_id)
         result = flag_not_relevant(signed_in(request), topic, paper)

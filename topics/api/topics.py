@@ -25,6 +25,7 @@ from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
+from core.api.views import refuse_body
 from papers.api.papers import PAPER_LIST_ERRORS
 from papers.api.papers import PAPER_LIST_PARAMETERS
 from papers.api.papers import paper_list_response
@@ -201,6 +202,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["post"])
     def retag(self, request: Request, slug: str) -> Response:
+        refuse_body(request)
         topic = get_object_or_404(Topic, slug=slug)
         request_retag(topic)
         return Response(RetagSerializer(topic).data, status=status.HTTP_202_ACCEPTED)
