@@ -524,6 +524,24 @@ def test_a_feed_follows_a_new_follow_and_a_deactivated_topic_at_once(
     assert "A robot arm" not in client.get("/").text
 
 
+def test_a_reader_whose_topics_are_all_paused_is_told_so_not_that_they_follow_none(
+    alice, bob, corpus, django_capture_on_commit_callbacks
+):
+    set_following(alice, corpus["robots"], True)
+    client = signed_in(alice)
+    client.get("/")  # what they follow, cached
+
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus["robots"].is_active = False
+        corpus["robots"].save()
+    home = client.get("/").text
+
+    assert "You don't follow any topic yet" not in home
+    assert "The topic you follow is paused by the curators" in home
+    # Another reader's empty home, shared with no one who follows a paused one.
+    assert "You don't follow any topic yet" in signed_in(bob).get("/").text
+
+
 def test_a_topic_feed_names_each_author_of_a_paper(client, corpus):
     feed = feedparser.parse(client.get("/topics/rl-for-llm-agents/feed/").content)
 

@@ -151,10 +151,13 @@ def topic_papers(topic: Topic, week: date | None = None) -> QuerySet[Paper]:
     return papers.order_by("-first_announced", "-id")
 
 
-def followed_topics(user_id: Any) -> list[tuple[int, str]]:
-    """(id, slug) of the active topics the reader follows, by slug."""
-    follows = Topic.objects.filter(is_active=True, follows__user_id=user_id)
-    return list(follows.order_by("slug").values_list("pk", "slug"))
+def followed_topics(user_id: Any) -> tuple[list[tuple[int, str]], int]:
+    """(id, slug) of the active topics the reader follows, by slug, and how
+    many they follow that the curators paused (deactivated)."""
+    follows = Topic.objects.filter(follows__user_id=user_id).order_by("slug")
+    followed = follows.values_list("pk", "slug", "is_active")
+    active = [(pk, slug) for pk, slug, is_active in followed if is_active]
+    return active, len(followed) - len(active)
 
 
 def related_topics(topic: Topic, limit: int = RELATED_SHOWN) -> list[Topic]:

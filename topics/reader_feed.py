@@ -35,7 +35,8 @@ from topics.recommend import positives_learnt
 class Following:
     """What a reader's feed is made of: (id, slug) of the active topics they
     follow, by slug, (id, name) of the authors, in the order followed, and
-    (id, name, revision) of their saved searches, oldest first."""
+    (id, name, revision) of their saved searches, oldest first; and how many
+    paused topics they follow."""
 
     topics: tuple[tuple[int, str], ...] = ()
     authors: tuple[tuple[int, str], ...] = ()
@@ -43,6 +44,8 @@ class Following:
     # The positives the reader's For you model learnt from (0: no model):
     # theirs alone, so not part of what a shared render is keyed by.
     for_you: int = 0
+    # How many topics they follow the curators paused: a feed of none says so.
+    paused: int = 0
 
     @property
     def anything(self) -> bool:
@@ -62,6 +65,8 @@ class Following:
         slugs = " ".join(slug for _, slug in self.topics)
         authors = " ".join(str(pk) for pk, _ in self.authors)
         variant = f"topics:{slugs}|authors:{authors}"
+        if self.paused and not self.anything:
+            variant += f"|paused:{self.paused}"
         if self.searches:
             searches = " ".join(f"{pk}.{rev}" for pk, _, rev in self.searches)
             variant += f"|searches:{searches}"
@@ -74,11 +79,13 @@ def following(user_id: Any) -> Following:
     searches = SavedSearch.objects.filter(user_id=user_id).values_list(
         "pk", "name", "revision"
     )
+    topics, paused = followed_topics(user_id)
     return Following(
-        tuple(followed_topics(user_id)),
+        tuple(topics),
         tuple(followed_authors(user_id)),
         tuple(searches.order_by("created_at", "pk")),
         for_you=positives_learnt(user_id),
+        paused=paused,
     )
 
 

@@ -218,6 +218,7 @@ def _feed_context(followed: Following, order: str) -> dict:
         "followed_authors": _authors_linked(followed.authors),
         "searches": [name for _, name, _ in followed.searches],
         "anything": followed.anything,
+        "paused": followed.paused,
         "suggested": [] if followed.anything else suggested_topics(limit=8),
     }
 
