@@ -863,3 +863,27 @@ def test_staff_who_may_view_pins_see_them_on_the_topics_page(client, staff, topi
 
     assert "Pinned agent paper number 100" in page  # shown
     assert 'name="paper_topics-0-paper"' not in page  # not editable
+
+
+def test_a_save_without_a_change_logs_none_whatever_line_ends_the_browser_sent(
+    admin_client, topic
+):
+    """Browsers send a textarea's lines ended CRLF: a glossary saved untouched
+    was logged as changed, and stored with CRs."""
+    topic.glossary = "RL: Reinforcement learning\nLLM: Large language model"
+    topic.save()
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    crlf = topic.glossary.replace("\n", "\r\n")
+    page = admin_client.get(url).text
+    loaded = re.search(r'name="loaded_as" value="([0-9a-f]+)"', page).group(1)
+
+    response = admin_client.post(
+        url, change_form(topic, glossary=crlf, loaded_as=loaded)
+    )
+
+    assert response.status_code == 302
+    topic.refresh_from_db()
+    assert topic.glossary == "RL: Reinforcement learning\nLLM: Large language model"
+    assert LogEntry.objects.get(object_id=str(topic.pk)).get_change_message() == (
+        "No fields changed."
+    )

@@ -67,12 +67,25 @@ class MergeForm(forms.Form):
     )
 
 
+class LineFeedText(forms.CharField):
+    """A textarea's text with its lines ended as stored (\n): browsers send
+    \r\n, so a field saved untouched read as changed (logged, and stored
+    with CRs)."""
+
+    def to_python(self, value: Any) -> str | None:
+        text = super().to_python(value)
+        return text and text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 class TopicForm(forms.ModelForm):
     """The topic as the curator loaded it, checked when they save: Django's
     form sends every field, so a second curator's save put back the fields
     the first had just changed (a rule, silently)."""
 
     loaded_as = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        field_classes = dict.fromkeys(("definition", "glossary", "rule"), LineFeedText)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
