@@ -210,6 +210,39 @@ def test_saving_a_changed_rule_retags_in_the_background_after_commit(
     assert topic.retag_pending
 
 
+@pytest.mark.parametrize(
+    ("eager", "said"),
+    [
+        (False, "Re-tagging the topic's papers in the background: progress shows"),
+        (True, "Re-tagged the topic's papers in this request (no task broker here)."),
+    ],
+)
+def test_saving_a_changed_rule_says_where_the_retag_runs(
+    admin_client,
+    topic,
+    django_capture_on_commit_callbacks,
+    settings,
+    monkeypatch,
+    eager,
+    said,
+):
+    """Without a broker (the embedded default) the re-tag has run by the time
+    the page shows: "in the background" was untrue, after a long wait."""
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    if not eager:  # sent to no broker: a worker of another test could run it
+        monkeypatch.setattr("topics.tasks.retag_topic.apply_async", lambda *a, **k: 0)
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            url, change_form(topic, rule="ti:robot"), follow=True
+        )
+
+    assert any(said in str(message) for message in response.context["messages"])
+    topic.refresh_from_db()
+    assert (topic.retagged_at is not None) == eager
+
+
 def test_saving_without_changing_the_rule_does_not_retag(
     admin_client, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
