@@ -58,6 +58,9 @@ class Preview:
     removed: list[Paper] = field(default_factory=list)
     added_count: int = 0
     removed_count: int = 0
+    # Saving the rule retrains the topic's model, which then decides papers
+    # (automatic membership): it may add or hold back papers not counted here.
+    retrains: bool = False
 
     def as_json(self) -> dict[str, object]:
         def papers(items: list[Paper]) -> list[dict[str, str]]:
@@ -87,6 +90,7 @@ class Preview:
             "removed": papers(self.removed),
             "added_count": self.added_count,
             "removed_count": self.removed_count,
+            "retrains": self.retrains,
         }
 
 
@@ -172,6 +176,7 @@ def preview_rule(
         removed=_newest(removed, limit),
         added_count=len(added) + round(more_added),
         removed_count=len(removed) + round(more_removed),
+        retrains=topic is not None and topic.membership == Topic.Membership.AUTO,
     )
 
 

@@ -108,3 +108,17 @@ def test_a_large_preview_writes_its_counts_as_the_site_does(
     )
     expect(preview).to_contain_text("Latest matches (25,002)")
     expect(preview).to_contain_text("Saving it adds to the topic (1,200)")
+    expect(preview).not_to_contain_text("its model is retrained")
+
+
+def test_the_preview_says_a_model_deciding_papers_is_retrained_after(
+    page, sign_in, admin_user, topic
+):
+    answer = Preview(count=3, scanned=4, added_count=2, retrains=True).as_json()
+    page.route("**/preview/?*", lambda route: route.fulfill(json=answer))
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+
+    expect(page.locator(".rule-preview")).to_contain_text(
+        "Then its model is retrained on the rule's new matches and decides again"
+    )

@@ -91,6 +91,21 @@ def test_preview_shows_matches_and_the_difference_from_the_saved_rule(
     assert {p["arxiv_id"] for p in data["latest"]} == {"2606.00002", "2606.00003"}
 
 
+def test_the_preview_says_when_saving_retrains_a_model_that_decides_papers(
+    admin_client, topic
+):
+    """On a topic of automatic membership the model, retrained on the new
+    rule's matches, added papers the counts never showed (26 of 121)."""
+    url = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+    rule_only = admin_client.get(url, {"rule": "ti:robot"}).json()
+    topic.membership = Topic.Membership.AUTO
+    topic.save()
+
+    automatic = admin_client.get(url, {"rule": "ti:robot"}).json()
+
+    assert (rule_only["retrains"], automatic["retrains"]) == (False, True)
+
+
 def test_the_live_preview_reads_within_a_budget_and_says_it_estimates(
     admin_client, topic, monkeypatch
 ):
