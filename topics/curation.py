@@ -222,17 +222,19 @@ def _scoped(rule: str, categories: set[str]) -> str:
 def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     """The topic's tags join the target (as they are, or all as pins when its rule
     did not join the target's), except papers the target excluded, which only the
-    topic's pins bring in; its exclusions follow for papers the target lacks."""
+    topic's pins bring in; its exclusions follow for papers the target lacks.
+    How many papers the target did not hold before."""
     held = set(PaperTopic.objects.filter(topic=target).values_list("paper", flat=True))
     excluded = set(
         TopicExclusion.objects.filter(topic=target).values_list("paper", flat=True)
     )
-    moved = []
+    moved, unexcluded = [], 0
     for tag in PaperTopic.objects.filter(topic=topic):
         decided = tag.paper_id in held or tag.paper_id in excluded
         if decided and tag.source == PaperTopic.Source.PIN:
             # A curator's pin stays a pin, over the target's exclusion too.
             pin_paper(target, Paper(pk=tag.paper_id))
+            unexcluded += tag.paper_id not in held
         if decided:
             continue
         tag.pk, tag.topic = None, target
@@ -244,7 +246,7 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     TopicExclusion.objects.filter(topic=topic).exclude(paper__in=held).exclude(
         paper__in=excluded
     ).update(topic=target)
-    return len(moved)
+    return len(moved) + unexcluded
 
 
 def _move_follows(topic: Topic, target: Topic) -> None:

@@ -158,6 +158,19 @@ def test_merge_keeps_every_paper_only_the_merged_away_rule_matched(two_topics):
     assert target.rule == "(ti:agent) OR (ti:robot)"
 
 
+def test_a_pin_over_the_targets_exclusion_counts_among_the_papers_gained(
+    two_topics,
+):
+    target, other = two_topics
+    exclude_paper(target, Paper.objects.get(arxiv_id="2606.00013"), reason="no")
+    pin_paper(other, Paper.objects.get(arxiv_id="2606.00013"))
+    before = set(sources(target))
+
+    result, at_once, _ = merge_and_retag(target, [other])
+
+    assert result.papers == len(set(at_once) - before) == 2
+
+
 def test_merge_scopes_each_rule_to_its_own_topics_categories(two_topics):
     target, other = two_topics
     target.categories.add(Category.objects.get(code="cs.AI"))
