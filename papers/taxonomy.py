@@ -229,6 +229,10 @@ _FORMER_SUBJECTS: dict[str, str] = {
 }
 
 
+# Every category and archive, lower-cased, as a rule's cat: reads them.
+KNOWN_CODES = frozenset(code.lower() for code in (*CATEGORY_NAMES, *ARCHIVE_NAMES))
+
+
 def oai_subject(code: str) -> str:
     """Return the dc:subject label arXiv's oai_dc format uses for a category."""
     archive, dot, _ = code.partition(".")

@@ -26,7 +26,7 @@ from topics.prefilter import sure_ids
 from topics.rules import CompiledRule
 from topics.rules import Document
 from topics.rules import RuleError
-from topics.rules import compile_rule
+from topics.rules import compile_new_rule
 from topics.tagging import CHUNK_SIZE
 
 SHOWN = 20
@@ -116,7 +116,7 @@ def preview_rule(
     show the papers read.
     """
     try:
-        compiled = compile_rule(rule)
+        compiled = compile_new_rule(rule)
     except RuleError as exc:
         return Preview(error=str(exc), position=exc.position)
     started = time.perf_counter()

@@ -54,6 +54,7 @@ from topics.preview import rule_matching_ids
 from topics.rules import CompiledRule
 from topics.rules import RuleError
 from topics.rules import RuleSet
+from topics.rules import compile_new_rule
 from topics.rules import compile_rule
 from topics.rules.terms import rule_condition
 
@@ -115,7 +116,7 @@ def check_query(query: str, syntax: str) -> CompiledRule | None:
 
 def _check_rule(query: str) -> CompiledRule:
     try:
-        rule = compile_rule(query)
+        rule = compile_new_rule(query)
     except RuleError as exc:
         raise SavedSearchError(
             f"Invalid rule: {exc}", position=exc.position, code="invalid_rule"

@@ -26,7 +26,7 @@ from topics.rules import MAX_DEPTH
 from topics.rules import MAX_RULE_LENGTH
 from topics.rules import MAX_TERMS
 from topics.rules import RuleError
-from topics.rules import compile_rule
+from topics.rules import compile_new_rule
 from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import SavedSearchError
 
@@ -258,7 +258,7 @@ class TopicWriteSerializer(StrictModelSerializer):
 
     def validate_rule(self, rule: str) -> str:
         try:
-            compile_rule(rule)
+            compile_new_rule(rule)
         except RuleError as exc:
             # The message Topic.clean gives in admin, plus where the problem is.
             raise positioned_error(

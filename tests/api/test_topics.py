@@ -13,7 +13,7 @@ from topics.curation import merge_topics
 from topics.following import set_following
 from topics.models import Topic
 from topics.rules import RuleError
-from topics.rules import compile_rule
+from topics.rules import compile_new_rule
 
 pytestmark = pytest.mark.django_db
 
@@ -144,13 +144,20 @@ def test_staff_creates_a_topic_and_its_papers_are_tagged_after_commit(
 
 @pytest.mark.parametrize(
     "rule",
-    ['abs:"unclosed', "ti:agent AND", "(ti:agent", "nope:agent", "agent and robot"],
+    [
+        'abs:"unclosed',
+        "ti:agent AND",
+        "(ti:agent",
+        "nope:agent",
+        "agent and robot",
+        "ti:agent OR cat:cs.Al",  # a typo of cs.AI: matched nothing, silently
+    ],
 )
 def test_an_invalid_rule_is_refused_with_admins_message_and_its_position(
     as_staff, corpus, rule
 ):
     with pytest.raises(RuleError) as admin_error:
-        compile_rule(rule)
+        compile_new_rule(rule)
 
     response = as_staff.patch(AGENTS, {"rule": rule}, format="json")
 

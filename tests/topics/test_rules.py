@@ -18,6 +18,7 @@ from topics.rules import Or
 from topics.rules import RuleError
 from topics.rules import RuleSet
 from topics.rules import Term
+from topics.rules import compile_new_rule
 from topics.rules import compile_rule
 from topics.rules import parse_rule
 from topics.rules import to_arxiv_query
@@ -1003,3 +1004,25 @@ def test_compiled_rules_and_rule_sets_pickle() -> None:
 )
 def test_a_matched_term_is_worded_for_readers(source, worded):
     assert matched_term(source) == worded
+
+
+@pytest.mark.parametrize(
+    "rule", ["cat:cs.AI", "cat:cs.ai", "cat:cs", "cat:cs.*", "cat:hep-th", "cat:cmp-lg"]
+)
+def test_a_new_rule_names_categories_and_archives_of_arxivs_taxonomy(rule):
+    assert compile_new_rule(rule).text == rule
+
+
+@pytest.mark.parametrize(
+    ("rule", "position"),
+    [("cat:cs.Al", 0), ("ti:robot AND (cat:cs.RO OR cat:cs.RB)", 27), ("cat:xx.*", 0)],
+)
+def test_a_new_rule_naming_no_arxiv_category_is_refused_where_it_does(rule, position):
+    """A typo (cs.Al for cs.AI, cs.RB for cs.RO) matched nothing, silently; a
+    rule stored before is compiled as it is."""
+    with pytest.raises(RuleError) as refused:
+        compile_new_rule(rule)
+
+    assert refused.value.position == position
+    assert "arXiv has no such category" in str(refused.value)
+    assert compile_rule(rule).text == rule

@@ -71,7 +71,12 @@ def test_search_syntax_takes_what_looks_for_something(query):
 
 @pytest.mark.parametrize(
     ("query", "position"),
-    [("ti:agent AND", 9), ('ti:"agent', 3), ("ti:agent or abs:robot", 9)],
+    [
+        ("ti:agent AND", 9),
+        ('ti:"agent', 3),
+        ("ti:agent or abs:robot", 9),
+        ("ti:agent cat:cs.XX", 9),
+    ],
 )
 def test_rules_are_refused_with_the_rule_languages_position(query, position):
     with pytest.raises(SavedSearchError) as refused:

@@ -19,7 +19,7 @@ from papers.versions import NAMES
 from papers.versions import TOPICS
 from papers.versions import content_changed
 from topics.rules import RuleError
-from topics.rules import compile_rule
+from topics.rules import compile_new_rule
 
 # Pages at /topics/<name>/ that a topic with that slug would hide (topics/urls.py).
 RESERVED_SLUGS = frozenset({"trending"})
@@ -171,7 +171,7 @@ class Topic(models.Model):
                 code="unique",
             )
         try:
-            compile_rule(self.rule)
+            compile_new_rule(self.rule)
         except RuleError as exc:
             errors["rule"] = f"Invalid rule: {exc}"
         if errors:

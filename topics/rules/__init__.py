@@ -28,7 +28,8 @@ Matching
     matches a paper's "multi-turn". ``au:`` takes a surname or a full name in
     order; arXiv's underscores stand for spaces (``au:del_maestro``).
     ``cat:cs.LG`` matches that category; ``cat:cs`` and ``cat:cs.*`` any category
-    of the archive.
+    of the archive. A rule being written (``compile_new_rule``) must name
+    categories of arXiv's taxonomy.
 
 Use
     ``compile_rule(text).match(Document.from_fields(...))`` answers one rule for
@@ -44,6 +45,7 @@ from topics.rules.arxiv import to_arxiv_query
 from topics.rules.document import Document
 from topics.rules.errors import RuleError
 from topics.rules.matching import CompiledRule
+from topics.rules.matching import compile_new_rule
 from topics.rules.matching import compile_rule
 from topics.rules.ruleset import RuleSet
 from topics.rules.syntax import MAX_DEPTH
@@ -71,6 +73,7 @@ __all__ = [
     "RuleError",
     "RuleSet",
     "Term",
+    "compile_new_rule",
     "compile_rule",
     "parse_rule",
     "to_arxiv_query",

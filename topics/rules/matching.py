@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from papers.taxonomy import KNOWN_CODES
 from topics.rules.document import Document
 from topics.rules.document import FieldText
 from topics.rules.keys import KeyCheck
@@ -18,6 +19,7 @@ from topics.rules.syntax import AndNot
 from topics.rules.syntax import Node
 from topics.rules.syntax import Term
 from topics.rules.syntax import category_of
+from topics.rules.syntax import check_categories
 from topics.rules.syntax import iter_terms
 from topics.rules.syntax import parse_rule
 from topics.rules.syntax import wildcard_prefix
@@ -82,6 +84,15 @@ class CompiledRule:
 def compile_rule(text: str) -> CompiledRule:
     """Parse and compile a rule; raise RuleError if it is invalid."""
     return CompiledRule(text, parse_rule(text))
+
+
+def compile_new_rule(text: str) -> CompiledRule:
+    """compile_rule for a rule being written (a topic's, a saved search's): a
+    ``cat:`` term must also name a category or archive of arXiv's taxonomy.
+    Rules stored before are compiled as they are, and match what they name."""
+    rule = compile_rule(text)
+    check_categories(rule.node, KNOWN_CODES)
+    return rule
 
 
 # --- Evaluation --------------------------------------------------------------

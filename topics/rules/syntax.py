@@ -14,6 +14,7 @@ tighter than OR, and read left to right, so ``a ANDNOT b c`` is ``(a ANDNOT b) A
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 from core.text import CONTROL
@@ -117,6 +118,17 @@ def category_of(term: Term) -> tuple[str, bool]:
             term.position,
         )
     return value.lower(), archive or "." not in value
+
+
+def check_categories(node: Node, known: Container[str]) -> None:
+    """Raise RuleError at the first ``cat:`` term naming no category or archive
+    in `known` (lower-cased codes): a typo (cat:cs.Al) matched nothing."""
+    for term in iter_terms(node):
+        if term.field == "cat" and category_of(term)[0] not in known:
+            raise RuleError(
+                f'unknown category "{term.value}": arXiv has no such category',
+                term.position,
+            )
 
 
 def iter_terms(node: Node) -> tuple[Term, ...]:
