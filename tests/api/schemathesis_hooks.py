@@ -1,12 +1,15 @@
 """What schemathesis cannot read from the OpenAPI schema, told in its own terms.
 
 Loaded by schemathesis.toml (the CLI, run from the project root) and by
-tests/api/test_schema.py. Three rules of the API are beyond OpenAPI:
+tests/api/test_schema.py. Four rules of the API are beyond OpenAPI:
 
 - A date range's start must not follow its end (`announced_from` and
   `announced_to`, `since` and `until`): the API answers a reversed range with a
   documented 400, but a schema cannot compare two parameters, so valid requests
   are generated in order.
+- Ask's `weeks` and `since` are alternatives (weeks count back from the latest
+  harvest, or from `until`): both are a documented 400, so valid requests send
+  one.
 - A topic rule (`format: topic-rule`) follows a grammar with nested parentheses,
   which no pattern can describe; valid rules are generated from a small part
   of it. A saved search's query (`format: saved-search-query`) is one of those
@@ -53,7 +56,8 @@ schemathesis.openapi.format("saved-search-query", rules(WORDS))
 @schemathesis.hook
 def map_case(context: Any, case: Any) -> Any:
     """Valid requests keep each date range in order (dates as YYYY-MM-DD sort
-    as text) and name no reserved slug; invalid ones are left as generated."""
+    as text), send weeks or since, and name no reserved slug; invalid ones are
+    left as generated."""
     meta = case.meta
     query = case.query
     if meta is None or not meta.generation.mode.is_positive:
@@ -63,6 +67,8 @@ def map_case(context: Any, case: Any) -> Any:
         body["slug"] += "-topic"
     if not isinstance(query, dict):
         return case
+    if "weeks" in query:
+        query.pop("since", None)
     for start, end in RANGES:
         first, last = query.get(start), query.get(end)
         if isinstance(first, str) and isinstance(last, str) and first > last:

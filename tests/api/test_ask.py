@@ -19,6 +19,14 @@ def _no_limits(monkeypatch, settings):
     settings.MOMENTUM_ASK_RATE = "1000/hour"
 
 
+def test_weeks_up_to_the_calendars_first_day_are_asked_not_a_500(anonymous, corpus):
+    response = anonymous.get(
+        TOPIC_ASK, {"q": "agent", "weeks": "12", "until": "0001-01-01"}
+    )
+
+    assert response.status_code == 200, response.content
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -29,6 +37,8 @@ def _no_limits(monkeypatch, settings):
         ({"q": "agent\x00"}, "q"),
         ({"q": "agent", "since": "20260601"}, "since"),
         ({"q": "agent", "weeks": "5"}, "weeks"),
+        # Weeks count back from the latest harvest (or until): since was dropped.
+        ({"q": "agent", "weeks": "52", "since": "2026-06-02"}, "since"),
     ],
 )
 def test_bad_topic_questions_are_refused_with_the_field(

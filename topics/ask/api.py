@@ -49,7 +49,8 @@ class TopicAskQuerySerializer(AskQuerySerializer):
     weeks = serializers.ChoiceField(
         choices=[4, 12, 52],
         required=False,
-        help_text="Only papers of the last N weeks of harvest.",
+        help_text="Only papers of the last N weeks of harvest (the N weeks up to "
+        "`until`, if given); not with `since`.",
     )
     since = QueryDate(required=False, help_text="First announced from (YYYY-MM-DD).")
     until = QueryDate(
@@ -58,6 +59,10 @@ class TopicAskQuerySerializer(AskQuerySerializer):
     )
 
     def validate(self, data: dict) -> dict:
+        if data.get("weeks") and data.get("since"):
+            raise serializers.ValidationError(
+                {"since": ["Give weeks or since, not both."]}, code="invalid"
+            )
         if data.get("since") and data.get("until") and data["since"] > data["until"]:
             raise serializers.ValidationError(
                 {"until": ["Must not be before since."]}, code="invalid"

@@ -61,7 +61,9 @@ def topic_scope(
         # Windows end at the latest harvested day, as momentum's do (DESIGN.md).
         until = until or latest_announcement_day()
         if until is not None:
-            since = until - timedelta(days=7 * weeks - 1)
+            # Not before the calendar's first day (until=0001-01-01 was a 500).
+            days = min(timedelta(days=7 * weeks - 1), until - date.min)
+            since = until - days
     return Scope(topic=topic, since=since, until=until)
 
 
