@@ -107,7 +107,8 @@
 
   // Say what a button did in place to a screen reader: a key (S, +, -) may
   // have pressed one that has no focus. Named by its paper, or the page. A
-  // failure is shown to everyone too, until the next thing said.
+  // failure is shown to everyone too, until the next thing said (or
+  // dismissFailure).
   function announce(form, what, failure = false) {
     const status = document.getElementById("status-message");
     if (!status) return;
@@ -117,6 +118,16 @@
     status.textContent = title ? `${what}: ${title.textContent.trim()}` : what;
     status.classList.toggle("visually-hidden", !failure);
     status.classList.toggle("failure", failure);
+  }
+
+  // A failure shown stays until the reader moves on (J, K) or presses Esc: it
+  // names a paper they have left, over the bottom of the rows J brings up.
+  function dismissFailure() {
+    const status = document.getElementById("status-message");
+    if (!status || !status.classList.contains("failure")) return;
+    status.classList.remove("failure");
+    status.classList.add("visually-hidden");
+    status.textContent = "";
   }
 
   function setToggle(form, on) {
@@ -379,11 +390,16 @@
     switch (event.key) {
       case "j":
       case "J":
+        dismissFailure();
         move(1);
         break;
       case "k":
       case "K":
+        dismissFailure();
         move(-1);
+        break;
+      case "Escape":
+        dismissFailure();
         break;
       case "Enter":
         // On a link, button or drawer toggle, Enter is theirs.

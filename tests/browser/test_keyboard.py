@@ -572,6 +572,26 @@ def test_a_save_that_cannot_reach_the_server_says_so_and_changes_nothing(
     assert follower.saved_papers.count() == saved + 1
 
 
+@pytest.mark.parametrize("key", ["j", "Escape"])
+def test_a_failures_message_goes_once_the_reader_moves_on_or_presses_esc(
+    page, follower, key
+):
+    """It stayed for the rest of the visit, naming the old paper, over the
+    bottom of every row J brought into view."""
+    page.goto("/topics/rl-agents/")
+    row = unsaved_row(page)
+    page.route("**/save/", lambda route: route.abort("internetdisconnected"))
+    row.locator(".paper-title a").focus()
+    page.keyboard.press("s")
+    status = page.locator("#status-message")
+    expect(status).to_have_class("failure")
+
+    page.keyboard.press(key)
+
+    expect(status).to_have_class("visually-hidden")
+    expect(status).not_to_have_class("failure")
+
+
 @pytest.mark.parametrize("key", ["+", "s"])
 def test_an_answer_that_is_not_momentums_is_shown_not_taken_for_done(
     page, follower, key
