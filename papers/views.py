@@ -276,8 +276,9 @@ def _saved_export(
     extension: str,
 ) -> HttpResponse:
     """The saved papers (all, or those ticked: `?id=` repeated) as a download.
-    The ticked papers' form sends `ticked`: with none ticked it exports
-    nothing, rather than all of them as the links for all do."""
+    The ticked papers' form sends `ticked`: with none ticked, or none of them
+    saved now, it says so and exports nothing, rather than all of them as the
+    links for all do, or a file of nothing."""
     chosen = request.GET.getlist("id")
     if request.GET.get("ticked") and not chosen:
         messages.info(
@@ -294,6 +295,13 @@ def _saved_export(
     )
     if chosen:
         papers = papers.filter(arxiv_id__in=chosen)
+        if request.GET.get("ticked") and not papers.exists():
+            # Unsaved in place on the Saved page since it showed them.
+            messages.info(
+                request,
+                "None of the ticked papers is saved now: here are those that are.",
+            )
+            return redirect("saved")
     # Read in chunks, each written and let go: a library of thousands of papers
     # holds no more than a chunk of them at once, besides the file.
     response = HttpResponse(

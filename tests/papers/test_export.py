@@ -213,6 +213,20 @@ def test_the_ticked_papers_form_with_none_ticked_says_so_and_exports_nothing(
     assert "Content-Disposition" not in response
 
 
+def test_ticked_papers_unsaved_since_the_page_showed_them_are_said_not_an_empty_file(
+    reader, saved, alice
+):
+    """Unsaved in place (S on the Saved page), a row keeps its tick box: its
+    export was a file of nothing, without a word."""
+    alice.saved_papers.filter(paper__arxiv_id="2606.00002").delete()
+
+    response = reader.get("/saved/bibtex/?ticked=1&id=2606.00002", follow=True)
+
+    assert response.redirect_chain == [("/saved/", 302)]
+    assert "None of the ticked papers is saved now" in response.text
+    assert "Content-Disposition" not in response
+
+
 def test_exports_hold_only_the_readers_own_papers(saved, bob):
     from tests.clients import signed_in
 
