@@ -61,14 +61,15 @@
     }
     panel.appendChild(paperList("Latest matches", data.latest, data.count, about));
     if (data.added_count || data.removed_count) {
-      panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count, about));
-      panel.appendChild(paperList("Saving it removes from the topic", data.removed, data.removed_count, about));
       if (data.retrains) {
         panel.appendChild(element("p",
-          "Then its model is retrained on the rule's new matches and decides again: " +
-            "it may add or hold back papers these counts leave out.",
+          "Saving also retrains this topic's model on the rule's new matches, and " +
+            "the model decides again: it may add or hold back papers the counts " +
+            "below leave out.",
           "preview-notice"));
       }
+      panel.appendChild(paperList("Saving it adds to the topic", data.added, data.added_count, about));
+      panel.appendChild(paperList("Saving it removes from the topic", data.removed, data.removed_count, about));
     }
   }
 

@@ -108,7 +108,7 @@ def test_a_large_preview_writes_its_counts_as_the_site_does(
     )
     expect(preview).to_contain_text("Latest matches (25,002)")
     expect(preview).to_contain_text("Saving it adds to the topic (1,200)")
-    expect(preview).not_to_contain_text("its model is retrained")
+    expect(preview).not_to_contain_text("retrains this topic's model")
 
 
 def test_the_preview_says_a_model_deciding_papers_is_retrained_after(
@@ -120,5 +120,5 @@ def test_the_preview_says_a_model_deciding_papers_is_retrained_after(
     page.goto(f"/admin/topics/topic/{topic.pk}/change/")
 
     expect(page.locator(".rule-preview")).to_contain_text(
-        "Then its model is retrained on the rule's new matches and decides again"
+        "Saving also retrains this topic's model on the rule's new matches"
     )
