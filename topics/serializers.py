@@ -18,6 +18,7 @@ from core.api.fields import Text
 from core.api.fields import named_rows
 from papers.models import Category
 from papers.search import MAX_QUERY_LENGTH
+from topics.models import NOT_ITS_OWN_RELATED
 from topics.models import Follow
 from topics.models import SavedSearch
 from topics.models import Topic
@@ -255,6 +256,11 @@ class TopicWriteSerializer(StrictModelSerializer):
                 "not `trending`, which is the address of a page of the site."
             }
         }
+
+    def validate_related(self, related: list[Topic]) -> list[Topic]:
+        if self.instance is not None and self.instance in related:
+            raise serializers.ValidationError(NOT_ITS_OWN_RELATED, code="invalid")
+        return related
 
     def validate_rule(self, rule: str) -> str:
         try:

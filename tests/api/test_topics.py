@@ -315,3 +315,14 @@ def test_retag_is_queued_for_staff(
     assert response.json()["slug"] == "rl-for-llm-agents"
     assert response.json()["retag_requested_at"]
     assert len(callbacks) == 1
+
+
+def test_a_topic_cannot_be_made_related_to_itself(as_staff, corpus):
+    response = as_staff.patch(AGENTS, {"related": ["rl-for-llm-agents"]}, format="json")
+
+    error = assert_error(response, 400, "invalid")
+    assert error["fields"]["related"][0]["message"] == (
+        "A topic cannot be related to itself."
+    )
+    agents = Topic.objects.get(slug="rl-for-llm-agents")
+    assert agents not in agents.related.all()

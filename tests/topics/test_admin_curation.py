@@ -935,3 +935,14 @@ def test_a_save_without_a_change_logs_none_whatever_line_ends_the_browser_sent(
     assert LogEntry.objects.get(object_id=str(topic.pk)).get_change_message() == (
         "No fields changed."
     )
+
+
+def test_a_topic_cannot_be_made_related_to_itself(admin_client, topic):
+    """Its page would list itself among its related topics."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    response = admin_client.post(url, change_form(topic, related=str(topic.pk)))
+
+    assert response.status_code == 200  # the form again, saying why
+    assert "A topic cannot be related to itself." in response.text
+    assert not topic.related.exists()

@@ -42,6 +42,7 @@ from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
 from topics.editing import set_active
 from topics.following import with_follower_count
+from topics.models import NOT_ITS_OWN_RELATED
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicExclusion
@@ -107,6 +108,8 @@ class TopicForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any] | None:
         cleaned = super().clean()
+        if self.instance.pk and self.instance in (cleaned or {}).get("related", ()):
+            self.add_error("related", NOT_ITS_OWN_RELATED)
         loaded = self.data.get(self.add_prefix("loaded_as"))
         # The instance is the stored topic until the form is applied to it.
         if self.instance.pk and loaded and loaded != self.fingerprint():

@@ -11,6 +11,7 @@ from topics.models.rules import RuleDocument
 from topics.models.rules import RuleTermsField
 from topics.models.saved import SavedSearch
 from topics.models.saved import SavedSearchMatch
+from topics.models.topic import NOT_ITS_OWN_RELATED
 from topics.models.topic import RESERVED_SLUGS
 from topics.models.topic import Follow
 from topics.models.topic import PaperTopic
@@ -19,6 +20,7 @@ from topics.models.topic import TopicAlias
 from topics.models.topic import TopicExclusion
 
 __all__ = [
+    "NOT_ITS_OWN_RELATED",
     "RESERVED_SLUGS",
     "Follow",
     "JudgeVerdict",

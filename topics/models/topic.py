@@ -34,6 +34,10 @@ def target_field(default: float, help_text: str) -> models.FloatField:
     )
 
 
+# Admin and the API refuse it: the topic page would link to itself.
+NOT_ITS_OWN_RELATED = "A topic cannot be related to itself."
+
+
 class Topic(models.Model):
     """A research topic that curators define with a rule in arXiv's search syntax."""
 
