@@ -13,7 +13,8 @@ from papers.models import Category
 from papers.taxonomy import category_name
 from topics.editing import save_topic
 from topics.models import Topic
-from topics.rules import compile_rule
+from topics.rules import RuleError
+from topics.rules import compile_new_rule
 
 SEED_TOPICS = Path(settings.BASE_DIR) / "data" / "demo" / "topics.json"
 
@@ -24,11 +25,16 @@ def load_topics(path: Path = SEED_TOPICS, *, retag: bool = True) -> list[Topic]:
     the API do (topics.editing.save_topic); idempotent. retag=False leaves
     re-tagging the new and changed topics to the caller.
 
-    Every rule is compiled first, so a bad rule in the file changes nothing.
+    Every rule is compiled first, as a curator's new rule is (its categories
+    arXiv's), so a bad rule in the file changes nothing, and is named.
     """
     entries = json.loads(path.read_text())
     for entry in entries:
-        compile_rule(entry["rule"])
+        try:
+            compile_new_rule(entry["rule"])
+        except RuleError as exc:
+            named = f"{path.name}, {entry['slug']}: {exc.message}"
+            raise RuleError(named, exc.position) from exc
     topics = {}
     for entry in entries:
         topic = Topic.objects.filter(slug=entry["slug"]).first() or Topic()

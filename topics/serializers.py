@@ -27,7 +27,6 @@ from topics.rules import MAX_DEPTH
 from topics.rules import MAX_RULE_LENGTH
 from topics.rules import MAX_TERMS
 from topics.rules import RuleError
-from topics.rules import compile_new_rule
 from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import SavedSearchError
 
@@ -264,7 +263,7 @@ class TopicWriteSerializer(StrictModelSerializer):
 
     def validate_rule(self, rule: str) -> str:
         try:
-            compile_new_rule(rule)
+            (self.instance or Topic()).compile_as_written(rule)
         except RuleError as exc:
             # The message Topic.clean gives in admin, plus where the problem is.
             raise positioned_error(

@@ -279,7 +279,7 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "week": week,
             "week_error": week_error,
             "blocks": _topic_blocks(request, topic(), week),
-            "address": _address(topic(), week, request.GET.get("page", "")),
+            "address": _address(topic(), week, _shown_page(request, topic(), week)),
         }
         return render_shared(request, "topics/detail.html", context), {}
 
@@ -301,16 +301,21 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return page_response(request, cached_page(request, scopes, render, values=values))
 
 
-def _address(topic: Topic, week: date | None, page: str) -> str:
+def _shown_page(request: HttpRequest, topic: Topic, week: date | None) -> int:
+    """The number of the page of the topic's papers the address shows, as
+    Paginator reads its ?page= ("02" and "٢": 2; "x": 1; 0 or past the end:
+    the last), counted only when it names one."""
+    if "page" not in request.GET:
+        return 1
+    return _page(request, topic_papers(topic, week)).number
+
+
+def _address(topic: Topic, week: date | None, page: int) -> str:
     """The page's own address, for link previews and search engines: a week
     and a later page are pages of their own, other parameters are not."""
     query = {"week": week.isoformat()} if week else {}
-    try:
-        number = int(page)  # as Paginator reads it: "02" and "٢" are page 2
-    except ValueError:
-        number = 1  # "²", "x": Paginator shows the first
-    if number > 1:
-        query["page"] = str(number)
+    if page > 1:
+        query["page"] = str(page)
     return topic.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
 
 

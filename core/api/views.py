@@ -21,7 +21,7 @@ MAX_PAGE = 1_000_000
 
 class StrictQueryParams:
     """Refuses query parameters the endpoint does not know (a typo in a filter
-    name would otherwise return everything)."""
+    name would otherwise return everything), and a DELETE's body (refuse_body)."""
 
     def allowed_query_params(self) -> AbstractSet[str]:
         return set()
@@ -43,6 +43,8 @@ class StrictQueryParams:
             raise ValidationError(
                 {name: [ErrorDetail(*why)] for name, why in refused.items()}
             )
+        if request.method == "DELETE":
+            refuse_body(request)  # a delete takes none
 
 
 class _NoBody(StrictSerializer):

@@ -1,7 +1,7 @@
 """What schemathesis cannot read from the OpenAPI schema, told in its own terms.
 
 Loaded by schemathesis.toml (the CLI, run from the project root) and by
-tests/api/test_schema.py. Four rules of the API are beyond OpenAPI:
+tests/api/test_schema.py. Five rules of the API are beyond OpenAPI:
 
 - A date range's start must not follow its end (`announced_from` and
   `announced_to`, `since` and `until`): the API answers a reversed range with a
@@ -15,6 +15,8 @@ tests/api/test_schema.py. Four rules of the API are beyond OpenAPI:
   of it. A saved search's query (`format: saved-search-query`) is one of those
   rules with no field prefix or category (the search syntax refuses arXiv's
   field prefixes), which the search syntax reads as words too.
+- A topic is not its own related topic: valid requests do not name the
+  topic they change among its `related`.
 - A topic's slug is not that of a page at /topics/<slug>/ ("trending"): a
   schema pattern would need a lookahead, which not every reader of the schema
   has, so valid requests never send one.
@@ -56,8 +58,8 @@ schemathesis.openapi.format("saved-search-query", rules(WORDS))
 @schemathesis.hook
 def map_case(context: Any, case: Any) -> Any:
     """Valid requests keep each date range in order (dates as YYYY-MM-DD sort
-    as text), send weeks or since, and name no reserved slug; invalid ones are
-    left as generated."""
+    as text), send weeks or since, relate no topic to itself and name no
+    reserved slug; invalid ones are left as generated."""
     meta = case.meta
     query = case.query
     if meta is None or not meta.generation.mode.is_positive:
@@ -65,6 +67,9 @@ def map_case(context: Any, case: Any) -> Any:
     body = case.body
     if isinstance(body, dict) and body.get("slug") in RESERVED_SLUGS:
         body["slug"] += "-topic"
+    changed = (case.path_parameters or {}).get("slug")
+    if isinstance(body, dict) and isinstance(body.get("related"), list):
+        body["related"] = [slug for slug in body["related"] if slug != changed]
     if not isinstance(query, dict):
         return case
     if "weeks" in query:

@@ -92,6 +92,21 @@ def test_an_operation_that_takes_no_body_refuses_one(caller, address, corpus, re
         assert empty.status_code != 400, empty.content
 
 
+def test_a_delete_refuses_a_body(as_alice, corpus):
+    """{"muted": true} on an unfollow was dropped, and the follow went."""
+    as_alice.post("/api/v1/me/follows/", {"topic": "robot-learning"}, format="json")
+    address = "/api/v1/me/follows/robot-learning/"
+
+    keyed = as_alice.delete(address, {"muted": True}, format="json")
+    broken = as_alice.generic("DELETE", address, "{not json", "application/json")
+
+    assert assert_error(keyed, 400, "invalid")["fields"] == {
+        "muted": [{"code": "unknown_field", "message": "Unknown field."}]
+    }
+    assert_error(broken, 400, "parse_error")
+    assert as_alice.delete(address).status_code == 204
+
+
 def test_digest_preferences_default_then_update(as_alice, alice):
     assert as_alice.get("/api/v1/me/digest/").json() == {
         "frequency": "weekly",

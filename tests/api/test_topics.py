@@ -326,3 +326,17 @@ def test_a_topic_cannot_be_made_related_to_itself(as_staff, corpus):
     )
     agents = Topic.objects.get(slug="rl-for-llm-agents")
     assert agents not in agents.related.all()
+
+
+def test_a_stored_rule_naming_no_arxiv_category_keeps_its_topic_editable(
+    as_staff, corpus
+):
+    Topic.objects.filter(slug="rl-for-llm-agents").update(rule="ti:agent OR cat:cs.Al")
+
+    response = as_staff.patch(
+        AGENTS,
+        {"description": "Agents.", "rule": "ti:agent OR cat:cs.Al", "is_active": True},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content

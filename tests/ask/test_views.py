@@ -586,6 +586,22 @@ def test_a_kept_answer_is_not_shown_once_the_topics_papers_changed(
     assert "2606.00009" in [s.paper.arxiv_id for s in again.context["sources"]]
 
 
+def test_a_kept_answer_of_a_paper_is_not_shown_once_the_paper_changed(
+    client, paper, chat, django_capture_on_commit_callbacks
+):
+    """A new version of the paper (its abstract changed) is what the question
+    is asked of now."""
+    address = f"/papers/{paper.arxiv_id}/ask/"
+    question = {"q": "How are rollouts planned?"}
+    client.get(address, question)
+    with django_capture_on_commit_callbacks(execute=True):
+        content_changed(papers=[paper.pk])
+
+    client.get(address, question)
+
+    assert len(chat.requests) == 2
+
+
 def test_a_kept_answer_is_its_askers_alone(client, agents, chat, alice, bob, settings):
     """Another reader's same question is asked and counted for them: Alice's
     answer would tell Bob what was asked, and pass his limit."""

@@ -258,6 +258,34 @@ def test_saving_a_changed_rule_says_where_the_retag_runs(
     assert (topic.retagged_at is not None) == eager
 
 
+@pytest.mark.parametrize(
+    ("eager", "said"),
+    [
+        (False, "The relevance model is being retrained in the background"),
+        (True, "The relevance model was retrained in this request"),
+    ],
+)
+def test_a_new_membership_mode_says_where_the_model_is_retrained(
+    admin_client,
+    topic,
+    django_capture_on_commit_callbacks,
+    settings,
+    monkeypatch,
+    eager,
+    said,
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    monkeypatch.setattr("topics.tasks.train_topic_model.delay", lambda *a: None)
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            url, change_form(topic, membership="suggest"), follow=True
+        )
+
+    assert any(said in str(message) for message in response.context["messages"])
+
+
 def test_saving_without_changing_the_rule_does_not_retag(
     admin_client, topic, django_capture_on_commit_callbacks, monkeypatch
 ):
@@ -946,3 +974,26 @@ def test_a_topic_cannot_be_made_related_to_itself(admin_client, topic):
     assert response.status_code == 200  # the form again, saying why
     assert "A topic cannot be related to itself." in response.text
     assert not topic.related.exists()
+
+
+def test_admin_refuses_a_new_rule_naming_no_arxiv_category_but_keeps_a_stored_one(
+    admin_client, topic
+):
+    """A stored rule naming one (before the check) still saves with the rest
+    of the topic; the live preview says what is wrong as the curator types."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    preview = reverse("admin:topics_topic_preview_saved", args=[topic.pk])
+
+    refused = admin_client.post(url, change_form(topic, rule="ti:agent OR cat:cs.Al"))
+    previewed = admin_client.get(preview, {"rule": "ti:agent OR cat:cs.Al"}).json()
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:agent OR cat:cs.Al")
+    topic.refresh_from_db()
+    kept = admin_client.post(url, change_form(topic, description="Agents."))
+
+    assert refused.status_code == 200
+    assert "unknown category &quot;cs.Al&quot;" in refused.text
+    assert previewed["error"].startswith('unknown category "cs.Al"')
+    assert previewed["position"] == 12
+    assert kept.status_code == 302
+    topic.refresh_from_db()
+    assert topic.description == "Agents."

@@ -479,9 +479,18 @@ def test_changing_a_target_retrains_and_other_edits_do_not(
     assert getattr(topic, field) == float(value)
 
 
+@pytest.mark.parametrize(
+    ("eager", "said"),
+    [
+        (False, "Training the relevance model of 1 topic(s) in the background;"),
+        (True, "Trained the relevance model of 1 topic(s) in this request"),
+    ],
+)
 def test_train_action_queues_a_forced_training_per_active_topic(
-    admin_client, topic, django_capture_on_commit_callbacks
+    admin_client, topic, django_capture_on_commit_callbacks, settings, eager, said
 ):
+    """And says where it runs: without a broker, in the request."""
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
     inactive = make_topic("Robots", rule="ti:robot", slug="robots", is_active=False)
     selected = {"action": "train_model", "_selected_action": [topic.pk, inactive.pk]}
 
@@ -494,5 +503,5 @@ def test_train_action_queues_a_forced_training_per_active_topic(
     assert response.status_code == 302
     delay.assert_called_once_with(topic.pk, True)
     messages = [str(m) for m in response.wsgi_request._messages]
-    assert messages[0].startswith("Training the relevance model of 1 topic(s)")
+    assert messages[0].startswith(said)
     assert "Skipped 1 inactive topic(s)." in messages[0]

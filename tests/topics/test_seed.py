@@ -45,12 +45,15 @@ def test_loading_the_seed_twice_gives_the_same_topics():
 
 
 @pytest.mark.django_db
-def test_a_bad_rule_in_the_seed_file_changes_nothing(tmp_path):
-    broken = [dict(SEED[0]), dict(SEED[1], rule='abs:"unterminated')]
+@pytest.mark.parametrize("rule", ['abs:"unterminated', "ti:agent AND cat:cs.Al"])
+def test_a_bad_rule_in_the_seed_file_changes_nothing_and_is_named(tmp_path, rule):
+    """An unknown category too: it passed the first check, then failed on
+    save, naming neither the file nor the topic."""
+    broken = [dict(SEED[0]), dict(SEED[1], rule=rule)]
     path = tmp_path / "topics.json"
     path.write_text(json.dumps(broken))
 
-    with pytest.raises(RuleError):
+    with pytest.raises(RuleError, match=f"topics.json, {SEED[1]['slug']}: "):
         load_topics(path)
     assert Topic.objects.count() == 0
 

@@ -121,12 +121,18 @@ class TopicForm(forms.ModelForm):
         return cleaned
 
 
+def _where(background: str, here: str) -> str:
+    """What a message says of a task it sent: without a broker (the embedded
+    default) the task has run in this request by the time the page shows
+    (core.queue), not in the background."""
+    return here if settings.CELERY_TASK_ALWAYS_EAGER else background
+
+
 def _retagging(what: str) -> str:
-    """Where a re-tag asked for runs: without a broker (the embedded default)
-    it has run in this request by the time the page shows (core.queue)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return f"Re-tagged {what} in this request (no task broker here)."
-    return f"Re-tagging {what} in the background: progress shows in the re-tag column."
+    return _where(
+        f"Re-tagging {what} in the background: progress shows in the re-tag column.",
+        f"Re-tagged {what} in this request (no task broker here).",
+    )
 
 
 @admin.register(Topic)
@@ -306,8 +312,12 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
             train_after_commit(form.instance.pk)
             self.message_user(
                 request,
-                "The relevance model is being retrained in the background so the "
-                "new membership applies.",
+                _where(
+                    "The relevance model is being retrained in the background so "
+                    "the new membership applies.",
+                    "The relevance model was retrained in this request (no task "
+                    "broker here), so the new membership applies.",
+                ),
             )
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
@@ -364,10 +374,13 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         topic_ids = list(queryset.filter(is_active=True).values_list("pk", flat=True))
         for topic_id in topic_ids:
             train_after_commit(topic_id)
-        message = (
-            f"Training the relevance model of {len(topic_ids)} topic(s) in the "
-            "background; each topic's page shows the result."
+        count = len(topic_ids)
+        message = _where(
+            f"Training the relevance model of {count} topic(s) in the background;",
+            f"Trained the relevance model of {count} topic(s) in this request (no "
+            "task broker here);",
         )
+        message += " each topic's page shows the result."
         skipped = queryset.count() - len(topic_ids)
         if skipped:
             message += f" Skipped {skipped} inactive topic(s)."

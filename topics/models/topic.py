@@ -18,8 +18,10 @@ from papers.routes import address
 from papers.versions import NAMES
 from papers.versions import TOPICS
 from papers.versions import content_changed
+from topics.rules import CompiledRule
 from topics.rules import RuleError
 from topics.rules import compile_new_rule
+from topics.rules import compile_rule
 
 # Pages at /topics/<name>/ that a topic with that slug would hide (topics/urls.py).
 RESERVED_SLUGS = frozenset({"trending"})
@@ -175,11 +177,20 @@ class Topic(models.Model):
                 code="unique",
             )
         try:
-            compile_new_rule(self.rule)
+            self.compile_as_written(self.rule)
         except RuleError as exc:
             errors["rule"] = f"Invalid rule: {exc}"
         if errors:
             raise ValidationError(errors)
+
+    def compile_as_written(self, rule: str) -> CompiledRule:
+        """The rule compiled as a curator writes it: a new or changed rule must
+        name arXiv's categories (compile_new_rule); the one stored compiles as
+        it is, so that a topic keeps saving (its text, its active flag)."""
+        stored = Topic.objects.filter(pk=self.pk).values_list("rule", flat=True)
+        if self.pk and rule == stored.first():
+            return compile_rule(rule)
+        return compile_new_rule(rule)
 
     @property
     def retag_pending(self) -> bool:
