@@ -226,64 +226,55 @@ def test_saving_a_changed_rule_retags_in_the_background_after_commit(
 
 
 @pytest.mark.parametrize(
-    ("eager", "said"),
+    ("fields", "eager", "said"),
     [
-        (False, "Re-tagging the topic's papers in the background: progress shows"),
-        (True, "Re-tagged the topic's papers in this request (no task broker here)."),
+        (
+            {"rule": "ti:robot"},
+            False,
+            "Re-tagging the topic's papers in the background: progress shows",
+        ),
+        (
+            {"rule": "ti:robot"},
+            True,
+            "Re-tagged the topic's papers in this request (no task broker here).",
+        ),
+        (
+            {"membership": "suggest"},
+            False,
+            "The relevance model is being retrained in the background",
+        ),
+        (
+            {"membership": "suggest"},
+            True,
+            "The relevance model was retrained in this request",
+        ),
     ],
 )
-def test_saving_a_changed_rule_says_where_the_retag_runs(
+def test_a_save_says_where_the_task_it_sends_runs(
     admin_client,
     topic,
     django_capture_on_commit_callbacks,
     settings,
     monkeypatch,
+    fields,
     eager,
     said,
 ):
-    """Without a broker (the embedded default) the re-tag has run by the time
-    the page shows: "in the background" was untrue, after a long wait."""
+    """Without a broker (the embedded default) a re-tag or a training has run
+    by the time the page shows: "in the background" was untrue, after a long
+    wait."""
     settings.CELERY_TASK_ALWAYS_EAGER = eager
+    monkeypatch.setattr("topics.tasks.train_topic_model.delay", lambda *a: None)
     if not eager:  # sent to no broker: a worker of another test could run it
         monkeypatch.setattr("topics.tasks.retag_topic.apply_async", lambda *a, **k: 0)
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            url, change_form(topic, rule="ti:robot"), follow=True
-        )
+        response = admin_client.post(url, change_form(topic, **fields), follow=True)
 
     assert any(said in str(message) for message in response.context["messages"])
     topic.refresh_from_db()
-    assert (topic.retagged_at is not None) == eager
-
-
-@pytest.mark.parametrize(
-    ("eager", "said"),
-    [
-        (False, "The relevance model is being retrained in the background"),
-        (True, "The relevance model was retrained in this request"),
-    ],
-)
-def test_a_new_membership_mode_says_where_the_model_is_retrained(
-    admin_client,
-    topic,
-    django_capture_on_commit_callbacks,
-    settings,
-    monkeypatch,
-    eager,
-    said,
-):
-    settings.CELERY_TASK_ALWAYS_EAGER = eager
-    monkeypatch.setattr("topics.tasks.train_topic_model.delay", lambda *a: None)
-    url = reverse("admin:topics_topic_change", args=[topic.pk])
-
-    with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            url, change_form(topic, membership="suggest"), follow=True
-        )
-
-    assert any(said in str(message) for message in response.context["messages"])
+    assert (topic.retagged_at is not None) == (eager and "rule" in fields)
 
 
 def test_saving_without_changing_the_rule_does_not_retag(
