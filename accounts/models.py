@@ -51,11 +51,24 @@ class User(AbstractUser):
     # An email login's manager, not AbstractUser's (which wants a username).
     objects: ClassVar[UserManager] = UserManager()  # type: ignore[assignment]
 
+    # Not stored: whether the account was active when read (from_db) or last
+    # saved, and whether that save ended its keys (accounts.passwords).
+    stored_active: bool | None = None
+    keys_ended = False
+
     class Meta:
         ordering = ["email"]
 
     def __str__(self) -> str:
         return self.email
+
+    @classmethod
+    def from_db(
+        cls, db: str | None, field_names: Any, values: Any, **kwargs: Any
+    ) -> Any:
+        user = super().from_db(db, field_names, values, **kwargs)
+        user.stored_active = user.__dict__.get("is_active")
+        return user
 
 
 # Not places a reader lives in: "localtime" is the server's own zone, and
