@@ -6,10 +6,11 @@ from __future__ import annotations
 import logging
 import smtplib
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
-from allauth.utils import build_absolute_uri
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.sites.shortcuts import get_current_site
@@ -21,6 +22,7 @@ from django.utils import timezone
 from rest_framework.throttling import BaseThrottle
 
 from accounts.models import DigestPreferences
+from accounts.sites import site_url
 from accounts.tasks import as_data
 from accounts.tasks import send_account_mail
 from core.mail import describe
@@ -38,6 +40,12 @@ def client_ip(request: HttpRequest) -> str:
     API's throttles use too (NUM_PROXIES)."""
     # get_ident reads only request.META, which a Django request has too.
     return BaseThrottle().get_ident(request)  # type: ignore[arg-type]
+
+
+def on_site(url: str) -> str:
+    """The address with this site's scheme and host (MOMENTUM_SITE_URL)."""
+    parts = urlsplit(url)
+    return site_url(urlunsplit(("", "", parts.path, parts.query, parts.fragment)))
 
 
 EMAIL_MAX_LENGTH = 254
@@ -65,8 +73,18 @@ class AccountAdapter(DefaultAccountAdapter):
     # A mail server that refuses or does not answer (a relay restarted) made
     # a sign-up a 500 once its account was made, and its mail was never sent:
     # the request goes on, and a worker sends the mail when the server takes it.
+    #
+    # allauth builds its links from the request's Host, which the visitor
+    # chooses among ALLOWED_HOSTS: a password reset asked for someone else
+    # could have mailed them a link to a host of the asker's choosing. Every
+    # link an account mail gives names the site (MOMENTUM_SITE_URL).
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
         request = allauth_context.request
+        links = {
+            name: on_site(value)
+            for name, value in context.items()
+            if name.endswith("_url") and isinstance(value, str)
+        }
         message = self.render_mail(
             template_prefix,
             email,
@@ -75,6 +93,7 @@ class AccountAdapter(DefaultAccountAdapter):
                 "email": email,
                 "current_site": get_current_site(request),
                 **context,
+                **links,
             },
         )
         try:
@@ -155,10 +174,9 @@ class AccountAdapter(DefaultAccountAdapter):
         context: dict[str, Any] | None = None,
         email: str | None = None,
     ) -> None:
-        reset = build_absolute_uri(self.request, reverse("account_reset_password"))
         context = {
             **(context or {}),
-            "password_reset_url": reset,
+            "password_reset_url": site_url(reverse("account_reset_password")),
             "contact_email": settings.MOMENTUM_CONTACT_EMAIL,
         }
         zone = DigestPreferences.objects.for_user(user).zone

@@ -437,6 +437,37 @@ def test_a_reset_for_an_address_without_an_account_mails_it_in_our_words(client)
     assert "in our database" not in message.body
 
 
+@pytest.mark.parametrize(
+    ("url", "email", "path"),
+    [
+        (
+            "/accounts/password/reset/",
+            "alice@example.com",
+            "/accounts/password/reset/key/",
+        ),
+        ("/accounts/password/reset/", "nobody@example.com", "/accounts/signup/"),
+        ("/accounts/signup/", "alice@example.com", "/accounts/password/reset/"),
+        ("/accounts/signup/", "carol@example.com", "/accounts/confirm-email/"),
+    ],
+)
+def test_account_mails_link_to_the_site_whatever_host_was_asked(
+    client, verified_alice, settings, url, email, path
+):
+    """allauth built them from the request's Host: a reset asked through
+    another of the server's names mailed a link to that name, one the asker
+    chooses."""
+    settings.ALLOWED_HOSTS = ["testserver", "other.example"]
+    settings.MOMENTUM_SITE_URL = "https://momentum.example"
+    data = {"email": email, "password1": PASSWORD, "password2": PASSWORD}
+
+    client.post(url, data, HTTP_HOST="other.example")
+
+    (message,) = mail.outbox
+    (link,) = re.findall(r"https?://\S+", message.body)
+    assert link.startswith(f"https://momentum.example{path}")
+    assert "other.example" not in message.body
+
+
 def test_bad_reset_link_says_so_in_our_layout(client, verified_alice):
     response = client.get("/accounts/password/reset/key/1-bad-key/", follow=True)
 
