@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Any
+
+from allauth.account.views import ConfirmEmailView
 from allauth.core import ratelimit
 from django.contrib import messages
 from django.contrib.auth import logout
@@ -169,3 +172,14 @@ def delete_page(request: HttpRequest) -> HttpResponse:
     }
     status = 429 if rate_limited else 200
     return render(request, "accounts/delete.html", context, status=status)
+
+
+class ConfirmOnPostView(ConfirmEmailView):
+    """allauth's confirmation page, which signed a reader of another account
+    out as soon as it was opened: a link to any confirmation still valid,
+    followed from any site, did (a logout by GET). Confirming, a POST, still
+    signs them out, as the address's account is the one signed in then."""
+
+    def logout_other_user(self, confirmation: Any) -> None:
+        if self.request.method == "POST":
+            super().logout_other_user(confirmation)

@@ -12,6 +12,7 @@ from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
+from accounts import views as account_views
 from config.health import healthz
 from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
@@ -46,6 +47,11 @@ urlpatterns = [
         "authors/<int:author_id>/follow/",
         paper_views.follow_author,
         name="author_follow",
+    ),
+    path(
+        "accounts/confirm-email/<str:key>/",
+        account_views.ConfirmOnPostView.as_view(),
+        name="account_confirm_email",
     ),
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),

@@ -266,6 +266,30 @@ def test_confirming_elsewhere_confirms_but_does_not_sign_in(client):
     assert response.url == "/accounts/login/"
 
 
+def test_opening_another_accounts_confirmation_link_signs_no_one_out(
+    client, verified_alice
+):
+    """allauth signed the reader out as the page opened: any still valid
+    link, followed from another site, did. Confirming signs them out."""
+    client.post(
+        "/accounts/signup/",
+        {"email": "frank@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    (message,) = mail.outbox
+    client.post("/accounts/logout/")
+    client.post(
+        "/accounts/login/", {"login": verified_alice.email, "password": PASSWORD}
+    )
+
+    page = client.get(link_in(message))
+
+    assert page.status_code == 200
+    assert client.session["_auth_user_id"] == str(verified_alice.pk)
+    client.post(link_in(message))
+    assert EmailAddress.objects.get(email="frank@example.com").verified
+    assert client.session.get("_auth_user_id") != str(verified_alice.pk)
+
+
 def test_the_confirmation_page_says_what_to_do_when_no_mail_comes(client, monkeypatch):
     """No "contact us" with nothing to contact: it says that logging in sends a
     new link, and it does (allauth, at most one every three minutes)."""
