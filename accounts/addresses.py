@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.account.adapter import get_adapter
 from allauth.account.forms import AddEmailForm
 from allauth.account.forms import ResetPasswordForm
 from allauth.account.forms import SignupForm
 from allauth.account.models import EmailAddress
 from django import forms
+from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError
 from django.db import transaction
@@ -104,3 +106,17 @@ class OwnersResetPasswordForm(ResetPasswordForm):
         # Nobody's: allauth mails the address that it has no account.
         self.users = [user for user in found if user.pk in owning]
         return email
+
+    def save(self, request: Any, **kwargs: Any) -> str:
+        email = self.cleaned_data["email"]
+        # allauth looks among active accounts only: the owner of one the
+        # operator made inactive was mailed that the address has none (and, when
+        # signing up, that it has one), never whom to ask.
+        if not self.users and owners(email).filter(is_active=False).exists():
+            get_adapter().send_mail(
+                "account/email/inactive_account",
+                email,
+                {"contact_email": settings.MOMENTUM_CONTACT_EMAIL},
+            )
+            return email
+        return super().save(request, **kwargs)

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from urllib.parse import urlsplit
 
 from django import template
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404
 from django.urls import resolve
@@ -87,3 +88,9 @@ def account_mail_not_sent(context: template.Context) -> bool:
         MAIL_NOT_SENT in message.tags.split()
         for message in context.get("messages") or ()
     )
+
+
+@register.simple_tag
+def contact_email() -> str:
+    """Whom a reader writes to about what only the operator can do."""
+    return settings.MOMENTUM_CONTACT_EMAIL

@@ -492,6 +492,30 @@ def test_account_mails_link_to_the_site_whatever_host_was_asked(
     assert "other.example" not in message.body
 
 
+def test_an_inactive_account_is_told_whom_to_write_to_not_that_it_has_none(
+    client, verified_alice, settings
+):
+    """Logging in said only "inactive", a reset mailed that the address had no
+    account, and signing up that it had one: a circle with no way out."""
+    settings.MOMENTUM_CONTACT_EMAIL = "operator@momentum.example"
+    User.objects.filter(pk=verified_alice.pk).update(is_active=False)
+
+    page = client.post(
+        "/accounts/login/",
+        {"login": verified_alice.email, "password": PASSWORD},
+        follow=True,
+    )
+    client.post("/accounts/password/reset/", {"email": verified_alice.email})
+
+    assert_in_our_layout(page)
+    assert "the site's operator made it so" in page.text
+    assert 'href="mailto:operator@momentum.example"' in page.text
+    (message,) = mail.outbox
+    assert message.subject == "[Momentum] Your account is inactive"
+    assert "write to operator@momentum.example" in message.body
+    assert "no account" not in message.body
+
+
 def test_bad_reset_link_says_so_in_our_layout(client, verified_alice):
     response = client.get("/accounts/password/reset/key/1-bad-key/", follow=True)
 
