@@ -178,6 +178,7 @@ def redis_url(name: str, default: str = "") -> str:
     if (
         parts.scheme not in {"redis", "rediss"}
         or not host
+        or not _ports_read(raw)
         or not re.fullmatch(r"(?:/\d*)?", parts.path)
     ):
         raise ImproperlyConfigured(
@@ -198,7 +199,24 @@ def service_url(name: str, default: str, schemes: Iterable[str]) -> str:
             f"{name} must be an address in one of the schemes "
             f"{', '.join(sorted(schemes))}, not {scheme!r}"
         )
+    if not _ports_read(raw):
+        raise ImproperlyConfigured(
+            f"{name} must be an address whose port is a number from 0 to 65535"
+        )
     return raw
+
+
+def _ports_read(address: str) -> bool:
+    """Whether each host's port in the address, if any, is a port number (a
+    PostgreSQL address may list hosts: h1:5432,h2:5433). Read only when a
+    client connects, a bad one failed there, naming no variable."""
+    hosts = urlsplit(address).netloc.rpartition("@")[2]
+    try:
+        for host in hosts.split(","):
+            urlsplit(f"//{host}").port  # noqa: B018  (reading it checks it)
+    except ValueError:
+        return False
+    return True
 
 
 Number = TypeVar("Number", int, float)

@@ -189,6 +189,12 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("CELERY_BROKER_URL", "redis//:brokerPW456@127.0.0.1:6392/0"),
         ("CELERY_BROKER_URL", "redis://127.0.0.1:6392/abc"),
         ("REDIS_URL", "127.0.0.1:6379"),
+        # A port that is no port: refused only when a client connected.
+        ("CELERY_BROKER_URL", "redis://:brokerPW456@127.0.0.1:63x79/0"),
+        ("CACHE_URL", "redis://:brokerPW456@127.0.0.1:99999/1"),
+        ("DATABASE_URL", "postgres://u:brokerPW456@db:abc/momentum"),
+        ("DATABASE_URL", "postgres://u:brokerPW456@db1:5432,db2:x/momentum"),
+        ("EMAIL_URL", "smtp://u:brokerPW456@mail:port"),
     ],
 )
 def test_a_malformed_value_fails_at_startup_by_name(load_settings, name, value):
