@@ -106,19 +106,19 @@ class AccountAdapter(DefaultAccountAdapter):
                     f"The mail server refused the email to {email} ({describe(exc)}):"
                     " check the address.",
                 )
-            elif settings.CELERY_TASK_ALWAYS_EAGER:  # no worker to try again
+            elif not settings.CELERY_TASK_ALWAYS_EAGER and send(
+                send_account_mail, as_data(message)
+            ):
+                logger.warning(
+                    "account mail to %s not sent yet (%s): queued", email, exc
+                )
+            else:  # no worker to try again, or no broker to reach one
                 logger.error("account mail to %s not sent: %s", email, exc)
                 self._not_sent(
                     request,
                     f"We could not send the email to {email} just now (the mail "
                     f"server: {describe(exc)}): try again in a few minutes.",
                 )
-            else:
-                logger.warning(
-                    "account mail to %s not sent yet (%s): queued", email, exc
-                )
-                if not send(send_account_mail, as_data(message)):
-                    logger.error("account mail to %s lost: broker down too", email)
 
     # A mail that did not go is said, and allauth's "Confirmation email sent"
     # is not, nor the next page's "We have sent you an email" (its templates

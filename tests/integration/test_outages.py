@@ -426,3 +426,25 @@ def test_a_sign_up_while_the_mail_server_is_down_gets_its_mail_once_it_is_back(
     # As it was made, headers and all.
     assert message["Reply-To"] == settings.MOMENTUM_CONTACT_EMAIL
     assert message["Auto-Submitted"] == "auto-generated"
+
+
+def test_a_sign_up_with_the_mail_server_and_the_broker_down_is_told_to_try_again(
+    settings, broker_down, db
+):
+    """Its mail had nowhere to wait: it was lost while the page said it was sent."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    smtp_at(settings, free_port())  # nothing listens there
+
+    page = Client().post(
+        "/accounts/signup/",
+        {
+            "email": "new@example.org",
+            "password1": "correct horse battery",
+            "password2": "correct horse battery",
+        },
+        follow=True,
+    )
+
+    assert "We could not send the email to new@example.org just now" in page.text
+    assert "try again in a few minutes" in page.text
+    assert "Confirmation email sent" not in page.text
