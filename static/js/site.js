@@ -140,6 +140,16 @@
     button.classList.toggle("secondary", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
     if (form.dataset.kind === "follow" && was !== on) countFollower(on ? 1 : -1);
+    if (form.dataset.kind === "save" && was !== on) countSaved(on ? 1 : -1);
+  }
+
+  // The Saved page's count, in its heading and its "Export all": a paper
+  // unsaved there stays listed (S saves it again), but no longer counts.
+  function countSaved(step) {
+    document.querySelectorAll("[data-saved-count]").forEach((count) => {
+      const n = Math.max(Number(count.textContent.replace(/\D/g, "")) + step, 0);
+      count.textContent = n.toLocaleString("en-US");
+    });
   }
 
   // The topic page's "128 followers", kept in step with its follow button.

@@ -88,6 +88,22 @@ def test_j_k_enter_and_s_work_on_every_list(page, follower, address):
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
 
 
+def test_the_saved_count_follows_what_is_unsaved_and_saved_again_in_place(
+    page, follower
+):
+    """The unsaved row stays (S saves it again): its heading said 3 still."""
+    page.goto("/saved/")
+    counts = page.locator("[data-saved-count]")
+    expect(counts).to_have_text(["3", "3"])
+
+    page.keyboard.press("s")
+    expect(rows(page).nth(0).locator("form.toggle button")).to_have_text("Save")
+    expect(counts).to_have_text(["2", "2"])
+    page.keyboard.press("s")
+    expect(counts).to_have_text(["3", "3"])
+    assert follower.saved_papers.count() == 3
+
+
 def thumbs(row):
     form = row.locator("form.rating")
     return form.locator("button[data-rating=up]"), form.locator(

@@ -367,7 +367,7 @@ def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved)
     assert 'formaction="/saved/csl.json/"' in page
     # Each row says once what it exports; each button names its format.
     assert "Export the ticked papers:" in page
-    assert f"Export all {len(saved)}:" in page
+    assert f"Export all <span data-saved-count>{len(saved)}</span>:" in page
     assert 'aria-label="RIS of the ticked papers"' in page
     # Each tick box names its paper as its row shows it: TeX rendered.
     assert 'aria-label="Tick for export: \u03b1-Divergence Agents: a Study"' in page
