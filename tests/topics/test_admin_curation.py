@@ -374,6 +374,9 @@ def test_decisions_inline_show_arxiv_ids_and_linked_titles(admin_client, topic):
 
     assert 'name="paper_topics-0-paper" value="2606.00002"' in page
     assert '<a href="/papers/2606.00002/">' in page
+    # Each inline's button names what it adds, not the model's name.
+    assert "Add another Pinned paper" in page
+    assert "Add another Excluded paper" in page
 
 
 def test_the_description_is_edited_whole(admin_client, topic):

@@ -102,6 +102,7 @@ class PinInline(CuratorDecisionInline):
 
 class ExclusionInline(CuratorDecisionInline):
     model = TopicExclusion
+    verbose_name = "excluded paper"  # "Add another excluded paper"
     verbose_name_plural = (
         f"excluded papers (never in the topic, whatever the rule): the "
         f"{INLINE_ROWS} latest; all of them are listed under Curators' decisions"
