@@ -32,6 +32,7 @@ from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
 from papers.ingest.records import clean_text
+from papers.ingest.records import in_zone
 from papers.ingest.records import is_withdrawn
 from papers.ingest.records import repair_text
 from papers.ingest.records import split_arxiv_id
@@ -228,11 +229,11 @@ def _is_utf8(data: bytes) -> bool:
 def _utc(text: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return in_zone(moment, UTC).replace(microsecond=0)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def _int(text: str | None) -> int | None:

@@ -25,6 +25,7 @@ from papers.ingest.records import PaperRecord
 from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
 from papers.ingest.records import clean_text
+from papers.ingest.records import in_zone
 from papers.ingest.records import is_withdrawn
 from papers.ingest.records import split_arxiv_id
 
@@ -135,7 +136,10 @@ def _listing_day(stamp: str | None) -> date | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     # arXiv stamps a listing at midnight New York time (04:00 or 05:00 UTC).
-    return moment.astimezone(ARXIV_TZ).date()
+    try:
+        return in_zone(moment, ARXIV_TZ).date()
+    except ValueError:
+        return None
 
 
 def _category(feed: FeedParserDict) -> str:

@@ -13,6 +13,7 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from datetime import tzinfo
 from email.utils import parsedate_to_datetime
 
 import ftfy
@@ -123,7 +124,17 @@ def rfc2822_utc(text: str) -> datetime:
     # "-0000" (and no zone at all) parse as naive: RFC 2822 calls that UTC.
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    return in_zone(moment, UTC)
+
+
+def in_zone(moment: datetime, zone: tzinfo) -> datetime:
+    """The moment in that zone; a ValueError, as for any unreadable date, where
+    it falls outside the years 1 to 9999 (0001-01-01T00:30+01:00), which is
+    an OverflowError that would fail a whole file rather than its entry."""
+    try:
+        return moment.astimezone(zone)
+    except OverflowError as exc:
+        raise ValueError(f"date out of range: {moment.isoformat()}") from exc
 
 
 # Withdrawal notices as arXiv and authors write them in the comments field:
@@ -169,10 +180,19 @@ FIELD_LIMITS = {
     "abstract": 20_000,
     "comment": 5_000,
     "journal_ref": 1_000,
+    # The widths of papers.models' columns: a longer value failed its batch.
+    "arxiv_id": 40,
+    "doi": 255,
+    "license": 255,
 }
 MAX_AUTHORS = 5_000
 # Clock skew between arXiv and us is minutes; a day of slack is generous.
 FUTURE_SLACK = timedelta(days=1)
+# arXiv opened in August 1991; a few papers carry earlier dates of their own.
+ARXIV_BEGAN = datetime(1986, 1, 1, tzinfo=UTC)
+# The width of papers.models' Category.code: a longer one failed its batch.
+CODE_WIDTH = 32
+MAX_VERSION = 32_767
 
 
 def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
@@ -192,4 +212,10 @@ def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
     for moment in (record.published, record.updated):
         if moment is not None and moment > now + FUTURE_SLACK:
             return f"date in the future: {moment.isoformat()}"
+        if moment is not None and moment < ARXIV_BEGAN:
+            return f"date before arXiv began: {moment.isoformat()}"
+    if too_wide := [code for code in record.categories if len(code) > CODE_WIDTH]:
+        return f"category {too_wide[0][:40]!r}… is longer than {CODE_WIDTH} characters"
+    if record.version is not None and not 0 < record.version <= MAX_VERSION:
+        return f"version {record.version} (arXiv's run from 1)"
     return None

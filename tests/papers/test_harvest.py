@@ -486,9 +486,10 @@ class TestBadInput:
         assert Paper.objects.count() == result.new_count == len(entries) - 3
 
     def test_dates_in_the_future_or_missing(self, fake_arxiv):
-        """GIVEN a real API page with one entry dated 2999, one with no dates and
-        one whose first version's date is unreadable (its update's date is fine)
-        THEN all three are rejected with the reason, the other seven stored."""
+        """GIVEN a real API page with one entry dated 2999, one with no dates, one
+        whose first version's date is unreadable (its update's date is fine) and
+        one whose date is before the year 1 in UTC
+        THEN all four are rejected with the reason, the other six stored."""
         page = TESTING_PAGES[0].read_text()
         head, *entries = page.split("<entry>")
         entries[0] = re.sub(r"<published>\d{4}", "<published>2999", entries[0])
@@ -497,6 +498,12 @@ class TestBadInput:
             r"<published>[^<]*</published>",
             "<published>31/02/26</published>",
             entries[2],
+        )
+        # Before the year 1 in UTC: an OverflowError failed the whole page.
+        entries[3] = re.sub(
+            r"<published>[^<]*</published>",
+            "<published>0001-01-01T00:30:00+01:00</published>",
+            entries[3],
         )
         body = head + "".join("<entry>" + entry for entry in entries)
         fake_arxiv.on("/api/query", api_pages({0: body.encode()}))
@@ -507,6 +514,6 @@ class TestBadInput:
         assert result.status == IngestRun.Status.PARTIAL
         assert any(reason.startswith("date in the future: 2999") for reason in reasons)
         missing = "no date of the first version (missing or unreadable)"
-        assert reasons.count(missing) == 2
-        assert Paper.objects.count() == 7
+        assert reasons.count(missing) == 3
+        assert Paper.objects.count() == 6
         assert not Paper.objects.filter(first_announced__isnull=True).exists()
