@@ -338,6 +338,7 @@ def _oai_pages(
     backfill = since is not None or until is not None
     params = _oai_start_params(source, since, until)
     token_retried = False
+    tokens_seen: set[str] = set()
     while True:
         try:
             page = parse_oai_response(
@@ -353,6 +354,16 @@ def _oai_pages(
             params = _oai_start_params(source, since, until)
             continue
         token = page.resumption_token
+        if token in tokens_seen:
+            # A repository that hands back a token it gave before would be
+            # harvested for ever, page after page: the run fails, and the next
+            # starts from the last completed harvest, not from that token.
+            yield Page(page.records, checkpoint={"resumption_token": ""})
+            raise ParseError(
+                f"the repository repeated resumptionToken {token!r}: a loop, stopped"
+            )
+        if token is not None:
+            tokens_seen.add(token)
         checkpoint: dict[str, object] = {"resumption_token": token or ""}
         if token is None:
             checkpoint["harvested_until"] = until or timezone.now().date()

@@ -225,6 +225,22 @@ def test_oai_harvest_interrupted_midway_resumes_from_its_token(fake_arxiv, setti
     assert feed.resumption_token == ""
 
 
+def test_oai_token_given_twice_stops_the_harvest_and_the_next_starts_over(fake_arxiv):
+    """A repository that handed back a token it gave before was harvested for
+    ever, the same page again and again, its lease renewed at each."""
+    feed = source("oai", category="cs", harvested_until=date(2016, 3, 1))
+    fake_arxiv.on("/oai", xml(OAI_FIRST_PAGE), xml(OAI_FIRST_PAGE), xml(OAI_LAST_PAGE))
+
+    result = run(feed)
+
+    assert result.status == IngestRun.Status.FAILED
+    assert f"repeated resumptionToken {OAI_FIRST_TOKEN!r}" in result.message
+    assert len(fake_arxiv.params("/oai")) == 2
+    assert Paper.objects.count() == 1000  # the page, stored once
+    assert feed.resumption_token == ""
+    assert feed.harvested_until == date(2016, 3, 1)
+
+
 def test_oai_expired_token_restarts_from_the_last_harvested_day(fake_arxiv):
     feed = source(
         "oai",
