@@ -263,10 +263,17 @@ def _listing_pages(source: FeedSource) -> Iterator[Page]:
     expect_format(response.body, Format.LISTING_ATOM, Format.LISTING_RSS)
     listing = parse_listing(response.body)
     checkpoint: dict[str, object] = {
-        "etag": response.etag,
-        "last_modified": response.last_modified,
+        name: _kept_validator(name, getattr(response, name))
+        for name in ("etag", "last_modified")
     }
     yield Page(listing.records, checkpoint=checkpoint)
+
+
+def _kept_validator(name: str, value: str) -> str:
+    """The validator, or "" when it is longer than its column: storing it failed
+    every run of the source; without it, the next fetch is unconditional."""
+    width = getattr(FeedSource._meta.get_field(name), "max_length", None)
+    return value if width is None or len(value) <= width else ""
 
 
 def _api_pages(

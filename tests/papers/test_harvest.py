@@ -86,6 +86,19 @@ def test_listing_source_ingests_tags_and_then_asks_only_for_changes(fake_arxiv):
     assert feed.next_run_at > timezone.now()
 
 
+def test_listing_validators_longer_than_their_columns_are_not_kept(fake_arxiv):
+    """Storing a 302-character ETag failed the page's write: every run of the
+    source failed, its papers rolled back."""
+    feed = source("listing", category="stat")
+    fake_arxiv.on("/atom/stat", xml(STAT_LISTING, ETag='"' + "e" * 300 + '"'))
+
+    result = run(feed)
+
+    assert result.status == IngestRun.Status.SUCCEEDED
+    assert result.new_count == Paper.objects.count() > 50
+    assert feed.etag == ""
+
+
 def test_listing_cross_list_adds_a_category_to_a_known_paper(fake_arxiv):
     fake_arxiv.on("/atom/stat", xml(STAT_LISTING))
     run(source("listing", category="stat"))
