@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from datetime import UTC
+from datetime import datetime
 
 import feedparser
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from accounts import feed_tokens
 from papers.ingest.upsert import upsert_records
@@ -26,6 +31,11 @@ pytestmark = pytest.mark.django_db
 # A topic feed's page (tests/test_pages.py: a page and two writes, what it
 # showed), the saved searches and which rows they brought.
 MAX_FEED_QUERIES = 12 + 2 + 2
+# The home feed rendered anew: what the reader follows (topics, authors,
+# searches, their model), the page's papers and each's rows, the
+# searches' matches, the reader's saved papers, the last ingest, and what it
+# showed (four with its savepoint).
+MAX_RENDER_QUERIES = 18
 
 
 def listed(html: str) -> list[str]:
@@ -69,6 +79,34 @@ def test_matches_enter_the_feed_marked_and_no_other_reader_sees_them(
     assert reasons(theirs) == {"2606.00100": [], "2606.00003": ["Agent 3"]}
     assert "Old ideas" not in theirs
     assert "Agent 3" not in mine
+
+
+@pytest.mark.parametrize("more", [0, 30])
+def test_the_feeds_render_costs_as_many_queries_for_25_rows_as_for_2(
+    alice, corpus, more
+):
+    """Rendered anew (nothing cached, its session and user read too), with
+    two rows or a full page of them, followed and matched alike: measured on
+    a page served from the cache, a query per row went unnoticed."""
+    newer = datetime(2026, 6, 3, 15, 0, tzinfo=UTC)
+    records = [
+        paper_record(f"2606.{n:05d}", title=f"Robot old style {n}", published=newer)
+        for n in range(200, 200 + more)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    set_following(alice, corpus["robots"], True)
+    create_search(alice, name="Old ideas", query='"old style"', syntax="search")
+    create_search(alice, name="Robots", query="ti:robot", syntax="rule")
+    reader = signed_in(alice)
+    cache.clear()
+
+    with CaptureQueriesContext(connection) as queries:
+        rows = listed(reader.get("/").text)
+
+    assert len(rows) == (25 if more else 2)
+    assert len(queries) == 2 + MAX_RENDER_QUERIES, "\n".join(
+        query["sql"][:120] for query in queries
+    )
 
 
 def test_a_changed_search_and_a_new_match_show_in_the_cached_feed(
