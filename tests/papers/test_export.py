@@ -13,7 +13,9 @@ from citeproc import CitationStylesBibliography
 from citeproc import CitationStylesStyle
 from citeproc import formatter
 from citeproc.source.json import CiteProcJSON
+from django.db import connection
 from django.db.models import QuerySet
+from django.test.utils import CaptureQueriesContext
 from pybtex.database import parse_string as parse_bibtex
 
 from papers.export import csl_item
@@ -241,6 +243,29 @@ def test_exports_need_signing_in(client, db, path):
 
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
+
+
+def export_queries(reader, path: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert reader.get(path).status_code == 200
+    return len(queries)
+
+
+@pytest.mark.parametrize("path", ["/saved/bibtex/", "/saved/ris/", "/saved/csl.json/"])
+def test_an_export_costs_as_many_queries_for_30_papers_as_for_2(
+    alice, reader, saved, path
+):
+    """Measured with two papers, a query per paper (its categories) went
+    unnoticed, and BibTeX and RIS had no guard at all."""
+    reader.get(path)  # the session and user, read once and kept
+    two = export_queries(reader, path)
+    more = upsert_records(
+        [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(100, 128)]
+    )
+    for paper in Paper.objects.filter(pk__in=more.changed_ids):
+        SavedPaper.objects.create(user=alice, paper=paper)
+
+    assert export_queries(reader, path) == two <= 6
 
 
 # --- CSL-JSON ---------------------------------------------------------------------
