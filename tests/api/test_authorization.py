@@ -12,15 +12,19 @@ import pytest
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
+from papers.library import set_rating
 from papers.library import set_saved
 from papers.models import IngestRun
 from papers.models import Paper
+from papers.models import Rating
 from papers.models import SavedPaper
 from tests.api.conftest import assert_error
 from tests.clients import token_client
 from tests.conftest import CURATOR_PERMISSIONS
 from topics.following import set_following
 from topics.models import Follow
+from topics.models import SavedSearch
+from topics.saved_searches import create_search
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +38,9 @@ DIGEST = {
     "max_papers": 10,
 }
 TOPIC = "/api/v1/topics/robot-learning/"
+SEARCH = {"name": "Robots again", "query": "robot"}
+HIJACK = {"name": "Hijacked", "query": "agent"}
+RATING = {"paper": "2606.00100", "rating": 1}
 
 # (method, path, body): expected status for anonymous, user, other user, staff.
 MATRIX = [
@@ -77,6 +84,17 @@ MATRIX = [
     ("get", "/api/v1/me/saved/", None, (401, 200, 200, 200)),
     ("post", "/api/v1/me/saved/", {"paper": "2606.00100"}, (401, 200, 201, 201)),
     ("delete", "/api/v1/me/saved/2606.00100/", None, (401, 204, 204, 204)),
+    # alice's saved search ({search}: its id); bob's calls find none of hers.
+    ("get", "/api/v1/me/searches/", None, (401, 200, 200, 200)),
+    ("post", "/api/v1/me/searches/", SEARCH, (401, 201, 201, 201)),
+    ("get", "/api/v1/me/searches/{search}/", None, (401, 200, 404, 404)),
+    ("patch", "/api/v1/me/searches/{search}/", HIJACK, (401, 200, 404, 404)),
+    ("put", "/api/v1/me/searches/{search}/", HIJACK, (401, 405, 405, 405)),
+    ("delete", "/api/v1/me/searches/{search}/", None, (401, 204, 404, 404)),
+    # alice rated it up already: 200, nothing created.
+    ("get", "/api/v1/me/ratings/", None, (401, 200, 200, 200)),
+    ("post", "/api/v1/me/ratings/", RATING, (401, 200, 201, 201)),
+    ("delete", "/api/v1/me/ratings/2606.00100/", None, (401, 204, 204, 204)),
     ("get", "/api/v1/me/token/", None, (401, 200, 200, 200)),
     # Token-authenticated callers have a token already: rotate it instead.
     ("post", "/api/v1/me/token/", None, (401, 409, 409, 409)),
@@ -99,11 +117,17 @@ CASES = [
 
 @pytest.fixture
 def alices_things(alice, corpus):
-    """What alice owns before each call: a follow, a saved paper, a token."""
+    """What alice owns before each call: a follow, a saved paper, a saved
+    search, a rating, a token."""
     set_following(alice, corpus["robots"], True)
     set_saved(alice, Paper.objects.get(arxiv_id="2606.00100"), True)
+    set_rating(alice, Paper.objects.get(arxiv_id="2606.00100"), Rating.UP)
+    search = create_search(alice, name="Robots", query="robot", syntax="search")
     IngestRun.objects.create(source="test")
     return {
+        "search": search.pk,
+        "searches": list(SavedSearch.objects.filter(user=alice).values()),
+        "ratings": list(Rating.objects.filter(user=alice).values()),
         "follows": list(
             Follow.objects.filter(user=alice).values_list("topic", flat=True)
         ),
@@ -121,6 +145,7 @@ def test_authorization(
     caller = {"anonymous": None, "user": alice, "other": bob, "staff": curator}[role]
     client = token_client(caller)
 
+    path = path.format(search=alices_things["search"])
     response = getattr(client, method)(path, body, format="json")
 
     assert response.status_code == status, response.content
@@ -143,6 +168,13 @@ def test_authorization(
             == alices_things["saved"]
         )
         assert Token.objects.get(user=alice).key == alices_things["token"]
+        assert (
+            list(SavedSearch.objects.filter(user=alice).values())
+            == alices_things["searches"]
+        )
+        assert (
+            list(Rating.objects.filter(user=alice).values()) == alices_things["ratings"]
+        )
 
 
 STAFF_CALLS = [
