@@ -47,5 +47,18 @@ def test_caches_and_migrations_are_not(tree, changed):
     assert release_of(tree) == before
 
 
-def test_the_same_sources_are_the_same_release(tree):
-    assert release_of(tree) == release_of(tree)
+def test_two_checkouts_of_the_same_sources_are_the_same_release(
+    tree, tmp_path, monkeypatch
+):
+    """As two machines' are: in another place, their files listed in another
+    order by another filesystem (comparing one tree with itself could tell
+    neither)."""
+    other = tmp_path / "elsewhere" / "checkout"
+    shutil.copytree(tree, other)
+    release = release_of(tree)
+    listed = Path.rglob
+    monkeypatch.setattr(
+        Path, "rglob", lambda self, pattern: reversed(list(listed(self, pattern)))
+    )
+
+    assert release_of(other) == release
