@@ -7,12 +7,15 @@ from dataclasses import replace
 import pytest
 from allauth.account.models import EmailAddress
 from django.contrib import admin
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import DigestPreferences
+from accounts.models import User
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from papers.ingest.records import AuthorRecord
@@ -243,3 +246,32 @@ def test_a_curator_sees_flags_not_who_flagged_and_cannot_write_them(
     assert admin_user.email not in detail.text
     assert "0 results" in searched.text  # no search by the reader's address
     assert client.get("/admin/topics/relevanceflag/add/").status_code == 403
+
+
+# Lists whose rows name a reader, a topic or a paper: each row's would be a query.
+PER_READER = [Follow, SavedPaper, Question, RelevanceFlag, DigestPreferences]
+
+
+@pytest.mark.parametrize("model", PER_READER, ids=lambda m: m._meta.label)
+def test_a_list_costs_as_many_queries_for_many_rows_as_for_one(
+    admin_client, model, django_assert_num_queries
+):
+    """Tried with one row of each, a list that read each row's reader, topic
+    or paper anew (one left out of list_select_related) went unnoticed."""
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    admin_client.get(url)  # the session and user, read once and kept
+    with CaptureQueriesContext(connection) as one:
+        admin_client.get(url)
+    topic, paper = Topic.objects.get(), Paper.objects.order_by("arxiv_id").first()
+    for n in range(5):
+        reader = User.objects.create_user(f"reader{n}@example.com", "pw")
+        Follow.objects.create(user=reader, topic=topic)
+        SavedPaper.objects.create(user=reader, paper=paper)
+        Question.objects.create(user=reader, topic=topic, text=f"Question {n}?")
+        RelevanceFlag.objects.create(user=reader, topic=topic, paper=paper)
+        DigestPreferences.objects.create(user=reader)
+
+    with django_assert_num_queries(len(one)):
+        response = admin_client.get(url)
+
+    assert response.text.count("reader4@example.com") >= 1
