@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import html
 import re
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import date
 from datetime import datetime
 from email.utils import parsedate_to_datetime
+from xml.parsers import expat
 from xml.sax import SAXException
 from zoneinfo import ZoneInfo
 
@@ -31,8 +33,6 @@ from papers.ingest.records import split_arxiv_id
 
 ARXIV_TZ = ZoneInfo("America/New_York")
 _ANNOUNCE_TYPE_RE = re.compile(r"Announce Type:\s*(\S+)")
-_DOCTYPE_RE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
-_ROOT_START_RE = re.compile(rb"<[A-Za-z_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +44,8 @@ class ListingPage:
 
 def load_feed(data: bytes) -> FeedParserDict:
     """Parse Atom or RSS with feedparser; DTDs and broken XML raise ParseError."""
-    # arXiv never sends a DTD, and a DTD is how entity-expansion bombs get in;
-    # it can only sit before the root element.
-    root = _ROOT_START_RE.search(data)
-    if _DOCTYPE_RE.search(data[: root.start() if root else len(data)]):
+    # arXiv never sends a DTD, and a DTD is how entity-expansion bombs get in.
+    if _declares_dtd(data):
         raise ParseError("refusing a feed with a DTD")
     feed = feedparser.parse(data, sanitize_html=False, resolve_relative_uris=False)
     error = feed.get("bozo_exception")
@@ -59,6 +57,32 @@ def load_feed(data: bytes) -> FeedParserDict:
     if not feed.get("version"):
         raise ParseError("not an Atom or RSS feed")
     return feed
+
+
+class _PrologRead(Exception):
+    pass
+
+
+def _declares_dtd(data: bytes) -> bool:
+    """Whether the document declares a DTD, read by an XML parser up to its
+    root element, so that comments and processing instructions are skipped as
+    XML skips them. A document broken before its root says no: feedparser
+    tells it is broken."""
+    parser = expat.ParserCreate()
+    declared = []
+
+    def doctype(*args: object) -> None:
+        declared.append(True)
+        raise _PrologRead
+
+    def root(*args: object) -> None:
+        raise _PrologRead
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.StartElementHandler = root
+    with suppress(_PrologRead, expat.ExpatError):
+        parser.Parse(data, True)
+    return bool(declared)
 
 
 def feed_text(detail: FeedParserDict | None) -> str:
