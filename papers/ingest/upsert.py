@@ -120,6 +120,20 @@ def upsert_records(records: Sequence[PaperRecord]) -> UpsertResult:
     raise AssertionError("unreachable")
 
 
+def _fills_in(record: PaperRecord, paper: Paper) -> bool:
+    """Whether the record is the fuller account of the stored version: of the
+    same version, it knows when that was submitted, which the stored row,
+    written from a daily listing (no dates, comments or affiliations), does
+    not. A withdrawal announced in a listing is said in the comment that the
+    API or OAI-PMH brings later."""
+    return (
+        record.version is not None
+        and record.version == paper.version
+        and record.updated is not None
+        and (paper.updated is None or record.updated > paper.updated)
+    )
+
+
 def _repairs(
     pairs: list[tuple[PaperRecord, Paper]],
 ) -> list[tuple[PaperRecord, Paper]]:
@@ -175,7 +189,9 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
         paper = existing.get(arxiv_id)
         if paper is None:
             to_create.append(record)
-        elif is_newer(record.version, record.updated, paper.version, paper.updated):
+        elif is_newer(
+            record.version, record.updated, paper.version, paper.updated
+        ) or _fills_in(record, paper):
             to_update.append((record, paper))
         else:
             not_newer.append((record, paper))
@@ -230,6 +246,7 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
         "first_announced",
         "primary_category",
         "versions",
+        "comment",
     )
     return {paper.arxiv_id: paper for paper in papers}
 
@@ -278,6 +295,9 @@ def _apply(
     values["first_announced"] = paper.first_announced or values["first_announced"]
     # A listing names no versions: the history stays what the last record said.
     values["versions"] = values["versions"] or paper.versions
+    # Nor comments: the last one stays until a fuller record of this version.
+    if record.announced is not None and not record.comment:
+        values["comment"] = paper.comment
     if not record.primary_category:
         values["primary_category_id"] = paper.primary_category_id
     values["modified_at"] = now

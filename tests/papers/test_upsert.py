@@ -228,3 +228,47 @@ def test_a_replacement_read_from_a_listing_keeps_the_version_history():
     assert paper.versions == [
         {"version": 1, "submitted": submitted.isoformat(), "size": "1MB"}
     ]
+
+
+def test_a_withdrawal_replacing_a_listed_version_is_read_from_the_fuller_record():
+    """A listing carries no comment: its replacement wiped the paper's, and
+    the API's record of the same version, which says it is withdrawn, was
+    "not newer" and changed nothing."""
+    first = datetime(2026, 6, 8, 15, 0, tzinfo=UTC)
+    upsert_records(
+        [
+            paper_record(
+                comment="Workshop paper, 6 pages",
+                authors=(),
+                updated=first,
+            )
+        ]
+    )
+    listed = paper_record(
+        version=2, announced=date(2026, 8, 12), announce_type="replace"
+    )
+    upsert_records([replace(listed, published=None, updated=None)])
+    after_listing = Paper.objects.get()
+
+    withdrawn = "This paper has been withdrawn by the authors due to an error"
+    result = upsert_records(
+        [
+            paper_record(
+                version=2,
+                comment=withdrawn,
+                withdrawn=True,
+                published=first,
+                updated=datetime(2026, 8, 11, 9, 0, tzinfo=UTC),
+            )
+        ]
+    )
+
+    paper = Paper.objects.get()
+    assert after_listing.comment == "Workshop paper, 6 pages"
+    assert result.updated_ids == [paper.pk]
+    assert (paper.version, paper.withdrawn, paper.comment) == (2, True, withdrawn)
+    assert paper.updated == datetime(2026, 8, 11, 9, 0, tzinfo=UTC)
+    # Read again, the same record changes nothing.
+    assert (
+        upsert_records([paper_record(version=2, updated=paper.updated)]).unchanged == 1
+    )
