@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from collections.abc import Iterator
+from copy import copy
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import date
@@ -125,6 +126,16 @@ def run_source(
     return run
 
 
+# What storing a page counts on its run.
+PAGE_COUNTS = (
+    "new_count",
+    "updated_count",
+    "unchanged_count",
+    "rejected_count",
+    "errors",
+)
+
+
 def _store_page(
     source: FeedSource,
     run: IngestRun,
@@ -133,17 +144,27 @@ def _store_page(
     tagger: Tagger | None,
     backfill: bool,
 ) -> int:
-    with transaction.atomic():
-        result = ingest_entries(run, page.entries, tagger=tagger)
-        if page.note:
-            run.message = page.note
-        run.save()
-        updates: dict[str, object] = {"claimed_until": timezone.now() + claim_lease()}
-        if not backfill:
-            updates.update(page.checkpoint)
-        FeedSource.objects.filter(pk=source.pk, claimed_by=owner).update(**updates)
-        for name, value in page.checkpoint.items():
-            setattr(source, name, value)
+    counted = {name: copy(getattr(run, name)) for name in PAGE_COUNTS}
+    try:
+        with transaction.atomic():
+            result = ingest_entries(run, page.entries, tagger=tagger)
+            if page.note:
+                run.message = page.note
+            run.save()
+            updates: dict[str, object] = {
+                "claimed_until": timezone.now() + claim_lease()
+            }
+            if not backfill:
+                updates.update(page.checkpoint)
+            FeedSource.objects.filter(pk=source.pk, claimed_by=owner).update(**updates)
+            for name, value in page.checkpoint.items():
+                setattr(source, name, value)
+    except BaseException:
+        # Its writes are undone, and so is what it counted: the failed run
+        # keeps the counts of the pages stored (fetched ones stay fetched).
+        for name, value in counted.items():
+            setattr(run, name, value)
+        raise
     return len(result.changed_ids)
 
 

@@ -7,10 +7,12 @@ from datetime import date
 from datetime import timedelta
 
 import pytest
+from django.db import OperationalError
 from django.utils import timezone
 from werkzeug import Response
 
 from papers.ingest.harvest import backfill_refusal
+from papers.ingest.harvest import claim_lease
 from papers.ingest.harvest import run_source
 from papers.ingest.harvest import take_due_sources
 from papers.ingest.schedule import next_retry_after
@@ -252,6 +254,34 @@ def test_oai_token_given_twice_stops_the_harvest_and_the_next_starts_over(fake_a
     assert Paper.objects.count() == 1000  # the page, stored once
     assert feed.resumption_token == ""
     assert feed.harvested_until == date(2016, 3, 1)
+
+
+def test_a_page_whose_write_fails_counts_nothing_on_the_failed_run(
+    fake_arxiv, monkeypatch
+):
+    """Its papers were rolled back, yet the run said it had stored them (the
+    connection lost as its checkpoint is written, after its papers)."""
+    feed = source("oai", category="cs", harvested_until=date(2016, 3, 1))
+    fake_arxiv.on("/oai", xml(OAI_FIRST_PAGE), xml(OAI_LAST_PAGE))
+    leases = iter([claim_lease()] * 2)  # the claim and the first page
+
+    def connection_lost_after_the_first_page():
+        try:
+            return next(leases)
+        except StopIteration:
+            raise OperationalError("server closed the connection") from None
+
+    monkeypatch.setattr(
+        "papers.ingest.harvest.claim_lease", connection_lost_after_the_first_page
+    )
+
+    with pytest.raises(OperationalError):
+        run(feed)
+
+    failed = IngestRun.objects.get()
+    assert failed.status == IngestRun.Status.FAILED
+    assert failed.new_count == Paper.objects.count() == 1000
+    assert failed.fetched_count > 1000  # the second page was fetched
 
 
 def test_oai_expired_token_restarts_from_the_last_harvested_day(fake_arxiv):
