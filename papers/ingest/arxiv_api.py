@@ -33,6 +33,7 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import Rejected
 from papers.ingest.records import clean_text
 from papers.ingest.records import in_zone
+from papers.ingest.records import is_category_code
 from papers.ingest.records import is_withdrawn
 from papers.ingest.records import repair_text
 from papers.ingest.records import split_arxiv_id
@@ -61,8 +62,6 @@ _PRIMARY_CATEGORY = f"{ARXIV}primary_category"
 
 # Old backend: http://arxiv.org/api/errors#..., new backend: https://.
 _ERROR_ID_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/api/errors")
-# Category terms also carry ACM ("E.1; F.2.2") and MSC ("68P05") classes.
-_CATEGORY_RE = re.compile(r"^[a-z]+(?:-[a-z]+)*(?:\.[A-Za-z]+(?:-[a-z]+)*)?$")
 _ENCODING_RE = re.compile(
     rb"^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*[\"']([^\"']*)"
 )
@@ -156,8 +155,9 @@ def _entry_record(entry: Element, position: int, utf8: bool) -> PaperRecord | Re
         return Rejected(entry=f"entry {position}", reason="entry has no arXiv id")
     abstract = _content(fields.get("summary"), utf8)
     comment = clean_text(_text(fields.get("comment"), utf8))
-    # Some responses also carry a literal term="null" category.
-    categories = [t for t, _, _ in terms if _CATEGORY_RE.match(t) and t != "null"]
+    # Category terms also carry ACM ("E.1; F.2.2") and MSC ("68P05") classes,
+    # and some responses a literal term="null".
+    categories = [t for t, _, _ in terms if is_category_code(t) and t != "null"]
     if primary and primary not in categories:
         categories.insert(0, primary)
     published = _utc(_text(fields.get("published"), utf8))

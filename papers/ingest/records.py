@@ -190,9 +190,15 @@ MAX_AUTHORS = 5_000
 FUTURE_SLACK = timedelta(days=1)
 # arXiv opened in August 1991; a few papers carry earlier dates of their own.
 ARXIV_BEGAN = datetime(1986, 1, 1, tzinfo=UTC)
-# The width of papers.models' Category.code: a longer one failed its batch.
+# arXiv's category codes (cs.AI, cond-mat.str-el, hep-th), no longer than
+# papers.models' Category.code: a longer one failed its batch.
+CATEGORY_CODE = re.compile(r"[a-z]+(?:-[a-z]+)*(?:\.[A-Za-z]+(?:-[a-z]+)*)?")
 CODE_WIDTH = 32
 MAX_VERSION = 32_767
+
+
+def is_category_code(text: str) -> bool:
+    return len(text) <= CODE_WIDTH and CATEGORY_CODE.fullmatch(text) is not None
 
 
 def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
@@ -214,8 +220,8 @@ def validation_error(record: PaperRecord, *, now: datetime) -> str | None:
             return f"date in the future: {moment.isoformat()}"
         if moment is not None and moment < ARXIV_BEGAN:
             return f"date before arXiv began: {moment.isoformat()}"
-    if too_wide := [code for code in record.categories if len(code) > CODE_WIDTH]:
-        return f"category {too_wide[0][:40]!r}… is longer than {CODE_WIDTH} characters"
+    if odd := [code for code in record.categories if not is_category_code(code)]:
+        return f"not an arXiv category: {odd[0][:40]!r}"
     if record.version is not None and not 0 < record.version <= MAX_VERSION:
         return f"version {record.version} (arXiv's run from 1)"
     return None

@@ -75,10 +75,10 @@ def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
     versions = sorted((_version(v) for v in row.get("versions") or ()), key=_number)
     if not versions:
         raise ParseError(f"{arxiv_id} has no versions")
-    categories = tuple(str(row.get("categories") or "").split())
+    categories = tuple(_text(row, "categories").split())
     comment = clean_text(row.get("comments"))
     abstract = clean_text(row.get("abstract"))
-    raw_authors = str(row.get("authors") or "")
+    raw_authors = _text(row, "authors")
     return PaperRecord(
         arxiv_id=arxiv_id,
         version=versions[-1].version,
@@ -100,6 +100,15 @@ def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
         withdrawn=is_withdrawn(comment=comment, abstract=abstract),
         versions=tuple(versions),
     )
+
+
+def _text(row: dict[str, Any], name: str) -> str:
+    """A field that must be text ("cs.AI cs.LG", not ["cs.AI"], which read as
+    the category "['cs.AI']"), or "" when absent."""
+    value = row.get(name) or ""
+    if not isinstance(value, str):
+        raise ParseError(f"{name} is {type(value).__name__}, not text")
+    return value
 
 
 def _primary_category(

@@ -196,14 +196,15 @@ def test_a_malformed_line_is_rejected_and_the_rest_ingested(tmp_path):
     assert "rejected line 2" in out
 
 
-def test_dates_out_of_range_and_values_wider_than_their_columns_reject_their_line(
+def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     tmp_path,
 ):
     """Each failed its whole file: a date past the year 9999 in UTC raised
     OverflowError, which no line's handler caught, and a value wider than its
-    column failed the batch's COPY; the good lines were lost with it."""
+    column failed the batch's COPY; the good lines were lost with it. A list
+    or a number where text belongs was stored as its Python spelling."""
     good = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:6]]
-    bad = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[6:12]]
+    bad = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[6:14]]
     bad[0]["versions"].append(
         {"version": "v9", "created": "Fri, 31 Dec 9999 23:30:00 -0500"}
     )
@@ -212,6 +213,8 @@ def test_dates_out_of_range_and_values_wider_than_their_columns_reject_their_lin
     bad[3]["license"] = "l" * 300
     bad[4]["categories"] = "hep-ph " + "x" * 40
     bad[5]["versions"][-1]["version"] = "v40000"
+    bad[6]["categories"] = ["cs.AI"]  # read as the category "['cs.AI']"
+    bad[7]["authors"] = 5  # read as an author named 5
     path = tmp_path / "snapshot.jsonl"
     path.write_text("\n".join(json.dumps(row) for row in good + bad))
 
@@ -219,13 +222,15 @@ def test_dates_out_of_range_and_values_wider_than_their_columns_reject_their_lin
 
     run = IngestRun.objects.get()
     reasons = " | ".join(error["message"] for error in run.errors)
-    assert (run.new_count, run.rejected_count) == (6, 6), reasons
+    assert (run.new_count, run.rejected_count) == (6, 8), reasons
     assert "date out of range: 9999-12-31T23:30:00-05:00" in reasons
     assert "date before arXiv began: 1900-01-01" in reasons
     assert "doi is 305 characters long (limit 255)" in reasons
     assert "license is 300 characters long (limit 255)" in reasons
-    assert "is longer than 32 characters" in reasons
+    assert "not an arXiv category: 'xxxxxxxx" in reasons
     assert "version 40000" in reasons
+    assert "categories is list, not text" in reasons
+    assert "authors is int, not text" in reasons
     assert Paper.objects.count() == 6
 
 
