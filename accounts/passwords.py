@@ -37,10 +37,12 @@ def end_keys_on_save(sender: Any, instance: User, created: bool, **kwargs: Any) 
     the save is over (and not a stored hash upgraded at log-in)."""
     made_inactive = not created and instance.stored_active and not instance.is_active
     new_password = not created and instance._password is not None  # type: ignore[attr-defined]
+    ended = False
     if new_password or made_inactive:
         token = revoke_token(user=instance)
         feed = revoke_feed(instance)
-        instance.keys_ended = token or feed
+        ended = token or feed
+    instance.keys_ended = ended  # by this save
     if made_inactive:
         end_sessions(instance)
     instance.stored_active = instance.is_active
