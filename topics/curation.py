@@ -250,10 +250,12 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
 
 
 def _move_follows(topic: Topic, target: Topic) -> None:
+    """Its followers follow the target, whose page shows their count."""
     for follow in Follow.objects.filter(topic=topic):
         Follow.objects.get_or_create(
             user_id=follow.user_id, topic=target, defaults={"muted": follow.muted}
         )
+    content_changed(followers=[target])
 
 
 def _move_links(topic: Topic, target: Topic) -> None:

@@ -331,3 +331,19 @@ def test_a_merge_while_the_target_is_re_tagged_loses_nothing(two_topics, monkeyp
     assert moving <= set(
         PaperTopic.objects.filter(topic=target).values_list("paper", flat=True)
     )
+
+
+def test_a_merge_moves_the_kept_topics_follower_count_on_its_page(
+    two_topics, alice, bob, client, django_capture_on_commit_callbacks
+):
+    """Its followers moved, yet its page said the count it had cached (for an
+    hour, or until someone followed it)."""
+    target, other = two_topics
+    Follow.objects.create(user=alice, topic=target)
+    Follow.objects.create(user=bob, topic=other)
+    assert "1 follower" in client.get("/topics/agents/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        merge_and_retag(target, [other])
+
+    assert "2 followers" in client.get("/topics/agents/").text
