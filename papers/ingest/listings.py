@@ -67,7 +67,8 @@ def _declares_dtd(data: bytes) -> bool:
     """Whether the document declares a DTD, read by an XML parser up to its
     root element, so that comments and processing instructions are skipped as
     XML skips them. A document broken before its root says no: feedparser
-    tells it is broken."""
+    tells it is broken; so does one in an encoding expat does not read
+    (Shift_JIS, an unknown name), which feedparser decodes itself."""
     parser = expat.ParserCreate()
     declared = []
 
@@ -80,7 +81,7 @@ def _declares_dtd(data: bytes) -> bool:
 
     parser.StartDoctypeDeclHandler = doctype
     parser.StartElementHandler = root
-    with suppress(_PrologRead, expat.ExpatError):
+    with suppress(_PrologRead, expat.ExpatError, ValueError, LookupError):
         parser.Parse(data, True)
     return bool(declared)
 

@@ -162,3 +162,20 @@ def test_refuses_a_feed_with_a_dtd(prolog):
     data = prolog + b'<!DOCTYPE rss [<!ENTITY x "y">]><rss version="2.0"/>'
     with pytest.raises(ParseError, match="DTD"):
         parse_listing(data)
+
+
+@pytest.mark.parametrize("encoding", ["shift_jis", "x-bogus"])
+def test_a_feed_in_an_encoding_the_dtd_check_cannot_read_is_still_parsed(encoding):
+    """The check for a DTD reads the prolog with expat, which raised on these
+    where feedparser reads them."""
+    data = (
+        f'<?xml version="1.0" encoding="{encoding}"?>'
+        '<rss version="2.0"><channel><title>t</title><item>'
+        "<title>Agents</title><link>https://arxiv.org/abs/2606.00001</link>"
+        "<guid>oai:arXiv.org:2606.00001v1</guid><description>x</description>"
+        "</item></channel></rss>"
+    ).encode("ascii")
+
+    (paper,) = parse_listing(data).records
+
+    assert paper.title == "Agents"
