@@ -33,6 +33,7 @@ from papers.ingest.records import split_arxiv_id
 
 ARXIV_TZ = ZoneInfo("America/New_York")
 _ANNOUNCE_TYPE_RE = re.compile(r"Announce Type:\s*(\S+)")
+_DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +68,7 @@ def _declares_dtd(data: bytes) -> bool:
     """Whether the document declares a DTD, read by an XML parser up to its
     root element, so that comments and processing instructions are skipped as
     XML skips them. A document broken before its root says no: feedparser
-    tells it is broken; so does one in an encoding expat does not read
-    (Shift_JIS, an unknown name), which feedparser decodes itself."""
+    tells it is broken."""
     parser = expat.ParserCreate()
     declared = []
 
@@ -81,8 +81,13 @@ def _declares_dtd(data: bytes) -> bool:
 
     parser.StartDoctypeDeclHandler = doctype
     parser.StartElementHandler = root
-    with suppress(_PrologRead, expat.ExpatError, ValueError, LookupError):
-        parser.Parse(data, True)
+    try:
+        with suppress(_PrologRead, expat.ExpatError):
+            parser.Parse(data, True)
+    except (ValueError, LookupError):
+        # An encoding expat does not read (Shift_JIS, an unknown name), which
+        # feedparser decodes itself: a DOCTYPE anywhere in its bytes counts.
+        return _DOCTYPE.search(data) is not None
     return bool(declared)
 
 
