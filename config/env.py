@@ -211,6 +211,8 @@ def _ports_read(address: str) -> bool:
     PostgreSQL address may list hosts: h1:5432,h2:5433). Read only when a
     client connects, a bad one failed there, naming no variable."""
     hosts = urlsplit(address).netloc.rpartition("@")[2]
+    if hosts == ":memory:":  # SQLite's in-memory database: no host at all
+        return True
     try:
         for host in hosts.split(","):
             urlsplit(f"//{host}").port  # noqa: B018  (reading it checks it)

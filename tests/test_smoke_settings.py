@@ -303,3 +303,17 @@ def test_beat_sends_a_heartbeat_to_each_queue_a_worker_takes(load_settings):
     assert set(heartbeats(judged)) == {
         route["queue"] for route in judged.CELERY_TASK_ROUTES.values()
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("DATABASE_URL", "sqlite://:memory:"),
+        ("DATABASE_URL", "postgres://u:pw@db1:5432,db2:5433/momentum"),
+        ("CACHE_URL", "redis://:pw@[::1]:6379/1"),
+    ],
+)
+def test_addresses_without_a_port_or_with_several_are_taken(load_settings, name, value):
+    """The port check read SQLite's in-memory address as a host whose port
+    is "memory:"."""
+    load_settings("config.settings.base", **{name: value})
