@@ -68,7 +68,7 @@ def _rejected(row: object, number: int, reason: str) -> Rejected:
 
 
 def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
-    raw_id = str(row.get("id") or "").strip()
+    raw_id = _text(row, "id").strip()
     if not raw_id:
         raise ParseError("no id")
     arxiv_id, _ = split_arxiv_id(raw_id)
@@ -76,13 +76,13 @@ def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
     if not versions:
         raise ParseError(f"{arxiv_id} has no versions")
     categories = tuple(_text(row, "categories").split())
-    comment = clean_text(row.get("comments"))
-    abstract = clean_text(row.get("abstract"))
+    comment = clean_text(_text(row, "comments"))
+    abstract = clean_text(_text(row, "abstract"))
     raw_authors = _text(row, "authors")
     return PaperRecord(
         arxiv_id=arxiv_id,
         version=versions[-1].version,
-        title=clean_text(row.get("title")),
+        title=clean_text(_text(row, "title")),
         abstract=abstract,
         # The raw string is split the same way as in arXivRaw and the listings;
         # authors_parsed (absent from the recent file) is the fallback.
@@ -94,9 +94,9 @@ def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
         published=versions[0].submitted,
         updated=versions[-1].submitted,
         comment=comment,
-        journal_ref=clean_text(row.get("journal-ref")),
-        doi=clean_text(row.get("doi")),
-        license=clean_text(row.get("license")),
+        journal_ref=clean_text(_text(row, "journal-ref")),
+        doi=clean_text(_text(row, "doi")),
+        license=clean_text(_text(row, "license")),
         withdrawn=is_withdrawn(comment=comment, abstract=abstract),
         versions=tuple(versions),
     )

@@ -204,7 +204,7 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     column failed the batch's COPY; the good lines were lost with it. A list
     or a number where text belongs was stored as its Python spelling."""
     good = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:6]]
-    bad = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[6:14]]
+    bad = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[6:15]]
     bad[0]["versions"].append(
         {"version": "v9", "created": "Fri, 31 Dec 9999 23:30:00 -0500"}
     )
@@ -215,6 +215,7 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     bad[5]["versions"][-1]["version"] = "v40000"
     bad[6]["categories"] = ["cs.AI"]  # read as the category "['cs.AI']"
     bad[7]["authors"] = 5  # read as an author named 5
+    bad[8]["title"] = ["A", "list"]  # said "'list' object has no attribute"
     path = tmp_path / "snapshot.jsonl"
     path.write_text("\n".join(json.dumps(row) for row in good + bad))
 
@@ -222,7 +223,7 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
 
     run = IngestRun.objects.get()
     reasons = " | ".join(error["message"] for error in run.errors)
-    assert (run.new_count, run.rejected_count) == (6, 8), reasons
+    assert (run.new_count, run.rejected_count) == (6, 9), reasons
     assert "date out of range: 9999-12-31T23:30:00-05:00" in reasons
     assert "date before arXiv began: 1900-01-01" in reasons
     assert "doi is 305 characters long (limit 255)" in reasons
@@ -231,6 +232,7 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     assert "version 40000" in reasons
     assert "categories is list, not text" in reasons
     assert "authors is int, not text" in reasons
+    assert "title is list, not text" in reasons
     assert Paper.objects.count() == 6
 
 
