@@ -38,6 +38,13 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def site_is_the_live_server(settings, live_server):
+    """Mails name the site (MOMENTUM_SITE_URL), as deployed: here, the live
+    server, whose links a test follows."""
+    settings.MOMENTUM_SITE_URL = live_server.url
+
+
 @pytest.fixture
 def new_page(browser, live_server):
     """Open a page in a browser context of its own on the live server, with
