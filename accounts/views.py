@@ -181,5 +181,12 @@ class ConfirmOnPostView(ConfirmEmailView):
     signs them out, as the address's account is the one signed in then."""
 
     def logout_other_user(self, confirmation: Any) -> None:
+        user = self.request.user
         if self.request.method == "POST":
             super().logout_other_user(confirmation)
+        elif user.is_authenticated and user.pk != confirmation.email_address.user_id:
+            messages.info(
+                self.request,
+                f"You are logged in as {user.email}: confirming this address, "
+                "another account's, logs you out.",
+            )

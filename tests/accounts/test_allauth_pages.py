@@ -285,6 +285,10 @@ def test_opening_another_accounts_confirmation_link_signs_no_one_out(
 
     assert page.status_code == 200
     assert client.session["_auth_user_id"] == str(verified_alice.pk)
+    assert (
+        "You are logged in as alice@example.com: confirming this address, another "
+        "account&#x27;s, logs you out."
+    ) in page.text
     client.post(link_in(message))
     assert EmailAddress.objects.get(email="frank@example.com").verified
     assert client.session.get("_auth_user_id") != str(verified_alice.pk)
