@@ -15,7 +15,8 @@ before (harvested late, or included by a curator from the review queue; at
 most MAX_LOOKBACK back), never one already sent to them nor one they saved or
 rated; a paper in several
 followed topics appears once, under the first, naming the others. Then the new
-papers by followed authors that no topic section holds, in a section of their
+papers by followed authors that no topic section holds (announced since that
+period, or ingested since that digest's send time), in a section of their
 own ("topic": None), newest first. A paper by a followed author names them, in
 whichever section it is (a third item: their ids), so a paper both in a
 followed topic and by a followed author appears once, with both reasons. Then,
@@ -43,6 +44,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db.models import Max
+from django.db.models import Min
 from django.db.models import Q
 
 from notifications.models import Digest
@@ -116,7 +118,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     user_ids = [request.user_id for request in requests]
     follows = _follows(user_ids)
     author_follows = _author_follows(user_ids)
-    last_sent = _last_sent_periods(user_ids)
+    last_sent, never_sent = _last_sent_periods(user_ids)
     latest_week = (
         latest_week_start() if any(request.fresh for request in requests) else None
     )
@@ -125,6 +127,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
             request,
             last_sent[request.user_id][0] if request.user_id in last_sent else None,
             latest_week,
+            never_sent.get(request.user_id),
         )
         for request in requests
     }
@@ -144,7 +147,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
     if not topic_ids and not author_ids and not searches:
         return {user_id: Plan(since[user_id]) for user_id in user_ids}
     by_topic, topics_of, joined = _recent_tags(topic_ids, earliest, late)
-    by_author, authors_of = _recent_authorships(author_ids, earliest)
+    by_author, authors_of, ingested = _recent_authorships(author_ids, earliest, late)
     sent = _already_sent(requests, floor if joined_after else earliest)
     candidates = sorted(
         {pk for papers in by_topic.values() for pk, _ in papers}
@@ -171,6 +174,7 @@ def plan_digests(requests: Sequence[PlanRequest]) -> dict[int, Plan]:
                 searches_of,
                 joined,
                 found,
+                ingested,
             ),
             (set() if request.fresh else sent.get(request.user_id, set()))
             | set(rated.get(request.user_id, ())),
@@ -206,6 +210,8 @@ class Recent:
     joined: dict[tuple[int, int], datetime] = field(default_factory=dict)
     # When an ingest found each (search, paper) of by_search, where it did.
     found: dict[tuple[int, int], datetime] = field(default_factory=dict)
+    # When each paper of by_author was first ingested.
+    ingested: dict[int, datetime] = field(default_factory=dict)
 
 
 def _follows(user_ids: list[int]) -> dict[int, list[int]]:
@@ -232,19 +238,34 @@ def _author_follows(user_ids: list[int]) -> dict[int, list[int]]:
     return follows
 
 
-def _last_sent_periods(user_ids: list[int]) -> dict[int, tuple[date, datetime]]:
-    """The period and the send time of each user's last digest sent."""
+def _last_sent_periods(
+    user_ids: list[int],
+) -> tuple[dict[int, tuple[date, datetime]], dict[int, date]]:
+    """The period and the send time of each user's last digest sent; and for
+    a user never sent one, the first day their failed digests held, whose
+    papers (freed) are still owed."""
+    sent = Q(status=Digest.Status.SENT)
     rows = (
         Digest.objects.filter(
             user_id__in=user_ids,
             kind=Digest.Kind.SCHEDULED,
-            status=Digest.Status.SENT,
+            status__in=[Digest.Status.SENT, Digest.Status.FAILED],
         )
         .values("user_id")
-        .annotate(last=Max("period_start"), due=Max("due_at"))
-        .values_list("user_id", "last", "due")
+        .annotate(
+            last=Max("period_start", filter=sent),
+            due=Max("due_at", filter=sent),
+            failed_since=Min("since", filter=Q(status=Digest.Status.FAILED)),
+        )
+        .values_list("user_id", "last", "due", "failed_since")
     )
-    return {user_id: (last, due) for user_id, last, due in rows}
+    last_sent, never_sent = {}, {}
+    for user_id, last, due, failed_since in rows:
+        if last is not None:
+            last_sent[user_id] = (last, due)
+        elif failed_since is not None:
+            never_sent[user_id] = failed_since
+    return last_sent, never_sent
 
 
 def latest_week_start() -> date | None:
@@ -254,16 +275,21 @@ def latest_week_start() -> date | None:
 
 
 def _since(
-    request: PlanRequest, last_sent: date | None, latest_week: date | None
+    request: PlanRequest,
+    last_sent: date | None,
+    latest_week: date | None,
+    failed_since: date | None = None,
 ) -> date:
     """The first announcement day the digest covers: the day of the last period
-    received (overlap is harmless, sent papers are left out), else one period;
+    received (overlap is harmless, sent papers are left out), else one period,
+    or from the first day of the failed digests of a reader never sent one;
     for a fresh plan, the latest week harvested."""
     floor = request.period_start - MAX_LOOKBACK
     if request.fresh:
         return latest_week or floor
     if last_sent is None or last_sent >= request.period_start:
-        return max(request.period_start - request.step, floor)
+        one_period = request.period_start - request.step
+        return max(min(one_period, failed_since or one_period), floor)
     return max(last_sent, floor)
 
 
@@ -296,26 +322,32 @@ def _recent_tags(
 
 
 def _recent_authorships(
-    author_ids: set[int], earliest: date
-) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]]]:
-    """Each author's papers announced since `earliest`, newest first, and each
-    such paper's authors (of these)."""
+    author_ids: set[int], earliest: date, late: tuple[datetime, date] | None
+) -> tuple[dict[int, list[tuple[int, date]]], dict[int, set[int]], dict[int, datetime]]:
+    """Each author's papers announced since `earliest`, and with `late`
+    (ingested after, announced since) those harvested later, newest first;
+    each such paper's authors (of these); and when each was ingested."""
     by_author: dict[int, list[tuple[int, date]]] = defaultdict(list)
     authors_of: dict[int, set[int]] = defaultdict(set)
+    ingested: dict[int, datetime] = {}
     if not author_ids:
-        return by_author, authors_of
+        return by_author, authors_of, ingested
+    recent = Q(paper__first_announced__gte=earliest)
+    if late:
+        recent |= Q(paper__created_at__gt=late[0], paper__first_announced__gte=late[1])
     rows = (
-        Authorship.objects.filter(
-            author_id__in=author_ids, paper__first_announced__gte=earliest
-        )
+        Authorship.objects.filter(recent, author_id__in=author_ids)
         .order_by("-paper__first_announced", "-paper_id")
-        .values_list("author_id", "paper_id", "paper__first_announced")
+        .values_list(
+            "author_id", "paper_id", "paper__first_announced", "paper__created_at"
+        )
     )
-    for author_id, paper_id, day in rows:
+    for author_id, paper_id, day, created_at in rows:
         if paper_id not in authors_of or author_id not in authors_of[paper_id]:
-            by_author[author_id].append((paper_id, day))  # type: ignore[arg-type]  # >= earliest: not null
+            by_author[author_id].append((paper_id, day))  # type: ignore[arg-type]  # filtered on: not null
         authors_of[paper_id].add(author_id)
-    return by_author, authors_of
+        ingested[paper_id] = created_at
+    return by_author, authors_of, ingested
 
 
 def _recent_matches(
@@ -442,13 +474,15 @@ def _plan_one(
         paper_id: day
         for author_id in followed.authors
         for paper_id, day in recent.by_author.get(author_id, [])
-        if is_new(paper_id, day)
+        # A paper joins its authors' works when it is ingested.
+        if is_new(paper_id, day, recent.ingested.get(paper_id))
     }
     if by_authors:
         # Newest first, as each topic's (ties: the higher id first).
         newest = sorted(by_authors, key=lambda pk: (by_authors[pk], pk), reverse=True)
         placed.update(newest)
-        new.append(({"topic": None}, newest, since))  # never late: none joins
+        first_day = min([since, *by_authors.values()])
+        new.append(({"topic": None}, newest, first_day))
     for search_id in followed.searches:
         papers, first_day = unplaced(
             recent.by_search.get(search_id, []), search_id, recent.found

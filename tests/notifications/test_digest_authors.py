@@ -166,3 +166,35 @@ def test_digests_planned_before_author_follows_still_shape(alice, agents):
 
     [entry] = content.sections[0].entries
     assert entry.by_followed == []
+
+
+def test_a_followed_authors_paper_harvested_after_a_digest_comes_in_the_next(
+    alice, ada
+):
+    """Announced before the last digest's send time but ingested after it (an
+    ingest outage, a backfill): new to the reader, as a topic's late paper is."""
+    reader = verified(alice)
+    User.objects.filter(pk=reader.pk).update(
+        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
+    )
+    AuthorFollow.objects.create(user=reader, author=ada)
+    written_by(add_papers([], date(2026, 7, 10), title="Early notes")[0], ada)
+    open_due_digests(at=MONDAY_9)
+    send_digests(hand_out(), mailer=Mailer())
+    [late] = add_papers([], date(2026, 7, 10), title="Late notes")
+    written_by(late, ada)
+    Paper.objects.filter(pk=late.pk).update(
+        created_at=datetime(2026, 7, 14, 3, tzinfo=UTC)
+    )
+    written_by(add_papers([], date(2026, 7, 15), title="Fresh notes")[0], ada)
+
+    open_due_digests(at=MONDAY_9 + WEEK)
+    send_digests(hand_out(), mailer=Mailer())
+
+    first, second = (message.body for message in mail.outbox)
+    assert "Early notes" in first
+    assert "Late notes" in second
+    assert "Fresh notes" in second
+    assert "Early notes" not in second
+    # Its section's first line says the late paper's day.
+    assert "first announced since Jul 10, 2026" in second
