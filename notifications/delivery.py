@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timedelta
+from typing import Any
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
@@ -32,6 +33,7 @@ from django.db.models import OuterRef
 from django.db.models import Q
 from django.db.models import QuerySet
 from django.db.models import Subquery
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from accounts.models import DigestPreferences
@@ -57,6 +59,7 @@ from notifications.schedule import Schedule
 from papers.models import AuthorFollow
 from topics.models import Follow
 from topics.models import SavedSearch
+from topics.models import Topic
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +120,24 @@ def open_due_digests(*, at: datetime) -> int:
         )
     Digest.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
     return len(new)
+
+
+def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
+    """When the user's next scheduled digest is due, as open_due_digests opens
+    them: not in a period that has one already, nor before one already opened
+    (after a schedule change, the next period's)."""
+    due = schedule.next_send_time(now)
+    last = (
+        Digest.objects.filter(user=user, kind=Digest.Kind.SCHEDULED)
+        .order_by("-due_at")
+        .values_list("period_start", "due_at")
+        .first()
+    )
+    if last is not None:
+        last_day, last_due = last
+        if schedule.current_period(due)[0] <= last_day or due <= last_due:
+            return schedule.next_send_time(due)
+    return due
 
 
 def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[int]:
@@ -205,6 +226,7 @@ def send_digests(digest_ids: Sequence[int], *, mailer: Mailer) -> list[Outcome]:
         else:
             digest.to_email = addresses[digest.user_id]
             ready.append(digest)
+    _unplan_gone_sections(ready, claim)
     outcomes.extend(_plan_and_record(ready, claim))
     to_send = [d for d in ready if d.pk not in {o.digest_id for o in outcomes}]
     contents = shape_digests(
@@ -253,6 +275,45 @@ def _plan_request(digest: Digest) -> PlanRequest:
         digest_id=digest.pk,
         fresh=fresh,
     )
+
+
+def _unplan_gone_sections(digests: list[Digest], claim: str) -> None:
+    """Make a planned digest with a section whose topic or saved search is gone
+    since it was planned (a retry after a curator merged or deleted the topic)
+    to be planned again: its papers are freed, to come under the topic they
+    moved to, if the reader follows it, rather than in a section that can no
+    longer be shown."""
+    planned: list[tuple[Digest, list[dict[str, Any]]]] = [
+        (digest, digest.sections) for digest in digests if digest.sections
+    ]
+    topics = {s["topic"] for _, sections in planned for s in sections if s["topic"]}
+    searches = {
+        s["search"] for _, sections in planned for s in sections if s.get("search")
+    }
+    topics -= set(Topic.objects.filter(pk__in=topics).values_list("pk", flat=True))
+    searches -= set(
+        SavedSearch.objects.filter(pk__in=searches).values_list("pk", flat=True)
+    )
+    gone = [
+        digest
+        for digest, sections in planned
+        if any(
+            section["topic"] in topics or section.get("search") in searches
+            for section in sections
+        )
+    ]
+    if not gone:
+        return
+    with transaction.atomic():
+        DigestPaper.objects.filter(digest__in=gone).delete()
+        Digest.objects.filter(pk__in=[d.pk for d in gone], claimed_by=claim).update(
+            sections=None, since=None, paper_count=0
+        )
+    for digest in gone:
+        logger.info(
+            "digest %s: a section's topic or search is gone; planned anew", digest.pk
+        )
+        digest.sections = None
 
 
 def _plan_and_record(digests: list[Digest], claim: str) -> list[Outcome]:
@@ -336,6 +397,9 @@ def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> O
         Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
             message_id=digest.message_id
         )
+    if not content.sections:
+        # Every paper it held was deleted since it was planned: no empty email.
+        return _free(digest, claim, Status.SKIPPED, "Its papers were deleted.")
     rendered = render_digest(
         user=digest.user,
         content=content,
@@ -353,7 +417,7 @@ def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> O
     except PermanentSendError as exc:
         return _fail(digest, claim, str(exc))
     except TransientSendError as exc:
-        return _defer(digest, claim, str(exc))
+        return _defer(digest, claim, exc)
     return _finish(digest, claim, Status.SENT, "", sent_at=timezone.now())
 
 
@@ -372,23 +436,27 @@ def _finish(
     return Outcome(digest.pk, status)
 
 
-@transaction.atomic
 def _fail(digest: Digest, claim: str, reason: str) -> Outcome:
-    # Its papers were never delivered: free them for the next digest.
+    return _free(digest, claim, Status.FAILED, reason)
+
+
+@transaction.atomic
+def _free(digest: Digest, claim: str, status: str, reason: str) -> Outcome:
+    """Finish a digest that was not delivered, its papers freed for the next."""
     DigestPaper.objects.filter(digest_id=digest.pk).delete()
-    return _finish(digest, claim, Status.FAILED, reason)
+    return _finish(digest, claim, status, reason)
 
 
-def _defer(digest: Digest, claim: str, reason: str) -> Outcome:
+def _defer(digest: Digest, claim: str, error: TransientSendError) -> Outcome:
     """Put a digest back in the outbox after a temporary failure, or give up."""
-    if digest.attempts >= settings.MOMENTUM_DIGEST_MAX_ATTEMPTS:
-        return _fail(
-            digest, claim, f"Gave up after {digest.attempts} attempts: {reason}"
-        )
+    reason = str(error)
+    if _gives_up(digest, error):
+        tries = f"{digest.attempts} attempt{pluralize(digest.attempts)}"
+        return _fail(digest, claim, f"Gave up after {tries}: {reason}")
     # Exponential backoff with jitter (half to all of the ceiling), so digests
     # that failed together do not retry together.
     ceiling = min(
-        settings.MOMENTUM_DIGEST_RETRY_SECONDS * 2 ** (digest.attempts - 1),
+        settings.MOMENTUM_DIGEST_RETRY_SECONDS * 2 ** min(digest.attempts - 1, 32),
         settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS,
     )
     delay = random.uniform(ceiling / 2, ceiling)
@@ -402,6 +470,22 @@ def _defer(digest: Digest, claim: str, reason: str) -> Outcome:
     )
     logger.info("digest %s deferred %.0fs: %s", digest.pk, delay, reason)
     return Outcome(digest.pk, Status.PENDING, retry_in=delay)
+
+
+def _gives_up(digest: Digest, error: TransientSendError) -> bool:
+    """Whether a temporary failure ends the digest's tries: after
+    MOMENTUM_DIGEST_MAX_ATTEMPTS of them. But a mail server out of reach fails
+    every message alike, however long it is down: a scheduled digest then waits
+    for it until its last try before the next period's digest is due, so that
+    its papers, freed, are that digest's."""
+    if error.server_down and digest.kind == Digest.Kind.SCHEDULED:
+        last_try = (
+            digest.due_at
+            + Schedule(frequency=digest.frequency).step
+            - timedelta(seconds=settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS)
+        )
+        return timezone.now() >= last_try
+    return digest.attempts >= settings.MOMENTUM_DIGEST_MAX_ATTEMPTS
 
 
 def summarize(outcomes: Iterable[Outcome]) -> Counter[str]:

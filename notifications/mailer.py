@@ -37,7 +37,13 @@ class SendError(Exception):
 
 
 class TransientSendError(SendError):
-    """Worth trying again later: 4xx replies, timeouts, dropped connections."""
+    """Worth trying again later: 4xx replies, timeouts, dropped connections.
+    `server_down`: the server was out of reach or refused the connection or
+    login, whatever the message (SERVER_REPLIES), not this message refused."""
+
+    def __init__(self, reason: str, *, server_down: bool = False) -> None:
+        super().__init__(reason)
+        self.server_down = server_down
 
 
 class PermanentSendError(SendError):
@@ -233,4 +239,4 @@ def classify(exc: Exception) -> SendError:
     """Sort a sending error into worth-retrying or not, by the SMTP reply code."""
     if is_permanent(exc):
         return PermanentSendError(describe(exc))
-    return TransientSendError(describe(exc))
+    return TransientSendError(describe(exc), server_down=_is_server_failure(exc))

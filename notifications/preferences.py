@@ -48,7 +48,9 @@ def digest_sources(user: User) -> list[str]:
     """What the reader's digest is made of, named as it is when it is empty:
     none, and no digest can come (everything followed muted, say)."""
     held = {
-        "the topics you follow": Follow.objects.filter(user=user, muted=False).exists(),
+        "the topics you follow": Follow.objects.filter(
+            user=user, muted=False, topic__is_active=True
+        ).exists(),
         "the authors you follow": AuthorFollow.objects.filter(user=user).exists(),
         "your saved searches": SavedSearch.objects.filter(user=user).exists(),
     }
@@ -57,7 +59,7 @@ def digest_sources(user: User) -> list[str]:
 
 NOTHING_HELD = (
     "Your digest has nothing to hold: follow a topic (and leave it unmuted) or an "
-    "author, or save a search."
+    "author, or save a search. A topic the curators paused is in no digest."
 )
 
 

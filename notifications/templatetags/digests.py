@@ -9,6 +9,7 @@ from django import template
 from django.utils import timezone
 
 from accounts.models import DigestPreferences
+from notifications.delivery import next_due
 from notifications.models import Digest
 from notifications.preferences import NOTHING_HELD
 from notifications.preferences import digest_sources
@@ -44,7 +45,7 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         .first(),
         "next_at": None
         if schedule.frequency == OFF
-        else schedule.next_send_time(timezone.now()),
+        else next_due(user, schedule, timezone.now()),
         "nothing_held": None if digest_sources(user) else NOTHING_HELD,
         "time_zone": schedule.zone,
     }

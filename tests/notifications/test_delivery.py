@@ -14,10 +14,13 @@ import pytest
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
+from django.test import override_settings
+from django.utils import timezone
 
 from accounts.models import User
 from notifications.delivery import TAKEN_OVER
 from notifications.delivery import hand_out
+from notifications.delivery import next_due
 from notifications.delivery import open_due_digests
 from notifications.delivery import resend
 from notifications.delivery import send_digests
@@ -28,8 +31,10 @@ from notifications.mailer import classify
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
+from notifications.schedule import Schedule
 from notifications.tokens import read_token
 from notifications.tokens import unsubscribe_token
+from papers.models import Paper
 from tests.accounts.factories import verified
 from tests.integration.smtp_server import free_port
 from tests.integration.smtp_server import smtp_server
@@ -37,6 +42,8 @@ from tests.notifications.factories import FAILING_BACKEND
 from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 from tests.notifications.factories import preferences
+from tests.topics.factories import make_topic
+from topics.curation import merge_topics
 from topics.models import Follow
 
 pytestmark = pytest.mark.django_db
@@ -460,3 +467,147 @@ def test_papers_counted_under_and_more_are_not_new_again_next_time(subscriber, a
     assert message.subject == "2 new papers in Agents"
     assert [outcome.status for outcome in outcomes] == ["skipped"]
     assert DigestPaper.objects.count() == 2
+
+
+def test_a_schedule_change_promises_the_digest_the_outbox_opens(subscriber, agents):
+    """Today's daily digest went at 08:00; at 10:00 the reader moves the hour
+    to 20:00. Today's period has its digest: the next is tomorrow's."""
+    preferences(subscriber, frequency="daily")
+    add_papers(agents, date(2026, 7, 13))
+    send_due(datetime(2026, 7, 13, 8, 5, tzinfo=UTC))
+    preferences(subscriber, frequency="daily", hour=20)
+
+    promised = next_due(
+        subscriber,
+        Schedule(frequency="daily", hour=20),
+        datetime(2026, 7, 13, 10, tzinfo=UTC),
+    )
+
+    assert promised == datetime(2026, 7, 14, 20, tzinfo=UTC)
+    open_due_digests(at=datetime(2026, 7, 13, 20, 5, tzinfo=UTC))
+    open_due_digests(at=promised)
+    assert list(Digest.objects.values_list("due_at", flat=True)) == [
+        promised,
+        datetime(2026, 7, 13, 8, tzinfo=UTC),
+    ]
+
+
+def deferred_then_retried(change) -> Digest:
+    """A digest planned, refused for the moment (451); `change` happens before
+    its retry, which the mail server takes."""
+    open_due_digests(at=MONDAY_9)
+    ids = hand_out()
+    with override_settings(EMAIL_BACKEND=FAILING_BACKEND):
+        FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
+        send_digests(ids, mailer=Mailer())
+    change()
+    send_digests(ids, mailer=Mailer())
+    return Digest.objects.get(pk=ids[0])
+
+
+def test_a_retry_after_its_topic_was_merged_sends_its_papers_under_the_target(
+    subscriber, agents
+):
+    papers = add_papers(agents, date(2026, 7, 10), count=3)
+    robots = make_topic("Robots", rule="ti:robot", slug="robots")
+
+    digest = deferred_then_retried(lambda: merge_topics(robots, [agents]))
+
+    assert digest.status == "sent"
+    [message] = mail.outbox
+    assert message.subject == "3 new papers in Robots"
+    assert all(paper.title in message.body for paper in papers)
+    assert set(DigestPaper.objects.values_list("paper_id", "topic_id")) == {
+        (paper.pk, robots.pk) for paper in papers
+    }
+
+
+def test_a_retry_after_its_only_section_went_sends_no_email(subscriber, agents):
+    """The topic deleted: nothing the reader follows holds its papers now."""
+    add_papers(agents, date(2026, 7, 10))
+
+    digest = deferred_then_retried(lambda: agents.delete())
+
+    assert (digest.status, digest.reason) == (
+        "skipped",
+        "Nothing new since Jul 6, 2026.",
+    )
+    assert not mail.outbox
+    assert not DigestPaper.objects.exists()
+
+
+def test_a_planned_digest_whose_papers_were_all_deleted_sends_no_empty_email(
+    subscriber, agents
+):
+    add_papers(agents, date(2026, 7, 10))
+
+    digest = deferred_then_retried(lambda: Paper.objects.all().delete())
+
+    assert (digest.status, digest.reason) == ("skipped", "Its papers were deleted.")
+    assert not mail.outbox
+
+
+def test_a_mail_server_down_for_hours_delays_the_digest_and_loses_nothing(
+    subscriber, agents, settings
+):
+    """Out of reach (connection refused) for more tries than
+    MOMENTUM_DIGEST_MAX_ATTEMPTS allows a refused message: the digest waits for
+    the server, and goes when it is back."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
+    settings.EMAIL_USE_TLS = False
+    now = timezone.now()
+    _, due = Schedule().current_period(now)  # within a week
+    add_papers(agents, due.date() - timedelta(days=1), title="Owed paper")
+    open_due_digests(at=now)
+    [digest_id] = hand_out()
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS + 2):
+        [outcome] = send_digests([digest_id], mailer=Mailer())
+        assert outcome.retry_in is not None
+
+    with smtp_server() as (handler, port):
+        settings.EMAIL_PORT = port
+        [outcome] = send_digests([digest_id], mailer=Mailer())
+
+    assert outcome.status == "sent"
+    [message] = handler.messages
+    assert "Owed paper" in message.get_body(("plain",)).get_content()
+
+
+def test_a_mail_server_down_until_the_next_period_frees_the_papers_for_it(
+    subscriber, agents, settings
+):
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    [owed] = add_papers(agents, date(2026, 7, 10), title="Owed paper")
+    send_due(MONDAY_9)  # due a week before its period's next, months ago
+
+    digest = Digest.objects.get()
+    assert digest.status == "failed"
+    assert digest.reason.startswith("Gave up after 1 attempt: ")
+    assert not DigestPaper.objects.exists()
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    send_due(MONDAY_9 + timedelta(days=7))
+    [message] = mail.outbox
+    assert owed.title in message.body
+
+
+def test_a_new_readers_failed_first_digest_leaves_its_papers_to_the_next(
+    subscriber, agents, settings
+):
+    """Never sent a digest, the reader is owed the failed one's papers: the
+    next covers its days too, not only its own period."""
+    [first] = add_papers(agents, date(2026, 7, 10), title="First week paper")
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = smtplib.SMTPRecipientsRefused({"a": (550, b"full")})
+    send_due(MONDAY_9)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    [second] = add_papers(agents, date(2026, 7, 15), title="Second week paper")
+
+    send_due(MONDAY_9 + timedelta(days=7))
+
+    [message] = mail.outbox
+    assert first.title in message.body
+    assert second.title in message.body
+    assert "first announced since Jul 6, 2026" in message.body

@@ -36,6 +36,7 @@ from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
 from topics.models import Follow
+from topics.models import Topic
 from topics.saved_searches import create_search
 
 pytestmark = pytest.mark.django_db
@@ -485,17 +486,23 @@ def test_a_test_digest_the_mail_server_refuses_is_said_so_not_promised(
         assert Digest.objects.count() == 2
 
 
-@pytest.mark.parametrize("follows", ["nothing", "only a muted topic"])
+@pytest.mark.parametrize(
+    "follows", ["nothing", "only a muted topic", "only a paused topic"]
+)
 def test_a_reader_whose_digest_can_hold_nothing_is_told_so_not_promised_one(
     alice, agents, follows
 ):
     verified(alice)
     if follows == "only a muted topic":
         Follow.objects.create(user=alice, topic=agents, muted=True)
+    if follows == "only a paused topic":
+        Follow.objects.create(user=alice, topic=agents)
+        add_papers(agents, date(2026, 7, 10))
+        Topic.objects.filter(pk=agents.pk).update(is_active=False)
     client = signed_in(alice)
     told = (
         "Your digest has nothing to hold: follow a topic (and leave it unmuted) "
-        "or an author, or save a search."
+        "or an author, or save a search. A topic the curators paused is in no digest."
     )
 
     refused = client.post("/digest/test/", follow=True).text
