@@ -51,10 +51,17 @@ class Author(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.key = self.key or author_key(self.name)
+        renamed = _renamed(self)
         super().save(*args, **kwargs)
+        if renamed:
+            _shown_on_papers_changed(Authorship.objects.filter(author=self))
 
     def get_absolute_url(self) -> str:
         return author_address(self.pk)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        _shown_on_papers_changed(Authorship.objects.filter(author=self))
+        return super().delete(*args, **kwargs)
 
 
 class AuthorFollow(models.Model):
@@ -89,6 +96,33 @@ class Affiliation(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        renamed = _renamed(self)
+        super().save(*args, **kwargs)
+        if renamed:
+            _shown_on_papers_changed(Authorship.objects.filter(affiliations=self))
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        _shown_on_papers_changed(Authorship.objects.filter(affiliations=self))
+        return super().delete(*args, **kwargs)
+
+
+def _renamed(named: Author | Affiliation) -> bool:
+    """Whether a stored author or affiliation is being saved with a new name
+    (a curator's correction in admin)."""
+    stored = type(named).objects.filter(pk=named.pk) if named.pk else None
+    return stored is not None and not stored.filter(name=named.name).exists()
+
+
+def _shown_on_papers_changed(authorships: models.QuerySet[Authorship]) -> None:
+    """Move the versions of the papers these authorships are on (their pages,
+    lists and the API show the names), once the change commits."""
+    from papers.versions import content_changed  # it imports this module
+
+    paper_ids = set(authorships.values_list("paper_id", flat=True))
+    if paper_ids:
+        content_changed(papers=paper_ids)
 
 
 class Paper(models.Model):

@@ -13,6 +13,7 @@ from django.utils.http import parse_http_date
 from core.api import caching
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
+from papers.models import Affiliation
 from papers.models import Paper
 from papers.pagination import encode_cursor
 from tests.api.conftest import assert_error
@@ -429,6 +430,30 @@ def test_ingesting_a_new_version_changes_the_detail(
     assert changed.status_code == 200
     assert changed.json()["title"] == "Renamed agent"
     assert changed.json()["version"] == 2
+
+
+@pytest.mark.parametrize("named", ["author", "affiliation"])
+def test_a_name_corrected_in_admin_reaches_the_api_and_the_paper_page(
+    admin_client, anonymous, client, corpus, django_capture_on_commit_callbacks, named
+):
+    url = "/api/v1/papers/2606.00001/"
+    authorship = Paper.objects.get(arxiv_id="2606.00001").authorships.first()
+    if named == "affiliation":
+        authorship.affiliations.add(Affiliation.objects.create(name="Analytical Soc."))
+    record = authorship.author if named == "author" else authorship.affiliations.get()
+    first = anonymous.get(url)
+    client.get("/papers/2606.00001/")  # in the page cache
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/admin/papers/{named}/{record.pk}/change/", {"name": "Corrected Name"}
+        )
+
+    assert response.status_code == 302
+    changed = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert changed.status_code == 200
+    assert "Corrected Name" in changed.text
+    assert "Corrected Name" in client.get("/papers/2606.00001/").text
 
 
 def test_saved_filter_etag_moves_when_the_caller_saves(as_alice, alice, corpus):
