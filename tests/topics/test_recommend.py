@@ -387,16 +387,44 @@ def test_a_newest_cursor_outside_the_calendar_is_still_a_position(
     url = "/api/v1/me/recommendations/?cursor="
     # Past the last day there is: from the newest. No day (0 or less): after
     # an undated paper, which come first, so every dated one.
-    for cursor in ("999999999999.1", "-5.1", "0.1"):
+    for cursor in ("n999999999999.1", "n-5.1", "n0.1"):
         response = as_bob.get(url + cursor)
         assert response.status_code == 200
         assert len(response.json()["results"]) == 3
 
 
+def test_a_walk_across_the_models_coming_or_going_starts_the_new_order_from_its_top(
+    as_alice, alice, likes_agents
+):
+    """A for-you cursor once the model is gone (or a newest one once it is
+    trained) is no position in the other order: read as one, a score was a day
+    centuries ago, an empty last page, and the client stopped."""
+    everything = make_topic("Everything", rule="abs:the OR abs:a", slug="everything")
+    tag_papers(Paper.objects.values_list("pk", flat=True))
+    set_following(alice, everything, True)
+    url = "/api/v1/me/recommendations/?page_size=2"
+    ranked = as_alice.get(url).json()
+    assert ranked["order"] == "for-you"
+
+    with mock.patch.object(recommend, "request_training"):
+        set_saved(alice, paper(AGENTS[0]), False)
+        set_rating(alice, paper(AGENTS[1]), None)
+    recommend.train(alice.pk)  # nothing liked: the model is dropped
+    newest = as_alice.get(ranked["next"]).json()
+    from_the_top = as_alice.get(url).json()
+
+    assert newest["order"] == "newest"
+    assert newest == from_the_top
+    assert len(newest["results"]) == 2
+    assert "cursor=n" in newest["next"]
+    assert "cursor=f" in ranked["next"]
+
+
 def test_recommendations_refuse_a_bad_cursor_or_parameter(as_alice, likes_agents):
-    bad = as_alice.get("/api/v1/me/recommendations/?cursor=abc")
-    assert bad.status_code == 400
-    assert "cursor" in bad.json()["error"]["fields"]
+    for cursor in ("abc", "12.3", "x12.3"):
+        bad = as_alice.get(f"/api/v1/me/recommendations/?cursor={cursor}")
+        assert bad.status_code == 400
+        assert "cursor" in bad.json()["error"]["fields"]
     assert as_alice.get("/api/v1/me/recommendations/?order=x").status_code == 400
 
 

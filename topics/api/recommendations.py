@@ -40,16 +40,20 @@ from topics.recommend import list_version
 from topics.recommend import reasons
 from topics.recommend import recommended
 
-# The recommendations' cursor: the last item's rank and its paper id,
-# `<rank>.<id>`. In For you order the rank is its score in millionths (scores
-# are kept to six places); in newest order (no model yet) its day as an ordinal,
-# 0 or less for none, as papers.pagination's. Every string of this form is a
-# position in either order.
+# The recommendations' cursor: its order's letter, the last item's rank and its
+# paper id, `<f|n><rank>.<id>`. In For you order (f) the rank is its score in
+# millionths (scores are kept to six places); in newest order (n: no model yet)
+# its day as an ordinal, 0 or less for none, as papers.pagination's. Every
+# string of this form is a position in its order; one of the other order (the
+# model was trained, or dropped, between two pages) starts the page's order
+# from its top, which `order` says, rather than read a score as a day.
 RECOMMENDATION_CURSOR = RegexValidator(
-    r"\A-?[0-9]{1,12}\.[0-9]{1,18}\Z",
+    r"\A[fn]-?[0-9]{1,12}\.[0-9]{1,18}\Z",
     message="Invalid cursor; use the next link as given.",
     code="invalid_cursor",
 )
+FOR_YOU_CURSOR = "f"
+NEWEST_CURSOR = "n"
 
 
 class RecommendationQuerySerializer(serializers.Serializer):
@@ -61,9 +65,9 @@ class RecommendationQuerySerializer(serializers.Serializer):
     )
     page_size = page_size_field()
 
-    def validate_cursor(self, value: str) -> tuple[int, int]:
-        score, pk = (int(part) for part in value.rsplit(".", 1))
-        return score, pk
+    def validate_cursor(self, value: str) -> tuple[str, int, int]:
+        rank, pk = (int(part) for part in value[1:].rsplit(".", 1))
+        return value[0], rank, pk
 
 
 class ReasonSerializer(serializers.Serializer):
@@ -153,9 +157,10 @@ class RecommendationView(StrictQueryParams, APIView):
         size = params.get("page_size", PaperCursorPagination.page_size)
         ranks = [(round(score * 1e6), pk) for pk, score in recommended(user_id)]
         start = 0
-        if (cursor := params.get("cursor")) is not None:
+        cursor = params.get("cursor")
+        if cursor is not None and cursor[0] == FOR_YOU_CURSOR:
             # The list is best first: past every item ranked at or above it.
-            start = sum(1 for rank in ranks if rank >= cursor)
+            start = sum(1 for rank in ranks if rank >= cursor[1:])
         page = ranks[start : start + size]
         shown = [pk for _, pk in page]
         papers = listed_papers(Paper.objects.filter(pk__in=shown)).in_bulk()
@@ -169,7 +174,8 @@ class RecommendationView(StrictQueryParams, APIView):
         if start + size < len(ranks):
             micros, pk = page[-1]
             url = request.build_absolute_uri()
-            next_url = replace_query_param(url, "cursor", f"{micros}.{pk}")
+            cursor = f"{FOR_YOU_CURSOR}{micros}.{pk}"
+            next_url = replace_query_param(url, "cursor", cursor)
         return self.body(request, RecommendationOrder.FOR_YOU, items, next_url)
 
     def newest_page(
@@ -177,8 +183,9 @@ class RecommendationView(StrictQueryParams, APIView):
     ) -> dict[str, Any]:
         size = params.get("page_size", PaperCursorPagination.page_size)
         papers = listed_papers(feed_papers(followed)).order_by(*ORDERING)
-        if (cursor := params.get("cursor")) is not None:
-            day, pk = cursor
+        cursor = params.get("cursor")
+        if cursor is not None and cursor[0] == NEWEST_CURSOR:
+            _, day, pk = cursor
             latest = date.max.toordinal()
             papers = after(
                 papers, date.fromordinal(min(day, latest)) if day > 0 else None, pk
@@ -188,7 +195,8 @@ class RecommendationView(StrictQueryParams, APIView):
         if len(rows) > size:
             rows = rows[:size]
             url = request.build_absolute_uri()
-            next_url = replace_query_param(url, "cursor", encode_cursor(rows[-1]))
+            cursor = NEWEST_CURSOR + encode_cursor(rows[-1])
+            next_url = replace_query_param(url, "cursor", cursor)
         items = [{"paper": paper, "score": None, "reason": None} for paper in rows]
         return self.body(request, RecommendationOrder.NEWEST, items, next_url)
 
