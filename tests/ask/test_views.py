@@ -57,6 +57,33 @@ def test_a_head_request_asks_nothing(client, agents, alice):
     assert not Question.objects.exists()
 
 
+@pytest.mark.parametrize("sent_by", ["cross-site", "same-site"])
+def test_a_question_in_a_link_from_another_site_is_filled_in_not_asked(
+    client, agents, alice, sent_by
+):
+    """Another site's link (or image) must not write the reader's recent
+    questions nor spend their hourly questions: the page fills the form in."""
+    client.force_login(alice)
+    elsewhere = {"HTTP_SEC_FETCH_SITE": sent_by}
+    question = {"q": "Which papers use tree search?"}
+
+    page = client.get("/topics/agents/ask/", question, **elsewhere)
+    stream = client.get("/topics/agents/ask/stream/", question, **elsewhere)
+
+    assert page.status_code == 200
+    assert 'value="Which papers use tree search?"' in page.text
+    assert "it is asked when you press Ask" in page.text
+    assert "Retrieved" not in page.text
+    assert stream.status_code == 403
+    assert not Question.objects.exists()
+    # Pressed on the page, from this site: asked.
+    asked = client.get(
+        "/topics/agents/ask/", question, HTTP_SEC_FETCH_SITE="same-origin"
+    )
+    assert "Retrieved" in asked.text
+    assert Question.objects.count() == 1
+
+
 def test_bad_window_is_refused(client, agents):
     response = client.get("/topics/agents/ask/", {"q": "tree", "weeks": "7"})
     streamed = client.get("/topics/agents/ask/stream/", {"q": "tree", "weeks": "7"})

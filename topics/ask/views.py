@@ -90,6 +90,9 @@ def _ask_page(
     status, wait = 200, 0
     if form.is_bound and not form.is_valid():
         status = 400
+    elif form.is_bound and form.question and _from_elsewhere(request):
+        # Filled in, for the reader to ask by pressing Ask (from this site).
+        context["from_elsewhere"] = True
     elif form.is_bound and form.question and request.method == "GET":
         # A HEAD (a link checker, a mail scanner) asks nothing: no answer, no
         # question counted against the visitor's limit.
@@ -140,6 +143,10 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     if request.method != "GET":
         # A HEAD would ask, and count, a question (as on the page, _ask_page).
         return HttpResponseNotAllowed(["GET"])
+    if _from_elsewhere(request):
+        return HttpResponse(
+            "Ask from the ask page.", status=403, content_type="text/plain"
+        )
     form = AskForm(request.GET)
     if not form.is_valid() or not form.question:
         # What is wrong: the question, or the window asked about.
@@ -174,6 +181,15 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # let a proxy pass each event on at once
     return response
+
+
+def _from_elsewhere(request: HttpRequest) -> bool:
+    """Whether the browser says another site sent the request (Fetch
+    Metadata): a link or a page there must not ask a question for the reader,
+    which would write their recent questions and spend their hourly questions
+    (and the operator's model). A browser that does not say is taken as this
+    site's."""
+    return request.headers.get("Sec-Fetch-Site") in {"cross-site", "same-site"}
 
 
 def _window(data: dict) -> dict:
