@@ -379,12 +379,17 @@ def _with_model_score(papers: QuerySet[Paper], topic: Topic) -> QuerySet[Paper]:
 
 
 def follow(request: HttpRequest, slug: str) -> HttpResponse:
-    # A topic the curators paused is followed no more, but can be left (from
-    # the settings page, which lists it as paused). A former slug (a page open
-    # from before a rename or a merge) names the topic it leads to.
+    # A topic the curators paused is followed no more, but can be left by its
+    # followers (from the settings page, which lists it as paused); to anyone
+    # else it is gone, its name too. A former slug (a page open from before a
+    # rename or a merge) names the topic it leads to.
     leaving = not asks_on(request)
     topic = topic_at(slug)
-    if not (leaving or topic.is_active):
+    if not topic.is_active and not (
+        leaving
+        and request.user.is_authenticated
+        and Follow.objects.filter(user=request.user, topic=topic).exists()
+    ):
         raise Http404(f"No active topic {slug}.")
     return toggle(
         request,

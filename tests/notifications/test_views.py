@@ -386,6 +386,22 @@ def test_a_topic_the_curators_paused_is_listed_apart_and_can_be_unfollowed(
     assert not Follow.objects.filter(user=subscriber).exists()
     # Followed again only once it is back.
     assert client.post("/topics/agents/follow/", {"on": "1"}).status_code == 404
+    # Left, it is gone to them as to anyone else, its name too.
+    assert client.get("/topics/agents/follow/?on=0").status_code == 404
+
+
+def test_a_paused_topics_unfollow_page_is_no_page_for_a_reader_who_never_followed_it(
+    bob, agents
+):
+    agents.is_active = False
+    agents.save()
+    client = signed_in(bob)
+
+    asked = client.get("/topics/agents/follow/?on=0")
+    left = client.post("/topics/agents/follow/", {"on": "0"})
+
+    assert asked.status_code == left.status_code == 404
+    assert "Agents" not in asked.text
 
 
 def test_mute_is_only_ever_the_users_own_follow(subscriber, bob, agents):
