@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC
 from datetime import datetime
+from urllib.parse import urlencode
 
 import pytest
 from django.core.cache import cache
@@ -15,6 +16,7 @@ from papers.ingest.upsert import upsert_records
 from tests.ask.conftest import ChatServer
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.models import Question
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -216,3 +218,27 @@ def test_a_model_that_stalls_mid_answer_gives_way_to_the_offline_one(
         "comes from."
     )
     chat.stall.set()
+
+
+def test_a_question_in_a_link_from_another_site_waits_for_the_readers_ask(
+    page, live_server, topic, alice, sign_in
+):
+    """Chromium says where a navigation comes from (Sec-Fetch-Site): from
+    another site (127.0.0.1 is another site than localhost), the question is
+    filled in and asked only when the reader presses Ask."""
+    sign_in(page, alice)
+    page.goto(live_server.url.replace("localhost", "127.0.0.1") + "/")
+    asked_by_link = f"{live_server.url}/topics/credit/ask/?{urlencode({'q': QUESTION})}"
+    with page.expect_navigation():
+        page.evaluate("url => { location.href = url; }", asked_by_link)
+
+    expect(page.locator("p.notice")).to_contain_text("it is asked when you press Ask")
+    expect(page.locator("form[data-ask-form] input[name=q]")).to_have_value(QUESTION)
+    expect(page.locator("[data-lead]")).to_have_count(0)
+    assert not Question.objects.exists()
+
+    with page.expect_navigation():
+        page.click("form[data-ask-form] button[type=submit]")
+
+    expect(page.locator("[data-lead]")).to_contain_text("Two lines of work:")
+    assert list(Question.objects.values_list("user", "text")) == [(alice.pk, QUESTION)]
