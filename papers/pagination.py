@@ -5,11 +5,11 @@ order for the paper_announced_idx index, and a cursor is the last row's pair:
 the next page starts right after it, so pages are stable while papers arrive
 and a deep page costs what the first one does. (One move a walk may meet: a
 paper stored without a day, listed first, that a later harvest gives its day
-moves down to it, and a walk under way lists it again there.) It is written `<day>.<id>`, the
-day as its proleptic ordinal (0 for none), so that every string the schema's
-pattern admits is a position to start from and the schema can say exactly which
-cursors are refused. DRF's CursorPagination keys on
-one column and pages through ties by offset, which is slow with thousands of
+moves down to it, and a walk under way lists it again there.) It is written
+`<day>.<id>`, the day as its proleptic ordinal (0 for none), so that every
+string the schema's pattern admits is a position to start from and the schema
+can say exactly which cursors are refused. DRF's CursorPagination keys on one
+column and pages through ties by offset, which is slow with thousands of
 papers per announcement day and breaks on papers with no date.
 """
 
