@@ -126,10 +126,32 @@ TERM_ROWS = (
 FTS_RANK = "bm25(papers_paper_fts, 5.0, 1.0, 2.0)"
 
 
+# A word with no letter or digit ("+", "&", a dash or an arrow, as a pasted
+# title holds them) is no term: PostgreSQL's parser reads nothing in it, and
+# FTS5 would look for a phrase no paper holds, finding nothing at all.
+SEARCHABLE = re.compile(r"[^\W_]")
+# A hyphen within a word: "multi-agent" is searched as the phrase "multi agent",
+# which finds it written either way. (PostgreSQL's parser indexes the compound
+# and its parts, the parts in a row; FTS5 reads it so already.)
+INNER_HYPHEN = re.compile(r"(?<=[^\W_])[-\u2010\u2011](?=[^\W_])")
+# A word with no vowel is an acronym, which English stemming leaves whole,
+# plural too (LLMs is not LLM to PostgreSQL, GNNs not GNN): it is searched in
+# both numbers.
+ACRONYM = re.compile(
+    r"[b-df-hj-np-tv-xz0-9]*[b-df-hj-np-tv-xz][b-df-hj-np-tv-xz0-9]*", re.I
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Term:
     text: str
     excluded: bool = False
+    # Another form searched with it: an acronym's other number.
+    also: str | None = None
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return (self.text,) if self.also is None else (self.text, self.also)
 
 
 class IsAmong(Func):
@@ -387,10 +409,23 @@ def parse_query(text: str) -> list[list[Term]]:
         words = search_text(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
             alternatives.append([])
-        elif words and words != "-":
+        elif is_searchable(words):
             excluded = bool(match.group(1) or match.group(3))
-            alternatives[-1].append(Term(words, excluded))
+            also = None if quoted else other_number(words)
+            alternatives[-1].append(Term(INNER_HYPHEN.sub(" ", words), excluded, also))
     return [terms for terms in alternatives if terms]
+
+
+def is_searchable(words: str) -> bool:
+    """Whether a term's words hold something to search for (SEARCHABLE)."""
+    return SEARCHABLE.search(words) is not None
+
+
+def other_number(word: str) -> str | None:
+    """An acronym's plural, or singular (LLM, LLMs); None for other words."""
+    if len(word) < 2 or not ACRONYM.fullmatch(word):
+        return None
+    return word[:-1] if word[-1] in "sS" else f"{word}s"
 
 
 def as_typed(text: str) -> str:
@@ -440,9 +475,12 @@ def _tsquery(alternatives: list[list[Term]]) -> RawSQL:
     """The query as one tsquery: terms joined by &&, alternatives by ||."""
     sql, params = [], []
     for terms in alternatives:
-        negations = ("!!" if term.excluded else "" for term in terms)
-        sql.append(f"({' && '.join(f'{n}{TERM_TSQUERY}' for n in negations)})")
-        params += [term.text for term in terms for _ in range(4)]
+        matched = []
+        for term in terms:
+            forms = " || ".join([TERM_TSQUERY] * len(term.forms))
+            matched.append(f"{'!!' if term.excluded else ''}({forms})")
+            params += [form for form in term.forms for _ in range(4)]
+        sql.append(f"({' && '.join(matched)})")
     return RawSQL(" || ".join(sql), params, output_field=SearchQueryField())
 
 
@@ -471,8 +509,13 @@ def _fts5(papers: QuerySet[Paper], alternatives: list[list[Term]]) -> QuerySet[P
 
 
 def _fts5_term(term: Term) -> Q:
-    phrase = _fts_phrase(term.text)
-    rows = Q(pk__in=RawSQL(TERM_ROWS, [f"{{title abstract}} : {phrase}", phrase]))
+    rows = reduce(
+        or_,
+        (
+            Q(pk__in=RawSQL(TERM_ROWS, [f"{{title abstract}} : {phrase}", phrase]))
+            for phrase in map(_fts_phrase, term.forms)
+        ),
+    )
     return ~rows if term.excluded else rows
 
 
@@ -482,4 +525,10 @@ def _fts_phrase(text: str) -> str:
 
 
 def _positive(alternatives: list[list[Term]]) -> list[str]:
-    return [term.text for terms in alternatives for term in terms if not term.excluded]
+    return [
+        form
+        for terms in alternatives
+        for term in terms
+        if not term.excluded
+        for form in term.forms
+    ]

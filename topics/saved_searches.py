@@ -41,6 +41,7 @@ from papers.search import NEWEST_FIRST
 from papers.search import TERM
 from papers.search import IsAmong
 from papers.search import arxiv_id_query
+from papers.search import is_searchable
 from papers.search import matching_papers as search_matches
 from papers.search import newest_matches
 from papers.search import parse_query
@@ -171,7 +172,7 @@ def _check_search(query: str) -> None:
             start, positive = None, False
             last_or = match.start()
             continue
-        if not words or words == "-":
+        if not is_searchable(words):
             continue
         if start is None:
             start = match.start()

@@ -349,6 +349,57 @@ def test_quoted_phrases_and_excluded_words_follow_websearch_syntax(client, corpu
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("typed", ["LLM", "LLMs", "llm", "GNNs"])
+def test_an_acronym_finds_its_plural_and_its_singular_and_marks_both(client, db, typed):
+    """English stemming leaves an acronym whole, its plural too (to PostgreSQL
+    LLMs is not LLM): a word with no vowel is searched in both numbers."""
+    add_papers(
+        paper_record("2606.00001", title="Evaluating LLMs and GNNs on tables"),
+        paper_record("2606.00002", title="An LLM with a GNN for tables"),
+        paper_record("2606.00003", title="Tables, read"),
+    )
+
+    response = client.get("/search/", {"q": typed})
+    quoted = client.get("/search/", {"q": f'"{typed}"'})
+
+    assert set(titles(response)) == {
+        "Evaluating LLMs and GNNs on tables",
+        "An LLM with a GNN for tables",
+    }
+    word = typed.rstrip("s").upper()
+    assert f"<mark>{word}s</mark>" in marked_title(response, "2606.00001")
+    assert f"<mark>{word}</mark>" in marked_title(response, "2606.00002")
+    assert len(titles(quoted)) < 2 or not POSTGRESQL
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("typed", ["multi-agent", "multi agent", '"multi agent"'])
+def test_a_hyphenated_word_finds_its_words_written_apart_and_joined(client, db, typed):
+    add_papers(
+        paper_record("2606.00001", title="Multi-agent planning"),
+        paper_record("2606.00002", title="Planning for multi agent teams"),
+        paper_record("2606.00003", title="Agent planning with multi tools"),
+    )
+
+    response = client.get("/search/", {"q": typed})
+
+    found = {"Multi-agent planning", "Planning for multi agent teams"}
+    if typed == "multi agent":  # words, not a phrase: in any order
+        found.add("Agent planning with multi tools")
+    assert set(titles(response)) == found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("symbol", ["+", "&", "\u2013", "\u2192", "/", ":"])
+def test_a_word_of_symbols_in_a_pasted_title_is_no_term(client, db, symbol):
+    add_papers(paper_record("2606.00001", title=f"Fusing LiDAR {symbol} camera"))
+
+    response = client.get("/search/", {"q": f"LiDAR {symbol} camera"})
+
+    assert titles(response) == [f"Fusing LiDAR {symbol} camera"]
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("filters", "expected"),
     [
@@ -1159,7 +1210,11 @@ def test_parse_query_reads_the_syntax_as_phones_and_input_methods_type_it():
     # Curly quotes, a minus sign and full-width letters.
     typed = "\u201cchain of thought\u201d \u2212reasoning \uff27\uff30\uff34"
     assert parse_query(typed) == [
-        [Term("chain of thought"), Term("reasoning", excluded=True), Term("GPT")]
+        [
+            Term("chain of thought"),
+            Term("reasoning", excluded=True),
+            Term("GPT", also="GPTs"),
+        ]
     ]
 
 
