@@ -135,7 +135,7 @@ def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
     )
     if last is not None:
         last_day, last_due = last
-        if schedule.current_period(due)[0] <= last_day or due <= last_due:
+        if schedule.current_period(due)[0] == last_day or due <= last_due:
             return schedule.next_send_time(due)
     return due
 
@@ -305,11 +305,16 @@ def _unplan_gone_sections(digests: list[Digest], claim: str) -> None:
     if not gone:
         return
     with transaction.atomic():
-        DigestPaper.objects.filter(digest__in=gone).delete()
-        Digest.objects.filter(pk__in=[d.pk for d in gone], claimed_by=claim).update(
+        held = set(
+            Digest.objects.filter(pk__in=[d.pk for d in gone], claimed_by=claim)
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        DigestPaper.objects.filter(digest_id__in=held).delete()
+        Digest.objects.filter(pk__in=held).update(
             sections=None, since=None, paper_count=0
         )
-    for digest in gone:
+    for digest in (d for d in gone if d.pk in held):
         logger.info(
             "digest %s: a section's topic or search is gone; planned anew", digest.pk
         )
@@ -484,7 +489,8 @@ def _gives_up(digest: Digest, error: TransientSendError) -> bool:
             + Schedule(frequency=digest.frequency).step
             - timedelta(seconds=settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS)
         )
-        return timezone.now() >= last_try
+        if timezone.now() < last_try:
+            return False
     return digest.attempts >= settings.MOMENTUM_DIGEST_MAX_ATTEMPTS
 
 

@@ -59,7 +59,7 @@ def send_due_digests(at: str | None = None) -> int:
 
 @shared_task(
     bind=True,
-    max_retries=None,  # bounded by Digest.attempts (MOMENTUM_DIGEST_MAX_ATTEMPTS)
+    max_retries=None,  # bounded by the outbox (delivery._gives_up)
     **durable(),
 )
 def send_digest(self, digest_id: int) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 from django.utils.text import Truncator
 
 from papers.identity import MAX_KEY_LENGTH
@@ -59,10 +61,6 @@ class Author(models.Model):
     def get_absolute_url(self) -> str:
         return author_address(self.pk)
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        _shown_on_papers_changed(Authorship.objects.filter(author=self))
-        return super().delete(*args, **kwargs)
-
 
 class AuthorFollow(models.Model):
     """A reader following an author: the author's new papers join their feed
@@ -103,9 +101,12 @@ class Affiliation(models.Model):
         if renamed:
             _shown_on_papers_changed(Authorship.objects.filter(affiliations=self))
 
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        _shown_on_papers_changed(Authorship.objects.filter(affiliations=self))
-        return super().delete(*args, **kwargs)
+
+@receiver(pre_delete, sender=Affiliation)
+def _affiliation_deleted(instance: Affiliation, **kwargs: Any) -> None:
+    """An affiliation deleted, one or many (admin's "Delete selected"): its
+    papers no longer print it. (An author on a paper cannot be deleted.)"""
+    _shown_on_papers_changed(Authorship.objects.filter(affiliations=instance))
 
 
 def _renamed(named: Author | Affiliation) -> bool:

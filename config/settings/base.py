@@ -355,7 +355,8 @@ MOMENTUM_SAVED_SEARCHES_MAX = integer("MOMENTUM_SAVED_SEARCHES_MAX", 10)
 MOMENTUM_DIGEST_CLAIM_SECONDS = integer("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
 # Temporary SMTP failures are retried with exponential backoff and jitter from
 # RETRY_SECONDS up to RETRY_MAX_SECONDS (well under the Redis visibility
-# timeout), MAX_ATTEMPTS times in all; then the digest is marked failed.
+# timeout), MAX_ATTEMPTS times in all; then the digest is marked failed. A mail
+# server out of reach is waited for longer: until the next period's digest.
 MOMENTUM_DIGEST_MAX_ATTEMPTS = integer("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
 MOMENTUM_DIGEST_RETRY_SECONDS = number("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
 MOMENTUM_DIGEST_RETRY_MAX_SECONDS = number("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0)

@@ -456,6 +456,32 @@ def test_a_name_corrected_in_admin_reaches_the_api_and_the_paper_page(
     assert "Corrected Name" in client.get("/papers/2606.00001/").text
 
 
+def test_affiliations_deleted_from_the_admin_list_move_the_papers_versions(
+    admin_client, anonymous, corpus, django_capture_on_commit_callbacks
+):
+    """Admin's "Delete selected" deletes a queryset, never calling delete()."""
+    url = "/api/v1/papers/2606.00001/"
+    authorship = Paper.objects.get(arxiv_id="2606.00001").authorships.first()
+    affiliation = Affiliation.objects.create(name="Analytical Soc.")
+    authorship.affiliations.add(affiliation)
+    first = anonymous.get(url)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/admin/papers/affiliation/",
+            {
+                "action": "delete_selected",
+                "_selected_action": [affiliation.pk],
+                "post": "yes",
+            },
+        )
+
+    assert not Affiliation.objects.exists()
+    changed = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert changed.status_code == 200
+    assert "Analytical Soc." not in changed.text
+
+
 def test_saved_filter_etag_moves_when_the_caller_saves(as_alice, alice, corpus):
     url = LIST + "?saved=true"
     first = as_alice.get(url)

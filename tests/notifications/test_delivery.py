@@ -9,16 +9,17 @@ from datetime import UTC
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
 from django.test import override_settings
-from django.utils import timezone
 
 from accounts.models import User
 from notifications.delivery import TAKEN_OVER
+from notifications.delivery import _unplan_gone_sections
 from notifications.delivery import hand_out
 from notifications.delivery import next_due
 from notifications.delivery import open_due_digests
@@ -556,18 +557,18 @@ def test_a_mail_server_down_for_hours_delays_the_digest_and_loses_nothing(
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
     settings.EMAIL_USE_TLS = False
-    now = timezone.now()
-    _, due = Schedule().current_period(now)  # within a week
-    add_papers(agents, due.date() - timedelta(days=1), title="Owed paper")
-    open_due_digests(at=now)
+    add_papers(agents, date(2026, 7, 10), title="Owed paper")
+    open_due_digests(at=MONDAY_9)
     [digest_id] = hand_out()
-    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS + 2):
-        [outcome] = send_digests([digest_id], mailer=Mailer())
-        assert outcome.retry_in is not None
+    hours_later = MONDAY_9 + timedelta(hours=5)
+    with mock.patch("django.utils.timezone.now", return_value=hours_later):
+        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS + 2):
+            [outcome] = send_digests([digest_id], mailer=Mailer())
+            assert outcome.retry_in is not None
 
-    with smtp_server() as (handler, port):
-        settings.EMAIL_PORT = port
-        [outcome] = send_digests([digest_id], mailer=Mailer())
+        with smtp_server() as (handler, port):
+            settings.EMAIL_PORT = port
+            [outcome] = send_digests([digest_id], mailer=Mailer())
 
     assert outcome.status == "sent"
     [message] = handler.messages
@@ -580,11 +581,13 @@ def test_a_mail_server_down_until_the_next_period_frees_the_papers_for_it(
     settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
     [owed] = add_papers(agents, date(2026, 7, 10), title="Owed paper")
-    send_due(MONDAY_9)  # due a week before its period's next, months ago
+    [outcome] = send_due(MONDAY_9)  # due a week before its period's next, months ago
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS - 1):
+        [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
 
     digest = Digest.objects.get()
     assert digest.status == "failed"
-    assert digest.reason.startswith("Gave up after 1 attempt: ")
+    assert digest.reason.startswith("Gave up after 6 attempts: ")
     assert not DigestPaper.objects.exists()
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -611,3 +614,68 @@ def test_a_new_readers_failed_first_digest_leaves_its_papers_to_the_next(
     assert first.title in message.body
     assert second.title in message.body
     assert "first announced since Jul 6, 2026" in message.body
+
+
+def test_a_digest_resent_while_the_mail_server_is_down_is_tried_again(
+    subscriber, agents, settings
+):
+    """Past its period (admin's resend of an old digest): the tries a refused
+    message gets, not one."""
+    add_papers(agents, date(2026, 7, 10))
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    [outcome] = send_due(MONDAY_9)
+    while outcome.retry_in is not None:
+        [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+    [digest_id] = resend(Digest.objects.all())
+
+    [outcome] = send_digests([digest_id], mailer=Mailer())
+
+    assert outcome.retry_in is not None
+
+
+def test_a_daily_digest_waits_for_the_mail_server_whatever_the_retry_ceiling(
+    subscriber, agents, settings
+):
+    """A ceiling of a day puts a daily digest's last try before its due time."""
+    settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS = 24 * 3600.0
+    preferences(subscriber, frequency="daily")
+    add_papers(agents, date(2026, 7, 12))
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+
+    with mock.patch("django.utils.timezone.now", return_value=MONDAY_9):
+        [outcome] = send_due(MONDAY_9)
+
+    assert outcome.retry_in is not None
+
+
+def test_a_sender_that_lost_its_claim_frees_no_papers_of_a_gone_section(
+    subscriber, agents
+):
+    """It stalled past its claim; another sender took the digest over and sent
+    it: the papers it sent stay recorded."""
+    add_papers(agents, date(2026, 7, 10), count=2)
+    send_due(MONDAY_9)
+    digest = Digest.objects.get()
+    # The stale sender's copy: planned, a section whose topic is gone since.
+    digest.sections = [{**digest.sections[0], "topic": 999_999}]
+
+    _unplan_gone_sections([digest], claim="a claim lost long ago")
+
+    assert DigestPaper.objects.count() == 2
+
+
+def test_the_next_digest_promised_after_a_move_west_across_the_date_line(subscriber):
+    """The next send time's local day before the last digest's: the outbox
+    opens it, as promised."""
+    preferences(subscriber, frequency="daily", hour=8, time_zone="Pacific/Kiritimati")
+    open_due_digests(at=datetime(2026, 7, 13, 18, 30, tzinfo=UTC))
+    assert Digest.objects.get().period_start == date(2026, 7, 14)
+    preferences(subscriber, frequency="daily", hour=23, time_zone="Pacific/Pago_Pago")
+    schedule = Schedule("daily", 0, 23, "Pacific/Pago_Pago")
+
+    promised = next_due(subscriber, schedule, datetime(2026, 7, 13, 18, 30, tzinfo=UTC))
+    open_due_digests(at=datetime(2026, 7, 14, 10, 5, tzinfo=UTC))
+
+    assert promised == Digest.objects.order_by("due_at").last().due_at
