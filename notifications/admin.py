@@ -3,10 +3,17 @@ from __future__ import annotations
 from functools import partial
 
 from django.contrib import admin
+from django.contrib.admin import helpers
 from django.db import transaction
+from django.db.models import Count
+from django.db.models import Max
+from django.db.models import Min
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.http import HttpResponse
+from django.shortcuts import render
 
+from notifications.delivery import FINISHED
 from notifications.delivery import resend
 from notifications.models import Digest
 from notifications.models import DigestPaper
@@ -72,14 +79,36 @@ class DigestAdmin(admin.ModelAdmin):
         return False
 
     @admin.action(
-        description="Resend the selected sent, skipped or failed digests",
+        description="Resend the selected sent, skipped or failed digests…",
         permissions=["change"],
     )
-    def resend_digests(self, request: HttpRequest, queryset: QuerySet[Digest]) -> None:
+    def resend_digests(
+        self, request: HttpRequest, queryset: QuerySet[Digest]
+    ) -> HttpResponse | None:
+        # Each goes as a new email: asked first, saying to how many readers,
+        # as "select all" reaches every digest ever sent.
+        if request.POST.get("post") != "yes":
+            finished = queryset.filter(status__in=FINISHED).aggregate(
+                digests=Count("pk"),
+                readers=Count("user", distinct=True),
+                first=Min("period_start"),
+                last=Max("period_start"),
+            )
+            return render(
+                request,
+                "admin/notifications/resend.html",
+                {
+                    **self.admin_site.each_context(request),
+                    **finished,
+                    "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
+                    "select_across": request.POST.get("select_across", "0"),
+                },
+            )
         ids = resend(queryset)
         for digest_id in ids:
             transaction.on_commit(partial(send_digest.delay, digest_id))
         self.message_user(request, f"{len(ids)} digest(s) sent to the email queue.")
+        return None
 
 
 @admin.register(DigestPaper)

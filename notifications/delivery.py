@@ -66,6 +66,10 @@ logger = logging.getLogger(__name__)
 Status = Digest.Status
 
 
+# What admin's "resend" puts back in the outbox.
+FINISHED = [Status.SENT, Status.FAILED, Status.SKIPPED]
+
+
 def claim_timeout() -> timedelta:
     return timedelta(seconds=settings.MOMENTUM_DIGEST_CLAIM_SECONDS)
 
@@ -510,7 +514,7 @@ def resend(digests: QuerySet[Digest]) -> list[int]:
         "message_id": "",
     }
     with transaction.atomic():
-        done = digests.filter(status__in=[Status.SENT, Status.FAILED, Status.SKIPPED])
+        done = digests.filter(status__in=FINISHED)
         ids = list(done.select_for_update().values_list("pk", flat=True))
         Digest.objects.filter(pk__in=ids, status=Status.SENT).update(**again)
         Digest.objects.filter(pk__in=ids).exclude(status=Status.PENDING).update(

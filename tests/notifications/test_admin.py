@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -42,6 +43,46 @@ def test_lists_digests_by_status(admin_client, alice):
     assert "Jul. 13, 2026" not in page
 
 
+def test_resend_asks_first_saying_how_many_emails_to_how_many_readers(
+    admin_client, alice, bob
+):
+    """Select all reaches every digest ever sent: nothing goes before the
+    operator confirms."""
+    for day in (6, 13, 20):
+        make_digest(alice, "sent", day)
+    make_digest(bob, "failed", 13)
+    make_digest(bob, "pending", 20)
+
+    page = admin_client.post(
+        URL,
+        {
+            "action": "resend_digests",
+            "select_across": "1",
+            "_selected_action": [Digest.objects.first().pk],
+        },
+    )
+
+    assert page.status_code == 200
+    text = " ".join(page.text.split())
+    assert (
+        "4 digests of 2 readers, for periods from Jul 6, 2026 to Jul 20, 2026, "
+        "will go again, each as a new email"
+    ) in text
+    assert "Readers with more than one digest selected get one email for each" in text
+    assert 'name="select_across" value="1"' in page.text
+    assert not Digest.objects.filter(status="pending").exclude(user=bob).exists()
+
+    confirmed = dict(form_fields(page.text))
+    admin_client.post(URL, confirmed)
+
+    assert Digest.objects.filter(status="pending").count() == 5
+
+
+def form_fields(html: str) -> list[tuple[str, str]]:
+    """The hidden fields a confirmation page posts back."""
+    return re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', html)
+
+
 def test_resend_puts_finished_digests_back_and_sends_after_commit(
     admin_client, alice, django_capture_on_commit_callbacks
 ):
@@ -51,7 +92,11 @@ def test_resend_puts_finished_digests_back_and_sends_after_commit(
     with django_capture_on_commit_callbacks() as callbacks:
         response = admin_client.post(
             URL,
-            {"action": "resend_digests", "_selected_action": [failed.pk, pending.pk]},
+            {
+                "action": "resend_digests",
+                "_selected_action": [failed.pk, pending.pk],
+                "post": "yes",
+            },
             follow=True,
         )
 
