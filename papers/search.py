@@ -130,9 +130,9 @@ FTS_RANK = "bm25(papers_paper_fts, 5.0, 1.0, 2.0)"
 # title holds them) is no term: PostgreSQL's parser reads nothing in it, and
 # FTS5 would look for a phrase no paper holds, finding nothing at all.
 SEARCHABLE = re.compile(r"[^\W_]")
-# A hyphen within a word: "multi-agent" is searched as the phrase "multi agent",
-# which finds it written either way. (PostgreSQL's parser indexes the compound
-# and its parts, the parts in a row; FTS5 reads it so already.)
+# A hyphen within a word: "multi-agent" is searched as the phrase "multi agent"
+# (and as typed), which finds it written either way. (PostgreSQL's parser
+# indexes the compound and its parts, the parts in a row; FTS5 reads it so.)
 INNER_HYPHEN = re.compile(r"(?<=[^\W_])[-\u2010\u2011](?=[^\W_])")
 # A word with no vowel is an acronym, which English stemming leaves whole,
 # plural too (LLMs is not LLM to PostgreSQL, GNNs not GNN): it is searched in
@@ -411,8 +411,14 @@ def parse_query(text: str) -> list[list[Term]]:
             alternatives.append([])
         elif is_searchable(words):
             excluded = bool(match.group(1) or match.group(3))
-            also = None if quoted else other_number(words)
-            alternatives[-1].append(Term(INNER_HYPHEN.sub(" ", words), excluded, also))
+            spaced = INNER_HYPHEN.sub(" ", words)
+            if spaced != words:
+                # As typed too: PostgreSQL reads "COVID-19" as covid and -19,
+                # never as covid and 19.
+                also: str | None = words
+            else:
+                also = None if quoted else other_number(words)
+            alternatives[-1].append(Term(spaced, excluded, also))
     return [terms for terms in alternatives if terms]
 
 
@@ -422,10 +428,16 @@ def is_searchable(words: str) -> bool:
 
 
 def other_number(word: str) -> str | None:
-    """An acronym's plural, or singular (LLM, LLMs); None for other words."""
+    """An acronym's plural, or singular (LLM, LLMs; llms, llm); None for other
+    words, and for an acronym ending in s that is no plural (GPS, vs, fps)."""
     if len(word) < 2 or not ACRONYM.fullmatch(word):
         return None
-    return word[:-1] if word[-1] in "sS" else f"{word}s"
+    if word[-1] not in "sS":
+        return f"{word}s"
+    plural = word[-1] == "s" and (
+        word[-2].isupper() or (word.islower() and len(word) >= 4)
+    )
+    return word[:-1] if plural else None
 
 
 def as_typed(text: str) -> str:

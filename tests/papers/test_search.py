@@ -27,6 +27,7 @@ from papers.letters import search_text
 from papers.models import Paper
 from papers.search import Term
 from papers.search import arxiv_id_query
+from papers.search import matching_papers
 from papers.search import parse_query
 from papers.versions import NAMES
 from papers.versions import current_versions
@@ -387,6 +388,46 @@ def test_a_hyphenated_word_finds_its_words_written_apart_and_joined(client, db, 
     if typed == "multi agent":  # words, not a phrase: in any order
         found.add("Agent planning with multi tools")
     assert set(titles(response)) == found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("typed", "title"),
+    [
+        ("COVID-19", "Forecasting COVID-19 cases"),
+        ('"COVID-19 cases"', "Forecasting COVID-19 cases"),
+        ("GPT-4", "Probing GPT-4 on tables"),
+        ("ResNet-50", "Pruning ResNet-50 quickly"),
+        ("GPT-4o", "Asking GPT-4o about maps"),
+        ("SARS-CoV-2", "SARS-CoV-2 spike folding"),
+    ],
+)
+def test_a_word_hyphenated_before_a_number_finds_itself(client, db, typed, title):
+    """PostgreSQL reads "COVID-19" as covid and -19: searched as typed too."""
+    add_papers(paper_record("2606.00001", title=title))
+
+    response = client.get("/search/", {"q": typed})
+    excluded = client.get("/search/", {"q": f"-{typed} or zebras"})
+
+    assert titles(response) == [title]
+    assert [paper.title for paper in matching_papers(typed)] == [title]
+    assert title not in titles(excluded)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("typed", "other"),
+    [("GPS", "Sparse GP regression"), ("tracking vs", "Tracking a v-shaped target")],
+)
+def test_an_acronym_ending_in_s_is_no_plural(client, db, typed, other):
+    add_papers(
+        paper_record("2606.00001", title="GPS tracking vs dead reckoning"),
+        paper_record("2606.00002", title=other),
+    )
+
+    response = client.get("/search/", {"q": typed})
+
+    assert (titles(response) == ["GPS tracking vs dead reckoning"]) or not POSTGRESQL
 
 
 @pytest.mark.django_db

@@ -43,6 +43,8 @@ pytestmark = pytest.mark.django_db
         ('""', "Nothing to search for at position 0", 0),
         ("arXiv:2607.04713", "An arXiv id names one paper", 0),
         ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
+        # A word of symbols is no term: "+" alone searches for nothing.
+        ("+ \u2192", "Nothing to search for at position 0", 0),
         ("agents AU:Levine", "AU: is a field of the topic rule syntax", 7),
         ('"world model" -cat:cs.RO', "cat: is a field of the topic rule syntax", 15),
         # Read as search reads it: a phone's minus sign and quotes, full width.
@@ -67,6 +69,22 @@ def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, pos
 )
 def test_search_syntax_takes_what_looks_for_something(query):
     assert check_query(query, "search") is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", ["COVID-19", "LLM", "LiDAR + camera"])
+def test_a_saved_search_matches_what_the_search_finds(alice, query):
+    upsert_records(
+        [
+            paper_record("2606.00001", title="Forecasting COVID-19 cases"),
+            paper_record("2606.00002", title="Tables read by LLMs"),
+            paper_record("2606.00003", title="Fusing LiDAR + camera"),
+        ]
+    )
+
+    search = create_search(alice, name="mine", query=query, syntax="search")
+
+    assert SavedSearchMatch.objects.filter(search=search).count() == 1
 
 
 @pytest.mark.parametrize(
