@@ -25,14 +25,24 @@ from papers.models import SavedPaper
 from papers.tasks import ingest_source
 
 
+class WrittenByIngest:
+    """A ModelAdmin mixin for rows ingest writes and papers hold on to
+    (PROTECT): not deleted here, where one on a paper cannot be and "delete
+    selected" named every paper holding them (all authors: 7.7 minutes, a
+    25 MB page) only to say so. Their names can be corrected."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(Category)
-class CategoryAdmin(admin.ModelAdmin):
+class CategoryAdmin(WrittenByIngest, admin.ModelAdmin):
     list_display = ["code", "name"]
     search_fields = ["code", "name"]
 
 
 @admin.register(Author)
-class AuthorAdmin(admin.ModelAdmin):
+class AuthorAdmin(WrittenByIngest, admin.ModelAdmin):
     list_display = ["name", "key"]
     search_fields = ["name", "key"]
     # Set from the name when the author is created (papers.identity).
