@@ -131,16 +131,18 @@ def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
     them: not in a period that has one already, nor before one already opened
     (after a schedule change, the next period's)."""
     due = schedule.next_send_time(now)
-    last = (
-        Digest.objects.filter(user=user, kind=Digest.Kind.SCHEDULED)
-        .order_by("-due_at")
-        .values_list("period_start", "due_at")
-        .first()
+    # Those that can stand in its way, one of its period or one due after it,
+    # are due no earlier than a day or so before `now` (time zones apart).
+    opened = dict(
+        Digest.objects.filter(
+            user=user, kind=Digest.Kind.SCHEDULED, due_at__gte=now - timedelta(days=9)
+        ).values_list("period_start", "due_at")
     )
-    if last is not None:
-        last_day, last_due = last
-        if schedule.current_period(due)[0] == last_day or due <= last_due:
-            return schedule.next_send_time(due)
+    last_due = max(opened.values(), default=None)
+    while schedule.current_period(due)[0] in opened or (
+        last_due is not None and due <= last_due
+    ):
+        due = schedule.next_send_time(due)
     return due
 
 
@@ -451,8 +453,9 @@ def _fail(digest: Digest, claim: str, reason: str) -> Outcome:
 
 @transaction.atomic
 def _free(digest: Digest, claim: str, status: str, reason: str) -> Outcome:
-    """Finish a digest that was not delivered, its papers freed for the next."""
-    DigestPaper.objects.filter(digest_id=digest.pk).delete()
+    """Finish a digest that was not delivered, its papers freed for the next
+    (unless another sender took it over meanwhile: its papers are its own)."""
+    DigestPaper.objects.filter(digest_id=digest.pk, digest__claimed_by=claim).delete()
     return _finish(digest, claim, status, reason)
 
 

@@ -19,6 +19,7 @@ from django.test import override_settings
 
 from accounts.models import User
 from notifications.delivery import TAKEN_OVER
+from notifications.delivery import _fail
 from notifications.delivery import _unplan_gone_sections
 from notifications.delivery import hand_out
 from notifications.delivery import next_due
@@ -679,3 +680,30 @@ def test_the_next_digest_promised_after_a_move_west_across_the_date_line(subscri
     open_due_digests(at=datetime(2026, 7, 14, 10, 5, tzinfo=UTC))
 
     assert promised == Digest.objects.order_by("due_at").last().due_at
+
+
+def test_the_next_digest_promised_after_two_days_of_digests_then_a_move_west(
+    subscriber,
+):
+    preferences(subscriber, frequency="daily", hour=8, time_zone="Pacific/Kiritimati")
+    open_due_digests(at=datetime(2026, 7, 12, 18, 30, tzinfo=UTC))
+    open_due_digests(at=datetime(2026, 7, 13, 18, 30, tzinfo=UTC))  # Jul 13 and 14
+    preferences(subscriber, frequency="daily", hour=23, time_zone="Pacific/Pago_Pago")
+    schedule = Schedule("daily", 0, 23, "Pacific/Pago_Pago")
+
+    promised = next_due(subscriber, schedule, datetime(2026, 7, 13, 18, 30, tzinfo=UTC))
+    for day in (14, 15, 16):
+        open_due_digests(at=datetime(2026, 7, day, 10, 5, tzinfo=UTC))
+
+    assert promised == Digest.objects.order_by("due_at").last().due_at
+
+
+def test_a_sender_that_lost_its_claim_frees_no_papers_when_its_send_fails(
+    subscriber, agents
+):
+    add_papers(agents, date(2026, 7, 10), count=2)
+    send_due(MONDAY_9)
+
+    _fail(Digest.objects.get(), "a claim lost long ago", "550 mailbox unavailable")
+
+    assert DigestPaper.objects.count() == 2
