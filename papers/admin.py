@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib import messages
@@ -22,6 +24,7 @@ from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
+from papers.search import matching_papers
 from papers.tasks import ingest_source
 
 
@@ -53,6 +56,10 @@ class AuthorAdmin(WrittenByIngest, admin.ModelAdmin):
 class AffiliationAdmin(admin.ModelAdmin):
     list_display = ["name"]
     search_fields = ["name"]
+
+
+# The start of an arXiv id, new style (2607.163) or old (hep-th/99).
+ID_START = re.compile(r"[0-9]{4}(?:\.[0-9]{0,5})?|[a-z-]+(?:\.[A-Z]{2})?/[0-9]{0,7}")
 
 
 class ArxivIdSearch:
@@ -110,7 +117,7 @@ class AuthorshipInline(admin.TabularInline):
 
 
 @admin.register(Paper)
-class PaperAdmin(ArxivIdSearch, ReadOnlyRecords, admin.ModelAdmin):
+class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
     """Papers are arXiv's, written by ingest alone (papers.ingest.upsert): it
     tags them, finds their similar papers and moves the pages that show them,
     which a form here would not. A paper is corrected by harvesting it again."""
@@ -126,10 +133,34 @@ class PaperAdmin(ArxivIdSearch, ReadOnlyRecords, admin.ModelAdmin):
     list_filter = ["withdrawn", "first_announced", "primary_category"]
     list_select_related = ["primary_category"]
     search_fields = ["arxiv_id", "title", "author_names"]
+    search_help_text = (
+        "An arXiv id or its start, or words of the title, abstract or authors "
+        "as the site's search reads them."
+    )
     date_hierarchy = "first_announced"
     autocomplete_fields = ["primary_category", "categories"]
     readonly_fields = ["created_at", "modified_at", "versions"]
     inlines = [AuthorshipInline]
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        """One paper's id in any form, the start of an id, or words through
+        the search index, where the search fields' LIKE read every paper three
+        times (the count, the dates, the rows: 0.4-1.1 s at 100,000 papers)."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        if ID_START.fullmatch(term):
+            return queryset.filter(arxiv_id__startswith=term), False
+        try:
+            arxiv_id, _ = split_arxiv_id(term)
+        except ParseError:
+            arxiv_id = ""
+        if arxiv_id:
+            return queryset.filter(arxiv_id=arxiv_id), False
+        return queryset.filter(pk__in=matching_papers(term).values("pk")), False
+
     show_full_result_count = False
 
 
