@@ -3,11 +3,13 @@ of others along when deleted."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from django.contrib.admin.utils import NestedObjects
 from django.db import router
 from django.db.models import Model
+from django.db.models.deletion import Collector
+from django.db.models.deletion import ProtectedError
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -44,7 +46,8 @@ class CountedDeletion:
     and counts what goes with them (a topic's thousands of tags, a reader's
     follows and saves), where Django's page names every related row, one query
     each to name it (16,000 for a large topic: 18-29 s, twice, for the page and
-    for the delete)."""
+    for the delete). Rows that go without signals or cascades of their own are
+    counted in the database, not read (200 topics' 283,000 tags: 12.8 s)."""
 
     def get_deleted_objects(
         self, objs: Any, request: HttpRequest
@@ -52,25 +55,33 @@ class CountedDeletion:
         objs = list(objs)
         if not objs:
             return [], {}, set(), []
-        collector = NestedObjects(using=router.db_for_write(type(objs[0])))
-        collector.collect(objs)
+        collector = Collector(using=router.db_for_write(type(objs[0])), origin=objs)
+        protected: list[str] = []
+        try:
+            collector.collect(objs)
+        except ProtectedError as refused:
+            protected = [
+                f"{capfirst(row._meta.verbose_name)}: {row}"
+                for row in refused.protected_objects
+            ]
+        counts: Counter[type[Model]] = Counter()
+        for model, instances in collector.data.items():
+            counts[model] += len(instances)
+        for rows in collector.fast_deletes:
+            counts[rows.model] += rows.count()
         registry = self.admin_site._registry  # type: ignore[attr-defined]  # a ModelAdmin's
-        # The stubs type model_objs' keys as labels; they are models.
-        kinds: dict[type[Model], Any] = collector.model_objs  # type: ignore[assignment]
         # Asked once per kind of row (no admin here decides row by row).
         perms_needed = {
             str(model._meta.verbose_name)
-            for model in kinds
+            for model in counts
             if model in registry and not registry[model].has_delete_permission(request)
         }
-        counts = {
-            str(model._meta.verbose_name_plural): len(rows)
-            for model, rows in kinds.items()
+        summary = {
+            str(model._meta.verbose_name_plural): count
+            for model, count in counts.items()
+            if count
         }
-        protected = [
-            f"{capfirst(row._meta.verbose_name)}: {row}" for row in collector.protected
-        ]
-        return [self._named(obj) for obj in objs], counts, perms_needed, protected
+        return [self._named(obj) for obj in objs], summary, perms_needed, protected
 
     def _named(self, obj: Any) -> str:
         opts = obj._meta

@@ -609,6 +609,24 @@ def test_a_topic_goes_in_admin_with_its_tags_decisions_and_follows(
     assert client.get(f"/topics/{topic.slug}/").status_code == 404
 
 
+def test_a_topics_deletion_counts_its_tags_in_the_database_not_read_one_by_one(
+    admin_client, topic
+):
+    """Reading every tag to count them took 12.8 s for 200 topics' 283,000."""
+    delete_url = reverse("admin:topics_topic_delete", args=[topic.pk])
+
+    with CaptureQueriesContext(connection) as captured:
+        page = admin_client.get(delete_url).text
+
+    assert f"Paper topics: {PaperTopic.objects.filter(topic=topic).count()}" in page
+    tag_reads = [
+        query["sql"]
+        for query in captured
+        if query["sql"].startswith('SELECT "topics_papertopic".')
+    ]
+    assert tag_reads == []
+
+
 def test_a_reader_with_follows_and_saved_papers_can_be_deleted_in_admin(
     admin_client, topic, alice
 ):
