@@ -126,6 +126,24 @@ TERM_ROWS = (
 FTS_RANK = "bm25(papers_paper_fts, 5.0, 1.0, 2.0)"
 
 
+# PostgreSQL's English stop words (its english.stop), which its full-text
+# search leaves out of an index and a query: left out of a query on SQLite
+# too, whose FTS5 index holds them, so that "state of the art" neither needs
+# "of" and "the" nor marks them wherever they stand. (A quoted phrase keeps
+# them: each database reads its words in a row.)
+STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he
+    him his himself she her hers herself it its itself they them their theirs
+    themselves what which who whom this that these those am is are was were be
+    been being have has had having do does did doing a an the and but if or
+    because as until while of at by for with about against between into
+    through during before after above below to from up down in out on off over
+    under again further then once here there when where why how all any both
+    each few more most other some such no nor not only own same so than too
+    very s t can will just don should now
+    """.split()
+)
 # A word with no letter or digit ("+", "&", a dash or an arrow, as a pasted
 # title holds them) is no term: PostgreSQL's parser reads nothing in it, and
 # FTS5 would look for a phrase no paper holds, finding nothing at all.
@@ -409,7 +427,7 @@ def parse_query(text: str) -> list[list[Term]]:
         words = search_text(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
             alternatives.append([])
-        elif is_searchable(words):
+        elif is_searchable(words, quoted=quoted):
             excluded = bool(match.group(1) or match.group(3))
             spaced = INNER_HYPHEN.sub(" ", words)
             if spaced != words:
@@ -422,9 +440,12 @@ def parse_query(text: str) -> list[list[Term]]:
     return [terms for terms in alternatives if terms]
 
 
-def is_searchable(words: str) -> bool:
-    """Whether a term's words hold something to search for (SEARCHABLE)."""
-    return SEARCHABLE.search(words) is not None
+def is_searchable(words: str, *, quoted: bool = False) -> bool:
+    """Whether a term's words hold something to search for: a letter or a
+    digit (SEARCHABLE), and a word that is no stop word unless quoted."""
+    return SEARCHABLE.search(words) is not None and (
+        quoted or words.lower() not in STOP_WORDS
+    )
 
 
 def other_number(word: str) -> str | None:

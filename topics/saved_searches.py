@@ -172,7 +172,7 @@ def _check_search(query: str) -> None:
             start, positive = None, False
             last_or = match.start()
             continue
-        if not is_searchable(words):
+        if not is_searchable(words, quoted=quoted):
             continue
         if start is None:
             start = match.start()

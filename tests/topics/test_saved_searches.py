@@ -45,6 +45,7 @@ pytestmark = pytest.mark.django_db
         ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
         # A word of symbols is no term: "+" alone searches for nothing.
         ("+ \u2192", "Nothing to search for at position 0", 0),
+        ("of the", "Nothing to search for at position 0", 0),
         ("agents AU:Levine", "AU: is a field of the topic rule syntax", 7),
         ('"world model" -cat:cs.RO', "cat: is a field of the topic rule syntax", 15),
         # Read as search reads it: a phone's minus sign and quotes, full width.
