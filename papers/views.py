@@ -60,6 +60,7 @@ from papers.rows import paper_rows
 from papers.rows import search_rows
 from papers.search import FIELD_PREFIX
 from papers.search import arxiv_id_query
+from papers.search import parse_query
 from papers.search import search_papers
 from papers.search import without_fields
 from papers.slots import page_response
@@ -359,6 +360,8 @@ def _search(
             context["missing_id"] = versioned_id(*identifier)
         else:
             context["fields"] = _fields_notice(request, text, form)
+            # Words as common as "the", or no word at all: said, not "try fewer".
+            context["nothing_to_search"] = bool(text.strip()) and not parse_query(text)
             results = search_papers(text, **form.filters())
             # Paginator only takes len() of SearchResults and slices it.
             page: Page[Paper] = Paginator(results, SEARCH_RESULTS_PER_PAGE).get_page(  # type: ignore[arg-type]
