@@ -27,6 +27,10 @@ class DigestPaperInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[DigestPaper]:
+        # Each row names its paper and topic.
+        return super().get_queryset(request).select_related("paper", "topic")
+
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 

@@ -118,7 +118,11 @@ def test_the_lists_cost_the_same_whatever_they_hold(admin_client, alice, bob):
             assert admin_client.get(url).status_code == 200
         return len(captured)
 
-    lists = ["/admin/notifications/digestpaper/", URL]
+    lists = [
+        "/admin/notifications/digestpaper/",
+        URL,
+        f"{URL}{digest.pk}/change/",  # its papers, each named
+    ]
     for url in lists:
         queries(url)  # the first request's own look-ups
     few = {url: queries(url) for url in lists}

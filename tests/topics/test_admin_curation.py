@@ -16,6 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
 from papers.models import Paper
@@ -510,6 +511,24 @@ def test_the_query_count_of_the_change_page_does_not_grow_with_pins(
 
     with django_assert_num_queries(len(few)):
         admin_client.get(url)
+
+
+def test_exclusions_made_by_many_curators_cost_no_query_each(admin_client, topic):
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    many_decisions(topic, pins=0, exclusions=6)
+    for n, exclusion in enumerate(TopicExclusion.objects.all()):
+        exclusion.created_by = User.objects.create_user(f"curator{n}@example.com")
+        exclusion.save()
+    admin_client.get(url)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            admin_client.get(url)
+        return len(captured)
+
+    six = queries()
+    TopicExclusion.objects.exclude(pk=TopicExclusion.objects.first().pk).delete()
+    assert queries() == six
 
 
 def test_selected_pins_and_exclusions_are_lifted_through_curation(admin_client, topic):

@@ -280,8 +280,10 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
                 .order_by("-created_at", "-pk")
                 .values("pk")[:INLINE_ROWS]
             )
+            # An exclusion is shown with the curator who made it.
+            named = ["created_by"] if inline.model is TopicExclusion else []
             kwargs["queryset"] = queryset.filter(pk__in=latest).select_related(
-                "paper", "topic"
+                "paper", "topic", *named
             )
         return kwargs
 
