@@ -1043,6 +1043,7 @@ def test_text_without_searchable_words_finds_nothing(client, corpus, text):
     assert response.status_code == 200
     assert "No papers found" in response.text
     assert "There is no word to search for here" in response.text
+    assert "Save this search" not in response.text
 
 
 @pytest.mark.django_db
