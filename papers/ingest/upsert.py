@@ -237,7 +237,11 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
     ids = ids_by(Paper, "arxiv_id", arxiv_ids)
     if not ids:
         return {}
-    papers = Paper.objects.filter(pk__in=ids.values()).only(
+    # Locked, in one order, until the page commits: a writer holding an older
+    # version waits here for one storing a newer, then reads it, and leaves it.
+    papers = (
+        Paper.objects.filter(pk__in=ids.values()).select_for_update().order_by("pk")
+    ).only(
         "id",
         "arxiv_id",
         "version",

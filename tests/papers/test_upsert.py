@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 from datetime import UTC
 from datetime import date
@@ -8,6 +10,9 @@ from datetime import datetime
 import pytest
 from django.contrib.postgres.search import SearchQuery
 from django.db import IntegrityError
+from django.db import connection
+from django.db import connections
+from django.db import transaction
 
 from papers.ingest.records import AuthorRecord
 from papers.ingest.records import VersionRecord
@@ -272,3 +277,49 @@ def test_a_withdrawal_replacing_a_listed_version_is_read_from_the_fuller_record(
     assert (
         upsert_records([paper_record(version=2, updated=paper.updated)]).unchanged == 1
     )
+
+
+def waiting_on_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_older_version_never_replaces_a_newer_one_stored_concurrently():
+    upsert_records([paper_record("2606.00001", 1, title="Version one")])
+    wrote_v3, commit_v3 = threading.Event(), threading.Event()
+
+    def ingest_v3():  # one page of a run: upsert, tag, commit
+        try:
+            with transaction.atomic():
+                upsert_records([paper_record("2606.00001", 3, title="Version three")])
+                wrote_v3.set()
+                assert commit_v3.wait(30)
+        finally:
+            connections.close_all()
+
+    def ingest_v2():  # another run, a moment later, holding v2
+        try:
+            upsert_records([paper_record("2606.00001", 2, title="Version two")])
+        finally:
+            connections.close_all()
+
+    first = threading.Thread(target=ingest_v3)
+    first.start()
+    assert wrote_v3.wait(30)
+    second = threading.Thread(target=ingest_v2)
+    second.start()
+    for _ in range(100):  # until v2's UPDATE waits for v3's row lock
+        if waiting_on_a_lock():
+            break
+        time.sleep(0.05)
+    commit_v3.set()
+    first.join(30)
+    second.join(30)
+
+    paper = Paper.objects.get()
+    assert (paper.version, paper.title) == (3, "Version three")
