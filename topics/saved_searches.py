@@ -262,6 +262,9 @@ def update_search(
     syntax: str | None = None,
 ) -> SavedSearch:
     """Rename the search, or change its query (its matches are found again)."""
+    # One change at a time per reader, as create_search: two renames to one
+    # name would both pass the check.
+    User.objects.select_for_update().filter(pk=search.user_id).first()
     changes: dict[str, str] = {}
     if name is not None:
         changes["name"] = _check_name(search.user, name, search)

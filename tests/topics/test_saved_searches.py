@@ -3,6 +3,7 @@ reader's limit, and their matches found when saved, edited and after ingest."""
 
 from __future__ import annotations
 
+import threading
 from io import StringIO
 from pathlib import Path
 from unittest import mock
@@ -10,10 +11,13 @@ from unittest import mock
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connections
 
+from accounts.models import User
 from papers.ingest.upsert import upsert_records
 from tests.papers.factories import paper_record
 from topics import prefilter
+from topics import saved_searches
 from topics.models import RuleDocument
 from topics.models import SavedSearch
 from topics.models import SavedSearchMatch
@@ -311,3 +315,42 @@ def test_an_ingest_of_a_real_snapshot_sends_the_matching_and_the_task_runs_it(
     before = SavedSearch.objects.get(pk=rule.pk).revision
     match_saved_searches.apply()  # the sweep, with nothing new
     assert SavedSearch.objects.get(pk=rule.pk).revision == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_renames_to_one_name_at_once_refuse_one_saying_so():
+    """Both passed the name's check, and one failed at the unique constraint:
+    a 500. One change at a time per reader."""
+    alice = User.objects.create_user("alice@example.com", "correct horse battery")
+    first = create_search(alice, name="a", query="graph", syntax="search")
+    second = create_search(alice, name="b", query="agent", syntax="search")
+    checked_once, go = threading.Event(), threading.Event()
+    real = saved_searches._check_name
+    errors: list[Exception] = []
+
+    def check_then_wait(*args, **kwargs):
+        name = real(*args, **kwargs)
+        if not checked_once.is_set():
+            checked_once.set()
+            assert go.wait(30)
+        return name
+
+    def rename(search):
+        try:
+            update_search(search, name="graphs")
+        except Exception as error:  # what the view or the API would get
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    with mock.patch.object(saved_searches, "_check_name", check_then_wait):
+        threads = [threading.Thread(target=rename, args=(s,)) for s in (first, second)]
+        threads[0].start()
+        assert checked_once.wait(30)
+        threads[1].start()
+        threads[1].join(2)  # blocked on the first's lock, or done
+        go.set()
+        for thread in threads:
+            thread.join(30)
+
+    assert [type(error).__name__ for error in errors] == ["SavedSearchError"]
