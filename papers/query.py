@@ -157,9 +157,18 @@ def similar_ids(paper: Paper) -> list[str]:
     )
 
 
+# How far before its mark a pass that looks at the papers written since it
+# reads again: a paper is stamped when an ingest writes it and seen when its
+# transaction commits, which may be after another, stamped later, committed
+# (two ingests at once; `manage.py ingest FILE` writes a file in one); and two
+# hosts' clocks differ.
+LATE_COMMIT_OVERLAP = timedelta(minutes=10)
+
+
 def last_modified() -> datetime | None:
     """When the latest stored or changed paper was written: the mark of the
-    passes that look only at the papers written since their last."""
+    passes that look only at the papers written since their last (and
+    LATE_COMMIT_OVERLAP before it)."""
     return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 

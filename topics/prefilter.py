@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from collections.abc import Iterable
 from datetime import datetime
-from datetime import timedelta
 
 from django.core.cache import cache
 from django.db import connection
@@ -26,6 +25,7 @@ from django.db.models import QuerySet
 from papers.models import Category
 from papers.models import Paper
 from papers.names import printed_authors
+from papers.query import LATE_COMMIT_OVERLAP
 from papers.query import last_modified
 from topics.models import RuleDocument
 from topics.rules import CompiledRule
@@ -44,12 +44,10 @@ from topics.rules.terms import sure_condition
 CHUNK_SIZE = 1000
 FTS_TABLE = "topics_ruledocument_fts"  # SQLite (topics/migrations/0008)
 # The newest modified_at the last check of every paper's terms saw. Papers
-# stamped up to CHECK_OVERLAP before it are looked at again (a transaction that
-# stamped its papers before the check read them may commit after it; clocks of
-# two hosts differ); after CHECK_KEPT seconds, or with the cache lost, every
-# paper is checked again (what a restored database would otherwise hide).
+# stamped up to LATE_COMMIT_OVERLAP before it are looked at again; after
+# CHECK_KEPT seconds, or with the cache lost, every paper is checked again
+# (what a restored database would otherwise hide).
 CHECKED_KEY = f"rule-documents-checked:{TERMS_VERSION}"
-CHECK_OVERLAP = timedelta(minutes=10)
 CHECK_KEPT = 3600
 # A rule preview derives at most this many papers' terms itself (about a
 # second). More are stale after a release that changed the terms, or a
@@ -101,7 +99,7 @@ def refresh_rule_documents(limit: int | None = None) -> int:
     checked = cache.get(CHECKED_KEY)
     papers = Paper.objects.all()
     if checked is not None:
-        papers = papers.filter(modified_at__gt=checked - CHECK_OVERLAP)
+        papers = papers.filter(modified_at__gt=checked - LATE_COMMIT_OVERLAP)
     stale = stale_papers(papers)
     if limit is not None and len(stale) > limit:
         cache.set(STALE_COUNT_KEY, len(stale), STALE_COUNT_KEPT)

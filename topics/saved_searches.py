@@ -34,6 +34,7 @@ from django.utils import timezone
 from accounts.models import User
 from core.text import CONTROL
 from papers.models import Paper
+from papers.query import LATE_COMMIT_OVERLAP
 from papers.query import last_modified
 from papers.search import FIELD_PREFIX
 from papers.search import MAX_QUERY_LENGTH
@@ -360,13 +361,21 @@ NEW_VERSION_LAG = timedelta(days=7)
 @transaction.atomic
 def match_new_papers() -> int:
     """Match every saved search against the papers stored or changed since it
-    was last matched: a paper that now matches is added, one whose new version
-    no longer does leaves. Return how many matches were added. Idempotent: a
-    second run finds no paper written past the searches' marks."""
+    was last matched (and LATE_COMMIT_OVERLAP before: a page committed late):
+    a paper that now matches is added, one whose new version no longer does
+    leaves. Return how many matches were added. Idempotent: a second run adds
+    and removes nothing."""
     until = last_modified()
+    # Those with papers written past their marks, or marked so lately that a
+    # page stamped before may not have committed yet.
+    late = timezone.now() - LATE_COMMIT_OVERLAP
     searches = list(
         SavedSearch.objects.select_for_update()
-        .filter(Q(checked_until__lt=until) | Q(checked_until__isnull=True))
+        .filter(
+            Q(checked_until__lt=until)
+            | Q(checked_until__isnull=True)
+            | Q(checked_until__gt=late)
+        )
         .order_by("pk")
     )
     if until is None or not searches:
@@ -377,7 +386,7 @@ def match_new_papers() -> int:
     for mark in {search.checked_until for search in searches}:
         since = Paper.objects.filter(modified_at__lte=until)
         if mark is not None:
-            since = since.filter(modified_at__gt=mark)
+            since = since.filter(modified_at__gt=mark - LATE_COMMIT_OVERLAP)
         written[mark] = list(since.values_list("pk", flat=True))
     found: set[tuple[int, int]] = set()
     looked: list[SavedSearch] = []
@@ -395,14 +404,21 @@ def match_new_papers() -> int:
         looked.append(search)
     if rules:
         found |= _rule_matches(searches, rules, written)
+    # Those kept already (read again in the overlap, or a new version that
+    # still matches) are no change: kept with when they were found.
+    added = found - set(
+        SavedSearchMatch.objects.filter(
+            _among(sorted({p for _, p in found}), "paper_id"), search__in=searches
+        ).values_list("search_id", "paper_id")
+    )
     SavedSearchMatch.objects.bulk_create(
         (
             SavedSearchMatch(search_id=s, paper_id=p, found_at=found_at)
-            for (s, p), found_at in _found_at(searches, found).items()
+            for (s, p), found_at in _found_at(searches, added).items()
         ),
         ignore_conflicts=True,  # a match kept, with when it was found
     )
-    changed = {search_id for search_id, _ in found}
+    changed = {search_id for search_id, _ in added}
     for search in looked:
         kept = [p for s, p in found if s == search.pk]
         gone = SavedSearchMatch.objects.filter(
@@ -416,7 +432,7 @@ def match_new_papers() -> int:
     if changed:
         owners = [s.user_id for s in searches if s.pk in changed]
         _touch(sorted(changed), owners)
-    return len(found)
+    return len(added)
 
 
 def _found_at(

@@ -19,12 +19,12 @@ from django.utils import timezone
 from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from papers.query import LATE_COMMIT_OVERLAP
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics import preview
 from topics.models import RuleDocument
-from topics.prefilter import CHECK_OVERLAP
 from topics.prefilter import CHECKED_KEY
 from topics.prefilter import TermsNotReady
 from topics.prefilter import refresh_rule_documents
@@ -262,7 +262,7 @@ def test_a_paper_saved_since_the_check_or_stamped_just_before_it_is_looked_at():
     refresh_rule_documents()
     late, edited = Paper.objects.order_by("arxiv_id")
     # Stamped before the check, committed after it: inside the overlap.
-    stamped = cache.get(CHECKED_KEY) - CHECK_OVERLAP + timedelta(minutes=1)
+    stamped = cache.get(CHECKED_KEY) - LATE_COMMIT_OVERLAP + timedelta(minutes=1)
     Paper.objects.filter(pk=late.pk).update(modified_at=stamped)
     RuleDocument.objects.filter(paper=late).delete()
     edited.title = "Classical dots"  # as admin saves it: no terms stored
