@@ -34,6 +34,9 @@ from dataclasses import field
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Exists
+from django.db.models import OuterRef
+from django.db.models import Q
 from django.utils import timezone
 from scipy.sparse import csr_matrix
 from scipy.sparse import vstack
@@ -43,6 +46,7 @@ from papers.models import Paper
 from papers.models import PaperVector
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
+from papers.query import LATE_COMMIT_OVERLAP
 from papers.query import SIMILAR_SHOWN
 from papers.query import last_modified
 from papers.versions import similar_changed
@@ -258,8 +262,12 @@ def update_similar() -> SimilarResult:
     if index.checked_until is None:
         return build_all()
     began = time.monotonic()
+    # And those stamped shortly before the mark that have no vector yet: their
+    # ingest committed after a later-stamped one's, which moved the mark.
+    unread = ~Exists(PaperVector.objects.filter(paper=OuterRef("pk")))
+    late = Q(modified_at__gt=index.checked_until - LATE_COMMIT_OVERLAP) & unread
     found = dict(
-        Paper.objects.filter(modified_at__gt=index.checked_until).values_list(
+        Paper.objects.filter(Q(modified_at__gt=index.checked_until) | late).values_list(
             "pk", "modified_at"
         )
     )

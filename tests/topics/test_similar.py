@@ -4,6 +4,7 @@ papers' lists, the task after ingest, the command, the page and the API."""
 
 from __future__ import annotations
 
+import threading
 from io import StringIO
 from unittest import mock
 
@@ -11,10 +12,13 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
+from django.db import connections
+from django.db import transaction
 
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
+from papers.models import PaperVector
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
 from tests.papers.factories import paper_record
@@ -455,3 +459,54 @@ def test_this_module_passes_on_sqlite(tmp_path):
     result = run_module_on_sqlite(__file__, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(not POSTGRESQL, reason="two writers at once: PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_a_paper_whose_ingest_committed_late_gets_its_similar_papers():
+    """Another ingest, stamped later, committed first and moved the pass's
+    mark past it: it never had a vector nor similar papers."""
+    upsert_records(records(PAPERS))
+    similar.build_all()
+    written, commit = threading.Event(), threading.Event()
+    late = records(
+        {
+            "2606.30004": (
+                "Surface code decoders below threshold",
+                "A fast decoder for surface codes in quantum error correction: "
+                "logical qubits from noisy physical qubits, below threshold.",
+            )
+        }
+    )
+
+    def ingest_committing_late():
+        try:
+            with transaction.atomic():
+                upsert_records(late)
+                written.set()
+                assert commit.wait(30)
+        finally:
+            connections.close_all()
+
+    slow = threading.Thread(target=ingest_committing_late)
+    slow.start()
+    assert written.wait(30)
+    upsert_records(
+        records(
+            {
+                "2606.20004": (
+                    "Agents that browse the web",
+                    "A language model agent trained with reinforcement learning "
+                    "on web environments and tool calls.",
+                )
+            }
+        )
+    )
+    similar.update_similar()
+    commit.set()
+    slow.join(30)
+
+    similar.update_similar()
+
+    assert SimilarPaper.objects.filter(paper__arxiv_id="2606.30004").exists()
+    assert PaperVector.objects.filter(paper__arxiv_id="2606.30004").exists()
