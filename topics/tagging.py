@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 from django.db.models import Max
+from django.db.models import Q
 from django.db.models import QuerySet
 
 from core.queue import send_after_commit
@@ -120,11 +121,28 @@ class RecordMatches:
     terms: dict[PaperRecord, frozenset[str]]
 
 
+def topics_revision() -> tuple[object, ...]:
+    """What moves when a topic is saved, re-tagged, merged, deleted, made
+    active or paused: whose rules and models a run tags by."""
+    return tuple(
+        Topic.objects.aggregate(
+            saved=Max("updated_at"),
+            retagged=Max("retagged_at"),
+            topics=Count("pk"),
+            active=Count("pk", filter=Q(is_active=True)),
+        ).values()
+    )
+
+
 class IngestTagger:
     """Tags the papers ingest stores, against the active topics' rules and models
-    as they were when the run began (papers.ingest.runs.Tagger)."""
+    (papers.ingest.runs.Tagger): as they were when the run began, and read
+    again for a page stored after a curator changed a topic (its rule edited,
+    topics merged or deleted), which the tags of a run of many pages would
+    otherwise undo, or name a topic gone."""
 
     def __init__(self, rules: TopicRules | None = None) -> None:
+        self.revision = topics_revision()
         self.rules = rules or active_topic_rules()
         self.scorers = active_scorers()
 
@@ -146,6 +164,10 @@ class IngestTagger:
         return matched
 
     def store(self, result: UpsertResult, matched: RecordMatches) -> TagResult:
+        if (revision := topics_revision()) != self.revision:
+            self.revision = revision
+            self.rules, self.scorers = active_topic_rules(), active_scorers()
+            matched = self.match(list(result.written.values()))
         tags = TagResult()
         topic_ids = list(self.rules.scopes)
         written = [pk for pk in result.changed_ids if pk in result.written]

@@ -5,17 +5,22 @@ import itertools
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 
 from papers.ingest.runs import ingest_entries
 from papers.ingest.runs import ingest_path
+from papers.ingest.runs import ingest_tagger
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
 from papers.models import IngestRun
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.curation import merge_topics
 from topics.models import PaperTopic
+from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.retagging import run_retag
 from topics.seed import load_topics
 from topics.tagging import IngestTagger
 from topics.tagging import retag_all
@@ -169,3 +174,54 @@ def test_ingest_tagger_reads_back_papers_only_cross_listed():
     ingest_entries(run, [cross], tagger=IngestTagger())
 
     assert topic.paper_topics.count() == 1
+
+
+def store_page(run, tagger, records) -> None:
+    """One page of a run, as papers.ingest.harvest writes it."""
+    with transaction.atomic():
+        ingest_entries(run, records, tagger=tagger)
+        run.save()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_runs_pages_after_a_rule_edit_are_tagged_by_the_new_rule():
+    """A multi-page run (OAI, an API query, a backfill) kept the rules it began
+    with: the finished re-tag was undone for every later page."""
+    topic = make_topic("Nets", rule="ti:network", slug="nets")
+    tagger = ingest_tagger()
+    run = IngestRun.objects.create(source="oai")
+    store_page(run, tagger, [paper_record("2606.00001", title="A network")])
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")
+    run_retag(topic.pk)
+
+    store_page(
+        run,
+        tagger,
+        [
+            paper_record("2606.00002", title="Another network"),
+            paper_record("2606.00003", title="A graph"),
+        ],
+    )
+
+    tagged = PaperTopic.objects.filter(topic=topic)
+    assert list(tagged.values_list("paper__arxiv_id", flat=True)) == ["2606.00003"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_merge_between_two_pages_of_a_run_does_not_fail_it():
+    """The next page tagged into the topic merged away: a foreign key error at
+    its commit, and the run failed."""
+    kept = make_topic("Graphs", rule="ti:graph", slug="graphs")
+    gone = make_topic("Nets", rule="ti:network", slug="nets")
+    tagger = ingest_tagger()
+    run = IngestRun.objects.create(source="oai")
+    store_page(run, tagger, [paper_record("2606.00001", title="A network")])
+    merge_topics(kept, [gone])
+
+    store_page(run, tagger, [paper_record("2606.00002", title="Another network")])
+
+    tagged = PaperTopic.objects.filter(topic=kept)
+    assert set(tagged.values_list("paper__arxiv_id", flat=True)) == {
+        "2606.00001",
+        "2606.00002",
+    }
