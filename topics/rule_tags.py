@@ -93,9 +93,13 @@ def store_rule_tags(
             papers, topic_id__in=topic_ids, vetoed=True
         )
     }
+    # Locked until this commits: a curator's pin of one of them waits, and is
+    # not then deleted, or made a rule tag, by what was decided before it.
     existing = {
         (tag.topic_id, tag.paper_id): tag
         for tag in PaperTopic.objects.filter(papers, topic_id__in=topic_ids)
+        .select_for_update()
+        .order_by("pk")
     }
     decision = decide(
         wanted,
@@ -118,6 +122,11 @@ def store_rule_tags(
         tag.source = PaperTopic.Source.RULE
         tag.matched_terms = list(decision.update[(tag.topic_id, tag.paper_id)])
     PaperTopic.objects.bulk_update(changed, ["source", "matched_terms"])
+    # An exclusion a curator made since the read above keeps its paper out.
+    excluded_since = _excluded(list(decision.add)) if decision.add else set()
+    added = {
+        key: terms for key, terms in decision.add.items() if key not in excluded_since
+    }
     now = timezone.now()
     # ignore_conflicts: a concurrent tagger may have stored the same tag already.
     insert_rows(
@@ -125,8 +134,18 @@ def store_rule_tags(
         ["topic_id", "paper_id", "source", "matched_terms", "created_at"],
         [
             (topic_id, paper_id, PaperTopic.Source.RULE, list(terms), now)
-            for (topic_id, paper_id), terms in decision.add.items()
+            for (topic_id, paper_id), terms in added.items()
         ],
         ignore_conflicts=True,
     )
-    return len(decision.add), len(decision.remove)
+    return len(added), len(decision.remove)
+
+
+def _excluded(keys: list[Key]) -> set[Key]:
+    """Those of these (topic, paper) pairs a curator excluded."""
+    return set(
+        TopicExclusion.objects.filter(
+            among("paper_id", sorted({paper for _, paper in keys})),
+            topic_id__in={topic for topic, _ in keys},
+        ).values_list("topic_id", "paper_id")
+    )

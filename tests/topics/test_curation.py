@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import threading
 from unittest import mock
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connections
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
@@ -11,6 +13,7 @@ from papers.models import Paper
 from tests.clients import token_client
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics import rule_tags
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -22,8 +25,10 @@ from topics.models import PaperTopic
 from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.retagging import run_retag
 from topics.rules import MAX_TERMS
 from topics.tagging import retag_topics
+from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
 
@@ -347,3 +352,76 @@ def test_a_merge_moves_the_kept_topics_follower_count_on_its_page(
         merge_and_retag(target, [other])
 
     assert "2 followers" in client.get("/topics/agents/").text
+
+
+def retag_deciding_slowly(topic: Topic, decided: threading.Event, go: threading.Event):
+    """A re-tag of the topic, which waits after deciding its tags (the moment
+    a curator may act in), in a thread of its own."""
+    real = rule_tags.decide
+
+    def decide_then_wait(*args, **kwargs):
+        decision = real(*args, **kwargs)
+        decided.set()
+        assert go.wait(30)
+        return decision
+
+    def retag():
+        try:
+            with mock.patch.object(rule_tags, "decide", decide_then_wait):
+                run_retag(topic.pk)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=retag)
+    thread.start()
+    assert decided.wait(30)
+    return thread
+
+
+def in_a_thread(action) -> threading.Thread:
+    def run():
+        try:
+            action()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pin_made_while_a_retag_decides_stays_a_pin():
+    """The re-tag decided to drop the rule tag the pin then replaced, and
+    deleted the pin by its row."""
+    upsert_records([paper_record("2606.00001", title="A network")])
+    topic = make_topic("Nets", rule="ti:network", slug="nets")
+    paper = Paper.objects.get()
+    tag_papers([paper.pk])
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # narrowed
+    decided, go = threading.Event(), threading.Event()
+    retag = retag_deciding_slowly(topic, decided, go)
+
+    pin = in_a_thread(lambda: pin_paper(topic, paper))
+    pin.join(2)  # waiting for the re-tag's lock on the tag
+    go.set()
+    retag.join(30)
+    pin.join(30)
+
+    assert list(PaperTopic.objects.values_list("source", flat=True)) == ["pin"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_exclusion_made_while_a_retag_decides_keeps_the_paper_out():
+    upsert_records([paper_record("2606.00001", title="A graph")])
+    topic = make_topic("Nets", rule="ti:network", slug="nets")
+    paper = Paper.objects.get()
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # widened
+    decided, go = threading.Event(), threading.Event()
+    retag = retag_deciding_slowly(topic, decided, go)
+
+    exclude_paper(topic, paper)
+    go.set()
+    retag.join(30)
+
+    assert not PaperTopic.objects.filter(topic=topic, paper=paper).exists()
