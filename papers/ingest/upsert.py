@@ -198,7 +198,11 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     repairs = _repairs(not_newer)
     to_update += repairs
     not_newer = [pair for pair in not_newer if pair not in repairs]
-    known = _add_cross_listings(not_newer) + _add_missing_days(not_newer)
+    known = (
+        _add_cross_listings(not_newer)
+        + _add_missing_days(not_newer)
+        + _fill_blanks(not_newer)
+    )
     changed_ids = sorted(set(known))
     result.unchanged = len(not_newer) - len(changed_ids)
     result.updated_ids = changed_ids
@@ -251,6 +255,9 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
         "primary_category",
         "versions",
         "comment",
+        "license",
+        "doi",
+        "journal_ref",
     )
     return {paper.arxiv_id: paper for paper in papers}
 
@@ -280,6 +287,37 @@ def _add_missing_days(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
     return [paper.pk for paper in filled]
 
 
+# What a paper may be stored without, which a record of the same or an older
+# version may know: fields no record of a later version would unsay.
+BLANKS = ("license", "doi", "journal_ref")
+
+
+def _fill_blanks(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
+    """Give a paper the primary category, license, DOI and journal reference
+    it was stored without (a snapshot's sorted categories name no primary; the
+    query API's format has no license) that an equal or older record knows,
+    whichever format came first. Returns the ids of papers changed."""
+    primaries = [
+        r for r, p in pairs if r.primary_category and not p.primary_category_id
+    ]
+    category_ids = _ensure_categories(primaries) if primaries else {}
+    filled = []
+    for record, paper in pairs:
+        changed = False
+        if record.primary_category and not paper.primary_category_id:
+            paper.primary_category_id = category_ids[record.primary_category]
+            changed = True
+        for name in BLANKS:
+            if getattr(record, name) and not getattr(paper, name):
+                setattr(paper, name, getattr(record, name))
+                changed = True
+        if changed:
+            paper.modified_at = timezone.now()
+            filled.append(paper)
+    Paper.objects.bulk_update(filled, ["primary_category", *BLANKS, "modified_at"])
+    return [paper.pk for paper in filled]
+
+
 def _new_row(
     record: PaperRecord, category_ids: dict[str, int], now: datetime
 ) -> tuple[object, ...]:
@@ -304,6 +342,8 @@ def _apply(
         values["comment"] = paper.comment
     if not record.primary_category:
         values["primary_category_id"] = paper.primary_category_id
+    # Nor has the query API's format a license.
+    values["license"] = values["license"] or paper.license
     values["modified_at"] = now
     for name, value in values.items():
         setattr(paper, name, value)

@@ -15,6 +15,7 @@ from papers.ingest.harvest import backfill_refusal
 from papers.ingest.harvest import claim_lease
 from papers.ingest.harvest import run_source
 from papers.ingest.harvest import take_due_sources
+from papers.ingest.runs import ingest_path
 from papers.ingest.schedule import next_retry_after
 from papers.models import FeedSource
 from papers.models import IngestRun
@@ -576,3 +577,26 @@ class TestBadInput:
         assert reasons.count(missing) == 3
         assert Paper.objects.count() == 6
         assert not Paper.objects.filter(first_announced__isnull=True).exists()
+
+
+SNAPSHOT_HEAD = "arxivSpider_mnbvc_arxiv-metadata-oai-snapshot_head200.jsonl"
+
+
+@pytest.mark.parametrize("harvest_first", [True, False])
+def test_a_papers_primary_category_does_not_hang_on_which_format_came_first(
+    fake_arxiv, harvest_first
+):
+    """0704.0098 in the saved OAI page and in the snapshot's first lines: the
+    snapshot's categories, sorted, name no primary; OAI-PMH's do (cs.IT)."""
+
+    def harvest() -> None:
+        fake_arxiv.on("/oai", xml(OAI_FIRST_PAGE), xml(OAI_LAST_PAGE))
+        run(source("oai", category="cs", harvested_until=date(2016, 3, 1)))
+
+    def snapshot() -> None:
+        ingest_path(FIXTURES / "kaggle_jsonl" / SNAPSHOT_HEAD)
+
+    for ingest in (harvest, snapshot) if harvest_first else (snapshot, harvest):
+        ingest()
+
+    assert Paper.objects.get(arxiv_id="0704.0098").primary_category.code == "cs.IT"

@@ -323,3 +323,45 @@ def test_an_older_version_never_replaces_a_newer_one_stored_concurrently():
 
     paper = Paper.objects.get()
     assert (paper.version, paper.title) == (3, "Version three")
+
+
+def test_a_record_without_a_license_keeps_the_stored_one():
+    """The query API's format has none: a newer version read from it wiped it."""
+    licence = "http://arxiv.org/licenses/nonexclusive-distrib/1.0/"
+    upsert_records([paper_record("2606.00001", 1, license=licence)])
+
+    upsert_records([paper_record("2606.00001", 2, license="")])
+
+    assert Paper.objects.get().license == licence
+
+
+@pytest.mark.parametrize("field", ["primary_category", "license", "doi", "journal_ref"])
+def test_a_same_version_record_fills_in_what_the_stored_one_lacked(field):
+    """A snapshot's sorted categories name no primary; an API record has no
+    license: whichever format came first, the other fills in the blank."""
+    known = {
+        "license": "http://creativecommons.org/licenses/by/4.0/",
+        "doi": "10.1000/xyz",
+        "journal_ref": "J. Agents 1 (2026)",
+    }
+    poorer = paper_record("2606.00001", 2)
+    poorer = (
+        replace(poorer, primary_category=None)
+        if field == "primary_category"
+        else poorer
+    )
+    richer = paper_record(
+        "2606.00001", 2, **{k: v for k, v in known.items() if k == field}
+    )
+    upsert_records([poorer])
+
+    result = upsert_records([richer])
+
+    paper = Paper.objects.get()
+    stored = (
+        paper.primary_category.code
+        if field == "primary_category"
+        else getattr(paper, field)
+    )
+    assert stored == ("cs.LG" if field == "primary_category" else known[field])
+    assert result.updated_ids == [paper.pk]
