@@ -144,10 +144,11 @@ STOP_WORDS = frozenset(
     very s t can will just don should now
     """.split()
 )
-# A word with no letter or digit ("+", "&", a dash or an arrow, as a pasted
-# title holds them) is no term: PostgreSQL's parser reads nothing in it, and
-# FTS5 would look for a phrase no paper holds, finding nothing at all.
-SEARCHABLE = re.compile(r"[^\W_]")
+# The parts of a word both databases' parsers read, between signs. A word
+# with none ("+", "&", a dash or an arrow, as a pasted title holds them) is no
+# term: PostgreSQL's parser reads nothing in it, and FTS5 would look for a
+# phrase no paper holds, finding nothing at all.
+WORD_PARTS = re.compile(r"[^\W_]+")
 # A hyphen within a word: "multi-agent" is searched as the phrase "multi agent"
 # (and as typed), which finds it written either way. (PostgreSQL's parser
 # indexes the compound and its parts, the parts in a row; FTS5 reads it so.)
@@ -442,10 +443,10 @@ def parse_query(text: str) -> list[list[Term]]:
 
 def is_searchable(words: str, *, quoted: bool = False) -> bool:
     """Whether a term's words hold something to search for: a letter or a
-    digit (SEARCHABLE), and a word that is no stop word unless quoted."""
-    return SEARCHABLE.search(words) is not None and (
-        quoted or words.lower() not in STOP_WORDS
-    )
+    digit, and unless quoted a word that is no stop word ("(the)" and "A*"
+    are "the" and "a" to both databases)."""
+    atoms = WORD_PARTS.findall(words.lower())
+    return bool(atoms) and (quoted or not STOP_WORDS.issuperset(atoms))
 
 
 def other_number(word: str) -> str | None:

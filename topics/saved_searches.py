@@ -180,7 +180,11 @@ def _check_search(query: str) -> None:
         positive = positive or not (match.group(1) or match.group(3))
     if start is None:
         if last_or is None:
-            raise error("Nothing to search for", 0)
+            raise error(
+                "Nothing to search for (words as common as “the” or “of”, and "
+                "signs alone, are left out)",
+                0,
+            )
         raise error("Nothing after or", last_or)
     alternatives.append((start, positive))
     for begins, has_positive in alternatives:

@@ -1036,7 +1036,9 @@ def test_invalid_input_shows_a_message(client, corpus, params, message):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("text", ['""', "&|!:*", "-", "- or -", "the", "of the -and"])
+@pytest.mark.parametrize(
+    "text", ['""', "&|!:*", "-", "- or -", "the", "of the -and", "(the) A* the."]
+)
 def test_text_without_searchable_words_finds_nothing(client, corpus, text):
     response = client.get("/search/", {"q": text})
 

@@ -45,12 +45,13 @@ pytestmark = pytest.mark.django_db
         ("agents or -robot", "Only excluded words", 10),
         ("or agents", "Nothing before or at position 0", 0),
         ("agents or", "Nothing after or at position 7", 7),
-        ('""', "Nothing to search for at position 0", 0),
+        ('""', "Nothing to search for (words as common as", 0),
         ("arXiv:2607.04713", "An arXiv id names one paper", 0),
         ("x" * 201, "Too long (201 characters, limit 200) at position 200", 200),
         # A word of symbols is no term: "+" alone searches for nothing.
-        ("+ \u2192", "Nothing to search for at position 0", 0),
-        ("of the", "Nothing to search for at position 0", 0),
+        ("+ \u2192", "Nothing to search for (words as common as", 0),
+        ("of the", "Nothing to search for (words as common as", 0),
+        ("(the) A*", "Nothing to search for (words as common as", 0),
         ("agents AU:Levine", "AU: is a field of the topic rule syntax", 7),
         ('"world model" -cat:cs.RO', "cat: is a field of the topic rule syntax", 15),
         # Read as search reads it: a phone's minus sign and quotes, full width.
