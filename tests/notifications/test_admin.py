@@ -72,6 +72,16 @@ def test_resend_asks_first_saying_how_many_emails_to_how_many_readers(
     assert 'name="select_across" value="1"' in page.text
     assert not Digest.objects.filter(status="pending").exclude(user=bob).exists()
 
+    assert "<title>Resend digests |" in page.text
+    assert 'href="/admin/notifications/digest/">Digests</a>' in page.text
+    one_period = admin_client.post(
+        URL,
+        {"action": "resend_digests", "_selected_action": [Digest.objects.last().pk]},
+    )
+    assert "for the period of Jul 6, 2026, will go again" in " ".join(
+        one_period.text.split()
+    )
+
     confirmed = dict(form_fields(page.text))
     admin_client.post(URL, confirmed)
 

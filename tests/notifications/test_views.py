@@ -327,6 +327,7 @@ def test_settings_show_the_last_digest_mutes_and_the_test_button(subscriber):
     assert "Nothing new since Jul 6, 2026." in page
     assert "Test digest" not in page  # none asked for
     assert 'action="/digest/mute/agents/"' in page
+    assert 'aria-label="Mute Agents in your digest">Mute</button>' in page
     assert "Send me a test digest" in page
     assert 'style="' not in page
 
