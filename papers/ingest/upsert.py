@@ -243,8 +243,13 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
         return {}
     # Locked, in one order, until the page commits: a writer holding an older
     # version waits here for one storing a newer, then reads it, and leaves it.
+    # (FOR NO KEY UPDATE: a row inserted meanwhile that points at the paper, a
+    # re-tag's tag or a reader's flag, checks its key without waiting, where
+    # FOR UPDATE deadlocked with a re-tag holding the paper's tag.)
     papers = (
-        Paper.objects.filter(pk__in=ids.values()).select_for_update().order_by("pk")
+        Paper.objects.filter(pk__in=ids.values())
+        .select_for_update(no_key=True)
+        .order_by("pk")
     ).only(
         "id",
         "arxiv_id",

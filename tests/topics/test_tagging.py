@@ -2,9 +2,14 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import threading
+import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from django.db import connection
+from django.db import connections
 from django.db import transaction
 
 from papers.ingest.runs import ingest_entries
@@ -16,6 +21,7 @@ from papers.models import IngestRun
 from papers.models import Paper
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics import rule_tags
 from topics.curation import merge_topics
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -225,3 +231,83 @@ def test_a_merge_between_two_pages_of_a_run_does_not_fail_it():
         "2606.00001",
         "2606.00002",
     }
+
+
+def waiting_on_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def in_thread(action, errors: list[Exception]) -> threading.Thread:
+    def run():
+        try:
+            action()
+        except Exception as error:  # what its task would raise
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ingest_page_and_a_retag_chunk_do_not_deadlock():
+    """A page locks its papers, then waits for a tag the re-tag holds; the
+    re-tag then inserts a tag pointing at one of those papers: its key check
+    must not wait on the page's lock."""
+    upsert_records(
+        [
+            paper_record("2606.00001", 1, title="A network"),
+            paper_record("2606.00002", 1, title="Another network"),
+        ]
+    )
+    first = Paper.objects.order_by("pk").first()
+    topic = make_topic("Nets", rule="ti:network", slug="nets")
+    # The first holds its rule tag; the second, matched too, is not tagged yet.
+    PaperTopic.objects.create(
+        topic=topic, paper=first, source="rule", matched_terms=["ti:network"]
+    )
+    errors: list[Exception] = []
+    decided, go = threading.Event(), threading.Event()
+    real = rule_tags.decide
+
+    def decide_then_wait(*args, **kwargs):
+        decision = real(*args, **kwargs)
+        decided.set()
+        assert go.wait(30)
+        return decision
+
+    def retag():
+        with mock.patch.object(rule_tags, "decide", decide_then_wait):
+            run_retag(topic.pk)
+
+    def ingest_page():
+        run = IngestRun.objects.create(source="oai")
+        with transaction.atomic():
+            ingest_entries(
+                run,
+                [
+                    paper_record("2606.00001", 2, title="A network, v2"),
+                    paper_record("2606.00002", 2, title="Another network, v2"),
+                ],
+                tagger=IngestTagger(),
+            )
+
+    retagging = in_thread(retag, errors)
+    assert decided.wait(30)  # the re-tag holds the lock on P's tag
+    ingesting = in_thread(ingest_page, errors)
+    for _ in range(100):  # the page holds both papers, and waits for the first's tag
+        if waiting_on_a_lock():
+            break
+        time.sleep(0.05)
+    go.set()  # the re-tag now inserts the second's tag: its key check
+    retagging.join(30)
+    ingesting.join(30)
+
+    assert errors == []
