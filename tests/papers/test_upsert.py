@@ -365,3 +365,11 @@ def test_a_same_version_record_fills_in_what_the_stored_one_lacked(field):
     )
     assert stored == ("cs.LG" if field == "primary_category" else known[field])
     assert result.updated_ids == [paper.pk]
+
+
+def test_an_older_versions_doi_is_not_the_newer_ones():
+    upsert_records([paper_record("2606.00001", 2)])
+
+    upsert_records([paper_record("2606.00001", 1, doi="10.1000/v1")])
+
+    assert Paper.objects.get().doi == ""
