@@ -263,6 +263,7 @@ def _existing(arxiv_ids: Iterable[str]) -> dict[str, Paper]:
         "license",
         "doi",
         "journal_ref",
+        "withdrawn",
     )
     return {paper.arxiv_id: paper for paper in papers}
 
@@ -292,16 +293,17 @@ def _add_missing_days(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
     return [paper.pk for paper in filled]
 
 
-# What a paper may be stored without, which a record of the same or an older
-# version may know: fields no record of a later version would unsay.
+# What a paper's version may be stored without, which another record of that
+# version may know.
 BLANKS = ("license", "doi", "journal_ref")
 
 
 def _fill_blanks(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
-    """Give a paper the primary category, license, DOI and journal reference
-    it was stored without (a snapshot's sorted categories name no primary; the
-    query API's format has no license) that an equal or older record knows,
-    whichever format came first. Returns the ids of papers changed."""
+    """Give a paper the primary category it was stored without (a snapshot's
+    sorted categories name none) that an equal or older record knows, and the
+    license, DOI and journal reference (the query API's format has no license)
+    that a record of the same version knows, whichever format came first; a
+    withdrawn paper keeps what it has. Returns the ids of papers changed."""
     primaries = [
         r for r, p in pairs if r.primary_category and not p.primary_category_id
     ]
@@ -312,7 +314,8 @@ def _fill_blanks(pairs: list[tuple[PaperRecord, Paper]]) -> list[int]:
         if record.primary_category and not paper.primary_category_id:
             paper.primary_category_id = category_ids[record.primary_category]
             changed = True
-        for name in BLANKS:
+        same_version = record.version is not None and record.version == paper.version
+        for name in BLANKS if same_version and not paper.withdrawn else ():
             if getattr(record, name) and not getattr(paper, name):
                 setattr(paper, name, getattr(record, name))
                 changed = True
