@@ -149,10 +149,6 @@ STOP_WORDS = frozenset(
 # term: PostgreSQL's parser reads nothing in it, and FTS5 would look for a
 # phrase no paper holds, finding nothing at all.
 WORD_PARTS = re.compile(r"[^\W_]+")
-# A hyphen within a word: "multi-agent" is searched as the phrase "multi agent"
-# (and as typed), which finds it written either way. (PostgreSQL's parser
-# indexes the compound and its parts, the parts in a row; FTS5 reads it so.)
-INNER_HYPHEN = re.compile(r"(?<=[^\W_])[-\u2010\u2011](?=[^\W_])")
 # A word with no vowel is an acronym, which English stemming leaves whole,
 # plural too (LLMs is not LLM to PostgreSQL, GNNs not GNN): it is searched in
 # both numbers.
@@ -430,14 +426,8 @@ def parse_query(text: str) -> list[list[Term]]:
             alternatives.append([])
         elif is_searchable(words, quoted=quoted):
             excluded = bool(match.group(1) or match.group(3))
-            spaced = INNER_HYPHEN.sub(" ", words)
-            if spaced != words:
-                # As typed too: PostgreSQL reads "COVID-19" as covid and -19,
-                # never as covid and 19.
-                also: str | None = words
-            else:
-                also = None if quoted else other_number(words)
-            alternatives[-1].append(Term(spaced, excluded, also))
+            also = None if quoted else other_number(words)
+            alternatives[-1].append(Term(words, excluded, also))
     return [terms for terms in alternatives if terms]
 
 

@@ -375,7 +375,11 @@ def test_an_acronym_finds_its_plural_and_its_singular_and_marks_both(client, db,
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("typed", ["multi-agent", "multi agent", '"multi agent"'])
-def test_a_hyphenated_word_finds_its_words_written_apart_and_joined(client, db, typed):
+def test_a_hyphenated_word_and_its_words_written_apart(client, db, typed):
+    """Written apart, the words find the hyphenated word too; the hyphenated
+    word finds itself, and on SQLite the words written apart (PostgreSQL
+    indexes the compound: a phrase of its parts would cost four times a
+    search, docs/website.md)."""
     add_papers(
         paper_record("2606.00001", title="Multi-agent planning"),
         paper_record("2606.00002", title="Planning for multi agent teams"),
@@ -387,6 +391,8 @@ def test_a_hyphenated_word_finds_its_words_written_apart_and_joined(client, db, 
     found = {"Multi-agent planning", "Planning for multi agent teams"}
     if typed == "multi agent":  # words, not a phrase: in any order
         found.add("Agent planning with multi tools")
+    if typed == "multi-agent" and POSTGRESQL:
+        found = {"Multi-agent planning"}
     assert set(titles(response)) == found
 
 
