@@ -10,7 +10,6 @@ from datetime import datetime
 import pytest
 from django.contrib.postgres.search import SearchQuery
 from django.db import IntegrityError
-from django.db import connection
 from django.db import connections
 from django.db import transaction
 
@@ -19,6 +18,7 @@ from papers.ingest.records import VersionRecord
 from papers.ingest.upsert import upsert_records
 from papers.models import Authorship
 from papers.models import Paper
+from tests.concurrency import waiting_on_a_lock
 from tests.papers.factories import paper_record
 
 pytestmark = pytest.mark.django_db
@@ -277,15 +277,6 @@ def test_a_withdrawal_replacing_a_listed_version_is_read_from_the_fuller_record(
     assert (
         upsert_records([paper_record(version=2, updated=paper.updated)]).unchanged == 1
     )
-
-
-def waiting_on_a_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        )
-        return cursor.fetchone()[0] > 0
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,19 +1,18 @@
 from __future__ import annotations
 
-import threading
 from unittest import mock
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connections
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Category
 from papers.models import Paper
 from tests.clients import token_client
+from tests.concurrency import in_thread
+from tests.concurrency import retag_deciding_slowly
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
-from topics import rule_tags
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -25,7 +24,6 @@ from topics.models import PaperTopic
 from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
-from topics.retagging import run_retag
 from topics.rules import MAX_TERMS
 from topics.tagging import retag_topics
 from topics.tagging import tag_papers
@@ -354,42 +352,6 @@ def test_a_merge_moves_the_kept_topics_follower_count_on_its_page(
     assert "2 followers" in client.get("/topics/agents/").text
 
 
-def retag_deciding_slowly(topic: Topic, decided: threading.Event, go: threading.Event):
-    """A re-tag of the topic, which waits after deciding its tags (the moment
-    a curator may act in), in a thread of its own."""
-    real = rule_tags.decide
-
-    def decide_then_wait(*args, **kwargs):
-        decision = real(*args, **kwargs)
-        decided.set()
-        assert go.wait(30)
-        return decision
-
-    def retag():
-        try:
-            with mock.patch.object(rule_tags, "decide", decide_then_wait):
-                run_retag(topic.pk)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=retag)
-    thread.start()
-    assert decided.wait(30)
-    return thread
-
-
-def in_a_thread(action) -> threading.Thread:
-    def run():
-        try:
-            action()
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_pin_made_while_a_retag_decides_stays_a_pin():
     """The re-tag decided to drop the rule tag the pin then replaced, and
@@ -399,10 +361,9 @@ def test_a_pin_made_while_a_retag_decides_stays_a_pin():
     paper = Paper.objects.get()
     tag_papers([paper.pk])
     Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # narrowed
-    decided, go = threading.Event(), threading.Event()
-    retag = retag_deciding_slowly(topic, decided, go)
+    retag, go = retag_deciding_slowly(topic.pk)
 
-    pin = in_a_thread(lambda: pin_paper(topic, paper))
+    pin = in_thread(lambda: pin_paper(topic, paper))
     pin.join(2)  # waiting for the re-tag's lock on the tag
     go.set()
     retag.join(30)
@@ -417,8 +378,7 @@ def test_an_exclusion_made_while_a_retag_decides_keeps_the_paper_out():
     topic = make_topic("Nets", rule="ti:network", slug="nets")
     paper = Paper.objects.get()
     Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # widened
-    decided, go = threading.Event(), threading.Event()
-    retag = retag_deciding_slowly(topic, decided, go)
+    retag, go = retag_deciding_slowly(topic.pk)
 
     exclude_paper(topic, paper)
     go.set()

@@ -12,10 +12,10 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connections
-from django.db import transaction
 
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
+from tests.concurrency import ingest_committing_late
 from tests.papers.factories import paper_record
 from topics import prefilter
 from topics import saved_searches
@@ -358,18 +358,6 @@ def test_two_renames_to_one_name_at_once_refuse_one_saying_so():
     assert [type(error).__name__ for error in errors] == ["SavedSearchError"]
 
 
-def ingest_committing_late(records, written: threading.Event, commit: threading.Event):
-    """An ingest page (or `manage.py ingest FILE`, one transaction) that stamps
-    its papers now and commits later."""
-    try:
-        with transaction.atomic():
-            upsert_records(records)
-            written.set()
-            assert commit.wait(30)
-    finally:
-        connections.close_all()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_paper_whose_ingest_committed_late_is_matched():
     """Another ingest, stamped later, committed first and moved the mark past
@@ -377,11 +365,9 @@ def test_a_paper_whose_ingest_committed_late_is_matched():
     alice = User.objects.create_user("alice@example.com", "correct horse battery")
     upsert_records([paper_record("2606.00001", title="Old graph paper")])
     search = create_search(alice, name="graphs", query="graph", syntax="search")
-    written, commit = threading.Event(), threading.Event()
-    late = [paper_record("2606.00002", title="A graph of agents")]
-    slow = threading.Thread(target=ingest_committing_late, args=(late, written, commit))
-    slow.start()
-    assert written.wait(30)
+    slow, commit = ingest_committing_late(
+        [paper_record("2606.00002", title="A graph of agents")]
+    )
     upsert_records([paper_record("2606.00003", title="Another graph")])
     assert match_new_papers() == 1
     commit.set()

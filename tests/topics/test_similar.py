@@ -4,7 +4,6 @@ papers' lists, the task after ingest, the command, the page and the API."""
 
 from __future__ import annotations
 
-import threading
 from io import StringIO
 from unittest import mock
 
@@ -12,8 +11,6 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
-from django.db import connections
-from django.db import transaction
 
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -21,6 +18,7 @@ from papers.models import IngestRun
 from papers.models import PaperVector
 from papers.models import SimilarityIndex
 from papers.models import SimilarPaper
+from tests.concurrency import ingest_committing_late
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
@@ -468,7 +466,6 @@ def test_a_paper_whose_ingest_committed_late_gets_its_similar_papers():
     mark past it: it never had a vector nor similar papers."""
     upsert_records(records(PAPERS))
     similar.build_all()
-    written, commit = threading.Event(), threading.Event()
     late = records(
         {
             "2606.30004": (
@@ -479,18 +476,7 @@ def test_a_paper_whose_ingest_committed_late_gets_its_similar_papers():
         }
     )
 
-    def ingest_committing_late():
-        try:
-            with transaction.atomic():
-                upsert_records(late)
-                written.set()
-                assert commit.wait(30)
-        finally:
-            connections.close_all()
-
-    slow = threading.Thread(target=ingest_committing_late)
-    slow.start()
-    assert written.wait(30)
+    slow, commit = ingest_committing_late(late)
     upsert_records(
         records(
             {

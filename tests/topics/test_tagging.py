@@ -2,14 +2,10 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import threading
 import time
 from pathlib import Path
-from unittest import mock
 
 import pytest
-from django.db import connection
-from django.db import connections
 from django.db import transaction
 
 from papers.ingest.runs import ingest_entries
@@ -19,9 +15,11 @@ from papers.ingest.upsert import upsert_records
 from papers.models import Category
 from papers.models import IngestRun
 from papers.models import Paper
+from tests.concurrency import in_thread
+from tests.concurrency import retag_deciding_slowly
+from tests.concurrency import waiting_on_a_lock
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
-from topics import rule_tags
 from topics.curation import merge_topics
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -233,29 +231,6 @@ def test_a_merge_between_two_pages_of_a_run_does_not_fail_it():
     }
 
 
-def waiting_on_a_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        )
-        return cursor.fetchone()[0] > 0
-
-
-def in_thread(action, errors: list[Exception]) -> threading.Thread:
-    def run():
-        try:
-            action()
-        except Exception as error:  # what its task would raise
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_ingest_page_and_a_retag_chunk_do_not_deadlock():
     """A page locks its papers, then waits for a tag the re-tag holds; the
@@ -274,18 +249,6 @@ def test_an_ingest_page_and_a_retag_chunk_do_not_deadlock():
         topic=topic, paper=first, source="rule", matched_terms=["ti:network"]
     )
     errors: list[Exception] = []
-    decided, go = threading.Event(), threading.Event()
-    real = rule_tags.decide
-
-    def decide_then_wait(*args, **kwargs):
-        decision = real(*args, **kwargs)
-        decided.set()
-        assert go.wait(30)
-        return decision
-
-    def retag():
-        with mock.patch.object(rule_tags, "decide", decide_then_wait):
-            run_retag(topic.pk)
 
     def ingest_page():
         run = IngestRun.objects.create(source="oai")
@@ -299,8 +262,8 @@ def test_an_ingest_page_and_a_retag_chunk_do_not_deadlock():
                 tagger=IngestTagger(),
             )
 
-    retagging = in_thread(retag, errors)
-    assert decided.wait(30)  # the re-tag holds the lock on P's tag
+    # The re-tag holds the lock on the first's tag.
+    retagging, go = retag_deciding_slowly(topic.pk, errors)
     ingesting = in_thread(ingest_page, errors)
     for _ in range(100):  # the page holds both papers, and waits for the first's tag
         if waiting_on_a_lock():
