@@ -459,7 +459,7 @@ def test_this_module_passes_on_sqlite(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(not POSTGRESQL, reason="two writers at once: PostgreSQL's")
+@pytest.mark.skipif(not POSTGRESQL, reason="threads writing at once: PostgreSQL only")
 @pytest.mark.django_db(transaction=True)
 def test_a_paper_whose_ingest_committed_late_gets_its_similar_papers():
     """Another ingest, stamped later, committed first and moved the pass's
