@@ -18,7 +18,6 @@ from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.models import Affiliation
 from papers.models import Author
-from papers.models import Authorship
 from papers.models import Category
 from papers.models import FeedSource
 from papers.models import IngestRun
@@ -83,39 +82,6 @@ class ArxivIdSearch:
         return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]  # a ModelAdmin's
 
 
-class AuthorshipInline(admin.TabularInline):
-    """A paper's authors as ingest wrote them: shown, never edited (a paper of
-    572 authors rendered a form of widgets per author, four queries each)."""
-
-    model = Authorship
-    extra = 0
-    fields = readonly_fields = ("position", "author", "affiliation_names")
-    ordering = ["position"]
-    can_delete = False
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Authorship]:
-        return (
-            super()
-            .get_queryset(request)
-            # Each row is named by its author and paper (Authorship.__str__).
-            .select_related("author", "paper")
-            .only("position", "author__name", "author__key", "paper__arxiv_id")
-            .prefetch_related("affiliations")
-        )
-
-    @admin.display(description="affiliations")
-    def affiliation_names(self, authorship: Authorship) -> str:
-        return "; ".join(
-            affiliation.name for affiliation in authorship.affiliations.all()
-        )
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(Paper)
 class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
     """Papers are arXiv's, written by ingest alone (papers.ingest.upsert): it
@@ -139,8 +105,7 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
     )
     date_hierarchy = "first_announced"
     autocomplete_fields = ["primary_category", "categories"]
-    readonly_fields = ["created_at", "modified_at", "versions"]
-    inlines = [AuthorshipInline]
+    readonly_fields = ["created_at", "modified_at", "versions", "author_list"]
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
@@ -162,6 +127,27 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
         return queryset.filter(pk__in=matching_papers(term).values("pk")), False
 
     show_full_result_count = False
+
+    @admin.display(description="authors")
+    def author_list(self, paper: Paper) -> str:
+        """The authors in order, each with their affiliations on this paper: a
+        list, where a read-only form row per author made a paper of 572 authors
+        a 651 KB page."""
+        authorships = (
+            paper.authorships.order_by("position")
+            .select_related("author")
+            .prefetch_related("affiliations")
+        )
+        rows = []
+        for authorship in authorships:
+            affiliations = "; ".join(a.name for a in authorship.affiliations.all())
+            rows.append(
+                (authorship.author.name, f" ({affiliations})" if affiliations else "")
+            )
+        return format_html(
+            '<ol class="paper-authors">{}</ol>',
+            format_html_join("", "<li>{}{}</li>", rows),
+        )
 
 
 @admin.register(SavedPaper)

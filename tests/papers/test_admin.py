@@ -3,11 +3,14 @@ paper is found by its arXiv id, and shown at a cost that does not grow."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from papers.ingest.upsert import upsert_records
+from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Category
 from papers.models import FeedSource
@@ -125,6 +128,30 @@ def test_a_papers_page_shows_its_authors_at_a_cost_that_does_not_grow(admin_clie
 
     queries(2)  # the first request's own look-ups
     assert queries(3) == queries(40)
+
+
+def test_a_papers_authors_are_a_list_not_a_form_row_each(admin_client):
+    """A paper of 572 authors made a 651 KB page: a read-only form row of
+    about 1.1 KB per author. They are listed, in order, with each author's
+    affiliations on this paper."""
+
+    def page(authors: int) -> str:
+        arxiv_id = f"2606.{authors:05d}"
+        names = tuple(f"Author {n} Name" for n in range(authors))
+        upsert_records([paper_record(arxiv_id, authors=names)])
+        paper = Paper.objects.get(arxiv_id=arxiv_id)
+        first = paper.authorships.get(position=0)
+        first.affiliations.add(Affiliation.objects.get_or_create(name="Inria & ENS")[0])
+        response = admin_client.get(f"/admin/papers/paper/{paper.pk}/change/")
+        assert response.status_code == 200
+        return response.text
+
+    small, large = page(10), page(510)
+    per_author = (len(large.encode()) - len(small.encode())) / 500
+    assert per_author < 150
+    items = re.findall(r"<li>(.*?)</li>", large.split('class="paper-authors"')[1])
+    assert items[0] == "Author 0 Name (Inria &amp; ENS)"
+    assert items[1:] == [f"Author {n} Name" for n in range(1, 510)]
 
 
 def test_authors_and_categories_are_ingests_not_deleted_here(admin_client):
