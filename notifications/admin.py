@@ -12,9 +12,14 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
+from django.utils.html import format_html
+from django.utils.html import format_html_join
 
 from notifications.delivery import FINISHED
 from notifications.delivery import resend
+from notifications.digest import stored_content
+from notifications.mailer import site_url
 from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.tasks import send_digest
@@ -64,7 +69,7 @@ class DigestAdmin(admin.ModelAdmin):
         "status",
         "reason",
         "since",
-        "sections",
+        "contents",
         "paper_count",
         "attempts",
         "enqueued_at",
@@ -76,11 +81,41 @@ class DigestAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
     ]
+    # Shown as its contents, not edited: the sender plans and unplans them.
+    exclude = ["sections"]
     inlines = [DigestPaperInline]
     actions = ["resend_digests"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="sections")
+    def contents(self, digest: Digest) -> str:
+        """What the planned digest holds, section by section, named as its
+        email names them (its sections are stored as ids)."""
+        content = stored_content(digest, site_url())
+        if content is None:
+            if digest.status in (Digest.Status.PENDING, Digest.Status.SENDING):
+                return "Not planned yet: planned when it is first sent."
+            return "None (see its reason)."
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li>{}: {} paper{}{}</li>",
+                (
+                    (
+                        section.title,
+                        len(section.entries),
+                        pluralize(len(section.entries)),
+                        f", {section.more} more counted and linked"
+                        if section.more
+                        else "",
+                    )
+                    for section in content.sections
+                ),
+            ),
+        )
 
     @admin.action(
         description="Resend the selected sent, skipped or failed digests…",

@@ -15,6 +15,7 @@ from notifications.models import Digest
 from notifications.models import DigestPaper
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from tests.notifications.factories import add_papers
 from tests.papers.factories import paper_record
 
 pytestmark = pytest.mark.django_db
@@ -143,3 +144,20 @@ def test_the_lists_cost_the_same_whatever_they_hold(admin_client, alice, bob):
 
     assert {url: queries(url) for url in lists} == few
     assert "frequency" in admin_client.get(URL).text  # a filter of fixed choices
+
+
+def test_a_digests_page_says_what_it_holds_by_section(admin_client, alice, topic):
+    """Its planned sections were shown as JSON of ids ([[1234, []], ...]): each is
+    named as the email names it, with how many papers it shows and counts."""
+    papers = add_papers(topic, date(2026, 7, 8), count=2)
+    digest = make_digest(alice, "sent", 13)
+    digest.since = date(2026, 7, 6)
+    digest.sections = [
+        {"topic": topic.pk, "papers": [[paper.pk, []] for paper in papers], "more": 3}
+    ]
+    digest.save()
+
+    page = admin_client.get(f"{URL}{digest.pk}/change/").text
+
+    assert f"{topic.name}: 2 papers, 3 more counted and linked" in page
+    assert "[[" not in page
