@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from papers.authors import set_following_author
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
@@ -563,3 +564,29 @@ def test_a_readers_own_state_is_cached_until_they_change_it(
     set_following(alice, topic, True)
 
     assert 'aria-pressed="true"' in reader.get("/topics/rl-agents/").text
+
+
+def test_the_feed_pages_through_its_newest_papers_and_says_so(
+    reader, alice, topic, monkeypatch
+):
+    """A reader following most topics waited seconds for a page: the feed
+    counted and paged all they hold. It pages through its newest
+    FEED_CANDIDATES (here 3) of every source together, and says that older
+    papers are on the pages of what it follows."""
+    monkeypatch.setattr("topics.reader_feed.FEED_CANDIDATES", 3, raising=False)
+    Follow.objects.create(user=alice, topic=topic)
+    upsert_records([paper_record("2606.00300", authors=("Ada Newest",))])
+    by_author = Paper.objects.get(arxiv_id="2606.00300")
+    Paper.objects.filter(pk=by_author.pk).update(first_announced=date(2026, 9, 1))
+    set_following_author(alice, by_author.authors.get(), True)
+    changed_outside_the_pipeline()
+
+    page = reader.get("/")
+
+    assert '<span class="count">3+</span>' in page.text
+    newest_in_topic = Paper.objects.filter(paper_topics__topic=topic).order_by(
+        "-first_announced", "-id"
+    )
+    expected = ["2606.00300", *(p.arxiv_id for p in newest_in_topic[:2])]
+    assert list(seen_rows(page)) == expected
+    assert "Your feed shows its newest 3 papers" in page.text

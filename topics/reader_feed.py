@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from django.db.models import QuerySet
@@ -19,6 +20,7 @@ from papers.authors import followed_authors
 from papers.models import Authorship
 from papers.models import Paper
 from papers.pagecache import fragments_and_versions
+from papers.search import NEWEST_FIRST
 from papers.versions import NAMES
 from papers.versions import SEARCH
 from papers.versions import reader_key
@@ -29,6 +31,10 @@ from topics.models import SavedSearchMatch
 from topics.query import followed_topics
 from topics.recommend import DEFAULT_AT
 from topics.recommend import positives_learnt
+
+# How many of its newest papers the home feed pages through (a search ranks
+# as many: papers.search.CANDIDATES); older ones are on each topic's page.
+FEED_CANDIDATES = 1000
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,44 @@ def feed_scopes(followed: Following) -> list[str]:
 def feed_papers(followed: Following) -> QuerySet[Paper]:
     """New papers of the followed topics, by the followed authors and matching
     the saved searches, newest first, each once."""
+    ids = _sources(followed)
+    if not ids:
+        return Paper.objects.none()
+    # One list of ids (a UNION), so the database joins it as it would one
+    # source: an OR of several IN would read every paper.
+    union = ids[0].union(*ids[1:]) if len(ids) > 1 else ids[0]
+    return Paper.objects.filter(pk__in=union).order_by("-first_announced", "-id")
+
+
+def newest_feed_papers(followed: Following) -> tuple[list[tuple[int, str]], bool]:
+    """(id, arXiv id) of the feed's FEED_CANDIDATES newest papers, newest
+    first, and whether it holds more: what the home feed pages through.
+
+    Its count and pages read the whole feed, a UNION of what each source
+    brings: a reader following 150 of 200 topics waited 1.9 s for a page at
+    100,000 papers (240,000 tags read twice). Each source alone is joined
+    paper by paper from the newest, stopping at FEED_CANDIDATES; the newest
+    of all of them are kept."""
+    newest: dict[int, tuple[date | None, str]] = {}
+    capped = False
+    for ids in _sources(followed):
+        rows = Paper.objects.filter(pk__in=ids).order_by(*NEWEST_FIRST)
+        found = rows.values_list("pk", "first_announced", "arxiv_id")
+        found = list(found[: FEED_CANDIDATES + 1])
+        newest.update((pk, (day, arxiv_id)) for pk, day, arxiv_id in found)
+        capped = capped or len(found) > FEED_CANDIDATES
+    # Newest first: papers without a day, then by day and id, as NEWEST_FIRST.
+    order = sorted(
+        newest,
+        key=lambda pk: (newest[pk][0] is None, newest[pk][0] or date.min, pk),
+        reverse=True,
+    )
+    papers = [(pk, newest[pk][1]) for pk in order[:FEED_CANDIDATES]]
+    return papers, capped or len(order) > FEED_CANDIDATES
+
+
+def _sources(followed: Following) -> list[QuerySet]:
+    """The ids of the papers each kind of thing followed brings."""
     sources: list[QuerySet] = []
     if followed.topics:
         topic_ids = [pk for pk, _ in followed.topics]
@@ -148,13 +192,7 @@ def feed_papers(followed: Following) -> QuerySet[Paper]:
     if followed.searches:
         search_ids = [pk for pk, _, _ in followed.searches]
         sources.append(SavedSearchMatch.objects.filter(search__in=search_ids))
-    if not sources:
-        return Paper.objects.none()
-    # One list of ids (a UNION), so the database joins it as it would one
-    # source: an OR of several IN would read every paper.
-    ids = [source.order_by().values("paper_id") for source in sources]
-    union = ids[0].union(*ids[1:]) if len(ids) > 1 else ids[0]
-    return Paper.objects.filter(pk__in=union).order_by("-first_announced", "-id")
+    return [source.order_by().values("paper_id") for source in sources]
 
 
 def by_followed_authors(

@@ -72,9 +72,9 @@ from topics.reader_feed import Following
 from topics.reader_feed import by_followed_authors
 from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
-from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
 from topics.reader_feed import kept_following
+from topics.reader_feed import newest_feed_papers
 from topics.recommend import WINDOW
 from topics.recommend import reasons
 from topics.recommend import recommended
@@ -186,13 +186,15 @@ def _for_you_feed(
 
 
 def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
-    page = _page(request, feed_papers(followed).values_list("pk", "arxiv_id"))
+    papers, capped = newest_feed_papers(followed)
+    page = _page(request, papers)
     shown = list(page.object_list)
     by_authors = by_followed_authors(followed, [pk for pk, _ in shown])
     by_searches = by_saved_searches(followed, [pk for pk, _ in shown])
     rows = paper_rows([arxiv_id for _, arxiv_id in shown])
     context = _feed_context(followed, NEWEST) | {
         "page": page,
+        "capped": capped,
         "rows": [
             (
                 row,
@@ -432,7 +434,7 @@ def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     return redirect(next_url)
 
 
-def _page(request: HttpRequest, papers: QuerySet):
+def _page(request: HttpRequest, papers: QuerySet | list):
     return Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
 
 
