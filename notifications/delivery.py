@@ -491,10 +491,12 @@ def _gives_up(digest: Digest, error: TransientSendError) -> bool:
     for it until its last try before the next period's digest is due, so that
     its papers, freed, are that digest's."""
     if error.server_down and digest.kind == Digest.Kind.SCHEDULED:
-        last_try = (
-            digest.due_at
-            + Schedule(frequency=digest.frequency).step
-            - timedelta(seconds=settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS)
+        # By the reader's schedule as it is now, as the outbox opens the next
+        # one: a week across a change of clocks is 167 hours (a day 23), and
+        # a reader may have moved to daily digests meanwhile.
+        schedule = Schedule.of(DigestPreferences.objects.for_user(digest.user))
+        last_try = schedule.next_send_time(digest.due_at) - timedelta(
+            seconds=settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS
         )
         if timezone.now() < last_try:
             return False

@@ -707,3 +707,44 @@ def test_a_sender_that_lost_its_claim_frees_no_papers_when_its_send_fails(
     _fail(Digest.objects.get(), "a claim lost long ago", "550 mailbox unavailable")
 
     assert DigestPaper.objects.count() == 2
+
+
+def test_a_mail_server_down_across_a_week_shortened_by_daylight_saving_loses_nothing(
+    subscriber, agents, settings
+):
+    """New York's clocks go forward on Sunday 2026-03-08: from one Sunday 08:00
+    to the next is 167 hours, and the next digest is due an hour earlier in UTC
+    (12:00, not 13:00). The digest waiting for the mail server gives up before
+    it, so that its papers, freed, are that digest's."""
+    User.objects.filter(pk=subscriber.pk).update(
+        date_joined=datetime(2026, 2, 1, tzinfo=UTC)
+    )
+    preferences(subscriber, weekday=6, hour=8, time_zone="America/New_York")
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    [owed] = add_papers(agents, date(2026, 2, 27), title="Owed paper")
+
+    def at(day: int, hour: int, minute: int):
+        moment = datetime(2026, 3, day, hour, minute, tzinfo=UTC)
+        return mock.patch("django.utils.timezone.now", return_value=moment)
+
+    with at(1, 13, 5):
+        [outcome] = send_due(datetime(2026, 3, 1, 13, 5, tzinfo=UTC))
+        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
+            send_digests([outcome.digest_id], mailer=Mailer())
+    with at(8, 11, 45):
+        send_digests([outcome.digest_id], mailer=Mailer())
+    with at(8, 12, 5):
+        open_due_digests(at=datetime(2026, 3, 8, 12, 5, tzinfo=UTC))
+        [next_id] = Digest.objects.exclude(pk=outcome.digest_id).values_list(
+            "pk", flat=True
+        )
+        send_digests([next_id], mailer=Mailer())
+    with at(8, 12, 35):
+        send_digests([outcome.digest_id], mailer=Mailer())
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    with at(8, 12, 50):
+        send_digests([next_id], mailer=Mailer())
+
+    # Not skipped as "nothing new" while the owed paper was held by the other.
+    assert [owed.title in message.body for message in mail.outbox] == [True]
