@@ -318,6 +318,31 @@ def test_topic_atom_feed_lists_papers_escaped(client, topic):
     assert len(titles) == 8
 
 
+def test_topic_atom_feed_dates_papers_read_from_a_daily_listing(client, topic):
+    """A listing names no submission time, only its announcement day: each
+    entry is dated by that (Atom requires an <updated>; without one a feed
+    reader dates the paper by when it fetched it)."""
+    listed = dataclasses.replace(
+        paper_record("2606.00200", title="Agent from a listing"),
+        published=None,
+        updated=None,
+        announced=date(2026, 6, 17),
+        announce_type="new",
+    )
+    tag_papers(upsert_records([listed]).changed_ids)
+
+    response = client.get("/topics/rl-agents/feed/")
+
+    atom = "{http://www.w3.org/2005/Atom}"
+    [entry] = [
+        entry
+        for entry in ElementTree.fromstring(response.content).iter(f"{atom}entry")
+        if entry.findtext(f"{atom}title") == "Agent from a listing"
+    ]
+    # The listing's own stamp: midnight in New York on its day.
+    assert entry.findtext(f"{atom}updated") == "2026-06-17T00:00:00-04:00"
+
+
 def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):
     """Not the whole feed again; and a change that leaves the newest entry's
     date as it was (a paper leaving the topic) is a new feed, not a 304."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import datetime
+from datetime import time
 from functools import wraps
 from typing import Any
 from xml.sax.xmlreader import AttributesImpl
@@ -25,6 +27,7 @@ from django.views.decorators.http import conditional_page
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
 from papers.bibtex import author_list
+from papers.ingest.schedule import ARXIV_TZ
 from papers.latex import latex_to_text
 from papers.links import linked
 from papers.models import Paper
@@ -39,6 +42,16 @@ from topics.reader_feed import feed_scopes
 
 FEED_ITEMS = 50
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
+# What an entry shows of a paper.
+ENTRY_FIELDS = (
+    "arxiv_id",
+    "title",
+    "abstract",
+    "author_names",
+    "published",
+    "updated",
+    "first_announced",
+)
 # Stands for the feed's own (secret) address in the shared render, so that one
 # reader's key never reaches another who follows the same topics.
 OWN_ADDRESS = "urn:momentum:own-address"
@@ -96,9 +109,7 @@ class TopicFeed(Feed):
         return (
             Paper.objects.filter(paper_topics__topic=topic)
             .order_by("-first_announced", "-id")
-            .only(
-                "arxiv_id", "title", "abstract", "author_names", "published", "updated"
-            )[:FEED_ITEMS]
+            .only(*ENTRY_FIELDS)[:FEED_ITEMS]
         )
 
     def item_title(self, paper: Paper) -> str:
@@ -114,7 +125,7 @@ class TopicFeed(Feed):
         return paper.published
 
     def item_updateddate(self, paper: Paper):
-        return paper.updated
+        return entry_updated(paper)
 
 
 @answers_polls
@@ -174,9 +185,7 @@ def _reader_atom(followed: Following) -> str:
         language="en",
     )
     papers = (
-        feed_papers(followed).only(
-            "arxiv_id", "title", "abstract", "author_names", "published", "updated"
-        )[:FEED_ITEMS]
+        feed_papers(followed).only(*ENTRY_FIELDS)[:FEED_ITEMS]
         if followed.anything
         else []
     )
@@ -191,13 +200,26 @@ def _reader_atom(followed: Following) -> str:
             description=summary(paper),
             authors=author_list(paper),
             pubdate=paper.published,
-            updateddate=paper.updated,
+            updateddate=entry_updated(paper),
             # Why it is here, when a saved search brought it.
             categories=[
                 f'Matches your search "{name}"' for name in searches.get(paper.pk, ())
             ],
         )
     return feed.writeString("utf-8")
+
+
+def entry_updated(paper: Paper) -> datetime | None:
+    """An entry's <updated>, which Atom requires: when the paper's current
+    version was submitted; for a paper read only from a daily listing, which
+    names no submission time, its listing's stamp (midnight in New York on its
+    announcement day), not none, which a feed reader fills in with the time it
+    fetched the feed."""
+    if paper.updated is not None:
+        return paper.updated
+    if paper.first_announced is not None:
+        return datetime.combine(paper.first_announced, time(), tzinfo=ARXIV_TZ)
+    return None
 
 
 def summary(paper: Paper) -> str:
