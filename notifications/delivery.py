@@ -129,8 +129,9 @@ def open_due_digests(*, at: datetime) -> int:
 def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
     """When the user's next scheduled digest is due, as open_due_digests opens
     them: not in a period that has one already, nor before one already opened
-    (after a schedule change, the next period's)."""
-    due = schedule.next_send_time(now)
+    (after a schedule change, the next period's). At or before `now` when it is
+    the current period's, which has none yet: the outbox's next round opens it
+    (a send time moved earlier than the last digest's, a first follow)."""
     # Those that can stand in its way, one of its period or one due after it,
     # are due no earlier than a day or so before `now` (time zones apart).
     opened = dict(
@@ -139,9 +140,17 @@ def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
         ).values_list("period_start", "due_at")
     )
     last_due = max(opened.values(), default=None)
-    while schedule.current_period(due)[0] in opened or (
-        last_due is not None and due <= last_due
-    ):
+
+    def taken(due: datetime) -> bool:
+        return schedule.current_period(due)[0] in opened or (
+            last_due is not None and due <= last_due
+        )
+
+    _, due = schedule.current_period(now)
+    if due >= user.date_joined and not taken(due):
+        return due
+    due = schedule.next_send_time(now)
+    while taken(due):
         due = schedule.next_send_time(due)
     return due
 

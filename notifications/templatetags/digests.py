@@ -25,6 +25,8 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
     user = context["user"]
     preferences = DigestPreferences.objects.for_user(user)
     schedule = Schedule.of(preferences)
+    now = timezone.now()
+    next_at = None if schedule.frequency == OFF else next_due(user, schedule, now)
     follows = list(
         Follow.objects.filter(user=user)
         .select_related("topic")
@@ -43,9 +45,9 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         "last_test": Digest.objects.filter(user=user, kind=Digest.Kind.TEST)
         .order_by("-due_at")
         .first(),
-        "next_at": None
-        if schedule.frequency == OFF
-        else next_due(user, schedule, timezone.now()),
+        "next_at": next_at,
+        # The current period's, which has none yet: the outbox opens it next.
+        "next_now": next_at is not None and next_at <= now,
         "nothing_held": None if digest_sources(user) else NOTHING_HELD,
         "time_zone": schedule.zone,
     }

@@ -748,3 +748,20 @@ def test_a_mail_server_down_across_a_week_shortened_by_daylight_saving_loses_not
 
     # Not skipped as "nothing new" while the owed paper was held by the other.
     assert [owed.title in message.body for message in mail.outbox] == [True]
+
+
+def test_a_move_to_an_earlier_weekday_promises_the_digest_the_outbox_opens(
+    subscriber, agents
+):
+    """Monday's digest went; on Wednesday the reader moves to Tuesdays. The
+    period that began on Tuesday has no digest yet: the outbox opens it at its
+    next round, not next Tuesday."""
+    add_papers(agents, date(2026, 7, 10))
+    send_due(MONDAY_9)
+    preferences(subscriber, weekday=1)
+    wednesday = datetime(2026, 7, 15, 10, tzinfo=UTC)
+
+    promised = next_due(subscriber, Schedule(weekday=1), wednesday)
+
+    open_due_digests(at=wednesday + timedelta(minutes=5))
+    assert promised == Digest.objects.order_by("due_at").last().due_at

@@ -357,6 +357,37 @@ def test_settings_date_digests_in_the_readers_time_zone(subscriber):
     assert "Test digest, 17 Jul 2026:" in page
 
 
+def test_settings_say_a_digest_due_already_goes_in_minutes_not_a_period_on(
+    subscriber,
+):
+    """A digest went three days ago; the reader moves their weekday to two days
+    ago. That day's period has no digest yet: the outbox opens it at its next
+    round, not a week on."""
+    now = datetime.now(UTC)
+    User.objects.filter(pk=subscriber.pk).update(date_joined=now - timedelta(days=30))
+    three_days_ago = now - timedelta(days=3)
+    Digest.objects.create(
+        user=subscriber,
+        frequency="weekly",
+        period_start=three_days_ago.date(),
+        due_at=three_days_ago,
+        status="sent",
+    )
+    moved = Schedule("weekly", (now - timedelta(days=2)).weekday(), 8)
+    DigestPreferences.objects.update_or_create(
+        user=subscriber, defaults={"weekday": moved.weekday, "hour": 8}
+    )
+
+    page = signed_in(subscriber).get("/settings/").content.decode()
+
+    open_due_digests(at=now)
+    due = Digest.objects.order_by("due_at").last().due_at
+    assert due == moved.current_period(now)[1]
+    assert (
+        f"Next one in a few minutes, for the period from {due:%A %-d %b, %H:%M} (UTC)"
+    ) in page
+
+
 def test_mute_and_unmute_a_topic_from_settings(subscriber, agents):
     client = signed_in(subscriber)
 
