@@ -33,9 +33,12 @@ from tests.integration.smtp_server import body
 from tests.integration.smtp_server import free_port
 from tests.integration.smtp_server import smtp_server
 from tests.topics.test_admin_curation import change_form
+from topics import relevance
 from topics.editing import save_topic
 from topics.models import Follow
 from topics.models import Topic
+from topics.models import TopicModel
+from topics.tasks import train_topic_model
 
 pytestmark = pytest.mark.django_db
 
@@ -448,3 +451,45 @@ def test_a_sign_up_with_the_mail_server_and_the_broker_down_is_told_to_try_again
     assert "We could not send the email to new@example.org just now" in page.text
     assert "try again in a few minutes" in page.text
     assert "Confirmation email sent" not in page.text
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_membership_changed_with_the_broker_down_is_applied_by_the_nightly_training(
+    broker_down, admin_client, django_capture_on_commit_callbacks
+):
+    """The save was a 500 once committed, and the training it asked for, the
+    one that applies the new membership, was lost: the nightly one found the
+    same decisions and changed nothing."""
+    topic = Topic.objects.get(slug="robot-learning")
+    relevance.retrain(topic.pk)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/admin/topics/topic/{topic.pk}/change/",
+            change_form(topic, membership="suggest"),
+        )
+
+    assert response.status_code == 302
+    topic.refresh_from_db()
+    assert topic.membership == "suggest"
+    train_topic_model(topic.pk)  # what the nightly train_topic_models sends
+    assert TopicModel.objects.get(topic=topic).version == 2
+
+
+@pytest.mark.usefixtures("corpus")
+def test_train_now_with_the_broker_down_is_made_up_by_the_nightly_training(
+    broker_down, admin_client, django_capture_on_commit_callbacks
+):
+    topic = Topic.objects.get(slug="robot-learning")
+    relevance.retrain(topic.pk)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/topics/topic/",
+            {"action": "train_model", "_selected_action": [topic.pk]},
+            follow=True,
+        )
+
+    assert response.status_code == 200
+    train_topic_model(topic.pk)
+    assert TopicModel.objects.get(topic=topic).version == 2

@@ -446,13 +446,13 @@ def test_changing_membership_retrains_after_commit(
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     with (
-        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        mock.patch("topics.tasks.train_topic_model.apply_async") as sent,
         django_capture_on_commit_callbacks(execute=True),
     ):
         response = admin_client.post(url, change_form(topic, membership="suggest"))
 
     assert response.status_code == 302
-    delay.assert_called_once_with(topic.pk, True)
+    sent.assert_called_once_with((topic.pk, True))
     topic.refresh_from_db()
     assert topic.membership == Topic.Membership.SUGGEST
 
@@ -466,14 +466,14 @@ def test_changing_a_target_retrains_and_other_edits_do_not(
     url = reverse("admin:topics_topic_change", args=[topic.pk])
 
     with (
-        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        mock.patch("topics.tasks.train_topic_model.apply_async") as sent,
         django_capture_on_commit_callbacks(execute=True),
     ):
         admin_client.post(url, change_form(topic, description="Now described"))
-        assert not delay.called
+        assert not sent.called
         admin_client.post(url, change_form(topic, **target))
 
-    delay.assert_called_once_with(topic.pk, True)
+    sent.assert_called_once_with((topic.pk, True))
     topic.refresh_from_db()
     field, value = next(iter(target.items()))
     assert getattr(topic, field) == float(value)
@@ -495,13 +495,13 @@ def test_train_action_queues_a_forced_training_per_active_topic(
     selected = {"action": "train_model", "_selected_action": [topic.pk, inactive.pk]}
 
     with (
-        mock.patch("topics.tasks.train_topic_model.delay") as delay,
+        mock.patch("topics.tasks.train_topic_model.apply_async") as sent,
         django_capture_on_commit_callbacks(execute=True),
     ):
         response = admin_client.post(reverse("admin:topics_topic_changelist"), selected)
 
     assert response.status_code == 302
-    delay.assert_called_once_with(topic.pk, True)
+    sent.assert_called_once_with((topic.pk, True))
     messages = [str(m) for m in response.wsgi_request._messages]
     assert messages[0].startswith(said)
     assert "Skipped 1 inactive topic(s)." in messages[0]

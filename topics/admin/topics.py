@@ -27,6 +27,7 @@ from django.utils.timezone import localtime
 
 from accounts.requests import signed_in
 from core.admin import CountedDeletion
+from core.queue import send_after_commit
 from topics import prefilter
 from topics.admin.inlines import INLINE_ROWS
 from topics.admin.inlines import ExclusionInline
@@ -46,6 +47,7 @@ from topics.models import NOT_ITS_OWN_RELATED
 from topics.models import PaperTopic
 from topics.models import Topic
 from topics.models import TopicExclusion
+from topics.models import TopicModel
 from topics.momentum import Momentum
 from topics.preview import PREVIEW_READS
 from topics.preview import preview_rule
@@ -59,7 +61,11 @@ MODEL_FIELDS = {"membership", "precision_target", "recall_target"}
 def train_after_commit(topic_id: int) -> None:
     """Retrain the topic's model in the background once the commit is done, even
     if nothing it learns from has changed (a new membership mode)."""
-    transaction.on_commit(lambda: train_topic_model.delay(topic_id, True))
+    # Its fingerprint forgotten: should the broker lose this training, the
+    # nightly one, which skips a model whose decisions have not changed,
+    # trains it still.
+    TopicModel.objects.filter(topic_id=topic_id).update(fingerprint="")
+    send_after_commit(train_topic_model, topic_id, True)
 
 
 class MergeForm(forms.Form):
