@@ -598,7 +598,7 @@ def test_the_feed_pages_through_its_newest_papers_and_says_so(
     counted and paged all they hold. It pages through its newest
     FEED_CANDIDATES (here 3) of every source together, and says that older
     papers are on the pages of what it follows."""
-    monkeypatch.setattr("topics.reader_feed.FEED_CANDIDATES", 3, raising=False)
+    monkeypatch.setattr("topics.views.FEED_CANDIDATES", 3, raising=False)
     Follow.objects.create(user=alice, topic=topic)
     upsert_records([paper_record("2606.00300", authors=("Ada Newest",))])
     by_author = Paper.objects.get(arxiv_id="2606.00300")

@@ -37,8 +37,8 @@ from topics.query import get_active_topic
 from topics.reader_feed import Following
 from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
-from topics.reader_feed import feed_papers
 from topics.reader_feed import feed_scopes
+from topics.reader_feed import newest_feed_papers
 
 FEED_ITEMS = 50
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
@@ -184,12 +184,11 @@ def _reader_atom(followed: Following) -> str:
         feed_guid=OWN_ADDRESS,
         language="en",
     )
-    papers = (
-        feed_papers(followed).only(*ENTRY_FIELDS)[:FEED_ITEMS]
-        if followed.anything
-        else []
+    shown, _ = (
+        newest_feed_papers(followed, FEED_ITEMS) if followed.anything else ([], False)
     )
-    papers = list(papers)
+    by_id = Paper.objects.only(*ENTRY_FIELDS).in_bulk([pk for pk, _ in shown])
+    papers = [by_id[pk] for pk, _ in shown if pk in by_id]
     searches = by_saved_searches(followed, [paper.pk for paper in papers])
     for paper in papers:
         link = site_url(paper.get_absolute_url())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections import defaultdict
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -141,43 +142,40 @@ def feed_scopes(followed: Following) -> list[str]:
     return scopes
 
 
-def feed_papers(followed: Following) -> QuerySet[Paper]:
-    """New papers of the followed topics, by the followed authors and matching
-    the saved searches, newest first, each once."""
-    ids = _sources(followed)
-    if not ids:
-        return Paper.objects.none()
-    # One list of ids (a UNION), so the database joins it as it would one
-    # source: an OR of several IN would read every paper.
-    union = ids[0].union(*ids[1:]) if len(ids) > 1 else ids[0]
-    return Paper.objects.filter(pk__in=union).order_by("-first_announced", "-id")
+def newest_feed_papers(
+    followed: Following,
+    limit: int,
+    *,
+    starting: Callable[[QuerySet[Paper]], QuerySet[Paper]] | None = None,
+) -> tuple[list[tuple[int, str]], bool]:
+    """(id, arXiv id) of the `limit` newest papers of the followed topics, by
+    the followed authors and matching the saved searches, each once, newest
+    first (of those `starting` keeps: a cursor's), and whether there are more.
 
-
-def newest_feed_papers(followed: Following) -> tuple[list[tuple[int, str]], bool]:
-    """(id, arXiv id) of the feed's FEED_CANDIDATES newest papers, newest
-    first, and whether it holds more: what the home feed pages through.
-
-    Its count and pages read the whole feed, a UNION of what each source
-    brings: a reader following 150 of 200 topics waited 1.9 s for a page at
-    100,000 papers (240,000 tags read twice). Each source alone is joined
-    paper by paper from the newest, stopping at FEED_CANDIDATES; the newest
-    of all of them are kept."""
+    Read as one UNION of what each source brings, the feed cost what it holds:
+    a reader following 150 of 200 topics waited 1.9 s for a home page at
+    100,000 papers (240,000 tags read for its count and again for its page).
+    Each source alone is read newest first up to `limit`, which PostgreSQL
+    stops early for a broad one; the newest of all of them are kept."""
     newest: dict[int, tuple[date | None, str]] = {}
-    capped = False
+    more = False
     for ids in _sources(followed):
-        rows = Paper.objects.filter(pk__in=ids).order_by(*NEWEST_FIRST)
-        found = rows.values_list("pk", "first_announced", "arxiv_id")
-        found = list(found[: FEED_CANDIDATES + 1])
-        newest.update((pk, (day, arxiv_id)) for pk, day, arxiv_id in found)
-        capped = capped or len(found) > FEED_CANDIDATES
+        papers = Paper.objects.filter(pk__in=ids)
+        if starting is not None:
+            papers = starting(papers)
+        rows = papers.order_by(*NEWEST_FIRST).values_list(
+            "pk", "first_announced", "arxiv_id"
+        )
+        found = list(rows[: limit + 1])
+        newest.update((pk, (day, arxiv_id)) for pk, day, arxiv_id in found[:limit])
+        more = more or len(found) > limit
     # Newest first: papers without a day, then by day and id, as NEWEST_FIRST.
     order = sorted(
         newest,
         key=lambda pk: (newest[pk][0] is None, newest[pk][0] or date.min, pk),
         reverse=True,
     )
-    papers = [(pk, newest[pk][1]) for pk in order[:FEED_CANDIDATES]]
-    return papers, capped or len(order) > FEED_CANDIDATES
+    return [(pk, newest[pk][1]) for pk in order[:limit]], more or len(order) > limit
 
 
 def _sources(followed: Following) -> list[QuerySet]:

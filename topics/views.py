@@ -68,6 +68,7 @@ from topics.query import topic_papers
 from topics.query import topics_by_trend
 from topics.query import trending_topics
 from topics.query import with_figures
+from topics.reader_feed import FEED_CANDIDATES
 from topics.reader_feed import Following
 from topics.reader_feed import by_followed_authors
 from topics.reader_feed import by_saved_searches
@@ -186,7 +187,7 @@ def _for_you_feed(
 
 
 def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
-    papers, capped = newest_feed_papers(followed)
+    papers, capped = newest_feed_papers(followed, FEED_CANDIDATES)
     page = _page(request, papers)
     shown = list(page.object_list)
     by_authors = by_followed_authors(followed, [pk for pk, _ in shown])

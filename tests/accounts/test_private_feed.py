@@ -177,8 +177,9 @@ def test_the_feed_costs_few_queries_and_one_once_cached(
     client = Client()
 
     # The key, the followed topics and authors, the saved searches and whether a
-    # model ranks for the reader, the topics' names and the papers.
-    with django_assert_max_num_queries(7):
+    # model ranks for the reader, the topics' names, the newest of the topics
+    # and the papers.
+    with django_assert_max_num_queries(8):
         assert client.get(path).status_code == 200
     # The key alone: the follows and the Atom come from the cache.
     with django_assert_max_num_queries(1):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from datetime import date
+from functools import partial
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -26,7 +27,6 @@ from core.api.views import StrictQueryParams
 from core.api.views import query_names
 from core.api.views import read_query
 from papers.models import Paper
-from papers.pagination import ORDERING
 from papers.pagination import PaperCursorPagination
 from papers.pagination import after
 from papers.pagination import encode_cursor
@@ -35,7 +35,7 @@ from papers.query import with_listing_data
 from papers.serializers import PaperSerializer
 from topics.reader_feed import Following
 from topics.reader_feed import cached_following
-from topics.reader_feed import feed_papers
+from topics.reader_feed import newest_feed_papers
 from topics.recommend import list_version
 from topics.recommend import reasons
 from topics.recommend import recommended
@@ -182,18 +182,19 @@ class RecommendationView(StrictQueryParams, APIView):
         self, request: Request, params: dict[str, Any], followed: Following
     ) -> dict[str, Any]:
         size = params.get("page_size", PaperCursorPagination.page_size)
-        papers = listed_papers(feed_papers(followed)).order_by(*ORDERING)
+        starting = None
         cursor = params.get("cursor")
         if cursor is not None and cursor[0] == NEWEST_CURSOR:
             _, day, pk = cursor
             latest = date.max.toordinal()
-            papers = after(
-                papers, date.fromordinal(min(day, latest)) if day > 0 else None, pk
-            )
-        rows = list(papers[: size + 1])
+            day = date.fromordinal(min(day, latest)) if day > 0 else None
+            starting = partial(after, day=day, pk=pk)
+        shown, more = newest_feed_papers(followed, size, starting=starting)
+        papers = listed_papers(Paper.objects.filter(pk__in=[pk for pk, _ in shown]))
+        by_id = papers.in_bulk()
+        rows = [by_id[pk] for pk, _ in shown if pk in by_id]
         next_url = None
-        if len(rows) > size:
-            rows = rows[:size]
+        if more and rows:
             url = request.build_absolute_uri()
             cursor = NEWEST_CURSOR + encode_cursor(rows[-1])
             next_url = replace_query_param(url, "cursor", cursor)
