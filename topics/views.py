@@ -213,7 +213,13 @@ def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
 def _feed_context(followed: Following, order: str) -> dict:
     """What both orders of the feed show beside their papers."""
     topic_ids = [pk for pk, _ in followed.topics]
-    topics = active_topics().filter(pk__in=topic_ids).order_by("name")
+    # Their figures, not their paper counts, which cost a count of every tag
+    # of theirs (80 ms for a reader following 150 topics at 100,000 papers).
+    topics = (
+        Topic.objects.filter(is_active=True, pk__in=topic_ids)
+        .select_related("momentum")
+        .order_by("name")
+    )
     return {
         "order": order if followed.for_you else "",
         "for_you_first": followed.for_you_first,
