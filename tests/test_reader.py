@@ -343,6 +343,32 @@ def test_topic_atom_feed_dates_papers_read_from_a_daily_listing(client, topic):
     assert entry.findtext(f"{atom}updated") == "2026-06-17T00:00:00-04:00"
 
 
+def test_topic_atom_feed_dates_a_replacement_read_from_a_daily_listing(client, topic):
+    """A paper first read as a replacement in a listing has no dates at all,
+    not even an announcement day, until another record fills them in: its
+    entry still has the <updated> Atom requires (when it was stored)."""
+    listed = dataclasses.replace(
+        paper_record("2606.00201", version=2, title="Agent replaced in a listing"),
+        published=None,
+        updated=None,
+        announced=date(2026, 6, 17),
+        announce_type="replace",
+    )
+    tag_papers(upsert_records([listed]).changed_ids)
+    stored = Paper.objects.get(arxiv_id="2606.00201")
+    assert stored.first_announced is None
+
+    response = client.get("/topics/rl-agents/feed/")
+
+    atom = "{http://www.w3.org/2005/Atom}"
+    [entry] = [
+        entry
+        for entry in ElementTree.fromstring(response.content).iter(f"{atom}entry")
+        if entry.findtext(f"{atom}title") == "Agent replaced in a listing"
+    ]
+    assert entry.findtext(f"{atom}updated") == stored.created_at.isoformat()
+
+
 def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):
     """Not the whole feed again; and a change that leaves the newest entry's
     date as it was (a paper leaving the topic) is a new feed, not a 304."""

@@ -51,6 +51,7 @@ ENTRY_FIELDS = (
     "published",
     "updated",
     "first_announced",
+    "created_at",
 )
 # Stands for the feed's own (secret) address in the shared render, so that one
 # reader's key never reaches another who follows the same topics.
@@ -208,17 +209,18 @@ def _reader_atom(followed: Following) -> str:
     return feed.writeString("utf-8")
 
 
-def entry_updated(paper: Paper) -> datetime | None:
+def entry_updated(paper: Paper) -> datetime:
     """An entry's <updated>, which Atom requires: when the paper's current
     version was submitted; for a paper read only from a daily listing, which
     names no submission time, its listing's stamp (midnight in New York on its
     announcement day), not none, which a feed reader fills in with the time it
-    fetched the feed."""
+    fetched the feed; for one first read there as a replacement, which names
+    no day either, when it was stored."""
     if paper.updated is not None:
         return paper.updated
     if paper.first_announced is not None:
         return datetime.combine(paper.first_announced, time(), tzinfo=ARXIV_TZ)
-    return None
+    return paper.created_at
 
 
 def summary(paper: Paper) -> str:
