@@ -765,3 +765,31 @@ def test_a_move_to_an_earlier_weekday_promises_the_digest_the_outbox_opens(
 
     open_due_digests(at=wednesday + timedelta(minutes=5))
     assert promised == Digest.objects.order_by("due_at").last().due_at
+
+
+def test_a_mail_server_down_after_the_hour_moved_later_that_day_is_waited_for(
+    subscriber, agents, settings
+):
+    """Monday's 08:00 digest waits for the mail server; at 09:00 the reader
+    moves their hour to 20:00. The period has its digest, so the outbox opens
+    none at 20:00 but next Monday: the digest is not given up by this evening,
+    to send its papers a week late, but goes when the server is back."""
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    [owed] = add_papers(agents, date(2026, 7, 10), title="Owed paper")
+    [outcome] = send_due(MONDAY_9)
+    preferences(subscriber, hour=20)
+    evening = MONDAY_9 + timedelta(hours=10, minutes=45)  # 19:45, 20:05
+
+    with mock.patch("django.utils.timezone.now", return_value=evening):
+        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
+            [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+            assert outcome.retry_in is not None
+    open_due_digests(at=evening + timedelta(minutes=20))
+    assert Digest.objects.count() == 1
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+    assert outcome.status == "sent"
+    [message] = mail.outbox
+    assert owed.title in message.body
