@@ -139,7 +139,12 @@
     }
 
     rule.addEventListener("input", later);
-    if (categories) categories.addEventListener("change", later);
+    if (categories) {
+      // Admin's autocomplete (select2) tells of a change through jQuery only,
+      // whose handlers also hear a plain select's own change.
+      if (window.django && django.jQuery) django.jQuery(categories).on("change", later);
+      else categories.addEventListener("change", later);
+    }
     if (rule.value.trim()) refresh();
   });
 })();

@@ -74,6 +74,31 @@ def test_the_rule_keeps_its_width_and_its_preview_sits_below_it(
     assert shown["y"] >= rule["y"] + rule["height"]
 
 
+def test_picking_a_category_previews_the_rule_within_it(page, sign_in, admin_user):
+    """The categories are picked in admin's autocomplete, which tells jQuery,
+    not the page, of its change: the preview went on counting every category,
+    and promised to add papers that saving the topic left out."""
+    upsert_records(
+        [
+            paper_record("2606.00001", title="An agent", categories=("cs.LG",)),
+            paper_record("2606.00002", title="Another agent", categories=("cs.RO",)),
+            paper_record("2606.00003", title="A robot", categories=("cs.RO",)),
+        ]
+    )
+    topic = make_topic(rule="ti:agent")
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{topic.pk}/change/")
+    preview = page.locator(".rule-preview")
+    expect(preview).to_contain_text("Matches 2 of 3 papers")
+
+    page.locator(".field-categories .select2-selection").click()
+    page.keyboard.type("cs.RO")
+    page.locator(".select2-results__option", has_text="cs.RO").click()
+
+    expect(preview).to_contain_text("Matches 1 of 3 papers")
+    expect(preview).to_contain_text("Saving it adds to the topic (1)")
+
+
 def test_a_preview_while_the_index_is_rebuilt_says_so(
     page, sign_in, admin_user, topic, monkeypatch
 ):
