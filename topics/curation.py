@@ -20,6 +20,7 @@ from core.queue import send_after_commit
 from papers.models import Paper
 from papers.versions import content_changed
 from papers.versions import reader_changed
+from topics.following import set_muted
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Question
@@ -250,11 +251,15 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
 
 
 def _move_follows(topic: Topic, target: Topic) -> None:
-    """Its followers follow the target, whose page shows their count."""
+    """Its followers follow the target, whose page shows their count; in their
+    digests unless they muted both (a mute of the target kept would drop the
+    papers they read there, unsaid)."""
     for follow in Follow.objects.filter(topic=topic):
-        Follow.objects.get_or_create(
+        kept, created = Follow.objects.get_or_create(
             user_id=follow.user_id, topic=target, defaults={"muted": follow.muted}
         )
+        if not created and not follow.muted:
+            set_muted(kept, False)
     content_changed(followers=[target])
 
 

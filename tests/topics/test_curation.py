@@ -125,6 +125,20 @@ def test_merge_keeps_followers_pins_exclusions_related_and_questions(
     assert target.retag_pending
 
 
+def test_a_reader_who_had_the_merged_topic_in_digests_keeps_it_there(papers, alice):
+    """Alice muted the kept topic but read the merged one's papers in her
+    digest: the merge kept her mute, and those papers left her digests, unsaid."""
+    target = make_topic("Agents", rule="ti:agent", slug="agents")
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    Follow.objects.create(user=alice, topic=target, muted=True)
+    Follow.objects.create(user=alice, topic=other)
+
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        merge_topics(target, [other])
+
+    assert target.follows.get(user=alice).muted is False
+
+
 @pytest.fixture
 def two_topics(db):
     upsert_records(
