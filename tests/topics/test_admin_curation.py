@@ -410,6 +410,36 @@ def test_merge_action_asks_for_the_topic_to_keep_then_merges(
     assert LogEntry.objects.get(action_flag=DELETION).object_repr == "Robots"
 
 
+@pytest.mark.parametrize(
+    ("eager", "said"),
+    [
+        (False, "Re-tagging its papers in the background"),
+        (True, "Re-tagged its papers in this request (no task broker here)"),
+    ],
+)
+def test_a_merge_says_where_its_re_tag_runs(
+    admin_client, topic, settings, monkeypatch, eager, said
+):
+    """Without a broker (the embedded default) the merged topic's re-tag has
+    run by the time the page shows, as a save's message says: the merge's
+    said it was still going."""
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    monkeypatch.setattr("topics.tasks.train_topic_model.apply_async", lambda *a, **k: 0)
+    if not eager:  # sent to no broker: a worker of another test could run it
+        monkeypatch.setattr("topics.tasks.retag_topic.apply_async", lambda *a, **k: 0)
+    other = make_topic("Robots", rule="ti:robot", slug="robots")
+    selected = {"action": "merge", "_selected_action": [topic.pk, other.pk]}
+
+    done = admin_client.post(
+        reverse("admin:topics_topic_changelist"),
+        {**selected, "target": topic.pk},
+        follow=True,
+    )
+
+    [message] = done.context["messages"]
+    assert said in str(message)
+
+
 def test_changelist_shows_counts_momentum_and_retag_state(
     admin_client, topic, alice, bob
 ):

@@ -474,8 +474,8 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
                 request,
                 f"Merged {len(topics) - 1} topic(s) into {target}, which gained "
                 f"{result.papers} paper(s); its rule now covers theirs, followers, "
-                "pins, exclusions, related topics and addresses moved over. Its "
-                "papers are being re-tagged.",
+                "pins, exclusions, related topics and addresses moved over. "
+                + _retagging("its papers"),
             )
             if result.rules_kept:
                 self.message_user(
