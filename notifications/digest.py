@@ -18,6 +18,9 @@ from notifications.plan import Plan
 from notifications.plan import PlanRequest
 from notifications.plan import plan_digests
 from notifications.schedule import Schedule
+from topics.models import Follow
+from topics.models import PaperTopic
+from topics.models import Topic
 
 
 def request_for(
@@ -54,4 +57,55 @@ def stored_content(digest: Digest, site_url: str) -> Content | None:
     """What a planned digest held (for "view in browser"), or None if unplanned."""
     if digest.sections is None or digest.since is None:
         return None
-    return shape_digests([Plan(digest.since, digest.sections)], site_url)[0]
+    sections = _under_merged_topics(digest.user_id, digest.sections)
+    return shape_digests([Plan(digest.since, sections)], site_url)[0]
+
+
+def _under_merged_topics(
+    user_id: int, sections: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The sections as the digest's page shows them now: a topic merged into
+    another since (its papers and followers moved there) under the topic the
+    reader follows that holds its papers, joining that topic's own section if
+    the digest has one. A deleted topic's, whose papers no followed topic
+    holds, is left out."""
+    planned = {section["topic"] for section in sections if section["topic"]}
+    gone = planned - set(
+        Topic.objects.filter(pk__in=planned).values_list("pk", flat=True)
+    )
+    if not gone:
+        return sections
+    papers = {
+        entry[0]
+        for section in sections
+        if section["topic"] in gone
+        for entry in section["papers"]
+    }
+    followed = Follow.objects.filter(user_id=user_id, topic__is_active=True)
+    holding = dict(
+        PaperTopic.objects.filter(
+            paper_id__in=papers, topic_id__in=followed.values("topic_id")
+        ).values_list("paper_id", "topic_id")
+    )
+    shown: list[dict[str, Any]] = []
+    by_topic: dict[int, dict[str, Any]] = {}
+    for section in sections:
+        topic = section["topic"]
+        if topic in gone:
+            topic = next(
+                (holding[e[0]] for e in section["papers"] if e[0] in holding), topic
+            )
+        if topic in by_topic:
+            into = by_topic[topic]
+            into["papers"] = into["papers"] + section["papers"]
+            into["more"] += section["more"]
+            if "since" in section:
+                into["since"] = min(
+                    into.get("since", section["since"]), section["since"]
+                )
+            continue
+        section = {**section, "topic": topic}
+        if topic is not None:
+            by_topic[topic] = section
+        shown.append(section)
+    return shown

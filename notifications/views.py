@@ -71,8 +71,9 @@ def _sent_digest(request: HttpRequest) -> HttpResponse:
     else:
         return redirect_to_login(request.get_full_path())
     content = stored_content(digest, site_url())
-    if content is None:
-        raise Http404("That digest held no papers")
+    # Unplanned, or its topics deleted since.
+    if content is None or not content.sections:
+        raise Http404("That digest holds no papers now")
     rendered = render_digest(
         user=digest.user,
         content=content,

@@ -35,6 +35,7 @@ from tests.notifications.factories import FAILING_BACKEND
 from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 from tests.topics.factories import make_topic
+from topics.curation import merge_topics
 from topics.models import Follow
 from topics.models import Topic
 from topics.saved_searches import create_search
@@ -151,6 +152,39 @@ def test_the_mails_view_in_browser_link_opens_the_digest_without_a_login(
     # The link is a credential: kept by no shared cache, indexed by no engine.
     assert response["Cache-Control"] == "private"
     assert response["X-Robots-Tag"] == "noindex"
+
+
+def test_an_old_digests_view_in_browser_shows_a_merged_topics_papers_where_they_went(
+    subscriber, agents
+):
+    """A curator merged the digest's topic into another since: the page said
+    "0 new papers", "New papers , first announced since" and "because you  on
+    Momentum", with none of the papers the mail showed."""
+    sent_digest(subscriber, agents)
+    link = view_in_browser_link(mail.outbox[0].body)
+    robots = make_topic("Robots", rule="ti:robot", slug="robots")
+    merge_topics(robots, [agents])
+
+    response = Client().get(link)
+
+    assert response.status_code == 200
+    assert "<title>1 new paper in Robots</title>" in response.text
+    assert "Sent before" in response.text
+    assert "New papers in the topics you follow" in response.text
+    assert f'href="{settings.MOMENTUM_SITE_URL}/topics/robots/"' in response.text
+
+
+def test_an_old_digest_whose_every_topic_was_deleted_is_no_empty_page(
+    subscriber, agents
+):
+    sent_digest(subscriber, agents)
+    link = view_in_browser_link(mail.outbox[0].body)
+    agents.delete()
+
+    response = Client().get(link)
+
+    assert response.status_code == 404
+    assert "0 new papers" not in response.text
 
 
 def test_a_view_key_opens_only_its_own_digest(subscriber, agents, bob):
