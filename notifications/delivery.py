@@ -405,8 +405,10 @@ def _send_one(digest: Digest, content: Content, claim: str, mailer: Mailer) -> O
     # A batch's digests wait their turn behind those before it (a slow mail
     # server): the claim is renewed for each as it goes, and one whose claim
     # ran out and was taken over is left to its new sender, not sent twice.
+    # The address it goes to is recorded as it goes: a retry's may not be the
+    # one it was planned for (the reader changed address meanwhile).
     held = Digest.objects.filter(pk=digest.pk, claimed_by=claim)
-    if not held.update(claimed_at=timezone.now()):
+    if not held.update(claimed_at=timezone.now(), to_email=digest.to_email):
         logger.warning(
             "digest %s: claim lost before sending; left to its new sender", digest.pk
         )

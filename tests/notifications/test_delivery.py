@@ -12,6 +12,7 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
@@ -536,6 +537,23 @@ def test_a_retry_after_its_only_section_went_sends_no_email(subscriber, agents):
     )
     assert not mail.outbox
     assert not DigestPaper.objects.exists()
+
+
+def test_a_retry_after_the_reader_changed_address_records_the_address_it_went_to(
+    subscriber, agents
+):
+    """Admin's digest said (and was searched by) the address it was planned
+    for, not the one the retry mailed."""
+    add_papers(agents, date(2026, 7, 10))
+
+    def change_address():
+        EmailAddress.objects.filter(user=subscriber).update(email="alice@work.example")
+
+    digest = deferred_then_retried(change_address)
+
+    [message] = mail.outbox
+    assert message.to == ["alice@work.example"]
+    assert digest.to_email == "alice@work.example"
 
 
 def test_a_planned_digest_whose_papers_were_all_deleted_sends_no_empty_email(
