@@ -9,6 +9,10 @@ months later still unsubscribes. The List-Unsubscribe header's token is marked
 as the header's: a mail client's one-click request with it is kept whatever its
 generation (notifications.views.unsubscribe), since a header stays in the
 mailbox it was sent to, where the body's footer link goes with a forwarded mail.
+A token also carries a mark of the address it was mailed to (not the address,
+which whoever holds the link could read): once the account has moved to another
+address, the old mailbox is no longer the reader's, and its links, the header's
+one-click too, no longer unsubscribe.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 
 from django.core import signing
 from django.utils.crypto import constant_time_compare
+from django.utils.crypto import salted_hmac
 
 from accounts.models import DigestPreferences
 from accounts.models import User
@@ -34,11 +39,22 @@ class TokenClaim:
     user_id: int
     generation: int
     header: bool = False  # made for the List-Unsubscribe header
+    # address_mark() of the address mailed; None in a token made before marks.
+    address: str | None = None
+
+    def mailed_elsewhere(self, user: User) -> bool:
+        """Whether it was mailed to an address the account no longer has."""
+        return self.address is not None and self.address != address_mark(user.email)
+
+
+def address_mark(email: str) -> str:
+    return salted_hmac(SALT, email.lower()).hexdigest()[:12]
 
 
 def unsubscribe_token(user: User, *, header: bool = False) -> str:
     generation = DigestPreferences.objects.for_user(user).link_generation
-    claim = {"u": user.pk, "g": generation} | ({"h": 1} if header else {})
+    claim = {"u": user.pk, "g": generation, "a": address_mark(user.email)}
+    claim |= {"h": 1} if header else {}
     return signing.Signer(salt=SALT).sign_object(claim)
 
 
@@ -47,7 +63,13 @@ def read_token(token: str) -> TokenClaim:
     header's; raises BadToken."""
     try:
         claim = signing.Signer(salt=SALT).unsign_object(token)
-        return TokenClaim(int(claim["u"]), int(claim.get("g", 0)), claim.get("h") == 1)
+        address = claim.get("a")
+        return TokenClaim(
+            int(claim["u"]),
+            int(claim.get("g", 0)),
+            claim.get("h") == 1,
+            str(address) if address is not None else None,
+        )
     except (signing.BadSignature, ValueError, KeyError, TypeError) as exc:
         raise BadToken(str(exc)) from exc
 

@@ -183,6 +183,11 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "notifications/unsubscribe_gone.html", status=404)
     # Anyone holding the link sees this page: the address is only hinted at.
     context = {"email": masked(user.email), "token": token}
+    if claim.mailed_elsewhere(user):
+        moved = {**context, "moved": True}
+        return render(
+            request, "notifications/unsubscribe_stale.html", moved, status=410
+        )
     preferences = DigestPreferences.objects.for_user(user)
     # A mail client's one-click request with the header's token is the
     # mailbox's owner pressing Unsubscribe on that email, and shows them no

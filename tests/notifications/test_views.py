@@ -320,6 +320,32 @@ def test_a_mail_clients_one_click_from_an_older_digest_still_unsubscribes(subscr
     assert DigestPreferences.objects.get(user=subscriber).frequency == "off"
 
 
+def test_a_link_mailed_to_an_address_the_account_left_unsubscribes_it_no_more(
+    subscriber,
+):
+    """The reader moved their account to another address (leaving a job): the
+    old mailbox's owner, pressing Unsubscribe in its mail client or opening
+    the footer's link, turned off the digests now going to the new one."""
+    header_link = f"/unsubscribe/{unsubscribe_token(subscriber, header=True)}/"
+    footer_link = f"/unsubscribe/{unsubscribe_token(subscriber)}/"
+    User.objects.filter(pk=subscriber.pk).update(email="alice@home.example")
+
+    one_click = Client(enforce_csrf_checks=True).post(
+        header_link,
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    page = Client().get(footer_link)
+    button = Client().post(footer_link)
+
+    assert [one_click.status_code, page.status_code, button.status_code] == [410] * 3
+    assert "was sent to an address this account no longer has" in page.text
+    assert "Unsubscribe from digests?" not in page.text
+    assert not DigestPreferences.objects.filter(frequency="off").exists()
+    fresh = f"/unsubscribe/{unsubscribe_token(User.objects.get(pk=subscriber.pk))}/"
+    assert Client().post(fresh).status_code == 200
+
+
 def settings_form(user: User) -> dict[str, object]:
     preferences = DigestPreferences.objects.get(user=user)
     return {
