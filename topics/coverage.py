@@ -10,7 +10,8 @@ which topics.momentum compares a topic's share.
 - A week is complete when its papers reach WEEK_FRACTION of the norm week and
   at most MAX_SHORT_DAYS of its five announcement days fall below DAY_FRACTION
   of the norm day: one arXiv holiday is one short day, whose papers come the
-  day after, not a gap in the harvest.
+  day after, not a gap in the harvest. The latest day has no day after: short,
+  it is being harvested, and the last week is not complete.
 - Ingest runs bound it: a listing feed or an API query sees only what arXiv
   announces from then on, so while no backfill (a file, an OAI-PMH harvest)
   has run, no week with a day announced before the first live run began is
@@ -100,6 +101,10 @@ def judge_weeks(
     norm_day = median(
         day_counts.get(day, 0) for i in reference for day in announcement_days[i]
     )
+    # A holiday's papers come the next announcement day; the latest day has no
+    # next one yet, so short it is a harvest under way (an hourly API query
+    # read before the listing), not a holiday.
+    latest_short = day_counts.get(as_of, 0) < DAY_FRACTION * norm_day
     complete = []
     for i, days in enumerate(announcement_days):
         short = sum(day_counts.get(day, 0) < DAY_FRACTION * norm_day for day in days)
@@ -108,6 +113,7 @@ def judge_weeks(
             totals[i] >= WEEK_FRACTION * norm_week
             and short <= MAX_SHORT_DAYS
             and not before_harvest
+            and not (i == weeks - 1 and latest_short)
         )
     return tuple(complete)
 

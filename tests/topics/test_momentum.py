@@ -15,6 +15,7 @@ from papers.ingest.upsert import upsert_records
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
+from tests.papers.factories import paper_record
 from tests.topics.factories import announced_papers
 from tests.topics.factories import make_topic
 from topics.coverage import CHART_WEEKS
@@ -22,6 +23,7 @@ from topics.coverage import bucket
 from topics.coverage import judge_weeks
 from topics.coverage import live_harvest_start
 from topics.curation import pin_paper
+from topics.models import Topic
 from topics.models import TopicMomentum
 from topics.models import TopicRelation
 from topics.momentum import FLOOR
@@ -121,6 +123,34 @@ def test_no_week_with_a_day_before_the_first_live_harvest_is_complete():
     complete = judge_weeks(counts, AS_OF, harvested_from=started)
 
     assert complete[-4:] == (False, False, True, True)
+
+
+@pytest.mark.django_db
+def test_a_latest_day_read_only_by_an_api_query_leaves_its_week_out():
+    """An hourly API query reads the agent papers announced at 20:00 hours
+    before the next morning's listing: the latest day holds only them. It is
+    no holiday (whose papers come the day after), but a harvest under way."""
+    make_topic("Agents", rule="ti:agent", slug="agents")
+    monday = AS_OF + timedelta(days=3)
+    records = announced_papers(AS_OF, [950] * 8, title="other", series=2)
+    records += announced_papers(AS_OF, [50] * 8, title="agent", series=3)
+    records += [
+        paper_record(
+            f"2700.{n:05d}", title="agent", announced=monday, announce_type="new"
+        )
+        for n in range(10)
+    ]
+    upsert_records(records)
+    tag_papers(list(Paper.objects.values_list("pk", flat=True)))
+
+    m = compute_all()[Topic.objects.get().pk]
+
+    assert m.as_of == monday
+    # Four full days and one of 10 papers: hatched, not a fall or a rise.
+    assert (m.weekly[-1], m.corpus_weekly[-1]) == (50, 810)
+    assert not m.complete[-1]
+    assert m.recent_window.weeks == 3
+    assert m.change == pytest.approx(0.0)
 
 
 def test_an_empty_corpus_has_no_complete_week():
