@@ -140,6 +140,22 @@ def test_without_two_complete_weeks_before_there_is_not_enough_history(client):
     assert "each window needs 2 fully harvested weeks" in page
 
 
+def test_papers_before_only_in_weeks_left_out_are_not_said_to_be_none(client):
+    """The four weeks before hold 5 of the topic's papers, all in the weeks
+    left out (May 30, Jun 6): its chart shows them, so "none" was untrue."""
+    figures = load([20, 20, *[300] * 6], [3, 2, 0, 0, 4, 4, 4, 4])
+
+    page = client.get(URL).text
+
+    assert (figures.direction, figures.previous) == ("new", 5)
+    assert (
+        "<strong>16 papers</strong> in the last four weeks, 1.32% of new papers; "
+        "none in the fully harvested weeks of the four before. Not fully "
+        "harvested, so left out: the weeks of May 30 and Jun 6."
+    ) in page
+    assert "No change is given: the topic had no papers in the fully" in page
+
+
 def test_the_digest_line_is_the_same_sentence_as_text(falling):
     line = render_to_string("emails/momentum_line.txt", {"momentum": falling})
 
