@@ -98,6 +98,8 @@ class DigestAdmin(admin.ModelAdmin):
             if digest.status in (Digest.Status.PENDING, Digest.Status.SENDING):
                 return "Not planned yet: planned when it is first sent."
             return "None (see its reason)."
+        if not content.sections:
+            return "None now: the topics it held were deleted since."
         return format_html(
             "<ul>{}</ul>",
             format_html_join(

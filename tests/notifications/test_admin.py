@@ -161,3 +161,16 @@ def test_a_digests_page_says_what_it_holds_by_section(admin_client, alice, topic
 
     assert f"{topic.name}: 2 papers, 3 more counted and linked" in page
     assert "[[" not in page
+
+
+def test_a_digest_whose_topics_were_deleted_says_so(admin_client, alice, topic):
+    papers = add_papers(topic, date(2026, 7, 8), count=1)
+    digest = make_digest(alice, "sent", 13)
+    digest.since = date(2026, 7, 6)
+    digest.sections = [{"topic": topic.pk, "papers": [[papers[0].pk, []]], "more": 0}]
+    digest.save()
+    topic.delete()
+
+    page = admin_client.get(f"{URL}{digest.pk}/change/").text
+
+    assert "None now: the topics it held were deleted since." in page
