@@ -161,6 +161,8 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     assert response.status_code == 200
     assert "Invalid rule" in response.text
     assert "position 13" in response.text
+    # The rule's text around it, the place marked.
+    assert "near “ti:agent AND ⟨here⟩(abs:&quot;tool use&quot;”" in response.text
     assert not Topic.objects.filter(slug="broken").exists()
 
 

@@ -118,7 +118,7 @@ def preview_rule(
     try:
         compiled = compile_new_rule(rule)
     except RuleError as exc:
-        return Preview(error=str(exc), position=exc.position)
+        return Preview(error=f"{exc}, {exc.near(rule)}", position=exc.position)
     started = time.perf_counter()
     scope = frozenset(code for code in categories if code)
     try:

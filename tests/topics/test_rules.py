@@ -1026,3 +1026,16 @@ def test_a_new_rule_naming_no_arxiv_category_is_refused_where_it_does(rule, posi
     assert refused.value.position == position
     assert "arXiv has no such category" in str(refused.value)
     assert compile_rule(rule).text == rule
+
+
+def test_an_error_says_where_it_is_in_a_long_rule() -> None:
+    """A seed rule runs to 4,672 characters on one line: its text around the
+    problem is shown, the place marked."""
+    rule = " OR ".join(f'abs:"term {n}"' for n in range(200)) + " AND (ti:agent"
+    with pytest.raises(RuleError) as caught:
+        parse_rule(rule)
+
+    assert caught.value.near(rule) == (
+        'near “…rm 198" OR abs:"term 199" AND ⟨here⟩(ti:agent”'
+    )
+    assert RuleError('unexpected ")"', 1).near("a)") == "near “a⟨here⟩)”"

@@ -179,7 +179,7 @@ class Topic(models.Model):
         try:
             self.compile_as_written(self.rule)
         except RuleError as exc:
-            errors["rule"] = f"Invalid rule: {exc}"
+            errors["rule"] = f"Invalid rule: {exc}, {exc.near(self.rule)}"
         if errors:
             raise ValidationError(errors)
 

@@ -14,3 +14,13 @@ class RuleError(ValueError):
     def __reduce__(self) -> tuple[type[RuleError], tuple[str, int]]:
         # ValueError pickles its formatted args, which __init__ would not accept.
         return (RuleError, (self.message, self.position))
+
+    def near(self, rule: str, width: int = 30) -> str:
+        """Where in the rule the problem is, for a reader: the text around it,
+        its place marked (a rule may run to thousands of characters on one
+        line, where "position 2718" is hard to find)."""
+        start = max(self.position - width, 0)
+        before = ("…" if start else "") + rule[start : self.position]
+        end = self.position + width
+        after = rule[self.position : end] + ("…" if end < len(rule) else "")
+        return f"near “{before}⟨here⟩{after}”"
