@@ -42,6 +42,7 @@ pytestmark = pytest.mark.django_db
 # count and the reader's state.
 MAX_PAGE_QUERIES = 12
 HOSTILE = "<script>alert(1)</script> & {braces} 100% _under_"
+ATOM = "{http://www.w3.org/2005/Atom}"
 
 
 @pytest.fixture
@@ -311,8 +312,7 @@ def test_topic_atom_feed_lists_papers_escaped(client, topic):
 
     assert response["Content-Type"].startswith("application/atom+xml")
     feed = ElementTree.fromstring(response.content)
-    atom = "{http://www.w3.org/2005/Atom}"
-    titles = [entry.findtext(f"{atom}title") for entry in feed.iter(f"{atom}entry")]
+    titles = [entry.findtext(f"{ATOM}title") for entry in feed.iter(f"{ATOM}entry")]
     # Escaped in the XML and read back whole; the braces are TeX's, read as typeset.
     assert f"Agent {HOSTILE}".replace("{braces}", "braces") in titles
     assert len(titles) == 8
@@ -331,16 +331,10 @@ def test_topic_atom_feed_dates_papers_read_from_a_daily_listing(client, topic):
     )
     tag_papers(upsert_records([listed]).changed_ids)
 
-    response = client.get("/topics/rl-agents/feed/")
+    entry = atom_entry(client.get("/topics/rl-agents/feed/"), "Agent from a listing")
 
-    atom = "{http://www.w3.org/2005/Atom}"
-    [entry] = [
-        entry
-        for entry in ElementTree.fromstring(response.content).iter(f"{atom}entry")
-        if entry.findtext(f"{atom}title") == "Agent from a listing"
-    ]
     # The listing's own stamp: midnight in New York on its day.
-    assert entry.findtext(f"{atom}updated") == "2026-06-17T00:00:00-04:00"
+    assert entry.findtext(f"{ATOM}updated") == "2026-06-17T00:00:00-04:00"
 
 
 def test_topic_atom_feed_dates_a_replacement_read_from_a_daily_listing(client, topic):
@@ -360,13 +354,18 @@ def test_topic_atom_feed_dates_a_replacement_read_from_a_daily_listing(client, t
 
     response = client.get("/topics/rl-agents/feed/")
 
-    atom = "{http://www.w3.org/2005/Atom}"
+    entry = atom_entry(response, "Agent replaced in a listing")
+    assert entry.findtext(f"{ATOM}updated") == stored.created_at.isoformat()
+
+
+def atom_entry(response, title: str) -> ElementTree.Element:
+    """The feed's one entry of this title."""
     [entry] = [
         entry
-        for entry in ElementTree.fromstring(response.content).iter(f"{atom}entry")
-        if entry.findtext(f"{atom}title") == "Agent replaced in a listing"
+        for entry in ElementTree.fromstring(response.content).iter(f"{ATOM}entry")
+        if entry.findtext(f"{ATOM}title") == title
     ]
-    assert entry.findtext(f"{atom}updated") == stored.created_at.isoformat()
+    return entry
 
 
 def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):
