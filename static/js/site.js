@@ -140,6 +140,7 @@
     button.classList.toggle("secondary", on);
     button.setAttribute("aria-pressed", on ? "true" : "false");
     if (form.dataset.kind === "follow" && was !== on) countFollower(on ? 1 : -1);
+    if (form.dataset.kind === "follow") feedReady();
     if (form.dataset.kind === "save" && was !== on) countSaved(on ? 1 : -1);
   }
 
@@ -150,6 +151,16 @@
       const n = Math.max(Number(count.textContent.replace(/\D/g, "")) + step, 0);
       count.textContent = n.toLocaleString("en-US");
     });
+  }
+
+  // An empty feed's suggested topics, followed in place: the feed has papers
+  // to show now, which a reload shows (it said "You don't follow any topic").
+  function feedReady() {
+    const suggested = document.querySelector("[data-suggested-topics]");
+    if (!suggested) return;
+    const any = suggested.querySelector("form.toggle.on") !== null;
+    document.querySelector("[data-feed-ready]").hidden = !any;
+    document.querySelector("[data-feed-empty]").hidden = any;
   }
 
   // The topic page's "128 followers", kept in step with its follow button.

@@ -19,6 +19,7 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import RelevanceFlag
+from topics.momentum import refresh_momentum
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -203,3 +204,32 @@ def test_buttons_work_as_plain_forms_without_javascript(page_without_js, topic, 
         ("2606.00002", 1),
         ("2606.00005", -1),  # the first row: the newest
     ]
+
+
+def test_following_a_suggested_topic_on_an_empty_feed_leads_to_the_feed(
+    page, sign_in, topic, alice
+):
+    """The feed of a reader who follows nothing offers topics to follow, in
+    place: after following one it still said "You don't follow any topic yet",
+    with no way to the papers now gathered but a reload."""
+    refresh_momentum()  # a topic is suggested with its figures
+    sign_in(page, alice)
+    page.goto("/")
+    follow = page.locator(f"#topic-{topic.slug} form.toggle button")
+
+    follow.click()
+
+    expect(follow).to_have_text(re.compile("^Following"))
+    follows_none = page.get_by_text("You don't follow any topic yet")
+    expect(follows_none).to_be_hidden()
+    to_feed = page.get_by_role("link", name="Show your feed")
+    expect(to_feed).to_be_visible()
+    # Unfollowed again: the page says so once more.
+    follow.click()
+    expect(follow).to_have_text(re.compile("^Follow "))
+    expect(follows_none).to_be_visible()
+    expect(to_feed).to_be_hidden()
+
+    follow.click()
+    to_feed.click()
+    expect(page.locator("[data-paper]")).to_have_count(5)
