@@ -169,3 +169,33 @@ def test_a_sentence_with_one_common_word_of_a_long_question_is_not_an_answer():
     answer = ExtractiveAnswerer().answer(question, [off_topic])
 
     assert answer.claims == []
+
+
+def test_an_acronym_other_papers_use_too_is_the_fields_not_an_approach_name():
+    """A paper presenting "an approach to ... Automatic Speech Recognition (ASR)"
+    was named "ASR" in the lead ("Two lines of work: ASR [1] and ..."): the
+    field's name, which the other papers use too."""
+    decoding = source(
+        1,
+        "Cross-lingual Embedding Clustering for Hierarchical Softmax in "
+        "Low-Resource Multilingual Speech Recognition",
+        "We present a novel approach centered on the decoding stage of Automatic "
+        "Speech Recognition (ASR) that enhances multilingual performance for "
+        "low-resource languages.",
+    )
+    transfer = source(
+        2,
+        "Evaluating the Effect of Linguistic Relatedness on Cross-Lingual Transfer",
+        "Extending automatic speech recognition (ASR) to low-resource African "
+        "languages is constrained by data collection. We introduce Related-Language "
+        "Adaptation (RLA), which adapts speech recognition to related languages.",
+    )
+    question = "How is speech recognition done for low-resource languages?"
+
+    answer = ExtractiveAnswerer().answer(question, [decoding, transfer])
+
+    assert answer.lead.startswith("Two lines of work: ")
+    assert "ASR" not in answer.lead
+    assert "Cross-lingual Embedding Clustering for Hierarchical Softmax…" in answer.lead
+    # Its own acronym, which no other paper uses, still names a paper.
+    assert "RLA" in answer.lead

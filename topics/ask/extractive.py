@@ -100,7 +100,7 @@ class ExtractiveAnswerer:
             )
             text = " ".join(c.text for c in quoted)
             claims.append(Claim(text=text, citations=_numbers(group)))
-        approaches = [] if one_paper else _approaches(groups)
+        approaches = [] if one_paper else _approaches(groups, sources)
         answer = Answer(
             claims=claims,
             sources=list(sources),
@@ -225,25 +225,29 @@ def _numbers(group: list[Candidate]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(c.source.number for c in group))
 
 
-def _approaches(groups: list[list[Candidate]]) -> list[Approach]:
+def _approaches(
+    groups: list[list[Candidate]], sources: Sequence[Source]
+) -> list[Approach]:
     """What the lead sentence names: each claim's papers, by a short name."""
     approaches = []
     for group in groups:
         papers = list({c.source.paper.pk: c.source for c in group}.values())
-        names = [approach_name(source) for source in papers]
+        names = [approach_name(source, sources) for source in papers]
         approaches.append(Approach(name=join_names(names), citations=_numbers(group)))
     return approaches
 
 
-def approach_name(source: Source) -> str:
+def approach_name(source: Source, sources: Sequence[Source] = ()) -> str:
     """A paper's short name: the part of its title before a colon ("TRACE"), an
-    acronym its abstract introduces ("DRE"), or its title, shortened."""
+    acronym its abstract introduces ("DRE") that none of the other sources
+    uses (those name the field: "Automatic Speech Recognition (ASR)"), or its
+    title, shortened."""
     title = source.title
     head, colon, _ = title.partition(":")
     if colon and len(head.split()) <= NAME_MAX_WORDS:
         return head
     match = ACRONYM.search(" ".join(source.paper.abstract.split()))
-    if match:
+    if match and not _used_elsewhere(match.group(1), source, sources):
         return match.group(1)
     words = (head if colon else title).split()
     if len(words) <= NAME_MAX_WORDS:
@@ -252,6 +256,12 @@ def approach_name(source: Source) -> str:
     while shortened[-1].lower() in STOP_WORDS:  # not "The Dark Room in the…"
         shortened.pop()
     return " ".join(shortened) + "…"
+
+
+def _used_elsewhere(acronym: str, source: Source, sources: Sequence[Source]) -> bool:
+    word = re.compile(rf"(?<!\w){re.escape(acronym)}(?!\w)")
+    others = (other for other in sources if other.paper.pk != source.paper.pk)
+    return any(word.search(other.text) for other in others)
 
 
 def in_reading_order(answer: Answer) -> Answer:
