@@ -240,7 +240,10 @@ def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
     # Its list is bounded (RECOMMENDED): said as such, not as the feed's count.
     count = len(recommend.recommended(alice.pk))
     # Which newest: the window it draws from, counted in papers.
-    said = f"The {count} papers of the 20,000 newest here most like those you saved"
+    said = (
+        f"The {count} papers of the 20,000 newest on Momentum, whatever their topic, "
+        "most like those you saved"
+    )
     assert said in page
     assert '<h1 id="feed-heading">Your feed</h1>' in page
     assert "Like <a" in page
