@@ -124,6 +124,25 @@ def test_production_answers_health_checks_over_plain_http(
     assert client.get("/").status_code == 301
 
 
+def test_production_answers_health_checks_sent_to_the_node_s_own_address(
+    load_settings, client, settings, db
+):
+    """A load balancer (or Kubernetes) probes each node by its own address,
+    Host: 10.0.0.5:8000, which DJANGO_ALLOWED_HOSTS does not name: the probe
+    saw a 400 and took every healthy node out, logging an error each time."""
+    production = load_settings("config.settings.production", **PRODUCTION)
+    settings.ALLOWED_HOSTS = production.ALLOWED_HOSTS
+    settings.SECURE_SSL_REDIRECT = production.SECURE_SSL_REDIRECT
+    settings.SECURE_REDIRECT_EXEMPT = production.SECURE_REDIRECT_EXEMPT
+
+    probed = client.get("/healthz", HTTP_HOST="10.0.0.5:8000")
+
+    assert probed.status_code == 200
+    assert probed.json()["database"] == "ok"
+    # Every other address still answers only for the site's hosts.
+    assert client.get("/", HTTP_HOST="10.0.0.5:8000").status_code == 400
+
+
 def test_production_loads_with_what_it_asks_for(load_settings):
     production = load_settings("config.settings.production", **PRODUCTION)
 

@@ -124,6 +124,8 @@ MIDDLEWARE = [
     # Each request's id (REQUEST IDS, below): first, so that all it logs has it.
     "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
+    # /healthz, before anything reads the host (config.health).
+    "config.health.probes",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # A shared link's utm_source, fbclid... go before any page is read (core.tracking).
     "core.tracking.without_tracking",
