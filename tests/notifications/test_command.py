@@ -18,6 +18,8 @@ from django.core.management import call_command
 from accounts.models import DigestPreferences
 from accounts.models import User
 from notifications.models import Digest
+from tests.notifications.factories import FAILING_BACKEND
+from tests.notifications.factories import FailingBackend
 from tests.notifications.factories import add_papers
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +60,24 @@ def test_run_catches_up_a_period_missed_while_workers_were_down(subscriber):
 
     assert "1 sent" in out
     assert Digest.objects.get().period_start == date(2026, 7, 13)
+
+
+def test_a_run_that_delivered_not_every_digest_fails_so_that_cron_sees_it(
+    subscriber, settings
+):
+    """A mail server out of reach, or a password gone wrong, left every digest
+    to retry, and the run exited 0 all the same: a cron job never told."""
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    out = StringIO()
+
+    with pytest.raises(CommandError, match="1 digest\\(s\\) not delivered"):
+        call_command("digests", "run", "--at", "2026-07-13T09:00Z", stdout=out)
+
+    assert "1 digest(s) opened; 0 sent, 0 skipped, 0 failed, 1 to retry" in (
+        out.getvalue()
+    )
+    assert Digest.objects.get().status == "pending"
 
 
 def test_preview_prints_the_next_digest_as_text(subscriber):

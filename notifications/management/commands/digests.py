@@ -97,6 +97,13 @@ class Command(BaseCommand):
                 else "."
             )
         )
+        # Exit non-zero, so that a cron job running it sees what did not go:
+        # the reasons are in admin (Notifications -> Digests) and the log above.
+        if undelivered := counts["failed"] + counts["pending"]:
+            raise CommandError(
+                f"{undelivered} digest(s) not delivered: their reasons are in admin "
+                "(Digests); those to retry go at the outbox's next round or run"
+            )
 
     def preview(self, email: str, at: datetime) -> None:
         user = User.objects.filter(email__iexact=email).first()
