@@ -23,6 +23,7 @@ import environ
 from celery.schedules import ParseException
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from django.core.mail.message import sanitize_address
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -160,6 +161,23 @@ def chat_service(base_name: str, model_name: str) -> tuple[str, str]:
     if not model:
         raise ImproperlyConfigured(f"{model_name} must be set with {base_name}")
     return base, model
+
+
+def mail_address(name: str, default: str) -> str:
+    """One sender's address, with or without a name ("Momentum <digest@host>").
+    One the SMTP backend cannot read (an unquoted comma in the name, no "@")
+    failed every message, and an account's mail, once its account was made."""
+    raw = given(name, default)
+    try:
+        readable = "@" in sanitize_address(raw, "utf-8")
+    except ValueError:
+        readable = False
+    if not readable:
+        raise ImproperlyConfigured(
+            f"{name} must be one address such as Momentum <digest@example.org> "
+            f'(a name with a comma in quotes: "Momentum, Inc" <...>), not {raw!r}'
+        )
+    return raw
 
 
 def redis_url(name: str, default: str = "") -> str:

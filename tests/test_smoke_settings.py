@@ -198,6 +198,10 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("MOMENTUM_ASK_PDF_URL", "https://mirror.example/pdf/"),
         ("MOMENTUM_ASK_PDF_URL", "file:///pdfs/{id}"),
         ("MOMENTUM_ARXIV_LISTING_URL", "https://rss.example/atom/{category"),
+        # A sender the SMTP backend cannot read: every sign-up a 500 (after its
+        # account was made) and every digest failed.
+        ("MOMENTUM_FROM_EMAIL", "Momentum, Inc <digest@example.org>"),
+        ("MOMENTUM_FROM_EMAIL", "digest"),
         # Values that only work together.
         ("MOMENTUM_TASK_SOFT_TIME_LIMIT", "900"),
         ("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", "86400"),
@@ -253,6 +257,15 @@ def test_values_are_read_as_their_consumers_take_them(load_settings):
     assert base.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["anon"] == "60/minute"
     assert base.MOMENTUM_ASK_RATE == "10/hour"
     assert base.LOGGING["root"]["level"] == "DEBUG"
+
+
+def test_a_sender_with_its_name_quoted_is_taken(load_settings):
+    base = load_settings(
+        "config.settings.base",
+        MOMENTUM_FROM_EMAIL='"Momentum, Inc" <digest@example.org>',
+    )
+
+    assert base.DEFAULT_FROM_EMAIL == '"Momentum, Inc" <digest@example.org>'
 
 
 @pytest.mark.parametrize("method", list(AppSettings.EmailVerificationMethod))

@@ -20,6 +20,7 @@ from config.env import given
 from config.env import integer
 from config.env import local_secret_key
 from config.env import log_level
+from config.env import mail_address
 from config.env import number
 from config.env import rate
 from config.env import redis_url
@@ -288,7 +289,7 @@ if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":  # type:
     # django-environ drops the leading "/" of filemail:///abs/path, which would
     # write mail under the current directory instead.
     EMAIL_FILE_PATH = email_url.removeprefix("filemail://")
-DEFAULT_FROM_EMAIL = given(
+DEFAULT_FROM_EMAIL = mail_address(
     "MOMENTUM_FROM_EMAIL", "Momentum <digest@momentum.localhost>"
 )
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
