@@ -1,9 +1,11 @@
 """/healthz for load balancers and operators: each dependency's state.
 
 503 only when this node cannot serve, which is when the database does not
-answer. The cache and the broker are reported but do not fail the check: pages
-render uncached without the cache (config.cache), and work waits in the
-database for the broker (their sweeps send it once it is back).
+answer, or (production) collectstatic's manifest lacks one of the site's own
+files, which every page naming it fails on with a 500. The cache and the
+broker are reported but do not fail the check: pages render uncached without
+the cache (config.cache), and work waits in the database for the broker
+(their sweeps send it once it is back).
 
 Each queue's workers are reported by their last heartbeat (beat sends one
 every MOMENTUM_HEARTBEAT_SECONDS, config/celery_app.py): a queue none has
@@ -22,8 +24,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache as once
 
 from django.conf import settings
+from django.contrib.staticfiles.finders import FileSystemFinder
+from django.contrib.staticfiles.storage import ManifestFilesMixin
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest
@@ -68,8 +74,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "cache": _answer(cache_state, deadline),
         "broker": _answer(broker_state, deadline),
     }
+    if isinstance(storage := staticfiles_storage, ManifestFilesMixin):
+        checks["static"] = _state(lambda: _collected(storage))
     workers = _workers(heartbeats, deadline, cache_ok=checks["cache"] == "ok")
-    serving = checks["database"] == "ok"
+    serving = checks["database"] == "ok" and checks.get("static", "ok") == "ok"
     degraded = any(state != "ok" for state in [*checks.values(), *workers.values()])
     status = "error" if not serving else "degraded" if degraded else "ok"
     body = {"status": status, **checks} | ({"workers": workers} if workers else {})
@@ -137,6 +145,26 @@ def _queues() -> list[str]:
 def _database() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
+
+
+def _collected(storage: ManifestFilesMixin) -> None:
+    missing = []
+    for name in _site_files():
+        try:
+            storage.stored_name(name)
+        except ValueError:  # not in the manifest: a page naming it is a 500
+            missing.append(name)
+    if missing:
+        raise LookupError(
+            f"{', '.join(missing)} not collected: run manage.py collectstatic "
+            "and restart this node"
+        )
+
+
+@once
+def _site_files() -> list[str]:
+    """The site's own static files (static/), which its pages name."""
+    return sorted(path for path, _ in FileSystemFinder().list([]))
 
 
 def _cache() -> None:

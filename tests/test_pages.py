@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import UTC
@@ -380,6 +381,37 @@ def test_healthz_reports_a_queue_no_worker_has_answered(client, db, settings):
         "email": "down: no worker has answered for 17 min (dead, or busy with a "
         "long task; or beat is down)",
     }
+
+
+MANIFEST_STORAGE = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+
+def test_healthz_fails_a_node_without_the_releases_collected_files(
+    client, db, settings, tmp_path
+):
+    """Production serves the files collectstatic hashed: a node where it was
+    not run (a machine added, an upgrade's step missed) answered every page
+    with a 500, and /healthz with 200 ok, so the load balancer kept it in."""
+    settings.STORAGES = MANIFEST_STORAGE
+    settings.STATIC_ROOT = tmp_path
+    # What an older release collected: all but the newest of the site's files.
+    collected = {"css/site.css": "css/site.0123456789ab.css"}
+    (tmp_path / "staticfiles.json").write_text(
+        json.dumps({"paths": collected, "version": "1.1"})
+    )
+
+    probed = client.get("/healthz")
+
+    assert probed.status_code == 503
+    assert probed.json()["status"] == "error"
+    assert probed.json()["static"].startswith("down: ")
+    assert "js/site.js" in probed.json()["static"]
+    assert "run manage.py collectstatic" in probed.json()["static"]
 
 
 def test_topic_page_shows_momentum_with_its_formula_and_chart(client, corpus):
