@@ -168,6 +168,25 @@ def test_production_refuses_the_embedded_defaults(load_settings, name):
         load_settings("config.settings.production", **variables)
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        "dbcache://momentum_cache",  # a table no step of the README makes
+        "memcache://127.0.0.1:11211",  # a backend Django no longer has
+        "pymemcache://127.0.0.1:11211",  # read as pylibmc, not installed
+        "filecache:///var/cache/momentum",  # one machine's own
+    ],
+)
+def test_production_refuses_a_cache_other_than_redis(load_settings, address):
+    """Each was taken, and then every request failed deep in a library (a
+    missing table, a missing module), or machines kept caches of their own;
+    /healthz and config.cache know Redis only."""
+    with pytest.raises(ImproperlyConfigured, match=r"^CACHE_URL must name a shared"):
+        load_settings(
+            "config.settings.production", **PRODUCTION | {"CACHE_URL": address}
+        )
+
+
 def test_production_names_everything_missing_at_once(load_settings):
     variables = {name: PRODUCTION[name] for name in ["DJANGO_SECRET_KEY"]}
 

@@ -47,13 +47,14 @@ WHITENOISE_AUTOREFRESH = False
 
 # Page versions, API ETags, rate limits, training debounce and stream tokens are
 # shared state: with several processes, a per-process cache would let them drift.
-if CACHES["default"]["BACKEND"] in {  # noqa: F405
-    "django.core.cache.backends.locmem.LocMemCache",
-    "django.core.cache.backends.dummy.DummyCache",
-}:
+# Redis only: config.cache keeps the site up without it and /healthz asks it;
+# other schemes failed every request (a table never made, a module Django or
+# this install lacks) or kept a cache per machine.
+if CACHES["default"]["BACKEND"] != "config.cache.ResilientRedisCache":  # noqa: F405
     raise ImproperlyConfigured(
-        "CACHE_URL must name a shared cache in production (redis://host:6379/1): "
-        "pages, rate limits and one-time tokens are shared by every process"
+        "CACHE_URL must name a shared cache in production, a Redis one "
+        "(redis://host:6379/1): pages, rate limits and one-time tokens are shared "
+        "by every process"
     )
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
