@@ -502,12 +502,15 @@ def _gives_up(digest: Digest, error: TransientSendError) -> bool:
     for it until its last try before the next period's digest is due, so that
     its papers, freed, are that digest's."""
     if error.server_down and digest.kind == Digest.Kind.SCHEDULED:
-        # The next one the outbox opens, by the reader's schedule as it is now:
-        # a week across a change of clocks is 167 hours (a day 23), a reader
-        # may have moved to daily digests, or their hour later that day (in
-        # this digest's period, which opens none).
+        # By the reader's schedule as it is now, as the outbox opens the next
+        # one: a week across a change of clocks is 167 hours (a day 23), and
+        # a reader may have moved to daily digests meanwhile.
         schedule = Schedule.of(DigestPreferences.objects.for_user(digest.user))
-        last_try = next_due(digest.user, schedule, digest.due_at) - timedelta(
+        next_at = schedule.next_send_time(digest.due_at)
+        # One in this digest's period opens none (its hour moved later that day).
+        while schedule.current_period(next_at)[0] == digest.period_start:
+            next_at = schedule.next_send_time(next_at)
+        last_try = next_at - timedelta(
             seconds=settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS
         )
         if timezone.now() < last_try:

@@ -653,6 +653,28 @@ def test_a_digest_resent_while_the_mail_server_is_down_is_tried_again(
     assert outcome.retry_in is not None
 
 
+def test_an_old_digest_resent_while_the_mail_server_is_down_gives_up_in_time(
+    subscriber, agents, settings
+):
+    """A resend of a digest whose next period has its own digest waits for no
+    later digest: it has the tries a refused message gets, then fails (it
+    waited on for the reader's next digest to come, weeks on)."""
+    add_papers(agents, date(2026, 7, 10))
+    send_due(MONDAY_9)
+    send_due(MONDAY_9 + timedelta(days=7))
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    first = Digest.objects.get(period_start=date(2026, 7, 13))
+    [digest_id] = resend(Digest.objects.filter(pk=first.pk))
+
+    later = MONDAY_9 + timedelta(days=8)
+    with mock.patch("django.utils.timezone.now", return_value=later):
+        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
+            [outcome] = send_digests([digest_id], mailer=Mailer())
+
+    assert outcome.status == "failed"
+
+
 def test_a_daily_digest_waits_for_the_mail_server_whatever_the_retry_ceiling(
     subscriber, agents, settings
 ):
