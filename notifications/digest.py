@@ -95,6 +95,13 @@ def _under_merged_topics(
             topic = next(
                 (holding[e[0]] for e in section["papers"] if e[0] in holding), topic
             )
+            # A paper that was also in the topic it moved to is in it now,
+            # not "also in" it.
+            papers_now = [
+                [entry[0], [t for t in entry[1] if t != topic], *entry[2:]]
+                for entry in section["papers"]
+            ]
+            section = {**section, "papers": papers_now}
         if topic in by_topic:
             into = by_topic[topic]
             into["papers"] = into["papers"] + section["papers"]

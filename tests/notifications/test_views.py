@@ -174,6 +174,31 @@ def test_an_old_digests_view_in_browser_shows_a_merged_topics_papers_where_they_
     assert f'href="{settings.MOMENTUM_SITE_URL}/topics/robots/"' in response.text
 
 
+def test_an_old_digests_view_in_browser_names_no_topic_a_paper_is_also_in_twice(
+    subscriber, agents
+):
+    """The paper was in both topics the reader follows, listed under Agents
+    "Also in Robots"; Agents was merged into Robots since: under Robots, the
+    page said it was also in Robots."""
+    robots = make_topic("Robots", rule="ti:robot", slug="robots")
+    Follow.objects.create(user=subscriber, topic=robots)
+    User.objects.filter(pk=subscriber.pk).update(
+        date_joined=datetime(2026, 7, 1, tzinfo=UTC)
+    )
+    add_papers([agents, robots], date(2026, 7, 10), title="Robot agents")
+    open_due_digests(at=datetime(2026, 7, 13, 9, tzinfo=UTC))
+    send_digests(hand_out(), mailer=Mailer())
+    assert "Also in: Robots" in mail.outbox[0].body
+    link = view_in_browser_link(mail.outbox[0].body)
+    merge_topics(robots, [agents])
+
+    response = Client().get(link)
+
+    assert "<title>1 new paper in Robots</title>" in response.text
+    assert "Robot agents" in response.text
+    assert "Also in" not in response.text
+
+
 def test_an_old_digest_whose_every_topic_was_deleted_is_no_empty_page(
     subscriber, agents
 ):
