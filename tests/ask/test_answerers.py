@@ -285,6 +285,38 @@ def test_a_connection_that_times_out_is_not_said_to_be_a_slow_answer(
     assert "30 seconds" not in answer.notice
 
 
+def test_a_provider_that_breaks_off_mid_answer_is_not_said_unreachable(
+    sources, monkeypatch, caplog
+):
+    """It answered, a sentence and a half, then dropped the connection: the
+    notice said "it could not be reached"."""
+
+    class BrokenOff(httpx.SyncByteStream):
+        def __iter__(self):
+            delta = {"choices": [{"delta": {"content": "Tree search plans [1]. "}}]}
+            yield f"data: {json.dumps(delta)}\n\n".encode()
+            raise httpx.RemoteProtocolError("peer closed connection mid-body")
+
+    def answer_then_break(request):
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=BrokenOff())
+
+    model = ChatCompletionsAnswerer("http://10.9.9.9/v1", "m", timeout=30)
+    monkeypatch.setattr(
+        model,
+        "http_client",
+        lambda: httpx.Client(transport=httpx.MockTransport(answer_then_break)),
+    )
+
+    with caplog.at_level(logging.WARNING, logger="topics.ask.answerers"):
+        parsed = events(stream_events("tree search for rollouts?", sources, model))
+
+    name, fallback = parsed[-2]
+    assert name == "fallback"
+    assert "it failed while answering." in fallback["notice"]
+    assert "could not be reached" not in caplog.text
+
+
 def test_unreachable_provider_is_shown_without_the_error_text(settings, sources):
     settings.MOMENTUM_ASK_API_BASE = "http://127.0.0.1:9/v1"  # discard port, closed
     settings.MOMENTUM_ASK_MODEL = "m"

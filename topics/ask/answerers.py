@@ -256,6 +256,7 @@ class ChatCompletionsAnswerer:
         ProviderError."""
         deadline = time.monotonic() + self.timeout
         received = 0
+        response = None
         try:
             with (
                 self.http_client() as client,
@@ -278,6 +279,9 @@ class ChatCompletionsAnswerer:
         except httpx.HTTPError as exc:
             if isinstance(exc, httpx.ReadTimeout) or time.monotonic() > deadline:
                 raise ProviderError(self.timed_out()) from exc  # or _shut_at shut it
+            if response is not None:  # it answered, then the connection broke
+                logger.warning("Chat provider broke off mid-answer: %r", exc)
+                raise ProviderError("it failed while answering") from exc
             raise unreachable(exc) from exc  # connecting timed out or failed
 
     def in_time(self, deadline: float, pieces: Iterator[T]) -> Iterator[T]:
