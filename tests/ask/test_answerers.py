@@ -129,6 +129,38 @@ def test_claim_stream_checks_sentences_as_tokens_arrive():
     assert checker.dropped == 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Two ways [1].\n- Plan the rollouts [1].\n- Assign credit per turn [2].",
+        "Two ways [1].\n* Plan the rollouts [1]\n* Assign credit per turn [2]",
+        "Two ways [1].\n1. Plan the rollouts [1].\n2. Assign credit per turn [2].",
+    ],
+)
+def test_an_answer_written_as_a_list_is_one_claim_per_item(text):
+    """A model asked for plain text may still answer in a list: the items ran
+    into one sentence, shown citing only the last item's paper, the first
+    item's [1] left in its text ("- Plan the rollouts [1]. - Assign credit
+    per turn [2]"); numbered, each "1." was a sentence dropped as uncited."""
+    expected = [
+        ("Two ways", (1,)),
+        ("Plan the rollouts", (1,)),
+        ("Assign credit per turn", (2,)),
+    ]
+
+    claims, dropped = check_citations(text, valid={1, 2})
+
+    assert [(c.text.rstrip("."), c.citations) for c in claims] == expected
+    assert dropped == 0
+    checker = ClaimStream(valid={1, 2})
+    streamed = []
+    for start in range(0, len(text), 3):
+        streamed += checker.feed(text[start : start + 3])
+    streamed += checker.close()
+    assert [(c.text.rstrip("."), c.citations) for c in streamed] == expected
+    assert checker.dropped == 0
+
+
 def test_chat_answer_from_local_server_is_checked(chat, sources):
     chat.answer = "MCTS plans the rollouts [1]. It is the best method ever. See [42]."
 

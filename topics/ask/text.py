@@ -48,10 +48,15 @@ CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
 INTERVAL = re.compile(r"\[\s*\d{1,3}\s*,\s*\d{1,3}\s*\]")  # [0, 1], [2, 8]
 ZERO = re.compile(r"(?<!\d)0+(?!\d)")
 SENTENCE_END = re.compile(r"[.!?]+$")  # "." "!!" "..."
+# A list item's mark at the start of a line: "- ", "* ", "• ", "1. ", "2) ".
+LIST_MARK = r"(?:[-*\u2022]|\d{1,2}[.)])[ \t]"
+LIST_ITEM = re.compile(rf"^{LIST_MARK}\s*")
 # A sentence ends at . ! or ? (and the citations right after it) when a capital,
-# digit, quote, bracket or TeX starts the next one; or at a blank line.
+# digit, quote, bracket or TeX starts the next one; at a blank line; or where
+# a line starts a list's item (a model asked for plain text may write a list).
 BOUNDARY = re.compile(
     rf"[.!?](?:\s*{GROUP.pattern})*(?=\s+[A-Z0-9\"'\u201c\u2018(\\$])|\n\s*\n"
+    rf"|\n(?=[ \t]*{LIST_MARK})"
 )
 ABBREVIATIONS = frozenset(
     "al e.g i.e vs fig figs eq eqs etc cf resp approx no sec ref refs dr prof".split()
@@ -159,11 +164,13 @@ def _sentences(text: str, final: bool = True) -> Iterator[tuple[str, int]]:
         abbreviated = before and before[-1].lower().rstrip(".") in ABBREVIATIONS
         if match.group(0).startswith(".") and abbreviated:
             continue
-        sentence = " ".join(text[start : match.end()].split())
+        if match.group(0) == "." and "".join(before).isdigit():
+            continue  # "2." marks a list's item: its sentence follows
+        sentence = LIST_ITEM.sub("", " ".join(text[start : match.end()].split()))
         start = match.end()
         if sentence:
             yield sentence, start
-    tail = " ".join(text[start:].split())
+    tail = LIST_ITEM.sub("", " ".join(text[start:].split()))
     if final and tail:
         yield tail, len(text)
 
