@@ -11,6 +11,7 @@ from papers.versions import content_changed
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
 from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
 from topics.models import Question
 from topics.tagging import tag_papers
 
@@ -142,6 +143,24 @@ def test_nothing_matching_says_so(client, agents):
     said = "No paper of this topic matches the question. Try other words"
     assert f"{said}.<" in response.text
     assert f"{said}, or a wider window." in windowed.text
+
+
+def test_a_topic_or_window_without_papers_says_so_not_to_try_other_words(
+    client, agents
+):
+    """No words could have matched: the reader was told to try other ones."""
+    make_topic("Quantum", rule="ti:qubit", slug="quantum")
+    question = {"q": "Which papers use tree search?"}
+
+    empty = client.get("/topics/quantum/ask/", question)
+    window = client.get("/topics/agents/ask/", {**question, "since": "2026-07-01"})
+
+    assert "This topic has no papers yet." in empty.text
+    assert "No paper of this topic has been first announced in this window. " in (
+        window.text
+    )
+    assert "Try a wider window." in window.text
+    assert "Try other words" not in empty.text + window.text
 
 
 def test_a_question_asked_again_at_once_is_listed_once(client, agents, alice):

@@ -33,6 +33,7 @@ from topics.ask.fulltext import READY
 from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import retrieve
+from topics.ask.retrieval import scoped_papers
 from topics.ask.retrieval import term_weights
 from topics.limits import client_key
 from topics.limits import take
@@ -132,6 +133,10 @@ def _ask_page(
                 context["stream_url"] = f"{stream_path}?{params.urlencode()}"
         if scope.paper is not None and "answer" in context:
             context["fulltext"] = fulltext_state(scope.paper)
+        if scope.topic is not None and "question" in context and not context["sources"]:
+            # No words could match: "try other words" would send the reader
+            # round in circles.
+            context["no_papers"] = not scoped_papers(scope).exists()
     context["recent"] = recent_questions(request.user)
     response = render(request, template, context, status=status)
     if wait:
