@@ -339,6 +339,8 @@
   function turnPage(rel, which) {
     const link = document.querySelector(`.pagination a[rel=${rel}]`);
     if (!link) return;
+    // Back comes to the row J or K left from, not the last one that settled.
+    if (selected) remember(selected, true);
     sessionStorage.setItem(PENDING, JSON.stringify({ url: link.href, which }));
     window.location.assign(link.href);
   }

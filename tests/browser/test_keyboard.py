@@ -264,6 +264,21 @@ def test_j_at_the_last_row_goes_on_to_the_next_page_and_k_comes_back(page, topic
     expect(rows(page).nth(24)).to_be_in_viewport()
 
 
+def test_back_after_j_turned_the_page_selects_the_row_it_left(page, topic):
+    """The selection is written 300 ms after it settles: J pressed quicker
+    than that (held, or tapped while skimming) turned the page before the last
+    row was written, and Back selected an earlier row (or the first), far
+    above the rows the browser scrolled back to."""
+    page.goto("/topics/rl-agents/")
+    for _ in range(25):
+        page.keyboard.press("j")
+    expect(page).to_have_url(re.compile(r"\?page=2$"))
+
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/topics/rl-agents/$"))
+    expect(rows(page).nth(24)).to_have_class(SELECTED)
+
+
 def test_question_mark_lists_every_key(page, topic):
     page.goto("/topics/rl-agents/")
     page.keyboard.press("?")
