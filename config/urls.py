@@ -69,6 +69,8 @@ urlpatterns = [
     ),
     # A reader's own feed: the key in the address is its only credential.
     path("feed/<str:key>.atom", reader_feed, name="reader_feed"),
+    # What site.js reports the reader had on screen in their feed ("seen").
+    path("feed/seen/", paper_views.seen, name="feed_seen"),
     path("digest/", include("notifications.urls")),
     path("unsubscribe/<str:token>/", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),

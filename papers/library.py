@@ -1,11 +1,11 @@
 """A reader's own state of papers: their library (saved papers), their ratings
 (thumbs up or down), what the two say together (their signal), and which papers
-their feed has shown them ("seen")."""
+their feed had on their screen ("seen")."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import timedelta
 
 from django.conf import settings
@@ -26,7 +26,6 @@ from papers.models import Paper
 from papers.models import Rating
 from papers.models import SavedPaper
 from papers.models import ShownPaper
-from papers.pagecache import ReaderState
 from papers.versions import reader_changed
 
 
@@ -158,32 +157,23 @@ def saved_papers(user: User) -> QuerySet[Paper]:
     return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
 
 
-# A feed shown again within this long is not written again: "seen" is the same,
-# and a reader's repeated visits cost no database writes.
-SHOWN_RECORDED_SECONDS = 60 * 60
-
-
-def record_shown(user: User, paper_ids: list[int], page: ReaderState) -> None:
-    """Remember that the reader's feed showed these papers (ids) now, and forget
-    what it last showed more than MOMENTUM_SEEN_DAYS ago. Idempotent: the same
-    page showing the same papers again within SHOWN_RECORDED_SECONDS writes
-    nothing, as the page's own state (read with it) says what it recorded."""
-    digest = hashlib.sha256(repr(sorted(paper_ids)).encode()).hexdigest()[:32]
-    if page.shown == digest:
-        return
-    _write_shown(user, paper_ids)
-    page.note_shown(digest, SHOWN_RECORDED_SECONDS)
+# How many papers one report of those seen may name: a feed page's, with room.
+MAX_SEEN_REPORTED = 100
 
 
 @transaction.atomic  # one transaction, not one per statement
-def _write_shown(user: User, paper_ids: list[int]) -> None:
-    reader_changed([user.pk])
+def record_seen(user: User, arxiv_ids: Collection[str]) -> None:
+    """Remember that the reader had these papers of their feed on screen now
+    (site.js reports them), and forget those seen more than
+    MOMENTUM_SEEN_DAYS ago. Ids of no paper held are passed over."""
     now = timezone.now()
+    papers = Paper.objects.filter(arxiv_id__in=arxiv_ids).values_list("pk", flat=True)
     ShownPaper.objects.bulk_create(
-        [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in paper_ids],
+        [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in papers],
         update_conflicts=True,
         unique_fields=["user", "paper"],
         update_fields=["shown_at"],
     )
     forget = now - timedelta(days=settings.MOMENTUM_SEEN_DAYS)
     ShownPaper.objects.filter(user=user, shown_at__lt=forget).delete()
+    reader_changed([user.pk])

@@ -387,9 +387,10 @@ class ReaderModel(models.Model):
 
 
 class ShownPaper(models.Model):
-    """A paper shown to one reader in their feed: what the feed marks "seen" on
-    later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as new ones
-    are written (papers.library.record_shown), so the table stays bounded."""
+    """A paper one reader had on screen in their feed: what the feed marks
+    "seen" on later visits. Records older than MOMENTUM_SEEN_DAYS are dropped as
+    new ones are written (papers.library.record_seen), so the table stays
+    bounded."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"

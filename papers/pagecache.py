@@ -242,7 +242,7 @@ def cached_page(
     reader_scopes = []
     if signed_in_as is not None:
         own_key = ReaderState.key_for(key, signed_in_as)
-        small += [own_key, ReaderState.shown_key_for(own_key)]
+        small.append(own_key)
         reader_scopes.append(reader_key(signed_in_as))
     values = values or {}
     # A copy is checked by its values' versions: their HTML is read only when
@@ -493,19 +493,6 @@ class ReaderState:
     @staticmethod
     def key_for(page_key: str, user_id: int) -> str:
         return f"{page_key}:reader:{user_id}"
-
-    @staticmethod
-    def shown_key_for(key: str) -> str:
-        return f"{key}:shown"
-
-    @property
-    def shown(self) -> Any:
-        """What the page last noted it showed the reader (note_shown), if
-        still kept: read with the page."""
-        return self.prefetched.get(self.shown_key_for(self.key))
-
-    def note_shown(self, value: object, timeout: int) -> None:
-        set_many({self.shown_key_for(self.key): value}, timeout)
 
     def get(self, wanted: object) -> Any:
         entry = self.prefetched.get(self.key)

@@ -2,12 +2,12 @@
 
 A shared render (papers.pagecache) holds a slot, `<!--slot:KIND ARG...-->`, where
 each reader's page differs: the header's user menu, messages, each follow and
-save button, the "Not relevant?" flags, what the feed showed before ("seen") and
-the last harvest's age. `fill()` replaces each slot for the request: it asks
-which of the page's papers and topics the reader saved, rated, follows, flagged
-or was shown, in one query (its answer cached under the reader's version until they
-change something: papers.pagecache.ReaderState), and writes each slot from its
-template (`partials/`),
+save button, the "Not relevant?" flags, what the reader had on screen in the
+feed before ("seen") and the last harvest's age. `fill()` replaces each slot for
+the request: it asks which of the page's papers and topics the reader saved,
+rated, follows, flagged or had on screen, in one query (its answer cached under
+the reader's version until they change something: papers.pagecache.ReaderState),
+and writes each slot from its template (`partials/`),
 rendered once per process with stand-ins for the address, the `next` address
 and the CSRF token. No escaped text can make a slot: `<` is always `&lt;`.
 """
@@ -185,7 +185,7 @@ def fill(request: HttpRequest, page: Rendered, *, stand_ins: bool = False) -> st
             key = args[:2] if kind == "flag" else args[:1]
             wanted[STATE_OF[kind]].add(" ".join(key))
     if not page.meta.get("seen"):
-        wanted.pop("seen", None)  # only the feed marks what it showed before
+        wanted.pop("seen", None)  # only the feed marks what was on screen before
     reader = Reader(request, {}, page.meta, page.prefetched, page.values, stand_ins)
     if reader.signed_in:
         reader.state = _cached_state(reader.user, wanted, page.reader_state)
@@ -215,7 +215,7 @@ def _cached_state(
 def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
     """Of the keys wanted, those the reader saved (arXiv ids), rated up or
     down (arXiv ids, as "up" and "down"), follows (topic slugs, author ids),
-    flagged ("slug arxiv-id") and was shown by the feed: one query."""
+    flagged ("slug arxiv-id") and had on screen in the feed: one query."""
     # Follows and flags live in the topics app, which builds on this one:
     # looked up by name, not imported.
     follow = apps.get_model("topics", "Follow")

@@ -153,10 +153,10 @@ def _similar_scopes(paper_ids: list[int]) -> set[str]:
 
 
 def reader_changed(user_ids: Iterable[int]) -> None:
-    """Move on these readers' own state (what they saved, follow, flagged, were
-    shown: papers.slots), nothing shared: now, so that the reader's next request
-    in this transaction sees it, and again once it commits, so that what another
-    request read before the commit is not kept."""
+    """Move on these readers' own state (what they saved, follow, flagged, had
+    on screen: papers.slots), nothing shared: now, so that the reader's next
+    request in this transaction sees it, and again once it commits, so that
+    what another request read before the commit is not kept."""
     scopes = {reader_key(pk) for pk in user_ids}
     if scopes:
         _set_versions(scopes)

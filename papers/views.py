@@ -14,10 +14,12 @@ from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponseBadRequest
+from django.http import HttpResponseForbidden
 from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_POST
 
 from accounts.requests import signed_in
 from accounts.toggles import login_and_back
@@ -40,7 +42,9 @@ from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.ingest.records import versioned_id
+from papers.library import MAX_SEEN_REPORTED
 from papers.library import rating_of
+from papers.library import record_seen
 from papers.library import saved_papers
 from papers.library import set_rating
 from papers.library import set_saved
@@ -234,6 +238,20 @@ def follow_author(request: HttpRequest, author_id: int) -> HttpResponse:
         question=f"{'Follow' if following else 'Unfollow'} {author.name}?",
         fallback=author.get_absolute_url(),
     )
+
+
+@require_POST
+def seen(request: HttpRequest) -> HttpResponse:
+    """The papers of the reader's feed they had on screen, as site.js reports
+    them (`paper`, repeated: arXiv ids): marked seen on their later visits."""
+    if not request.user.is_authenticated:
+        return HttpResponseForbidden("Log in to keep what you have seen.")
+    arxiv_ids = request.POST.getlist("paper")
+    if len(arxiv_ids) > MAX_SEEN_REPORTED:
+        return HttpResponseBadRequest(f"At most {MAX_SEEN_REPORTED} papers at once.")
+    if arxiv_ids:
+        record_seen(signed_in(request), arxiv_ids)
+    return HttpResponse(status=204)
 
 
 @login_required

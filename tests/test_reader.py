@@ -14,7 +14,9 @@ from xml.etree import ElementTree
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from papers.authors import set_following_author
@@ -389,17 +391,20 @@ def test_feed_of_unknown_topic_is_404(client, db):
 # --- The reader's feed ------------------------------------------------------------
 
 
-def test_feed_marks_papers_seen_on_the_previous_visit(reader, alice, topic):
+def test_feed_marks_seen_only_the_papers_reported_on_screen(reader, alice, topic):
     Follow.objects.create(user=alice, topic=topic)
-    assert not any(seen_rows(reader.get("/")).values())
+    served = list(seen_rows(reader.get("/")))
+    assert len(served) == 8
 
-    upsert_records([paper_record("2606.00200", title="Agent news")])
-    tag_papers(Paper.objects.filter(arxiv_id="2606.00200").values_list("pk", flat=True))
-    changed_outside_the_pipeline()
+    # site.js reports the rows the reader had on screen: two of the eight.
+    assert report_seen(reader, served[:2]).status_code == 204
     seen = seen_rows(reader.get("/"))
 
-    assert not seen["2606.00200"]
-    assert seen["2606.00001"]
+    assert [arxiv_id for arxiv_id, mark in seen.items() if mark] == served[:2]
+
+
+def report_seen(client: Client, arxiv_ids: list[str]):
+    return client.post("/feed/seen/", {"paper": arxiv_ids})
 
 
 def changed_outside_the_pipeline() -> None:
@@ -426,7 +431,7 @@ def test_a_new_account_sees_nothing_marked_seen(reader, alice, topic):
 
 def test_a_newly_followed_topics_papers_are_new_in_the_feed(reader, alice, topic):
     Follow.objects.create(user=alice, topic=topic)
-    reader.get("/")
+    report_seen(reader, list(seen_rows(reader.get("/"))))
     other = make_topic("Older topic", rule="ti:robot")
     older = add_papers(other, date(2026, 5, 4), 3, title="Robot")
     Follow.objects.create(user=alice, topic=other)
@@ -437,50 +442,72 @@ def test_a_newly_followed_topics_papers_are_new_in_the_feed(reader, alice, topic
     assert rows["2606.00001"]
 
 
-def test_papers_of_a_page_not_yet_opened_are_not_seen(reader, alice, topic):
+def test_visiting_the_feed_writes_nothing(reader, alice, topic):
     Follow.objects.create(user=alice, topic=topic)
-    add_papers(topic, date(2026, 7, 1), 30, title="Agent")
-    first = seen_rows(reader.get("/"))
-    assert len(first) == 25
 
-    second = seen_rows(reader.get("/?page=2"))
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            reader.get("/")
 
-    assert len(second) == 13
-    assert not any(second.values())
-    assert all(seen_rows(reader.get("/")).values())
-
-
-def test_visiting_the_same_feed_again_writes_nothing(
-    reader, alice, topic, django_assert_max_num_queries
-):
-    Follow.objects.create(user=alice, topic=topic)
-    reader.get("/")
-    recorded = dict(ShownPaper.objects.values_list("paper_id", "shown_at"))
-
-    # The reader's state moved with the record: what they follow (topics,
-    # authors, saved searches, their model) and their slots are read again.
-    with django_assert_max_num_queries(5) as queries:
-        reader.get("/")
-
-    writes = ("INSERT", "UPDATE", "DELETE")
-    assert not [q for q in queries.captured_queries if q["sql"].startswith(writes)]
-    assert dict(ShownPaper.objects.values_list("paper_id", "shown_at")) == recorded
+        writes = ("INSERT", "UPDATE", "DELETE")
+        assert not [q for q in queries.captured_queries if q["sql"].startswith(writes)]
+    assert not ShownPaper.objects.exists()
 
 
-def test_a_feed_shown_again_within_the_hour_costs_no_query(
+def test_a_feed_shown_again_costs_no_query(
     reader, alice, topic, django_assert_num_queries
 ):
     Follow.objects.create(user=alice, topic=topic)
-    reader.get("/")  # renders and records what it showed
-    reader.get("/")  # the reader's state moved with that record: asked once
+    reader.get("/")  # renders the page
+    reader.get("/")  # fills it for the reader, and keeps that in the process
 
-    # What the page last recorded is read with the page: no query, no write,
-    # and the cache in two round trips (the session; the page with the
-    # reader's user and the versions of what they follow, as this process
-    # last read it).
+    # The reader's state is read with the page: no query, and the cache in two
+    # round trips (the session; the page with the reader's user and the
+    # versions of what they follow, as this process last read it).
     with django_assert_num_queries(0), cache_round_trips() as trips:
         reader.get("/")
     assert len(trips) == 2
+
+
+def test_a_report_of_papers_seen_costs_a_few_queries_whatever_its_size(
+    reader, alice, topic, django_assert_max_num_queries
+):
+    Follow.objects.create(user=alice, topic=topic)
+    add_papers(topic, date(2026, 7, 1), 30, title="Agent")
+    page = list(seen_rows(reader.get("/")))
+
+    with django_assert_max_num_queries(6):
+        report_seen(reader, page)
+
+    assert ShownPaper.objects.filter(user=alice).count() == 25
+
+
+@pytest.mark.parametrize(
+    ("papers", "status"),
+    [
+        ([], 204),
+        (["2606.00001", "9999.99999", "<script>", "x" * 500], 204),
+        ([f"2606.{n:05d}" for n in range(101)], 400),
+    ],
+)
+def test_a_report_of_papers_seen_takes_only_what_it_can(
+    reader, alice, topic, papers, status
+):
+    response = report_seen(reader, papers)
+
+    assert response.status_code == status
+    expected = {"2606.00001"} if status == 204 and papers else set()
+    marked = ShownPaper.objects.filter(user=alice)
+    assert set(marked.values_list("paper__arxiv_id", flat=True)) == expected
+
+
+def test_a_report_of_papers_seen_is_a_signed_in_post(client, reader, topic):
+    assert report_seen(client, ["2606.00001"]).status_code == 403
+    assert reader.get("/feed/seen/").status_code == 405
+    forged = Client(enforce_csrf_checks=True)
+    forged.cookies = reader.cookies
+    assert report_seen(forged, ["2606.00001"]).status_code == 403
+    assert not ShownPaper.objects.exists()
 
 
 def test_what_a_reader_follows_kept_by_a_process_is_read_anew_once_it_changes(
@@ -522,17 +549,15 @@ def test_a_reader_signed_out_elsewhere_gets_the_visitors_home(alice, topic):
 
 def test_the_feed_forgets_what_it_showed_long_ago(reader, alice, topic, settings):
     Follow.objects.create(user=alice, topic=topic)
-    reader.get("/")
+    report_seen(reader, list(seen_rows(reader.get("/"))))
     ShownPaper.objects.update(
         shown_at=timezone.now() - timedelta(days=settings.MOMENTUM_SEEN_DAYS + 1)
     )
-    add_papers(topic, date(2026, 7, 1), 1, title="Agent")
-    changed_outside_the_pipeline()
 
-    reader.get("/")
+    report_seen(reader, ["2606.00001"])
 
-    # Only this visit's records remain: the table does not grow without bound.
-    assert ShownPaper.objects.filter(user=alice).count() == 9
+    # Only this report's record remains: the table does not grow without bound.
+    assert ShownPaper.objects.filter(user=alice).count() == 1
     assert not ShownPaper.objects.filter(
         shown_at__lt=timezone.now() - timedelta(days=1)
     ).exists()

@@ -30,7 +30,6 @@ from accounts.toggles import asks_on
 from accounts.toggles import safe_next
 from accounts.toggles import toggle
 from core.text import shown
-from papers.library import record_shown
 from papers.models import Paper
 from papers.pagecache import FilledCopy
 from papers.pagecache import PageValue
@@ -104,9 +103,9 @@ def _home(request: HttpRequest) -> tuple[str, dict]:
 
 def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
     """New papers from the topics and authors the user follows, shared by every
-    reader who follows the same ones; those the feed showed this reader on an
-    earlier visit are marked seen. None when the session no longer signs them
-    in."""
+    reader who follows the same ones; those this reader had on screen in it
+    before (site.js reports them: papers.views.seen) are marked seen. None when
+    the session no longer signs them in."""
     # What they follow as this process last read it, checked with the page;
     # else read first, with the user.
     page = None
@@ -120,11 +119,7 @@ def _reader_feed(request: HttpRequest, user_id: Any) -> HttpResponse | None:
         # Nothing assumed ({}): always a page.
         page = _feed_page(request, user_id, followed, {})
         assert page is not None
-    # Filled (with `seen` as it was) before this visit is recorded.
-    response = page_response(request, page)
-    if isinstance(page, Rendered) and page.reader_state is not None:
-        record_shown(signed_in(request), page.meta["papers"], page.reader_state)
-    return response
+    return page_response(request, page)
 
 
 def _feed_page(
@@ -182,7 +177,7 @@ def _for_you_feed(
             (row, [], [], like.get(pk)) for pk, row in zip(shown, rows, strict=True)
         ],
     }
-    meta = {"seen": True, "papers": shown}
+    meta = {"seen": True}
     return render_shared(request, "topics/feed.html", context), meta
 
 
@@ -206,7 +201,7 @@ def _feed(request: HttpRequest, followed: Following) -> tuple[str, dict]:
             for (pk, _), row in zip(shown, rows, strict=True)
         ],
     }
-    meta = {"seen": True, "papers": [pk for pk, _ in shown]}
+    meta = {"seen": True}
     return render_shared(request, "topics/feed.html", context), meta
 
 

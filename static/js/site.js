@@ -463,6 +463,58 @@
     event.preventDefault();
   });
 
+  // --- Seen: the feed's rows the reader had on screen ----------------------
+  // A row whose title stayed whole in view for SEEN_AFTER_MS is reported to
+  // the server (data-seen-url), which marks it seen on later visits: a page's
+  // rows below the fold, never scrolled to, stay new. Reports go in batches,
+  // and as the page is left or hidden. Without JavaScript nothing is marked.
+  const SEEN_AFTER_MS = 1000;
+  const SEEN_BATCH_MS = 3000;
+
+  function watchSeen() {
+    const list = document.querySelector("[data-seen-url]");
+    if (!list || !("IntersectionObserver" in window)) return;
+    const waiting = new Map(); // title in view -> its timer
+    const unsent = new Set(); // arXiv ids
+    let batch = null;
+    const send = () => {
+      clearTimeout(batch);
+      batch = null;
+      if (!unsent.size) return;
+      const body = new FormData();
+      body.append("csrfmiddlewaretoken", csrf());
+      unsent.forEach((paper) => body.append("paper", paper));
+      unsent.clear();
+      navigator.sendBeacon(list.dataset.seenUrl, body);
+    };
+    const observer = new IntersectionObserver(
+      (entries) => {
+        entries.forEach(({ target, isIntersecting }) => {
+          clearTimeout(waiting.get(target));
+          waiting.delete(target);
+          if (!isIntersecting) return;
+          const timer = setTimeout(() => {
+            waiting.delete(target);
+            observer.unobserve(target);
+            unsent.add(target.closest("[data-paper]").dataset.paper);
+            batch = batch || setTimeout(send, SEEN_BATCH_MS);
+          }, SEEN_AFTER_MS);
+          waiting.set(target, timer);
+        });
+      },
+      { threshold: 1.0 },
+    );
+    list.querySelectorAll("[data-paper] .paper-title").forEach((title) => {
+      observer.observe(title);
+    });
+    window.addEventListener("pagehide", send);
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "hidden") send();
+    });
+  }
+
+  watchSeen();
+
   // --- The digest's time zone: the browser's -------------------------------
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
   // Sign-up keeps it, so the first digest comes at the reader's own hour

@@ -6,6 +6,7 @@ page; `?` lists the keys; and on a phone the abstract opens under the row."""
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC
 from datetime import datetime
 
@@ -15,6 +16,7 @@ from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Rating
+from papers.models import ShownPaper
 from papers.models import SimilarPaper
 from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
@@ -651,3 +653,40 @@ def unsaved_row(page: Page):
     unsaved = rows(page).filter(has=page.get_by_role("button", name="Save", exact=True))
     arxiv_id = unsaved.first.get_attribute("data-paper")
     return page.locator(f'[data-paper-list] [data-paper="{arxiv_id}"]')
+
+
+def test_the_feed_marks_seen_only_the_rows_that_were_on_screen(page, follower):
+    page.set_viewport_size({"width": 1280, "height": 700})
+    page.goto("/")
+    on_screen = page.eval_on_selector_all(
+        "[data-paper-list] [data-paper]",
+        """rows => rows.filter(row => {
+            const title = row.querySelector(".paper-title").getBoundingClientRect();
+            return title.top >= 0 && title.bottom <= window.innerHeight;
+        }).map(row => row.dataset.paper)""",
+    )
+    assert 0 < len(on_screen) < rows(page).count()
+
+    # Read a moment (site.js: SEEN_AFTER_MS), then reported (SEEN_BATCH_MS).
+    with page.expect_request_finished(lambda request: "/feed/seen/" in request.url):
+        pass
+    page.reload()
+
+    seen = page.locator("[data-paper-list] .paper-row.seen")
+    expect(seen).to_have_count(len(on_screen))
+    assert [row.get_attribute("data-paper") for row in seen.all()] == on_screen
+
+
+def test_rows_read_just_before_leaving_the_feed_are_kept_as_seen(page, follower):
+    page.goto("/")
+    first = rows(page).nth(0).get_attribute("data-paper")
+    page.wait_for_timeout(1500)  # on screen long enough; its batch not sent yet
+
+    page.goto("/saved/")  # leaving sends it
+
+    seen = ShownPaper.objects.filter(user=follower)
+    for _ in range(50):
+        if seen.exists():
+            break
+        time.sleep(0.1)
+    assert first in set(seen.values_list("paper__arxiv_id", flat=True))
