@@ -57,6 +57,7 @@ class Author(models.Model):
         super().save(*args, **kwargs)
         if renamed:
             _shown_on_papers_changed(Authorship.objects.filter(author=self))
+            _followers_changed(self)
 
     def get_absolute_url(self) -> str:
         return author_address(self.pk)
@@ -114,6 +115,16 @@ def _renamed(named: Author | Affiliation) -> bool:
     (a curator's correction in admin)."""
     stored = type(named).objects.filter(pk=named.pk) if named.pk else None
     return stored is not None and not stored.filter(name=named.name).exists()
+
+
+def _followers_changed(author: Author) -> None:
+    """Move the own state of the readers who follow this author: what they
+    follow is cached with its name, which their feeds show (topics.reader_feed)."""
+    from papers.versions import reader_changed  # it imports this module
+
+    reader_changed(
+        AuthorFollow.objects.filter(author=author).values_list("user_id", flat=True)
+    )
 
 
 def _shown_on_papers_changed(authorships: models.QuerySet[Authorship]) -> None:

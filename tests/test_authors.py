@@ -12,6 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from accounts.feed_tokens import create_feed
 from papers.authors import set_following_author
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -325,3 +326,24 @@ def test_a_followed_authors_new_paper_enters_the_cached_feed(
         )
 
     assert listed(reader.get("/").text) == ["2606.00400", "2606.00006"]
+
+
+def test_an_author_renamed_in_admin_is_named_anew_in_their_followers_feeds(
+    reader, alice, admin_client, corpus, django_capture_on_commit_callbacks
+):
+    grace = corpus["grace"]
+    set_following_author(alice, grace, True)
+    atom = f"/feed/{create_feed(alice)}.atom"
+    assert "Grace Hopper</a>, whom you follow" in reader.get("/").text
+    assert "by Grace Hopper" in reader.get(atom).text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            f"/admin/papers/author/{grace.pk}/change/", {"name": "Grace B. Hopper"}
+        )
+
+    feed = reader.get("/").text
+    assert "Grace Hopper" not in feed
+    assert "Grace B. Hopper</a>, whom you follow" in feed
+    assert f'<li><a href="/authors/{grace.pk}/">Grace B. Hopper</a></li>' in feed
+    assert "New papers by Grace B. Hopper" in reader.get(atom).text
