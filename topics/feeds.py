@@ -35,6 +35,7 @@ from papers.pagecache import cached_fragments
 from topics.models import Topic
 from topics.query import get_active_topic
 from topics.reader_feed import Following
+from topics.reader_feed import by_followed_authors
 from topics.reader_feed import by_saved_searches
 from topics.reader_feed import cached_following
 from topics.reader_feed import feed_scopes
@@ -191,6 +192,7 @@ def _reader_atom(followed: Following) -> str:
     by_id = Paper.objects.only(*ENTRY_FIELDS).in_bulk([pk for pk, _ in shown])
     papers = [by_id[pk] for pk, _ in shown if pk in by_id]
     searches = by_saved_searches(followed, [paper.pk for paper in papers])
+    written_by = by_followed_authors(followed, [paper.pk for paper in papers])
     for paper in papers:
         link = site_url(paper.get_absolute_url())
         feed.add_item(
@@ -201,9 +203,17 @@ def _reader_atom(followed: Following) -> str:
             authors=author_list(paper),
             pubdate=paper.published,
             updateddate=entry_updated(paper),
-            # Why it is here, when a saved search brought it.
+            # Why it is here, when a saved search or a followed author brought
+            # it, as the home feed's rows say.
             categories=[
-                f'Matches your search "{name}"' for name in searches.get(paper.pk, ())
+                *(
+                    f'Matches your search "{name}"'
+                    for name in searches.get(paper.pk, ())
+                ),
+                *(
+                    f"By {name}, whom you follow"
+                    for _, name in written_by.get(paper.pk, ())
+                ),
             ],
         )
     return feed.writeString("utf-8")

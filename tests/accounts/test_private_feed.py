@@ -108,6 +108,22 @@ def test_the_feed_says_what_it_follows_in_words_for_each_kind(alice, corpus):
     )
 
 
+def test_each_entry_a_followed_author_wrote_says_so(alice, corpus):
+    """As the home feed's rows and the digest do; only a saved search's entries
+    said why they were there."""
+    set_following_author(alice, Author.objects.get(name="Ada Lovelace"), True)
+    create_search(alice, name="Old ideas", query='"old style"', syntax="search")
+
+    entries = read(feed_path(alice)).entries
+
+    reasons = {entry.title: [tag.term for tag in entry.tags] for entry in entries}
+    assert reasons["Old style id"] == [
+        'Matches your search "Old ideas"',
+        "By Ada Lovelace, whom you follow",
+    ]
+    assert reasons["Agent 1"] == ["By Ada Lovelace, whom you follow"]
+
+
 def test_the_feed_shows_latex_titles_as_text(alice, corpus):
     follow(alice, corpus["agents"])
     changed = upsert_records(
