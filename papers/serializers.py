@@ -67,6 +67,11 @@ class PaperTagSerializer(serializers.Serializer):
 
 
 class AuthorSerializer(serializers.Serializer):
+    id = serializers.IntegerField(
+        source="author_id",
+        help_text="The author's id, which me/followed-authors/ takes (the site's "
+        "/authors/<id>/).",
+    )
     name = serializers.CharField(source="author.name")
     affiliations = serializers.SerializerMethodField()
 

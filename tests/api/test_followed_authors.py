@@ -59,3 +59,14 @@ def test_followed_authors_need_signing_in(anonymous, ada):
     assert anonymous.get(URL).status_code == 401
     assert anonymous.post(URL, {"author": ada.pk}, format="json").status_code == 401
     assert not AuthorFollow.objects.exists()
+
+
+def test_a_client_follows_an_author_a_papers_detail_names(as_alice, corpus):
+    """The id was only in the site's /authors/<id>/ addresses."""
+    detail = as_alice.get("/api/v1/papers/2606.00001/").json()
+    author = detail["authors"][0]
+
+    response = as_alice.post(URL, {"author": author["id"]}, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["author"]["name"] == author["name"] == "Ada Lovelace"
