@@ -135,9 +135,10 @@ def kept_following(user_id: Any) -> tuple[Following, dict[str, int | None]] | No
 
 def feed_scopes(followed: Following) -> list[str]:
     """What a render of this feed depends on: the followed topics, and when
-    authors are followed any new paper (it may be theirs); topics' names."""
+    authors are followed or searches saved any paper (it may be theirs, or a
+    matched paper's new version, which changes no match); topics' names."""
     scopes = [NAMES, *(topic_key(slug) for _, slug in followed.topics)]
-    if followed.authors:
+    if followed.authors or followed.searches:
         scopes.append(SEARCH)
     return scopes
 

@@ -17,13 +17,16 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts import feed_tokens
+from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
+from papers.models import IngestRun
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from topics.following import set_following
 from topics.saved_searches import create_search
 from topics.saved_searches import match_new_papers
 from topics.saved_searches import update_search
+from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db
@@ -129,6 +132,27 @@ def test_a_changed_search_and_a_new_match_show_in_the_cached_feed(
         tag_papers(changed)
         match_new_papers()
     assert listed(reader.get("/").text)[0] == "2606.00500"
+
+
+def test_a_matched_papers_new_version_shows_in_the_cached_feeds(
+    alice, corpus, django_capture_on_commit_callbacks
+):
+    """A version that still matches changes no match: the feeds of a reader
+    with searches only kept the paper as it was, the private feed for an hour."""
+    create_search(alice, name="Old", query='"old style"', syntax="search")
+    reader = signed_in(alice)
+    atom = f"/feed/{feed_tokens.create_feed(alice)}.atom"
+    assert "Old style id" in reader.get("/").text
+    assert "Old style id" in Client().get(atom).text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run = IngestRun.objects.create(source="test")
+        revised = paper_record("math/0601001", version=3, title="Old style id, revised")
+        ingest_entries(run, [revised], tagger=IngestTagger())
+        match_new_papers()
+
+    assert "Old style id, revised" in reader.get("/").text
+    assert "Old style id, revised" in Client().get(atom).text
 
 
 def test_a_reader_with_only_searches_gets_a_feed(alice, corpus):
