@@ -140,6 +140,10 @@ class TopicModelAdmin(admin.ModelAdmin):
     list_select_related = ["topic"]
     exclude = ["weights"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[TopicModel]:
+        # Not shown, and about 1 MB of JSON each: not read for the list either.
+        return super().get_queryset(request).defer("weights")
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

@@ -223,6 +223,9 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         # Counted by subqueries: joins would multiply papers by followers and
         # group every column, the model's weights included (seconds for 35 topics).
         topics = with_follower_count(with_paper_count(super().get_queryset(request)))
+        # A trained model's weights (about 1 MB of JSON at 100,000 papers) score
+        # papers and are never shown: the list read them for every topic on it.
+        topics = topics.defer("model__weights")
         return topics.annotate(awaiting_total=awaiting_total())
 
     def get_urls(self) -> list:
