@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F
 from django.db.models import OuterRef
+from django.db.models import Prefetch
 from django.db.models import QuerySet
 from django.db.models import Subquery
 from django.db.models.functions import Abs
@@ -141,14 +142,15 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
 
     list_display_links = None
     list_filter = ["topic", ReviewKindFilter, "pending", "vetoed"]
-    list_select_related = ["topic", "paper"]
+    # Each page's papers are read once the queue is ordered and cut (below).
+    list_select_related = ["topic"]
     list_per_page = 30
     actions = ["include_selected", "exclude_selected"]
 
     class Media:
         css = {"all": ["css/admin_review.css"]}
 
-    paper_unread = ("paper__search_vector",)  # the queue shows abstracts
+    paper_unread = ()  # read apart (get_queryset)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
         # The chance the paper belongs: calibrated on the curators' decisions
@@ -168,6 +170,12 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
                 verdict_belongs=Subquery(verdicts.values("belongs")[:1]),
                 verdict_reason=Subquery(verdicts.values("reason")[:1]),
                 verdict_model=Subquery(verdicts.values("model")[:1]),
+            )
+            # The page's papers, with their abstracts, read for its rows alone:
+            # joined, every queued paper's whole row was carried through the
+            # ordering of the whole queue (30,000 items: 0.3-1.1 s a page).
+            .prefetch_related(
+                Prefetch("paper", queryset=Paper.objects.defer("search_vector"))
             )
         )
 
