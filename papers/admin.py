@@ -59,6 +59,8 @@ class AffiliationAdmin(admin.ModelAdmin):
 
 # The start of an arXiv id, new style (2607.163) or old (hep-th/99).
 ID_START = re.compile(r"[0-9]{4}(?:\.[0-9]{0,5})?|[a-z-]+(?:\.[A-Z]{2})?/[0-9]{0,7}")
+# A whole id, which no other id starts with (2607.16314, hep-th/9901001).
+WHOLE_ID = re.compile(r"[0-9]{4}\.[0-9]{5}|[a-z-]+(?:\.[A-Z]{2})?/[0-9]{7}")
 
 
 class ArxivIdSearch:
@@ -116,7 +118,9 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        if ID_START.fullmatch(term):
+        # A whole id is looked up, not matched as a start: LIKE reads every
+        # paper, and the date hierarchy read them twice more (0.7 s).
+        if ID_START.fullmatch(term) and not WHOLE_ID.fullmatch(term):
             return queryset.filter(arxiv_id__startswith=term), False
         try:
             arxiv_id, _ = split_arxiv_id(term)
