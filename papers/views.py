@@ -246,7 +246,8 @@ def seen(request: HttpRequest) -> HttpResponse:
     them (`paper`, repeated: arXiv ids): marked seen on their later visits."""
     if not request.user.is_authenticated:
         return HttpResponseForbidden("Log in to keep what you have seen.")
-    arxiv_ids = request.POST.getlist("paper")
+    # PostgreSQL refuses NUL in text: an id holding one is no paper's.
+    arxiv_ids = [id_ for id_ in request.POST.getlist("paper") if "\x00" not in id_]
     if len(arxiv_ids) > MAX_SEEN_REPORTED:
         return HttpResponseBadRequest(f"At most {MAX_SEEN_REPORTED} papers at once.")
     if arxiv_ids:

@@ -487,6 +487,7 @@ def test_a_report_of_papers_seen_costs_a_few_queries_whatever_its_size(
     [
         ([], 204),
         (["2606.00001", "9999.99999", "<script>", "x" * 500], 204),
+        (["2606.00001", "2606.00002\x00"], 204),  # PostgreSQL refuses NUL
         ([f"2606.{n:05d}" for n in range(101)], 400),
     ],
 )
