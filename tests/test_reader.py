@@ -548,7 +548,7 @@ def test_a_reader_signed_out_elsewhere_gets_the_visitors_home(alice, topic):
     assert "you follow" in signed_in(alice).get("/").text
 
 
-def test_the_feed_forgets_what_it_showed_long_ago(reader, alice, topic, settings):
+def test_the_feed_forgets_what_was_seen_long_ago(reader, alice, topic, settings):
     Follow.objects.create(user=alice, topic=topic)
     report_seen(reader, list(seen_rows(reader.get("/"))))
     ShownPaper.objects.update(

@@ -346,8 +346,8 @@ SPECTACULAR_SETTINGS = {
 # ------------------------------------------------------------------------------
 MOMENTUM_CONTACT_EMAIL = given("MOMENTUM_CONTACT_EMAIL", "operator@momentum.localhost")
 
-# The feed marks papers it showed a reader before as "seen"; it remembers what it
-# showed for this many days.
+# The feed marks "seen" the papers a reader had on screen in it before (site.js
+# reports them); it remembers them for this many days.
 MOMENTUM_SEEN_DAYS = integer("MOMENTUM_SEEN_DAYS", 180)
 # How many saved searches (private alerts) each reader may keep.
 MOMENTUM_SAVED_SEARCHES_MAX = integer("MOMENTUM_SAVED_SEARCHES_MAX", 10)

@@ -1,6 +1,7 @@
 """A page rendered once for everyone never shows one reader another's state
-(papers.slots): saves, follows, flags, what the feed showed, the CSRF token, the
-menu and messages are each reader's own, with or without JavaScript."""
+(papers.slots): saves, follows, flags, what they had on screen in the feed
+("seen"), the CSRF token, the menu and messages are each reader's own, with or
+without JavaScript."""
 
 from __future__ import annotations
 
