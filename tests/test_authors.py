@@ -23,6 +23,7 @@ from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.following import set_following
+from topics.saved_searches import create_search
 from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
 
@@ -263,6 +264,96 @@ def test_a_follow_changes_the_readers_cached_page_only(alice, bob, corpus):
 
     assert 'aria-pressed="true">Following' in as_alice.get(page).text
     assert 'aria-pressed="true">Following' not in as_bob.get(page).text
+
+
+def test_settings_list_the_authors_followed_each_with_an_unfollow_button(
+    reader, alice, corpus
+):
+    """They were listed nowhere there (only beside the feed and in the API):
+    a reader could neither see nor leave them from their settings."""
+    ada, grace = corpus["ada"], corpus["grace"]
+    set_following_author(alice, grace, True)
+    set_following_author(alice, ada, True)
+    back = "/settings/#digest-authors-heading"
+
+    page = reader.get("/settings/").text
+    left = reader.post(f"/authors/{grace.pk}/follow/", {"on": "0", "next": back})
+
+    authors = page.split('id="digest-authors-heading"')[1].split("</ul>")[0]
+    assert authors.index("Grace Hopper") < authors.index("Ada Lovelace")
+    assert f'<a href="/authors/{grace.pk}/">Grace Hopper</a>' in authors
+    assert f'action="/authors/{grace.pk}/follow/"' in authors
+    assert f'value="{back}"' in authors
+    assert 'aria-label="Unfollow Grace Hopper">Unfollow</button>' in authors
+    assert left.url == back
+    assert [f.author for f in AuthorFollow.objects.filter(user=alice)] == [ada]
+    assert "Grace Hopper" not in reader.get("/settings/").text
+
+
+def test_settings_cost_as_many_queries_for_40_authors_followed_as_for_one(
+    reader, alice, corpus, django_assert_num_queries
+):
+    set_following_author(alice, corpus["ada"], True)
+    reader.get("/settings/")  # the session and user, read once and kept
+    with CaptureQueriesContext(connection) as one:
+        reader.get("/settings/")
+    more = Author.objects.bulk_create(
+        Author(name=f"Author {n}", key=f"author {n}") for n in range(39)
+    )
+    AuthorFollow.objects.bulk_create(AuthorFollow(user=alice, author=a) for a in more)
+
+    with django_assert_num_queries(len(one)):
+        page = reader.get("/settings/").text
+
+    assert page.count('">Unfollow</button>') == 40
+
+
+@pytest.mark.parametrize(
+    ("follows", "said"),
+    [
+        ({"authors"}, "by the authors you follow"),
+        ({"searches"}, "matching your saved searches"),
+        (
+            {"authors", "searches"},
+            "by the authors you follow and matching your saved searches",
+        ),
+    ],
+)
+def test_settings_without_topics_say_what_the_digest_holds(
+    follows, said, reader, alice, corpus
+):
+    """It told a reader following authors or keeping searches to "Follow
+    topics to get their new papers", as if they followed nothing."""
+    if "authors" in follows:
+        set_following_author(alice, corpus["ada"], True)
+    if "searches" in follows:
+        create_search(alice, name="Robots", query="robot", syntax="search")
+
+    page = reader.get("/settings/").text
+
+    assert (
+        f"No topic is in your digest: it holds the new papers {said}. "
+        "Follow topics to get theirs too."
+    ) in page
+    assert "Your digest has nothing to hold" not in page
+
+
+def test_settings_of_a_reader_following_nothing_say_so_once(reader, corpus):
+    page = reader.get("/settings/").text
+
+    assert "Your digest has nothing to hold: follow a topic" in page
+    assert "No topic is in your digest" not in page
+    assert "Follow topics to get" not in page
+
+
+def test_settings_of_a_reader_following_a_topic_list_it(reader, alice, corpus):
+    set_following(alice, corpus["robots"], True)
+    set_following_author(alice, corpus["ada"], True)
+
+    page = reader.get("/settings/").text
+
+    assert "Topics in your digest" in page
+    assert "No topic is in your digest" not in page
 
 
 # --- The feed ----------------------------------------------------------------------

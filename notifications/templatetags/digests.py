@@ -15,7 +15,9 @@ from notifications.preferences import NOTHING_HELD
 from notifications.preferences import digest_sources
 from notifications.schedule import OFF
 from notifications.schedule import Schedule
+from papers.authors import followed_authors
 from topics.models import Follow
+from topics.models import SavedSearch
 
 register = template.Library()
 
@@ -37,6 +39,9 @@ def digest_settings(context: template.Context) -> dict[str, Any]:
         "follows": [f for f in follows if f.topic.is_active],
         # Deactivated by the curators: in no digest, their pages gone.
         "paused": [f.topic for f in follows if not f.topic.is_active],
+        "authors": followed_authors(user.pk),
+        # Said with the authors when no topic is in the digest.
+        "searches": SavedSearch.objects.filter(user=user).exists(),
         "last": Digest.objects.filter(user=user, kind=Digest.Kind.SCHEDULED)
         .exclude(status__in=[Digest.Status.PENDING, Digest.Status.SENDING])
         .order_by("-due_at")

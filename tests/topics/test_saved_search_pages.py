@@ -14,9 +14,10 @@ pytestmark = pytest.mark.django_db
 
 # A search page rendered anew (tests/papers/test_search.py), its windows included.
 MAX_SEARCH_QUERIES = 13
-# The settings page: the session's user, digest preferences and panel, tokens,
-# the private feed, and the saved searches with their match counts.
-MAX_SETTINGS_QUERIES = 12
+# The settings page: the session's user, digest preferences and panel (with the
+# authors followed, and whether any search is saved), tokens, the private feed,
+# and the saved searches with their match counts.
+MAX_SETTINGS_QUERIES = 14
 
 
 def test_search_page_offers_a_reader_to_save_it_and_a_visitor_to_log_in(
