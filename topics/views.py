@@ -135,7 +135,8 @@ def _feed_page(
             request,
             [TRENDING, LATEST, NAMES, for_you_key(user_id)],
             lambda deps: _for_you_feed(request, user_id, followed),
-            variant=f"foryou:{user_id}",
+            # Theirs alone, listing beside it what they follow.
+            variant=f"foryou:{user_id}|{followed.variant}",
             assumes=assumes,
         )
     # Readers with a model see the order switch: their render is apart.

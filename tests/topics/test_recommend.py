@@ -297,6 +297,23 @@ def test_the_for_you_feed_follows_a_new_training_at_once(
     assert after != before
 
 
+def test_the_for_you_feed_follows_a_follow_or_unfollow_at_once(reader, alice, indexed):
+    """Its render is the reader's (their list), but it lists what they follow
+    beside it: an author or topic unfollowed in settings was still listed
+    under Your authors or Your topics until something shared moved."""
+    agents, quantum = make_topic("Agents", rule="ti:agent"), make_topic("Quantum")
+    set_following(alice, agents, True)
+    set_following(alice, quantum, True)
+    _five_positives(alice)
+    assert 'href="/topics/quantum/">Quantum</a>' in reader.get("/").text
+
+    reader.post("/topics/quantum/follow/", {"on": "0"})
+
+    page = reader.get("/").text
+    assert 'aria-current="page">For you' in page
+    assert 'href="/topics/quantum/">Quantum</a>' not in page
+
+
 def test_a_reader_without_a_model_sees_their_topics_newest_first(reader, alice):
     topic = make_topic(rule="ti:agent")
     set_following(alice, topic, True)
