@@ -17,11 +17,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts import feed_tokens
+from papers.authors import set_following_author
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
+from papers.models import Author
 from papers.models import IngestRun
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
 from topics.following import set_following
 from topics.saved_searches import create_search
 from topics.saved_searches import match_new_papers
@@ -163,6 +166,37 @@ def test_a_reader_with_only_searches_gets_a_feed(alice, corpus):
     assert listed(feed) == ["2606.00100"]
     assert "You don't follow any topic yet" not in feed
     assert "Your searches" in feed
+
+
+@pytest.mark.parametrize(
+    ("follows", "said"),
+    [
+        ("t", "No papers in your topics yet."),
+        ("a", "No papers by your authors yet."),
+        ("s", "No papers match your searches yet."),
+        ("ta", "No papers in your topics or by your authors yet."),
+        ("ts", "No papers in your topics or matching your searches yet."),
+        ("as", "No papers by your authors or matching your searches yet."),
+        (
+            "tas",
+            "No papers in your topics, by your authors or matching your searches yet.",
+        ),
+    ],
+)
+def test_an_empty_feed_names_what_the_reader_follows(follows, said, alice, corpus):
+    """A reader whose topics and searches had no papers read "No papers in
+    your topics yet", their searches unsaid."""
+    if "t" in follows:
+        set_following(alice, make_topic("Quantum", rule="ti:qubit"), True)
+    if "a" in follows:  # whose papers were all deleted, say
+        set_following_author(alice, Author.objects.create(name="Emmy Noether"), True)
+    if "s" in follows:
+        create_search(alice, name="Qubits", query="qubit", syntax="search")
+
+    feed = signed_in(alice).get("/").text
+
+    assert listed(feed) == []
+    assert f'<p class="empty">{said}</p>' in feed
 
 
 def test_the_private_feed_holds_the_matches_with_their_search(alice, bob, corpus):
