@@ -13,9 +13,10 @@
   };
 
   // --- Follow / save buttons -------------------------------------------------
-  // While a form's request is on its way it takes no other (a second S, a
-  // double click). Marked busy rather than disabled: a disabled button drops
-  // the keyboard's focus to the page, where the next Enter opens the paper.
+  // While a form's request is on its way it takes no other (a double click; a
+  // second S waits, pressToggle). Marked busy rather than disabled: a disabled
+  // button drops the keyboard's focus to the page, where the next Enter opens
+  // the paper.
   function claim(form) {
     if (form.dataset.busy) return false;
     form.dataset.busy = "1";
@@ -85,16 +86,31 @@
 
   async function submitToggle(form) {
     if (!claim(form)) return;
+    form.dataset.asked = form.elements.on.value;
+    let again = false;
     try {
       const data = await post(form, new FormData(form));
       if (typeof data.on !== "boolean") throw new Failure("page");
       setToggle(form, data.on);
       announce(form, (TOLD[form.dataset.kind] || TOLD.other)[data.on ? 0 : 1]);
+      // S pressed again meanwhile asked for the other state (pressToggle).
+      again = form.dataset.wanted === form.elements.on.value;
     } catch (error) {
       failed(form, error, () => form.submit());
     } finally {
+      delete form.dataset.wanted;
       release(form);
     }
+    if (again) submitToggle(form);
+  }
+
+  // S on a paper whose save is on its way (S, S: saved, then the reader
+  // changed their mind) is kept, not dropped as a second click is: the state
+  // the reader asked for last is posted once the first answers.
+  function pressToggle(form) {
+    if (!form.dataset.busy) return submitToggle(form);
+    const asked = form.dataset.wanted || form.dataset.asked;
+    form.dataset.wanted = asked === "1" ? "0" : "1";
   }
 
   // What a toggle did, said after it (announce).
@@ -435,7 +451,8 @@
         const target = keyTarget();
         const form = target && target.querySelector("form.toggle[data-kind=save]");
         if (!form) return;
-        if (form.method === "post") submitToggle(form);
+        if (event.repeat) break; // held down: one press
+        if (form.method === "post") pressToggle(form);
         else form.submit();
         break;
       }

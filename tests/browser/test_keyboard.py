@@ -574,6 +574,29 @@ def test_what_a_key_did_is_said_to_a_screen_reader(page, follower):
     expect(status).to_have_attribute("role", "status")
 
 
+def test_s_pressed_again_while_the_save_is_on_its_way_is_not_lost(page, follower):
+    """S, then S at once (save, then a change of mind): the second press was
+    dropped while the first was on its way, and the paper stayed saved."""
+    page.goto("/topics/rl-agents/")
+    row = unsaved_row(page)
+    title = row.locator(".paper-title").inner_text()
+    held = []  # the first save, answered 0.6 s late
+    page.route(
+        "**/save/", lambda route: route.continue_() if held else held.append(route)
+    )
+    row.locator(".paper-title a").focus()
+
+    page.keyboard.press("s")
+    page.wait_for_timeout(100)
+    page.keyboard.press("s")
+    page.wait_for_timeout(500)
+    held[0].continue_()
+
+    expect(page.locator("#status-message")).to_have_text(f"No longer saved: {title}")
+    expect(row.locator("form.toggle button")).to_have_text("Save")
+    assert row.get_attribute("data-paper") not in saved(follower)
+
+
 # A press whose answer never comes, or is not Momentum's
 
 
