@@ -124,14 +124,23 @@
   // Say what a button did in place to a screen reader: a key (S, +, -) may
   // have pressed one that has no focus. Named by its paper, or the page. A
   // failure is shown to everyone too, until the next thing said (or
-  // dismissFailure).
+  // dismissFailure), and said at once (role=alert, as the pages' own errors).
+  // The same failure again says how many tries: the same text set again is
+  // neither seen nor read out, and the reader could not tell the press was
+  // tried.
   function announce(form, what, failure = false) {
     const status = document.getElementById("status-message");
     if (!status) return;
     const holder = form.closest("[data-paper], [data-page-paper], .card, li") || document;
     const title =
       holder.querySelector(".paper-title, h1, h2, h3") || holder.querySelector("a");
-    status.textContent = title ? `${what}: ${title.textContent.trim()}` : what;
+    const said = title ? `${what}: ${title.textContent.trim()}` : what;
+    const again = failure && status.dataset.said === said;
+    const tries = again ? Number(status.dataset.tries) + 1 : 1;
+    status.dataset.said = said;
+    status.dataset.tries = String(tries);
+    status.setAttribute("role", failure ? "alert" : "status");
+    status.textContent = tries > 1 ? `Tried ${tries} times: ${said}` : said;
     status.classList.toggle("visually-hidden", !failure);
     status.classList.toggle("failure", failure);
   }
@@ -143,7 +152,9 @@
     if (!status || !status.classList.contains("failure")) return;
     status.classList.remove("failure");
     status.classList.add("visually-hidden");
+    status.setAttribute("role", "status");
     status.textContent = "";
+    delete status.dataset.said;
   }
 
   function setToggle(form, on) {

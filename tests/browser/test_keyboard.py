@@ -628,6 +628,34 @@ def test_a_save_that_cannot_reach_the_server_says_so_and_changes_nothing(
     assert follower.saved_papers.count() == saved + 1
 
 
+def test_a_failure_tried_again_is_said_again_and_at_once(page, follower):
+    """Offline, S twice on one paper set the same text twice: neither seen nor
+    read out again, and said politely (role=status) where the pages' own
+    errors are alerts."""
+    page.goto("/topics/rl-agents/")
+    row = unsaved_row(page)
+    title = row.locator(".paper-title").inner_text()
+    page.route("**/save/", lambda route: route.abort("internetdisconnected"))
+    row.locator(".paper-title a").focus()
+    status = page.locator("#status-message")
+
+    page.keyboard.press("s")
+    told = f"Momentum could not be reached, nothing changed; try again: {title}"
+    expect(status).to_have_text(told)
+    expect(status).to_have_attribute("role", "alert")
+    page.keyboard.press("s")
+    expect(status).to_have_text(f"Tried 2 times: {told}")
+    page.keyboard.press("s")
+    expect(status).to_have_text(f"Tried 3 times: {told}")
+    expect(status).to_have_attribute("role", "alert")
+
+    # Once it answers, what a press did is said politely again, and counted anew.
+    page.unroute("**/save/")
+    page.keyboard.press("s")
+    expect(status).to_have_text(f"Saved: {title}")
+    expect(status).to_have_attribute("role", "status")
+
+
 @pytest.mark.parametrize("key", ["j", "Escape"])
 def test_a_failures_message_goes_once_the_reader_moves_on_or_presses_esc(
     page, follower, key
