@@ -433,8 +433,22 @@
       ["TEXTAREA", "SELECT"].includes(target.tagName) ||
       (target.tagName === "INPUT" && !NOT_TYPED.includes(target.type)));
 
+  // Esc in the header's search gives the keys back to the selected row (or the
+  // page's paper): after a / pressed by mistake, or a click there, the next J
+  // or S was typed into the box until the reader clicked or tabbed out. What
+  // was typed is the browser's to keep or clear (Chromium clears it).
+  function leaveSearch(search) {
+    const back = keyTarget();
+    if (back) back.focus({ preventScroll: true });
+    else search.blur();
+  }
+
   document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "Escape" && event.target.id === "site-search") {
+      return leaveSearch(event.target);
+    }
+    if (typing(event.target)) return;
     const dialog = document.getElementById("keys");
     if (dialog && dialog.open) return; // the dialog handles Esc itself
     switch (event.key) {

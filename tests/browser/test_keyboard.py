@@ -308,6 +308,29 @@ def test_question_mark_lists_every_key(page, topic):
     expect(keys).to_be_hidden()
 
 
+@pytest.mark.parametrize("reached_by", ["/", "click"])
+def test_esc_in_the_search_box_gives_the_keys_back_to_the_list(page, topic, reached_by):
+    """After a / pressed by mistake, Esc stayed in the box, and the next J or S
+    was typed into it."""
+    page.goto("/topics/rl-agents/")
+    page.keyboard.press("j")
+    second = rows(page).nth(1)
+    search = page.locator("#site-search")
+    if reached_by == "/":
+        page.keyboard.press("/")
+    else:
+        search.click()
+    expect(search).to_be_focused()
+
+    page.keyboard.press("Escape")
+
+    expect(second).to_be_focused()
+    expect(second).to_have_class(SELECTED)
+    page.keyboard.press("j")
+    expect(rows(page).nth(2)).to_have_class(SELECTED)
+    expect(search).to_have_value("")
+
+
 def test_on_a_phone_the_abstract_opens_under_the_row(phone, topic):
     page = phone
     page.goto("/topics/rl-agents/")
