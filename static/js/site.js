@@ -506,16 +506,20 @@
   });
 
   // --- Seen: the feed's rows the reader had on screen ----------------------
-  // A row whose title stayed whole in view for SEEN_AFTER_MS is reported to
-  // the server (data-seen-url), which marks it seen on later visits: a page's
-  // rows below the fold, never scrolled to, stay new. Reports go in batches,
-  // and as the page is left or hidden. Without JavaScript nothing is marked.
+  // A row whose title stayed in view (SEEN_RATIO of it) for SEEN_AFTER_MS
+  // while the page was visible is reported to the server (data-seen-url),
+  // which marks it seen on later visits: a page's rows below the fold, never
+  // scrolled to, stay new, and so do those of a tab in the background. Reports
+  // go in batches, and as the page is left or hidden. Without JavaScript
+  // nothing is marked.
+  const SEEN_RATIO = 0.95;
   const SEEN_AFTER_MS = 1000;
   const SEEN_BATCH_MS = 3000;
 
   function watchSeen() {
     const list = document.querySelector("[data-seen-url]");
     if (!list || !("IntersectionObserver" in window)) return;
+    const unseen = new Set(list.querySelectorAll("[data-paper] .paper-title"));
     const waiting = new Map(); // title in view -> its timer
     const unsent = new Set(); // arXiv ids
     let batch = null;
@@ -531,12 +535,13 @@
     };
     const observer = new IntersectionObserver(
       (entries) => {
-        entries.forEach(({ target, isIntersecting }) => {
+        entries.forEach(({ target, intersectionRatio }) => {
           clearTimeout(waiting.get(target));
           waiting.delete(target);
-          if (!isIntersecting) return;
+          if (intersectionRatio < SEEN_RATIO || document.hidden) return;
           const timer = setTimeout(() => {
             waiting.delete(target);
+            unseen.delete(target);
             observer.unobserve(target);
             unsent.add(target.closest("[data-paper]").dataset.paper);
             batch = batch || setTimeout(send, SEEN_BATCH_MS);
@@ -544,14 +549,24 @@
           waiting.set(target, timer);
         });
       },
-      { threshold: 1.0 },
+      { threshold: [0, SEEN_RATIO] },
     );
-    list.querySelectorAll("[data-paper] .paper-title").forEach((title) => {
-      observer.observe(title);
-    });
+    // Observed anew, a title's first entry says whether it is in view now.
+    const observeAll = () =>
+      unseen.forEach((title) => {
+        observer.unobserve(title);
+        observer.observe(title);
+      });
+    observeAll();
     window.addEventListener("pagehide", send);
     document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "hidden") send();
+      if (document.hidden) {
+        waiting.forEach((timer) => clearTimeout(timer));
+        waiting.clear();
+        send();
+      } else {
+        observeAll(); // the rows in view count from now
+      }
     });
   }
 

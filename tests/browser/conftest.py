@@ -45,15 +45,24 @@ def site_is_the_live_server(settings, live_server):
     settings.MOMENTUM_SITE_URL = live_server.url
 
 
+# The feed reports the rows a reader had on screen with navigator.sendBeacon
+# (site.js), which a page also sends as it closes: after its test, to a live
+# server whose test database is gone by then. Pages send none unless asked.
+NO_BEACONS = "navigator.sendBeacon = () => true;"
+
+
 @pytest.fixture
 def new_page(browser, live_server):
     """Open a page in a browser context of its own on the live server, with
-    Playwright's context options (viewport, java_script_enabled, color_scheme);
-    every context is closed after the test."""
+    Playwright's context options (viewport, java_script_enabled, color_scheme)
+    and, with `seen_reports`, the feed's reports of rows seen sent; every
+    context is closed after the test."""
     contexts = []
 
-    def new_page(**options):
+    def new_page(*, seen_reports: bool = False, **options):
         context = browser.new_context(base_url=live_server.url, **options)
+        if not seen_reports:
+            context.add_init_script(NO_BEACONS)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)
@@ -61,6 +70,9 @@ def new_page(browser, live_server):
 
     yield new_page
     for context in contexts:
+        for page in context.pages:
+            if not page.is_closed():
+                page.evaluate(NO_BEACONS)  # none as it closes
         context.close()
 
 

@@ -729,7 +729,16 @@ def unsaved_row(page: Page):
     return page.locator(f'[data-paper-list] [data-paper="{arxiv_id}"]')
 
 
-def test_the_feed_marks_seen_only_the_rows_that_were_on_screen(page, follower):
+@pytest.fixture
+def reader_page(new_page, follower, sign_in):
+    """The follower's page, sending the feed's reports of rows seen."""
+    page = new_page(seen_reports=True)
+    sign_in(page, follower)
+    return page
+
+
+def test_the_feed_marks_seen_only_the_rows_that_were_on_screen(reader_page):
+    page = reader_page
     page.set_viewport_size({"width": 1280, "height": 700})
     page.goto("/")
     on_screen = page.eval_on_selector_all(
@@ -751,7 +760,8 @@ def test_the_feed_marks_seen_only_the_rows_that_were_on_screen(page, follower):
     assert [row.get_attribute("data-paper") for row in seen.all()] == on_screen
 
 
-def test_rows_read_just_before_leaving_the_feed_are_kept_as_seen(page, follower):
+def test_rows_read_just_before_leaving_the_feed_are_kept_as_seen(reader_page, follower):
+    page = reader_page
     page.goto("/")
     first = rows(page).nth(0).get_attribute("data-paper")
     page.wait_for_timeout(1500)  # on screen long enough; its batch not sent yet
@@ -764,3 +774,47 @@ def test_rows_read_just_before_leaving_the_feed_are_kept_as_seen(page, follower)
             break
         time.sleep(0.1)
     assert first in set(seen.values_list("paper__arxiv_id", flat=True))
+
+
+def seen_reports(page: Page) -> list[str]:
+    """The arXiv ids each report of rows seen names, as the page sends them."""
+    reports: list[str] = []
+
+    def sent(request) -> None:
+        if "/feed/seen/" in request.url:
+            fields = re.findall(r'name="paper"\r\n\r\n([^\r]+)', request.post_data)
+            reports.extend(fields)
+
+    page.on("request", sent)
+    return reports
+
+
+def test_a_half_shown_title_and_a_tab_in_the_background_mark_nothing(reader_page):
+    page = reader_page
+    # The tab opens in the background (a link opened in a new tab).
+    page.add_init_script(
+        """window.hiddenTab = true;
+        Object.defineProperty(document, "hidden", {get: () => window.hiddenTab});
+        Object.defineProperty(document, "visibilityState",
+            {get: () => window.hiddenTab ? "hidden" : "visible"});"""
+    )
+    reports = seen_reports(page)
+    page.goto("/")
+    # A window whose bottom cuts the fourth row's title in half.
+    title = rows(page).nth(3).locator(".paper-title").bounding_box()
+    page.set_viewport_size(
+        {"width": 1280, "height": round(title["y"] + title["height"] / 2)}
+    )
+    page.reload()
+    ids = [rows(page).nth(n).get_attribute("data-paper") for n in range(4)]
+    page.wait_for_timeout(4500)  # SEEN_AFTER_MS and SEEN_BATCH_MS, and more
+    assert reports == []
+
+    page.evaluate(
+        """() => { window.hiddenTab = false;
+        document.dispatchEvent(new Event("visibilitychange")); }"""
+    )
+    with page.expect_request_finished(lambda request: "/feed/seen/" in request.url):
+        pass
+
+    assert sorted(reports) == sorted(ids[:3])  # the half-shown fourth is not
