@@ -210,29 +210,38 @@
   // --- Thumbs up / down ------------------------------------------------------
   // One form per paper; each button posts what it does (rating=up, down, or
   // clear when it is the one pressed), and the answer says the rating now.
-  async function submitRating(form, button) {
+  async function submitRating(form, value) {
     if (!claim(form)) return;
+    form.dataset.expected = value === "clear" ? "" : value;
+    let again = null;
     try {
       const body = new FormData(form);
-      body.set("rating", button.value);
+      body.set("rating", value);
       const data = await post(form, body);
       if (!("rating" in data)) throw new Failure("page");
       setRating(form, data.rating);
       const told = { up: "Thumbs up", down: "Thumbs down" };
       announce(form, told[data.rating] || "Rating cleared");
+      // + or - pressed again meanwhile asked for another rating (rate).
+      const wanted = form.dataset.wanted;
+      if (wanted !== undefined && wanted !== (data.rating || "")) {
+        again = wanted || "clear";
+      }
     } catch (error) {
       failed(form, error, () => {
         // The plain form post, with the button's own value.
-        const value = document.createElement("input");
-        value.type = "hidden";
-        value.name = "rating";
-        value.value = button.value;
-        form.append(value);
+        const rating = document.createElement("input");
+        rating.type = "hidden";
+        rating.name = "rating";
+        rating.value = value;
+        form.append(rating);
         form.submit();
       });
     } finally {
+      delete form.dataset.wanted;
       release(form);
     }
+    if (again) submitRating(form, again);
   }
 
   function setRating(form, rating) {
@@ -245,17 +254,22 @@
     });
   }
 
+  // + or - on a paper whose rating is on its way is kept, as S is
+  // (pressToggle): the rating asked for last is posted once the first answers.
   function rate(form, rating) {
     const button = form.querySelector(`button[data-rating=${rating}]`);
-    if (form.method === "post") submitRating(form, button);
-    else form.requestSubmit(button); // a visitor's: to log in and back
+    // A visitor's: to log in and back.
+    if (form.method !== "post") return form.requestSubmit(button);
+    if (!form.dataset.busy) return submitRating(form, button.value);
+    const from = form.dataset.wanted ?? form.dataset.expected;
+    form.dataset.wanted = from === rating ? "" : rating;
   }
 
   document.addEventListener("submit", (event) => {
     const form = event.target.closest("form.rating[method=post]");
     if (!form || !event.submitter) return;
     event.preventDefault();
-    submitRating(form, event.submitter);
+    submitRating(form, event.submitter.value);
   });
 
   // --- Selection, the side panel and the drawer ------------------------------
@@ -487,6 +501,7 @@
         const target = keyTarget();
         const form = target && target.querySelector("form.rating");
         if (!form) return;
+        if (event.repeat) break; // held down: one press
         rate(form, event.key === "-" ? "down" : "up");
         break;
       }

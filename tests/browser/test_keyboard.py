@@ -818,3 +818,35 @@ def test_a_half_shown_title_and_a_tab_in_the_background_mark_nothing(reader_page
         pass
 
     assert sorted(reports) == sorted(ids[:3])  # the half-shown fourth is not
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"), [("+-", Rating.DOWN), ("++", None), ("+-+", Rating.UP)]
+)
+def test_thumbs_pressed_again_while_the_rating_is_on_its_way_are_not_lost(
+    page, follower, keys, expected
+):
+    """+ then - at once (a change of mind): the second press was dropped while
+    the first was on its way, and the paper kept the first rating."""
+    page.goto("/topics/rl-agents/")
+    row = rows(page).nth(1)
+    arxiv_id = row.get_attribute("data-paper")
+    held = []  # the first rating, answered 0.6 s late
+    page.route(
+        "**/rate/", lambda route: route.continue_() if held else held.append(route)
+    )
+    page.keyboard.press("j")
+
+    for key in keys:
+        page.keyboard.press(key)
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(400)
+    held[0].continue_()
+
+    up, down = thumbs(row)
+    expect(up).to_have_attribute("aria-pressed", str(expected == Rating.UP).lower())
+    expect(down).to_have_attribute("aria-pressed", str(expected == Rating.DOWN).lower())
+    told = {Rating.UP: "Thumbs up", Rating.DOWN: "Thumbs down", None: "Rating cleared"}
+    title = row.locator(".paper-title").inner_text()
+    expect(page.locator("#status-message")).to_have_text(f"{told[expected]}: {title}")
+    assert rating_of(follower, arxiv_id) == expected
