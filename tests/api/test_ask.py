@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
 from tests.api.conftest import assert_error
+from topics.models import Question
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +85,26 @@ def test_a_question_with_no_english_word_says_to_ask_in_english(anonymous, corpu
         )
     english = anonymous.get(TOPIC_ASK, {"q": "agent"}).json()
     assert english["notice"] == ""
+
+
+@pytest.mark.parametrize("sent_by", ["cross-site", "same-site"])
+@pytest.mark.parametrize(
+    "address", [TOPIC_ASK, "/api/v1/papers/2606.00100/ask/"], ids=["topic", "paper"]
+)
+def test_a_question_from_another_site_is_not_asked_for_the_signed_in_reader(
+    corpus, alice, sent_by, address
+):
+    """The browser sends the reader's session cookie with a link from another
+    site: as on the ask page, it must neither write their recent questions nor
+    spend their hourly questions (nor the operator's model)."""
+    reader = APIClient()
+    reader.force_login(alice)
+
+    response = reader.get(address, {"q": "agent"}, HTTP_SEC_FETCH_SITE=sent_by)
+
+    assert_error(response, 403, "permission_denied")
+    assert not Question.objects.exists()
+    # From the site itself (its own script), or a client that is no browser.
+    asked = reader.get(address, {"q": "agent"}, HTTP_SEC_FETCH_SITE="same-origin")
+    assert asked.status_code == 200, asked.content
+    assert reader.get(address, {"q": "agent"}).status_code == 200

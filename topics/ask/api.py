@@ -11,6 +11,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -32,6 +33,7 @@ from topics.ask.asking import topic_scope
 from topics.ask.forms import MAX_QUESTION
 from topics.ask.fulltext import fulltext_state
 from topics.ask.retrieval import Scope
+from topics.ask.views import from_elsewhere
 from topics.limits import client_key
 from topics.limits import take
 from topics.query import follow_merges
@@ -125,6 +127,11 @@ class AnswerSerializer(serializers.Serializer):
 
 
 ERRORS = {
+    403: OpenApiResponse(
+        ErrorSerializer,
+        description="The browser says another site sent the request "
+        "(Sec-Fetch-Site): nothing is asked, as on the ask page.",
+    ),
     429: OpenApiResponse(
         ErrorSerializer,
         description="Over the question limit (MOMENTUM_ASK_RATE, pages and API "
@@ -152,6 +159,10 @@ class AskView(StrictQueryParams, APIView):
         return set(self.query_serializer().fields)
 
     def answer(self, request: Request, scope: Scope, question: str) -> Response:
+        if from_elsewhere(request):
+            # A link from another site comes with the reader's session cookie:
+            # it asks nothing for them, as on the ask page.
+            raise PermissionDenied("Ask from the ask page, or with an API token.")
         if wait := take(client_key(request)):
             raise Throttled(wait=wait)
         sources, answer = ask(scope, question, request.user)

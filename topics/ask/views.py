@@ -91,7 +91,7 @@ def _ask_page(
     status, wait = 200, 0
     if form.is_bound and not form.is_valid():
         status = 400
-    elif form.is_bound and form.question and _from_elsewhere(request):
+    elif form.is_bound and form.question and from_elsewhere(request):
         # Filled in, for the reader to ask by pressing Ask (from this site).
         context["from_elsewhere"] = True
     elif form.is_bound and form.question and request.method == "GET":
@@ -148,7 +148,7 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     if request.method != "GET":
         # A HEAD would ask, and count, a question (as on the page, _ask_page).
         return HttpResponseNotAllowed(["GET"])
-    if _from_elsewhere(request):
+    if from_elsewhere(request):
         return HttpResponse(
             "Ask from the ask page.", status=403, content_type="text/plain"
         )
@@ -188,7 +188,7 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
     return response
 
 
-def _from_elsewhere(request: HttpRequest) -> bool:
+def from_elsewhere(request: HttpRequest) -> bool:
     """Whether the browser says another site sent the request (Fetch
     Metadata): a link or a page there must not ask a question for the reader,
     which would write their recent questions and spend their hourly questions
