@@ -506,6 +506,48 @@ def test_api_notice_gives_no_provider_words(anonymous, agents, chat):
     assert "org-" not in body["notice"]
 
 
+def test_a_question_in_german_or_spanish_is_told_to_ask_in_english(
+    anonymous, agents, chat
+):
+    """German "die" matched the English word: a forecasting sentence about
+    the roll of a die was quoted, confidently, with no notice."""
+    record = paper_record(
+        "2606.00009",
+        title="Forecasting agent",
+        abstract="Our agent forecasts the roll of a die from past rolls.",
+    )
+    tag_papers(upsert_records([record]).changed_ids)
+    api = "/api/v1/topics/agents/ask/"
+
+    for question, language in [
+        ("Wie wird die Belohnung bei Agenten verteilt?", "German"),
+        ("¿Cómo se asigna el crédito en agentes de varios pasos?", "Spanish"),
+        ("Was ist Monte Carlo tree search?", "German"),
+    ]:
+        body = anonymous.get(api, {"q": question}).json()
+
+        assert body["answerer"] == "extractive", question
+        assert body["notice"] == (
+            "Questions are matched against the papers' English text: this one "
+            f"seems to be in {language}. Ask it in English."
+        )
+        assert "roll of a die" not in body["text"]
+    # Its English words are still quoted from, and no model is asked.
+    assert "Monte Carlo tree search" in body["text"]
+    assert not chat.requests
+    page = anonymous.get("/topics/agents/ask/", {"q": "Was ist tree search?"})
+    assert b"this one seems to be in German" in page.content
+
+    for question in [
+        "Do agents roll a die?",
+        'What does "Die Welt als Wille und Vorstellung" say about tree search?',
+    ]:
+        body = anonymous.get(api, {"q": question}).json()
+
+        assert body["notice"] == "", question
+        assert body["answerer"] == "chat"
+
+
 def test_api_records_a_signed_in_users_question(as_alice, agents, alice):
     as_alice.get("/api/v1/topics/agents/ask/", {"q": "tree"})
 

@@ -31,6 +31,7 @@ from topics.ask.retrieval import Scope
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import retrieve
 from topics.ask.retrieval import term_weights
+from topics.ask.text import question_language
 from topics.ask.text import written_in_latin
 from topics.models import Question
 from topics.models import Topic
@@ -96,6 +97,10 @@ ENGLISH_ONLY = (
     "Questions are matched against the papers' English text: this one has no "
     "English word to match. Ask it in English."
 )
+IN_ENGLISH = (
+    "Questions are matched against the papers' English text: this one seems to "
+    "be in {language}. Ask it in English."
+)
 
 
 def _offline_only(
@@ -106,15 +111,19 @@ def _offline_only(
     reading_order: bool = True,
 ) -> Answer | None:
     """The offline answer where no model is asked: no paper was retrieved, or
-    the question has no English word (which its notice says); else None."""
-    english = written_in_latin(question)
-    if english and sources:
+    the question has no English word or is in another language (which its
+    notice says); else None."""
+    latin = written_in_latin(question)
+    language = question_language(question) if latin else ""
+    if latin and not language and sources:
         return None
     answer = ExtractiveAnswerer(weights, reading_order=reading_order).answer(
         question, sources
     )
-    if not english:
+    if not latin:
         answer.notice = ENGLISH_ONLY
+    elif language:
+        answer.notice = IN_ENGLISH.format(language=language)
     return answer
 
 

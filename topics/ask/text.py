@@ -42,6 +42,53 @@ QUESTION_WORDS = frozenset(
     appear appeared appears month months week weeks year years right several
     lately latest kind kinds happen happens exist exists""".split()
 )
+# The commonest function words of the other languages most often written in
+# Latin letters, accents dropped (fold), as stop-word lists give them: a
+# question holding more of one language's than of English's is in that
+# language (the usual stop-word guess of a text's language).
+FOREIGN_STOP_WORDS = {
+    language: frozenset(words.split())
+    for language, words in {
+        "German": """der die das den dem des ein eine einer eines einem einen und
+            oder aber ist sind war wird werden wurde wurden hat haben nicht auch
+            mit von zu zum zur bei fur uber auf aus nach wie was wer wo warum
+            welche welcher welches ich wir sie es er man sich kann konnen gibt
+            durch zwischen dass wenn im am vom ins noch mehr sehr diese dieser
+            dieses""",
+        "Spanish": """el la los las un una unos unas y o pero es son esta estan
+            fue ser de del al en con por para sin sobre que como cual cuales
+            cuando donde quien porque se su sus lo le les mas muy entre hay
+            puede pueden este estos estas""",
+        "French": """le la les un une des du de et ou mais est sont etait etre a
+            au aux avec pour par sur dans sans que qu qui quoi quel quelle quels
+            quelles comment pourquoi ce cette ces il elle ils elles on se son sa
+            ses leur leurs ne pas plus tres entre peut peuvent""",
+        "Italian": """il lo la i gli le un una uno e o ma di del della dei delle
+            da in con per su tra fra che come quale quali quando dove chi perche
+            si non sono sia essere ha hanno piu molto questo questa questi
+            queste""",
+        "Portuguese": """o a os as um uma uns umas e ou mas de do da dos das em
+            no na nos nas com por para sem sobre que como qual quais quando onde
+            quem porque se seu sua nao sao esta estao foi ser mais muito entre
+            pode podem este isto""",
+        "Dutch": """de het een en of maar is zijn was wordt worden werd van in op
+            met voor door naar bij uit over tot dat die wat wie waar waarom hoe
+            welke niet ook er kan kunnen hebben heeft deze dit""",
+    }.items()
+}
+# Of those, words English uses too ("die casting", "de novo", "per token"):
+# they count for a language but cannot tell it from English alone.
+ENGLISH_TOO = STOP_WORDS | frozenset(
+    """die war man son con sin hay pas sans par plus come per chi ma door van er
+    hoe sem lo de et al la le non""".split()
+)
+# Text in double quotes or guillemets is quoted (a title), not the asker's own.
+QUOTED = re.compile(
+    '"[^"]*"|\u201c[^\u201d]*\u201d|\u201e[^\u201c\u201d]*[\u201c\u201d]'
+    "|\u00ab[^\u00bb]*\u00bb|\u00bb[^\u00ab]*\u00ab"
+)
+APOSTROPHE = re.compile("['\u2019]")  # "qu'est-ce", "what's"
+PUNCTUATION = ".,;:!?¿¡()[]'\"\u2018\u2019\u201c\u201d\u201e\u00ab\u00bb"
 # A citation group as models write them: [1], [1, 2], [1-3], or with an en dash.
 GROUP = re.compile(r"\[\s*\d{1,3}(?:\s*[-\u2013,;]\s*\d{1,3})*\s*\]")
 CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
@@ -66,9 +113,12 @@ ABBREVIATIONS = frozenset(
 def question_terms(text: str) -> list[str]:
     """The distinct content words of a question, lower-cased, in order."""
     terms: list[str] = []
+    stop_words = STOP_WORDS | FOREIGN_STOP_WORDS.get(
+        question_language(text), frozenset()
+    )
     for match in WORD.finditer(fold(text)):
         word = match.group(0)
-        if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+        if word in stop_words or (len(word) < 2 and not word.isdigit()):
             continue
         if word not in terms:
             terms.append(word)
@@ -79,10 +129,13 @@ def question_sequence(text: str) -> list[str | None]:
     """The question's words in order, hyphenated ones by part, lower-cased, with
     None where a stop word stands (so side-by-side content words can be told)."""
     sequence: list[str | None] = []
+    stop_words = STOP_WORDS | FOREIGN_STOP_WORDS.get(
+        question_language(text), frozenset()
+    )
     for match in WORD.finditer(fold(text)):
         for part in match.group(0).split("-"):
             short = len(part) < 2 and not part.isdigit()
-            ignored = part in STOP_WORDS or part in QUESTION_WORDS or short
+            ignored = part in stop_words or part in QUESTION_WORDS or short
             sequence.append(None if ignored else part)
     return sequence
 
@@ -215,3 +268,29 @@ def written_in_latin(text: str) -> bool:
     return not letters or any(
         unicodedata.name(character, "").startswith("LATIN") for character in letters
     )
+
+
+def question_language(text: str) -> str:
+    """The other language a question in Latin letters is evidently written in
+    ("German"), or "" for English or too little to tell: at least two of its
+    words, one of them no English word, are that language's stop words, and
+    more of them than are English ones. Quoted text (a title) does not count,
+    so "Was ist RLHF?" is German and "What does "Die Welt" say?" is English."""
+    words = [
+        fold(word)
+        for word in (
+            part.strip(PUNCTUATION)
+            for part in APOSTROPHE.sub(" ", QUOTED.sub(" ", text)).split()
+        )
+        # No language's stop word is hyphenated ("Non-convex", "O-RAN") or an
+        # acronym ("KAN").
+        if word.isalpha() and not (word.isupper() and len(word) > 1)
+    ]
+    english = sum(word in STOP_WORDS for word in words)
+    best, most = "", english
+    for language, stop_words in FOREIGN_STOP_WORDS.items():
+        found = [word for word in words if word in stop_words]
+        own = any(word not in ENGLISH_TOO for word in found)
+        if len(found) >= 2 and own and len(found) > most:
+            best, most = language, len(found)
+    return best
