@@ -548,6 +548,40 @@ def test_a_question_in_german_or_spanish_is_told_to_ask_in_english(
         assert body["answerer"] == "chat"
 
 
+def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations(
+    anonymous, client, agents
+):
+    """ "Ettin encoders [1]" read as citing source [1] of the answer, on the
+    page, in the stream and in the API: it is the abstract's own reference."""
+    record = paper_record(
+        "2606.00009",
+        title="Encoder agent",
+        abstract="Our agents build on the Ettin encoders [12, 13] with 17M "
+        "parameters. As shown in [4], Ettin encoders are fast.",
+    )
+    tag_papers(upsert_records([record]).changed_ids)
+    question = {"q": "Ettin encoders"}
+    quoted = "Our agents build on the Ettin encoders with 17M parameters."
+    left_out = "own sentences, without their own reference numbers such as [12];"
+
+    body = anonymous.get("/api/v1/topics/agents/ask/", question).json()
+    page = client.get("/topics/agents/ask/", question).content.decode()
+    events = dict(stream_of(client.get("/topics/agents/ask/stream/", question)))
+
+    assert body["claims"] == [{"text": quoted, "citations": [1]}]
+    assert body["text"] == f"{quoted} [1]"
+    assert quoted in page
+    assert left_out in page
+    assert events["fallback"]["claims"] == body["claims"]
+    assert left_out in events["done"]["attribution"]
+    plain = anonymous.get("/api/v1/topics/agents/ask/", {"q": "tree search"})
+    assert "[12" not in plain.json()["text"]
+    assert (
+        "without their own reference"
+        not in client.get("/topics/agents/ask/", {"q": "tree search"}).content.decode()
+    )
+
+
 def test_api_records_a_signed_in_users_question(as_alice, agents, alice):
     as_alice.get("/api/v1/topics/agents/ask/", {"q": "tree"})
 

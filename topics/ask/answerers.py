@@ -79,6 +79,7 @@ class Answer:
     notice: str = ""  # shown above the answer: why it is the offline one
     dropped: int = 0  # the model's sentences removed for citing nothing valid
     approaches: list[Approach] = field(default_factory=list)  # for the lead
+    references_left_out: bool = False  # quoted without "[12]" (extractive)
     by_number: dict[int, Source] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -132,9 +133,14 @@ class Answer:
     def attribution(self) -> str:
         """Who wrote the answer, said under it (the page, and the stream's end)."""
         if self.answerer == "extractive":
+            left_out = (
+                ", without their own reference numbers such as [12]"
+                if self.references_left_out
+                else ""
+            )
             return (
-                "Quoted from the papers' own sentences; each is followed by the "
-                "paper it comes from."
+                f"Quoted from the papers' own sentences{left_out}; each is "
+                "followed by the paper it comes from."
             )
         here = f" ({self.dropped} here)" if self.dropped else ""
         return (

@@ -42,6 +42,7 @@ from topics.ask.text import STOP_WORDS
 from topics.ask.text import join_names
 from topics.ask.text import question_sequence
 from topics.ask.text import stem
+from topics.ask.text import without_references
 
 MAX_CLAIMS = 5
 # On one paper (AskPDF) its abstract and passages may each give two sentences.
@@ -88,10 +89,21 @@ class ExtractiveAnswerer:
     def answer(self, question: str, sources: Sequence[Source]) -> Answer:
         sequence = question_sequence(question)
         wanted = list(dict.fromkeys(stem(word) for word in sequence if word))
-        candidates = scored_sentences(wanted, bigrams(sequence), sources, self.weights)
+        candidates, edited = [], set()
+        # A sentence is quoted without its paper's own reference numbers, or
+        # not at all where one is a word of it ("as shown in [12]").
+        for candidate in scored_sentences(
+            wanted, bigrams(sequence), sources, self.weights
+        ):
+            text = without_references(candidate.text)
+            if text is not None and text != candidate.text:
+                candidate = replace(candidate, text=text)
+                edited.add(text)
+            if text is not None:
+                candidates.append(candidate)
         one_paper = len({source.paper.pk for source in sources}) == 1
         groups = _choose(candidates, one_paper)
-        claims = []
+        claims, references_left_out = [], False
         for index, group in enumerate(groups):
             more = 0 if one_paper else (FIRST_CLAIM_MORE if index == 0 else 1)
             quoted = sorted(
@@ -100,12 +112,14 @@ class ExtractiveAnswerer:
             )
             text = " ".join(c.text for c in quoted)
             claims.append(Claim(text=text, citations=_numbers(group)))
+            references_left_out |= any(c.text in edited for c in quoted)
         approaches = [] if one_paper else _approaches(groups, sources)
         answer = Answer(
             claims=claims,
             sources=list(sources),
             answerer=self.name,
             approaches=approaches,
+            references_left_out=references_left_out,
         )
         return in_reading_order(answer) if self.reading_order else answer
 
@@ -289,4 +303,5 @@ def in_reading_order(answer: Answer) -> Answer:
             Approach(name=a.name, citations=tuple(new[n] for n in a.citations))
             for a in answer.approaches
         ],
+        references_left_out=answer.references_left_out,
     )

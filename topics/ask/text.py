@@ -94,6 +94,12 @@ GROUP = re.compile(r"\[\s*\d{1,3}(?:\s*[-\u2013,;]\s*\d{1,3})*\s*\]")
 CITED_NUMBERS = re.compile(r"(\d{1,3})(?:\s*[-\u2013]\s*(\d{1,3}))?")
 INTERVAL = re.compile(r"\[\s*\d{1,3}\s*,\s*\d{1,3}\s*\]")  # [0, 1], [2, 8]
 ZERO = re.compile(r"(?<!\d)0+(?!\d)")
+# An abstract's own reference numbers, after a word and a space: "encoders [1]",
+# "irregularities [2, 3]", "trees [21], [68]"; not an interval after "in" or "="
+# ("m in [2, 10]"), nor one glued to its word, an index or a name ("ICC[2,1]").
+REFERENCE = re.compile(rf"(\S*)\s+((?:{GROUP.pattern})(?:\s*,?\s*{GROUP.pattern})*)")
+REFERRED_AFTER = frozenset("in of and or by see cf from to with as on at than".split())
+INTERVAL_AFTER = frozenset("in \u2208 = within between range interval".split())
 SENTENCE_END = re.compile(r"[.!?]+$")  # "." "!!" "..."
 # A list item's mark at the start of a line: "- ", "* ", "• ", "1. ", "2) ".
 LIST_MARK = r"(?:[-*\u2022]|\d{1,2}[.)])[ \t]"
@@ -259,6 +265,26 @@ def citations_of(sentence: str) -> tuple[list[int], str]:
         for first, last in CITED_NUMBERS.findall(group):
             numbers.update(dict.fromkeys(range(int(first), int(last or first) + 1)))
     return list(numbers), text if text.endswith(stop) else text + stop
+
+
+def without_references(sentence: str) -> str | None:
+    """The sentence without the bracketed reference numbers of its paper's own
+    bibliography, which in an answer would read as its citations; None when
+    one is a word of the sentence ("as shown in [12]"), which cannot go."""
+    kept: list[str | None] = []
+
+    def drop(match: re.Match[str]) -> str:
+        word, group = match.groups()
+        if ZERO.search(group) or (
+            INTERVAL.fullmatch(group) and fold(word) in INTERVAL_AFTER
+        ):
+            return match.group(0)
+        if fold(word).rstrip(".") in REFERRED_AFTER:
+            kept.append(None)
+        return word
+
+    edited = REFERENCE.sub(drop, sentence)
+    return None if kept else edited
 
 
 def written_in_latin(text: str) -> bool:
