@@ -537,6 +537,10 @@ def test_a_question_in_german_or_spanish_is_told_to_ask_in_english(
     assert not chat.requests
     page = anonymous.get("/topics/agents/ask/", {"q": "Was ist tree search?"})
     assert b"this one seems to be in German" in page.content
+    # Nothing matched, but other words are not what the notice asks for.
+    german = anonymous.get("/topics/agents/ask/", {"q": "Wie wird die Belohnung?"})
+    assert b"seems to be in German" in german.content
+    assert b"Try other words" not in german.content
 
     for question in [
         "Do agents roll a die?",
