@@ -29,6 +29,7 @@ from operator import and_
 from operator import or_
 from typing import Any
 
+from django.apps import apps
 from django.contrib.postgres.search import SearchQueryField
 from django.db import connection
 from django.db.models import BooleanField
@@ -202,7 +203,15 @@ def filtered_papers(
     """Papers passing the filters (all papers with none)."""
     papers = Paper.objects.all()
     if topic:
-        papers = papers.filter(paper_topics__topic__slug=topic)
+        # By the topic's id, read first: joined to its slug, the planner could
+        # not know how many papers the topic holds, and read every paper of a
+        # large one to sort them (22,815 of 100,000: 430 ms for a page of 25).
+        # Topics build on this app: looked up by name, not imported.
+        topics = apps.get_model("topics", "Topic").objects.filter(slug=topic)
+        topic_id = topics.values_list("pk", flat=True).first()
+        if topic_id is None:
+            return papers.none()
+        papers = papers.filter(paper_topics__topic_id=topic_id)
     if category:
         papers = papers.filter(categories__code=category)
     if date_from:

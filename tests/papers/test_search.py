@@ -39,9 +39,10 @@ from tests.topics.factories import make_topic
 from topics.models import Topic
 from topics.tagging import tag_papers
 
-# A search page rendered anew (README), its windows included, and for a
-# reader whether they saved this search already.
-MAX_PAGE_QUERIES = 14
+# A search page rendered anew (README), its windows included, for a reader
+# whether they saved this search already, and a topic filter's topic (read by
+# its id: papers.search.filtered_papers).
+MAX_PAGE_QUERIES = 15
 POSTGRESQL = connection.vendor == "postgresql"
 postgresql_only = pytest.mark.skipif(not POSTGRESQL, reason="PostgreSQL only")
 sqlite_only = pytest.mark.skipif(
