@@ -578,8 +578,10 @@ def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations(
     assert left_out in page
     assert events["fallback"]["claims"] == body["claims"]
     assert left_out in events["done"]["attribution"]
+    assert left_out in body["attribution"]
     plain = anonymous.get("/api/v1/topics/agents/ask/", {"q": "tree search"})
     assert "[12" not in plain.json()["text"]
+    assert "without their own reference" not in plain.json()["attribution"]
     assert (
         "without their own reference"
         not in client.get("/topics/agents/ask/", {"q": "tree search"}).content.decode()

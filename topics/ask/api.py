@@ -113,6 +113,11 @@ class AnswerSerializer(serializers.Serializer):
     )
     claims = ClaimSerializer(many=True)
     dropped = serializers.IntegerField(help_text="Model sentences removed as uncited.")
+    attribution = serializers.CharField(
+        help_text="Who wrote the answer, as the page says under it: quoted from the "
+        "papers' own sentences (and whether their own reference numbers such as [12] "
+        "were left out), or a model's, with the sentences removed."
+    )
     cited = SourceSerializer(many=True)
     also_relevant = SourceSerializer(
         many=True, help_text="Retrieved papers the answer does not cite."

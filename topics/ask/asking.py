@@ -206,6 +206,7 @@ def answer_data(answer: Answer) -> dict:
             for claim in answer.claims
         ],
         "dropped": answer.dropped,
+        "attribution": answer.attribution,
         "cited": [source_data(source) for source in answer.cited],
         "also_relevant": [source_data(source) for source in answer.also_relevant],
     }
