@@ -4,9 +4,11 @@ a test digest."""
 from __future__ import annotations
 
 from datetime import date
+from datetime import datetime
 from datetime import timedelta
 from math import ceil
 
+from django.db import transaction
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
@@ -73,7 +75,26 @@ def send_test_digest(*, user: User) -> tuple[Digest, bool]:
         raise TestDigestRefused(NOTHING_HELD)
     if not user.emailaddress_set.filter(verified=True).exists():  # type: ignore[attr-defined]  # allauth
         raise TestDigestRefused("Verify your email address first.")
-    now = timezone.now()
+    # One request at a time per reader, from the check to the digest made: two
+    # presses at once both found no test digest sent a moment ago.
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user.pk).exists()
+        now = timezone.now()
+        _refuse_another_so_soon(user, now)
+        latest = preview_content(user, at=now, site_url="", fresh=True)
+        if not latest.sections:
+            raise TestDigestRefused(_why_empty(latest.since, sources))
+        digest = request_test_digest(user=user)
+    queued = send(send_digest, digest.pk)
+    if not queued:
+        leave_to_the_sweep(digest.pk)
+    digest.refresh_from_db()
+    return digest, queued
+
+
+def _refuse_another_so_soon(user: User, now: datetime) -> None:
+    """Raise TestDigestRefused when a test digest went (or waits to go) within
+    TEST_DIGEST_INTERVAL."""
     # One that failed sent nothing: another may go at once.
     last = (
         Digest.objects.filter(
@@ -96,15 +117,6 @@ def send_test_digest(*, user: User) -> tuple[Digest, bool]:
         else:
             said = "A test digest is on its way"
         raise TestDigestRefused(f"{said}; try again in {wait} minute{pluralize(wait)}.")
-    latest = preview_content(user, at=now, site_url="", fresh=True)
-    if not latest.sections:
-        raise TestDigestRefused(_why_empty(latest.since, sources))
-    digest = request_test_digest(user=user)
-    queued = send(send_digest, digest.pk)
-    if not queued:
-        leave_to_the_sweep(digest.pk)
-    digest.refresh_from_db()
-    return digest, queued
 
 
 def _why_empty(since: date, sources: list[str]) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import smtplib
+import threading
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -15,12 +17,14 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings
 from django.core import mail
+from django.db import connection
 from django.test import Client
 from django.utils.html import escape
 
 import notifications.tasks
 from accounts.models import DigestPreferences
 from accounts.models import User
+from notifications import preferences
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.delivery import send_digests
@@ -736,3 +740,48 @@ def test_settings_count_a_digests_new_papers_as_its_subject_does(subscriber):
     page = signed_in(subscriber).get("/settings/").content.decode()
 
     assert "sent with 96 new papers, 30 shown (" in page
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="threads writing at once: PostgreSQL only"
+)
+@pytest.mark.django_db(transaction=True)
+def test_two_test_digests_asked_at_once_send_one(
+    subscriber, agents, settings, monkeypatch
+):
+    """Two presses at once (two tabs, a double click without JavaScript) both
+    found no test digest sent a moment ago, and both sent one."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    add_papers(agents, datetime.now(UTC).date() - timedelta(days=3), title="Shown")
+    # Each request waits here a moment for the other: both past the check.
+    both_past_the_check = threading.Barrier(2)
+    preview = preferences.preview_content
+
+    def meeting_preview(*args, **kwargs):
+        # Or the other waits for this one to finish.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_past_the_check.wait(timeout=1)
+        return preview(*args, **kwargs)
+
+    monkeypatch.setattr(preferences, "preview_content", meeting_preview)
+    refused = []
+
+    def press() -> None:
+        try:
+            preferences.send_test_digest(user=User.objects.get(pk=subscriber.pk))
+        except preferences.TestDigestRefused as refusal:
+            refused.append(str(refusal))
+        finally:
+            connection.close()
+
+    presses = [threading.Thread(target=press) for _ in range(2)]
+    for thread in presses:
+        thread.start()
+    for thread in presses:
+        thread.join(30)
+
+    assert len(mail.outbox) == 1
+    assert Digest.objects.filter(kind=Digest.Kind.TEST).count() == 1
+    # Told as the second press alone would be (sent, or still on its way).
+    [told] = refused
+    assert told.endswith("; try again in 2 minutes.")
