@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Iterator
 
 from papers.models import Paper
 from papers.names import printed_authors
@@ -68,8 +69,11 @@ def bibtex_entry(paper: Paper) -> str:
     return f"@misc{{{cite_key(paper)},\n{body}\n}}\n"
 
 
-def bibtex_file(papers: Iterable[Paper]) -> str:
-    return "\n".join(bibtex_entry(paper) for paper in papers)
+def bibtex_file(papers: Iterable[Paper]) -> Iterator[str]:
+    """The entries, a blank line between them, one at a time (a download
+    streams them)."""
+    for index, paper in enumerate(papers):
+        yield ("\n" if index else "") + bibtex_entry(paper)
 
 
 def cite_key(paper: Paper) -> str:

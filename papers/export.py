@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterable
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -62,8 +63,11 @@ def ris_entry(paper: Paper) -> str:
     return body + "ER  - \r\n"
 
 
-def ris_file(papers: Iterable[Paper]) -> str:
-    return "\r\n".join(ris_entry(paper) for paper in papers)
+def ris_file(papers: Iterable[Paper]) -> Iterator[str]:
+    """The records, a blank line between them, one at a time (a download
+    streams them)."""
+    for index, paper in enumerate(papers):
+        yield ("\r\n" if index else "") + ris_entry(paper)
 
 
 def _ris_name(name: str) -> str:
@@ -99,15 +103,15 @@ def csl_item(paper: Paper) -> dict[str, Any]:
     return {name: value for name, value in item.items() if value}
 
 
-def csl_json(papers: Iterable[Paper]) -> str:
-    """A CSL-JSON file: an array of items."""
-    # An item at a time, as json.dumps(items, indent=2) would write each.
-    items = (
-        textwrap.indent(json.dumps(csl_item(paper), ensure_ascii=False, indent=2), "  ")
-        for paper in papers
-    )
-    body = ",\n".join(items)
-    return f"[\n{body}\n]\n" if body else "[]\n"
+def csl_json(papers: Iterable[Paper]) -> Iterator[str]:
+    """A CSL-JSON file, an array of items, an item at a time (a download
+    streams them), as json.dumps(items, indent=2) would write it."""
+    before = "[\n"
+    for paper in papers:
+        item = json.dumps(csl_item(paper), ensure_ascii=False, indent=2)
+        yield before + textwrap.indent(item, "  ")
+        before = ",\n"
+    yield "[]\n" if before == "[\n" else "\n]\n"
 
 
 def _csl_name(name: str) -> dict[str, str]:

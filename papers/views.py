@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,8 @@ from django.http import HttpResponse
 from django.http import HttpResponseBadRequest
 from django.http import HttpResponseForbidden
 from django.http import JsonResponse
+from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
@@ -267,7 +270,7 @@ def saved(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def saved_bibtex(request: HttpRequest) -> HttpResponse:
+def saved_bibtex(request: HttpRequest) -> HttpResponseBase:
     """BibTeX of the user's saved papers: all, or those ticked (`?id=` repeated)."""
     return _saved_export(
         request, bibtex_file, "application/x-bibtex; charset=utf-8", "bib"
@@ -275,13 +278,13 @@ def saved_bibtex(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def saved_ris(request: HttpRequest) -> HttpResponse:
+def saved_ris(request: HttpRequest) -> HttpResponseBase:
     """RIS of the user's saved papers, chosen as for BibTeX."""
     return _saved_export(request, ris_file, RIS_CONTENT_TYPE, "ris")
 
 
 @login_required
-def saved_csl_json(request: HttpRequest) -> HttpResponse:
+def saved_csl_json(request: HttpRequest) -> HttpResponseBase:
     """CSL-JSON of the user's saved papers, chosen as for BibTeX."""
     return _saved_export(request, csl_json, CSL_CONTENT_TYPE, "json")
 
@@ -291,10 +294,10 @@ EXPORT_CHUNK = 500
 
 def _saved_export(
     request: HttpRequest,
-    write: Callable[[Iterable[Paper]], str],
+    write: Callable[[Iterable[Paper]], Iterator[str]],
     content_type: str,
     extension: str,
-) -> HttpResponse:
+) -> HttpResponseBase:
     """The saved papers (all, or those ticked: `?id=` repeated) as a download.
     The ticked papers' form sends `ticked`: with none ticked, or none of them
     saved now, it says so and exports nothing, rather than all of them as the
@@ -322,9 +325,10 @@ def _saved_export(
                 "None of the ticked papers is saved now: here are those that are.",
             )
             return redirect("saved")
-    # Read in chunks, each written and let go: a library of thousands of papers
-    # holds no more than a chunk of them at once, besides the file.
-    response = HttpResponse(
+    # Read in chunks (each with its categories) and sent as it is written: a
+    # library of thousands of papers holds no more than a chunk of them at once,
+    # and its first bytes go out before its last paper is read.
+    response = StreamingHttpResponse(
         write(papers.iterator(chunk_size=EXPORT_CHUNK)), content_type=content_type
     )
     filename = f"momentum-saved.{extension}"

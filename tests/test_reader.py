@@ -169,10 +169,10 @@ def test_bibtex_of_all_or_ticked_saved_papers(reader, alice, topic):
         )
 
     everything = reader.get("/saved/bibtex/")
-    ticked = reader.get("/saved/bibtex/?id=2606.00001").content.decode()
+    ticked = reader.get("/saved/bibtex/?id=2606.00001").getvalue().decode()
 
     assert everything["Content-Disposition"].startswith("attachment")
-    text = everything.content.decode()
+    text = everything.getvalue().decode()
     assert text.count("@misc{") == 2
     assert "eprint = {2606.00001}" in text
     assert r"\& {braces} 100\% \_under\_" in text  # TeX kept, specials escaped

@@ -18,8 +18,11 @@ from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from pybtex.database import parse_string as parse_bibtex
 
+from papers.bibtex import bibtex_entry
 from papers.export import csl_item
+from papers.export import ris_entry
 from papers.ingest.upsert import upsert_records
+from papers.library import saved_papers
 from papers.models import Author
 from papers.models import Paper
 from papers.models import SavedPaper
@@ -63,6 +66,11 @@ def saved(alice) -> list[Paper]:
     return papers
 
 
+def body(response) -> str:
+    """A download's text, streamed or not."""
+    return response.getvalue().decode()
+
+
 def by_number(records: list[dict], key: str) -> dict[str, dict]:
     return {record[key]: record for record in records}
 
@@ -102,7 +110,7 @@ def test_ris_download_is_read_back_by_rispy(reader, saved):
     assert response["Content-Disposition"] == (
         'attachment; filename="momentum-saved.ris"'
     )
-    records = by_number(rispy.loads(response.text), "issn")
+    records = by_number(rispy.loads(body(response)), "issn")
     assert set(records) == {"arXiv:2606.00001", "arXiv:2606.00002"}
     first = records["arXiv:2606.00001"]
     assert first["type_of_reference"] == "RPRT"
@@ -124,7 +132,7 @@ def test_ris_download_is_read_back_by_rispy(reader, saved):
 
 
 def test_ris_of_a_paper_without_doi_leaves_it_out(reader, saved):
-    records = by_number(rispy.loads(reader.get("/saved/ris/").text), "issn")
+    records = by_number(rispy.loads(body(reader.get("/saved/ris/"))), "issn")
 
     plain = records["arXiv:2606.00002"]
     assert "doi" not in plain
@@ -143,10 +151,10 @@ def test_several_dois_and_a_tex_journal_reference_are_read_as_the_page_shows_the
 
     [ris] = [
         r
-        for r in rispy.loads(reader.get("/saved/ris/").text)
+        for r in rispy.loads(body(reader.get("/saved/ris/")))
         if r["issn"] == "arXiv:2606.00002"
     ]
-    csl = by_number(json.loads(reader.get("/saved/csl.json/").text), "id")
+    csl = by_number(json.loads(body(reader.get("/saved/csl.json/"))), "id")
     page = anonymous.get("/papers/2606.00002/").text
 
     note = "Journal reference: Antoni Casas-i-Muñoz, Glottometrics 60, pp. 69\u2013103"
@@ -156,7 +164,7 @@ def test_several_dois_and_a_tex_journal_reference_are_read_as_the_page_shows_the
     # Each DOI once: RIS has a DO per DOI, CSL-JSON (one DOI) the first.
     assert (
         "DO  - 10.2514/6.2026-2042\r\nDO  - 10.2514/6.2026-2042.c1\r\nN1  - "
-    ) in reader.get("/saved/ris/").text
+    ) in body(reader.get("/saved/ris/"))
     assert csl["arxiv:2606.00002"]["DOI"] == "10.2514/6.2026-2042"
     assert (
         '<dt>DOIs</dt><dd><a href="https://doi.org/10.2514/6.2026-2042">'
@@ -168,7 +176,7 @@ def test_several_dois_and_a_tex_journal_reference_are_read_as_the_page_shows_the
 def test_bibtex_names_split_as_bibtex_splits_them(reader, saved):
     """pybtex splits names by BibTeX's own rules: a group is one name, not a
     Mr Collaboration, and a suffix is not a family name."""
-    entries = parse_bibtex(reader.get("/saved/bibtex/").text, "bibtex").entries
+    entries = parse_bibtex(body(reader.get("/saved/bibtex/")), "bibtex").entries
 
     people = {
         key: [
@@ -193,13 +201,13 @@ def test_bibtex_names_split_as_bibtex_splits_them(reader, saved):
 
 
 def test_ris_of_ticked_papers_only(reader, saved):
-    text = reader.get("/saved/ris/?id=2606.00002").text
+    text = body(reader.get("/saved/ris/?id=2606.00002"))
 
     assert [r["title"] for r in rispy.loads(text)] == ["Plain Agents"]
 
 
 def test_the_ticked_papers_form_sends_only_those(reader, saved):
-    text = reader.get("/saved/ris/?ticked=1&id=2606.00002").text
+    text = body(reader.get("/saved/ris/?ticked=1&id=2606.00002"))
 
     assert [r["title"] for r in rispy.loads(text)] == ["Plain Agents"]
 
@@ -233,8 +241,8 @@ def test_exports_hold_only_the_readers_own_papers(saved, bob):
     from tests.clients import signed_in
 
     as_bob = signed_in(bob)
-    assert rispy.loads(as_bob.get("/saved/ris/").text) == []
-    assert as_bob.get("/saved/csl.json/?id=2606.00001").json() == []
+    assert rispy.loads(body(as_bob.get("/saved/ris/"))) == []
+    assert json.loads(body(as_bob.get("/saved/csl.json/?id=2606.00001"))) == []
 
 
 @pytest.mark.parametrize("path", ["/saved/ris/", "/saved/csl.json/"])
@@ -246,8 +254,11 @@ def test_exports_need_signing_in(client, db, path):
 
 
 def export_queries(reader, path: str) -> int:
+    """Those of reading the whole download: a streamed one reads as it is sent."""
     with CaptureQueriesContext(connection) as queries:
-        assert reader.get(path).status_code == 200
+        response = reader.get(path)
+        assert response.status_code == 200
+        body(response)
     return len(queries)
 
 
@@ -274,6 +285,7 @@ def test_an_export_costs_as_many_queries_for_30_papers_as_for_2(
 def test_csl_json_download_has_the_items(reader, saved, django_assert_max_num_queries):
     with django_assert_max_num_queries(6):
         response = reader.get("/saved/csl.json/")
+        text = body(response)
 
     assert response["Content-Type"] == (
         "application/vnd.citationstyles.csl+json; charset=utf-8"
@@ -281,7 +293,7 @@ def test_csl_json_download_has_the_items(reader, saved, django_assert_max_num_qu
     assert response["Content-Disposition"] == (
         'attachment; filename="momentum-saved.json"'
     )
-    items = by_number(json.loads(response.content), "number")
+    items = by_number(json.loads(text), "number")
     first = items["arXiv:2606.00001"]
     assert first == {
         "id": "arxiv:2606.00001",
@@ -313,7 +325,7 @@ def test_csl_json_download_has_the_items(reader, saved, django_assert_max_num_qu
 
 
 def test_csl_json_renders_a_bibliography_with_citeproc(reader, saved):
-    items = json.loads(reader.get("/saved/csl.json/").content)
+    items = json.loads(body(reader.get("/saved/csl.json/")))
     source = CiteProcJSON(items)
     style = CitationStylesStyle(HARVARD, validate=False)
     bibliography = CitationStylesBibliography(style, source, formatter.plain)
@@ -346,7 +358,7 @@ def test_every_citation_names_the_authors_as_the_paper_prints_them(
     )
     api = anonymous.get("/api/v1/papers/2606.00001/").json()
     page = anonymous.get("/papers/2606.00001/").text
-    library = reader.get("/saved/bibtex/").text
+    library = body(reader.get("/saved/bibtex/"))
 
     assert "Ludwig Van Der Waals" in page  # the author's link
     assert "Ludwig van der Waals" in page  # its BibTeX
@@ -370,15 +382,96 @@ def test_a_library_is_exported_whole_across_its_read_chunks(reader, saved, monke
 
     monkeypatch.setattr(QuerySet, "iterator", read)
 
-    records = rispy.loads(reader.get("/saved/ris/").text)
-    items = json.loads(reader.get("/saved/csl.json/").text)
-    entries = parse_bibtex(reader.get("/saved/bibtex/").text, "bibtex").entries
+    records = rispy.loads(body(reader.get("/saved/ris/")))
+    items = json.loads(body(reader.get("/saved/csl.json/")))
+    entries = parse_bibtex(body(reader.get("/saved/bibtex/")), "bibtex").entries
 
     assert [r["issn"] for r in records] == ["arXiv:2606.00002", "arXiv:2606.00001"]
     assert [r["keywords"] for r in records] == [["cs.AI"], ["cs.LG", "cs.AI"]]
     assert [item["id"] for item in items] == ["arxiv:2606.00002", "arxiv:2606.00001"]
     assert list(entries) == ["arxiv:2606.00002", "arxiv:2606.00001"]
     assert chunks == [1, 1, 1]  # each format read its papers a chunk at a time
+
+
+# A library's file as the exports wrote it whole, in one string, before they
+# streamed: the streamed file must be the same, byte for byte.
+WHOLE = {
+    "/saved/bibtex/": lambda papers: "\n".join(bibtex_entry(p) for p in papers),
+    "/saved/ris/": lambda papers: "\r\n".join(ris_entry(p) for p in papers),
+    "/saved/csl.json/": lambda papers: (
+        json.dumps([csl_item(p) for p in papers], ensure_ascii=False, indent=2) + "\n"
+    ),
+}
+
+
+@pytest.fixture
+def awkward(alice, saved) -> None:
+    """Besides alice's two papers: one of 60 authors with TeX and accents in
+    its title and abstract, and one with no date."""
+    upsert_records(
+        [
+            paper_record(
+                "2606.00003",
+                title="Müller's $O(n^2)$ \\textit{Über}-Agents {with} 100% & #1",
+                authors=tuple(f"Zoë Ångström{n} de la Peña" for n in range(60)),
+                abstract='Quotes "and" \\\\ backslashes,\ttabs\nand $\\mathcal{O}$.',
+                categories=("stat.ML",),
+            ),
+            paper_record("2606.00004", title="Undated Agents", categories=()),
+        ]
+    )
+    Paper.objects.filter(arxiv_id="2606.00004").update(published=None)
+    for paper in Paper.objects.filter(arxiv_id__in=["2606.00003", "2606.00004"]):
+        SavedPaper.objects.create(user=alice, paper=paper)
+
+
+@pytest.mark.parametrize("path", list(WHOLE))
+def test_a_streamed_export_is_the_file_written_whole(
+    alice, reader, awkward, path, monkeypatch
+):
+    """For all four papers across chunks of three, for one, and for none."""
+    monkeypatch.setattr("papers.views.EXPORT_CHUNK", 3)
+    papers = list(saved_papers(alice).prefetch_related("categories"))
+    write = WHOLE[path]
+
+    assert reader.get(path).getvalue() == write(papers).encode()
+    assert reader.get(f"{path}?id=2606.00003").getvalue() == (
+        write([p for p in papers if p.arxiv_id == "2606.00003"]).encode()
+    )
+    SavedPaper.objects.filter(user=alice).delete()
+    assert reader.get(path).getvalue() == write([]).encode()
+
+
+@pytest.mark.parametrize("path", list(WHOLE))
+def test_an_export_streams_reading_its_papers_as_it_is_sent(reader, saved, path):
+    """A library of thousands is neither read nor written whole before its
+    first bytes go out."""
+    response = reader.get(path)
+
+    assert response.streaming
+    assert response["Content-Disposition"].startswith("attachment; filename=")
+    with CaptureQueriesContext(connection) as queries:
+        body(response)
+    assert any('"papers_paper"' in query["sql"] for query in queries)
+
+
+@pytest.mark.parametrize("path", list(WHOLE))
+def test_an_exports_queries_grow_by_the_chunk_not_by_the_paper(
+    alice, reader, path, monkeypatch
+):
+    """One paper and 120 in chunks of 50: two chunks more, each its papers'
+    categories read at once."""
+    monkeypatch.setattr("papers.views.EXPORT_CHUNK", 50)
+    records = [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(120)]
+    papers = Paper.objects.filter(pk__in=upsert_records(records).changed_ids)
+    SavedPaper.objects.create(user=alice, paper=papers.order_by("arxiv_id").first())
+    reader.get(path)  # the session and user, read once and kept
+    one = export_queries(reader, path)
+    SavedPaper.objects.bulk_create(
+        SavedPaper(user=alice, paper=paper) for paper in papers.order_by("arxiv_id")[1:]
+    )
+
+    assert export_queries(reader, path) == one + 2
 
 
 def test_saved_page_offers_each_format_for_all_and_for_the_ticked(reader, saved):
