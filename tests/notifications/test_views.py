@@ -44,6 +44,8 @@ from topics.models import Follow
 from topics.models import Topic
 from topics.saved_searches import create_search
 
+POSTGRESQL = connection.vendor == "postgresql"
+
 pytestmark = pytest.mark.django_db
 
 PREVIEW = "/digest/preview/"
@@ -742,9 +744,7 @@ def test_settings_count_a_digests_new_papers_as_its_subject_does(subscriber):
     assert "sent with 96 new papers, 30 shown (" in page
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="threads writing at once: PostgreSQL only"
-)
+@pytest.mark.skipif(not POSTGRESQL, reason="threads writing at once: PostgreSQL only")
 @pytest.mark.django_db(transaction=True)
 def test_two_test_digests_asked_at_once_send_one(
     subscriber, agents, settings, monkeypatch
