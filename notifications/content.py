@@ -263,6 +263,7 @@ def _papers(paper_ids: set[int]) -> Mapping[int, Paper]:
             "abstract",
             "author_names",
             "first_announced",
+            "withdrawn",
         )
         .prefetch_related(
             Prefetch("authorships", queryset=first_authors, to_attr="first_authorships")

@@ -25,6 +25,7 @@ from notifications.plan import share_slots
 from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Authorship
+from papers.models import Paper
 from tests.notifications.factories import add_papers
 from tests.notifications.factories import sent_weekly_digest
 from tests.topics.factories import make_topic
@@ -360,3 +361,21 @@ def test_a_late_papers_day_is_the_digests_first_and_its_sections(alice, agents, 
     agents_more, robots_more = (s.more_url for s in content.sections)
     assert agents_more.endswith(f"from={MONDAY - 2 * WEEK}")
     assert robots_more.endswith(f"from={MONDAY - WEEK}")
+
+
+def test_a_withdrawn_paper_says_so_in_both_bodies(alice, agents):
+    """A paper withdrawn before its digest went out is mailed as its row on the
+    site shows it: marked withdrawn, not as new work to read."""
+    Follow.objects.create(user=alice, topic=agents)
+    add_papers(agents, MONDAY, title="Kept agents")
+    [gone] = add_papers(agents, MONDAY, title="Withdrawn agents")
+    Paper.objects.filter(pk=gone.pk).update(withdrawn=True)
+
+    [content] = shape_digests(
+        [plan_digests([weekly(alice)])[alice.pk]], "https://m.example"
+    )
+    rendered = render_digest(user=alice, content=content, digest_id=None)
+
+    assert "* Withdrawn agents (withdrawn)\n" in rendered.text
+    assert "* Kept agents\n" in rendered.text
+    assert rendered.html.count("Withdrawn</span>") == 1
