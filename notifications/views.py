@@ -41,6 +41,7 @@ from notifications.tokens import opens_digest
 from notifications.tokens import read_token
 from topics.following import set_muted
 from topics.models import Follow
+from topics.query import topic_at
 
 # A sent digest's id in the view-in-browser link.
 DIGEST_ID = re.compile(r"[0-9]{1,18}")
@@ -158,7 +159,10 @@ def test_digest(request: HttpRequest) -> HttpResponse:
 @login_required_back("accounts:settings")
 def mute(request: HttpRequest, slug: str) -> HttpResponse:
     muted = request.POST.get("muted") == "1"
-    follow = Follow.objects.filter(user=signed_in(request), topic__slug=slug).first()
+    # A former slug (a page open from before a rename or a merge) names the
+    # topic it leads to.
+    topic = topic_at(slug)
+    follow = Follow.objects.filter(user=signed_in(request), topic=topic).first()
     if follow is None:
         raise Http404("You do not follow that topic")
     set_muted(follow, muted)

@@ -112,6 +112,15 @@ def topic_at(slug: str) -> Topic:
     return topic
 
 
+def active_topic_at(slug: str) -> Topic:
+    """The active topic at this slug or at a former one of it (a page open
+    from before a new slug or a merge), or 404."""
+    topic = topic_at(slug)
+    if not topic.is_active:
+        raise Http404(f"No active topic {slug}.")
+    return topic
+
+
 def merged_into(slug: str) -> Topic | None:
     """The active topic a merged-away topic's slug now leads to, if any."""
     return Topic.objects.filter(is_active=True, aliases__slug=slug).only("slug").first()

@@ -58,6 +58,7 @@ from topics.following import set_following
 from topics.models import Follow
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.query import active_topic_at
 from topics.query import active_topics
 from topics.query import get_active_topic
 from topics.query import related_topics
@@ -412,7 +413,7 @@ def follow(request: HttpRequest, slug: str) -> HttpResponse:
 def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     """A reader's "Not relevant?" button: a flag for the curators, then back to
     the paper with a message. A visitor signs in and comes back to the paper."""
-    topic = get_active_topic(slug)
+    topic = active_topic_at(slug)
     paper = get_paper(arxiv_id)
     next_url = safe_next(request, paper.get_absolute_url())
     if not request.user.is_authenticated:

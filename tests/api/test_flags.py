@@ -81,6 +81,17 @@ def test_a_versioned_id_flags_the_paper(corpus, as_alice):
     assert response.json()["paper"] == "2606.00001"
 
 
+def test_a_former_slug_flags_the_topic_it_leads_to(corpus, as_alice):
+    corpus["agents"].slug = "llm-agents"
+    corpus["agents"].save()
+
+    response = as_alice.post(flag_url("2606.00001"))
+
+    assert response.status_code == 201, response.content
+    assert response.json()["topic"] == "llm-agents"
+    assert flags_on("2606.00001", slug="llm-agents") == 1
+
+
 def test_a_session_reader_may_flag(corpus, alice):
     client = APIClient()
     client.force_login(alice)

@@ -489,6 +489,17 @@ def test_mute_and_unmute_a_topic_from_settings(subscriber, agents):
     assert client.post("/digest/mute/unknown/", {"muted": "1"}).status_code == 404
 
 
+def test_a_former_slug_mutes_the_topic_it_leads_to(subscriber, agents):
+    """A settings page open from before the topic's new slug (or a merge)."""
+    agents.slug = "llm-agents"
+    agents.save()
+
+    response = signed_in(subscriber).post("/digest/mute/agents/", {"muted": "1"})
+
+    assert response.url == "/settings/"
+    assert Follow.objects.get(user=subscriber, topic=agents).muted
+
+
 def test_a_topic_the_curators_paused_is_listed_apart_and_can_be_unfollowed(
     subscriber, agents
 ):

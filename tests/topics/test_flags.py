@@ -220,6 +220,17 @@ def test_unknown_topic_or_paper_is_404(topic, reader, url):
     assert reader.post(url).status_code == 404
 
 
+def test_a_former_slug_flags_the_topic_it_leads_to(topic, reader):
+    """A paper's page open from before the topic's new slug (or a merge)."""
+    topic.slug = "llm-agents"
+    topic.save()
+
+    response = reader.post(flag_url("2606.00001", slug="agents"))
+
+    assert response.url == "/papers/2606.00001/"
+    assert review_item(topic, "2606.00001").flags == 1
+
+
 def test_inactive_topic_is_404(topic, reader):
     topic.is_active = False
     topic.save()

@@ -23,7 +23,7 @@ from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
 from topics.flags import retry_after
 from topics.models import ReviewItem
-from topics.query import get_active_topic
+from topics.query import active_topic_at
 
 
 class NotTagged(exceptions.APIException):
@@ -63,7 +63,7 @@ class FlagView(StrictQueryParams, APIView):
     )
     def post(self, request: Request, slug: str, arxiv_id: str) -> Response:
         refuse_body(request)
-        topic = get_active_topic(slug)
+        topic = active_topic_at(slug)
         paper = get_paper(arxiv_id)
         result = flag_not_relevant(signed_in(request), topic, paper)
         if result == FlagResult.NOT_TAGGED:
