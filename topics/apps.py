@@ -12,13 +12,15 @@ class TopicsConfig(AppConfig):
         from django.db.models.signals import pre_delete
 
         from papers.slots import FILLERS
+        from topics import flags
+        from topics import following
         from topics.awaiting import awaiting_slot
-        from topics.following import account_deleted
         from topics.models import Topic
         from topics.models.topic import related_changed
 
         m2m_changed.connect(related_changed, sender=Topic.related.through)
-        pre_delete.connect(account_deleted, sender=get_user_model())
+        pre_delete.connect(following.account_deleted, sender=get_user_model())
+        pre_delete.connect(flags.account_deleted, sender=get_user_model())
 
         # Topic pages are rendered once for everyone (papers.pagecache): staff's
         # "N awaiting review" is a slot, filled for each request.

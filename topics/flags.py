@@ -9,15 +9,23 @@ per reader (MOMENTUM_FLAG_RATE).
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
+from django.db.models import OuterRef
+from django.db.models import Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import User
 from papers.models import Paper
 from papers.versions import reader_changed
+from topics.deciding import apply_model
+from topics.deciding import scorer_of
 from topics.limits import Rate
 from topics.limits import parse_rate
 from topics.limits import take
@@ -80,6 +88,36 @@ def _record(user: User, topic: Topic, paper: Paper) -> FlagResult:
     # Only the count: scoring may update the item's other fields meanwhile.
     ReviewItem.objects.filter(pk=item.pk).update(flags=flags, updated_at=timezone.now())
     return FlagResult.FLAGGED
+
+
+def account_deleted(sender: type, instance: User, **kwargs: object) -> None:
+    """pre_delete of a user: their flags go with them, by cascade; once that is
+    committed, the review items they counted on are recounted."""
+    flagged = list(
+        RelevanceFlag.objects.filter(user=instance).values_list("topic_id", "paper_id")
+    )
+    if flagged:
+        transaction.on_commit(lambda: recount(flagged))
+
+
+def recount(tags: Iterable[tuple[int, int]]) -> None:
+    """Count the flags on these tags' review items anew, then decide their papers
+    again: an item that was queued only for flags now gone leaves the queue."""
+    papers_of: dict[int, list[int]] = defaultdict(list)
+    for topic_id, paper_id in tags:
+        papers_of[topic_id].append(paper_id)
+    for topic in Topic.objects.filter(pk__in=papers_of):
+        flags = (
+            RelevanceFlag.objects.filter(topic=topic, paper=OuterRef("paper"))
+            .order_by()
+            .values("paper")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+        ReviewItem.objects.filter(topic=topic, paper__in=papers_of[topic.pk]).update(
+            flags=Coalesce(Subquery(flags), 0), updated_at=timezone.now()
+        )
+        apply_model(topic, scorer_of(topic), papers_of[topic.pk])
 
 
 def _review_fields(tag: PaperTopic) -> dict[str, object]:

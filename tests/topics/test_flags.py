@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from accounts.deletion import delete_account
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
 from tests.clients import signed_in
@@ -145,6 +146,21 @@ def test_flags_from_two_readers_count_two(topic, reader, bob):
     other.post(flag_url("2606.00001"))
 
     assert review_item(topic, "2606.00001").flags == 2
+
+
+def test_a_deleted_readers_flags_leave_the_queue_with_them(
+    topic, alice, bob, django_capture_on_commit_callbacks
+):
+    flag_not_relevant(alice, topic, paper("2606.00001"))
+    flag_not_relevant(bob, topic, paper("2606.00001"))
+    flag_not_relevant(alice, topic, paper("2606.00002"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        delete_account(user=alice)
+
+    # Bob's flag still counts; the item queued only for Alice's is gone.
+    assert review_item(topic, "2606.00001").flags == 1
+    assert not ReviewItem.objects.filter(topic=topic, paper__arxiv_id="2606.00002")
 
 
 def test_a_flag_keeps_an_existing_review_items_fields(topic, reader):
