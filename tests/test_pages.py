@@ -147,6 +147,20 @@ def test_topic_page_lists_its_papers_glossary_and_related_topics(
     assert response.context["page"].paginator.count == 8
 
 
+def test_a_topic_without_a_description_still_describes_its_page(client, corpus):
+    """What a search engine's result and a shared link's preview show under
+    the name: a topic's description is optional, and one left blank gave an
+    empty description to both."""
+    page = client.get("/topics/robot-learning/").text
+
+    description = (
+        "The newest arXiv papers in Robot Learning, how fast the topic grows "
+        "and the topics related to it."
+    )
+    assert f'<meta name="description" content="{description}">' in page
+    assert f'<meta property="og:description" content="{description}">' in page
+
+
 def test_topic_page_says_how_many_follow_it(
     client, alice, bob, corpus, django_assert_max_num_queries
 ):
