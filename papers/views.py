@@ -218,6 +218,11 @@ def author_detail(request: HttpRequest, author_id: int) -> HttpResponse:
         page = Paginator(papers, PAPERS_PER_PAGE).get_page(request.GET.get("page"))
         context = {
             "author": author,
+            # Its own address, for link previews and search engines: a later
+            # page is a page of its own (past the end, the last), other
+            # parameters are not (as a topic's, topics.views._address).
+            "address": author.get_absolute_url()
+            + (f"?page={page.number}" if page.number > 1 else ""),
             "page": page,
             "rows": paper_rows(list(page.object_list)),
             "coauthors": coauthors(author),

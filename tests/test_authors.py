@@ -147,6 +147,35 @@ def test_author_page_is_paged_and_served_from_the_cache(
     assert again.text == first.text
 
 
+def test_a_shared_authors_preview_and_canonical_address_are_their_page(
+    client, corpus, settings
+):
+    """A chat app's preview names the author, and a search engine is told the
+    page's one address: ?page= past the end shows the last page, and other
+    parameters show the same page (a paper's and a topic's page said so,
+    an author's did not)."""
+    ada = corpus["ada"]
+    upsert_records(
+        [
+            paper_record(f"2606.{n:05d}", title=f"More {n}", published=day(7))
+            for n in range(100, 130)
+        ]
+    )
+    first = f"{settings.MOMENTUM_SITE_URL}/authors/{ada.pk}/"
+    named = {"": first, "1": first, "x": first, "2": f"{first}?page=2"}
+    named["999"] = named["2"]
+
+    for page, canonical in named.items():
+        html = client.get(f"/authors/{ada.pk}/", {"page": page, "x": "1"}).text
+        assert f'<link rel="canonical" href="{canonical}">' in html, page
+        assert f'<meta property="og:url" content="{canonical}">' in html, page
+        assert '<meta property="og:title" content="Ada Lovelace">' in html
+        assert (
+            '<meta property="og:description" content="Papers by Ada Lovelace on '
+            'arXiv, their frequent co-authors and topics.">'
+        ) in html
+
+
 def test_a_new_paper_by_the_author_shows_on_their_cached_page(
     client, corpus, django_capture_on_commit_callbacks
 ):
