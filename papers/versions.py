@@ -98,7 +98,8 @@ def members_key(slug: str) -> str:
 
 def for_you_key(user_id: int) -> str:
     """One reader's For you order (their model's ranking), which their feed
-    shows in that order: moved by a training, not by every visit."""
+    shows in that order: moved by a training, not by what moves their own state
+    (reader_key)."""
     return f"for-you:{user_id}"
 
 
