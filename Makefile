@@ -8,7 +8,7 @@ PORT ?= 8000
 # The demo serves the site's own error pages; `make run DEBUG=true` for Django's.
 DEBUG ?= false
 
-.PHONY: run test test-fast setup lint lock messages services browser demo worker beat clean
+.PHONY: run test test-fast lint lock messages services browser worker beat clean
 
 # The locks (requirements*.txt, compiled from requirements*.in with hashes): pip
 # refuses any file whose hash is not in them. `make lock` recompiles them.
