@@ -22,6 +22,7 @@ from config.celery_app import heartbeat
 from papers.ingest.records import VersionRecord
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
+from papers.models import Author
 from papers.models import IngestRun
 from papers.models import Paper
 from tests.clients import signed_in
@@ -266,6 +267,21 @@ def test_a_paper_page_asked_at_another_version_says_which_it_shows(client, db):
     ) in newer
     assert "You followed a link" not in same
     assert "You followed a link" not in client.get("/papers/2606.00101/?v=x").text
+
+
+@pytest.mark.parametrize(
+    "address", ["/papers/2606.00001/", "/topics/robot-learning/", "/authors/{ada}/"]
+)
+def test_a_shared_link_to_a_paper_topic_or_author_has_a_card_on_x(
+    client, corpus, address
+):
+    """X shows a link's preview card only for a page naming its kind of card
+    (twitter:card); its title and description it takes from OpenGraph's."""
+    ada = Author.objects.get(name="Ada Lovelace")
+    page = client.get(address.format(ada=ada.pk)).text
+
+    assert '<meta name="twitter:card" content="summary">' in page
+    assert '<meta property="og:title" content="' in page
 
 
 def test_paper_page_serves_old_style_ids_and_escapes_titles(client, corpus):
