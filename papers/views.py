@@ -122,10 +122,11 @@ def _paper_page(
     # Its tags in active topics, by topic name: read with it (with_listing_data).
     tags = list(paper.active_tags)  # type: ignore[attr-defined]
     similar = similar_ids(paper)
-    # Similar papers' rows are theirs, related papers those of its topics:
-    # read after their versions.
+    # Similar papers' rows are theirs, related papers those of its topics, or
+    # for a paper in none its category's newest, which any paper may change
+    # (`search`): read after their versions.
     deps.add(paper_key(similar_id) for similar_id in similar)
-    deps.add(members_key(tag.topic.slug) for tag in tags)
+    deps.add([members_key(tag.topic.slug) for tag in tags] if tags else [SEARCH])
     asked = request.GET.get("v", "")
     context = {
         "paper": paper,

@@ -466,6 +466,30 @@ def test_a_cached_paper_page_follows_its_related_papers(
     assert "A newer agent" in client.get("/papers/2606.00001/").text
 
 
+def test_a_cached_paper_page_in_no_topic_follows_its_categorys_newest(
+    client, django_capture_on_commit_callbacks
+):
+    """A paper in no topic lists its category's newest papers instead: a new
+    one, or one of them retitled, shows at once, not once the page expires."""
+    upsert_records([paper_record("2606.00300", title="A lone paper")])
+    upsert_records([paper_record("2606.00301", title="Its neighbour")])
+    assert "Newest in cs.LG" in client.get("/papers/2606.00300/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00302", title="A newcomer")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+    assert "A newcomer" in client.get("/papers/2606.00300/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        records = [paper_record("2606.00301", version=2, title="Its neighbour, v2")]
+        ingest_entries(
+            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
+        )
+    assert "Its neighbour, v2" in client.get("/papers/2606.00300/").text
+
+
 # --- The cache is down --------------------------------------------------------
 
 
