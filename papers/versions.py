@@ -98,8 +98,8 @@ def members_key(slug: str) -> str:
 
 def for_you_key(user_id: int) -> str:
     """One reader's For you order (their model's ranking), which their feed
-    shows in that order: moved by a training, not by what moves their own state
-    (reader_key)."""
+    shows in that order: moved by a training or a scoring of their list, not by
+    what moves their own state (reader_key)."""
     return f"for-you:{user_id}"
 
 
@@ -164,11 +164,13 @@ def reader_changed(user_ids: Iterable[int]) -> None:
         transaction.on_commit(lambda: _set_versions(scopes))
 
 
-def for_you_changed(user_id: int) -> None:
-    """Move on the reader's For you order, once the current transaction commits
-    (their model was trained anew, or deleted)."""
-    scopes = {for_you_key(user_id)}
-    transaction.on_commit(lambda: _set_versions(scopes))
+def for_you_changed(user_ids: Iterable[int]) -> None:
+    """Move on these readers' For you order, once the current transaction
+    commits (their model was trained anew or deleted, or their list scored
+    anew)."""
+    scopes = {for_you_key(pk) for pk in user_ids}
+    if scopes:
+        transaction.on_commit(lambda: _set_versions(scopes))
 
 
 def _bump(scopes: set[str], paper_ids: list[int]) -> None:

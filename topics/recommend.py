@@ -149,7 +149,7 @@ def train(user_id: int) -> ReaderModel | None:
         deleted, _ = ReaderModel.objects.filter(user_id=user_id).delete()
         if deleted:
             reader_changed([user_id])
-            for_you_changed(user_id)
+            for_you_changed([user_id])
         return None
     window, window_vectors = _window(width)
     unrated = np.flatnonzero(~np.isin(window, rated))
@@ -177,7 +177,7 @@ def train(user_id: int) -> ReaderModel | None:
         },
     )
     reader_changed([user_id])
-    for_you_changed(user_id)
+    for_you_changed([user_id])
     return reader_model
 
 
@@ -298,6 +298,7 @@ def score_papers(paper_ids: Sequence[int]) -> ScoreResult:
                 changed.append(model)
         update_rows(ReaderModel, ["recommended", "scores", "scored_at"], changed)
         reader_changed([model.user_id for model in changed])
+        for_you_changed([model.user_id for model in changed])
         result.changed += len(changed)
     logger.info("for you: %s", result)
     return result
@@ -372,6 +373,7 @@ def vocabulary_refitted(old: Sequence[str], new: Sequence[str]) -> None:
             models,
         )
         reader_changed([model.user_id for model in models])
+        for_you_changed([model.user_id for model in models])
 
 
 # READING

@@ -316,6 +316,39 @@ def test_the_for_you_feed_follows_a_follow_or_unfollow_at_once(reader, alice, in
     assert 'href="/topics/quantum/">Quantum</a>' not in page
 
 
+def test_the_for_you_feed_follows_new_papers_scored_into_its_list(
+    reader, alice, indexed, django_capture_on_commit_callbacks
+):
+    """New papers are scored into the lists after the ingest that stored them,
+    by the similar papers' pass: the page, kept under the reader's For you
+    version, which only a training moved, showed the list before for ten
+    minutes, where the API gave the new one."""
+    set_following(alice, make_topic(rule="ti:agent"), True)
+    _five_positives(alice)
+    store(NEW_AGENT)
+    assert "/papers/2606.20004/" not in reader.get("/").text  # not scored yet
+
+    with django_capture_on_commit_callbacks(execute=True):
+        update_similar_papers()
+
+    assert "2606.20004" in listed(alice.pk)
+    assert "/papers/2606.20004/" in reader.get("/").text
+
+
+def test_the_for_you_feed_follows_its_list_scored_on_a_refitted_vocabulary(
+    reader, alice, indexed, django_capture_on_commit_callbacks
+):
+    set_following(alice, make_topic(rule="ti:agent"), True)
+    _five_positives(alice)
+    store(NEW_AGENT)
+    assert "/papers/2606.20004/" not in reader.get("/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert similar.build_all().built
+
+    assert "/papers/2606.20004/" in reader.get("/").text
+
+
 def test_a_reader_without_a_model_sees_their_topics_newest_first(reader, alice):
     topic = make_topic(rule="ti:agent")
     set_following(alice, topic, True)
