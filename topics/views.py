@@ -44,6 +44,7 @@ from papers.rows import paper_rows
 from papers.slots import page_response
 from papers.versions import LATEST
 from papers.versions import NAMES
+from papers.versions import SEARCH
 from papers.versions import TOPICS
 from papers.versions import TRENDING
 from papers.versions import Dependencies
@@ -134,7 +135,9 @@ def _feed_page(
     if _for_you_order(request, followed):
         return cached_page(
             request,
-            [TRENDING, LATEST, NAMES, for_you_key(user_id)],
+            # Its papers are of any topic, not only the newest, and its reasons
+            # name the reader's own: any paper's change may show (`search`).
+            [TRENDING, SEARCH, NAMES, for_you_key(user_id)],
             lambda deps: _for_you_feed(request, user_id, followed),
             # Theirs alone, listing beside it what they follow.
             variant=f"foryou:{user_id}|{followed.variant}",

@@ -5,6 +5,8 @@ home feed's order and reasons, and GET /api/v1/me/recommendations/."""
 
 from __future__ import annotations
 
+from datetime import UTC
+from datetime import datetime
 from unittest import mock
 
 import numpy as np
@@ -12,12 +14,16 @@ import pytest
 from django.core.cache import cache
 from django.test import override_settings
 
+from papers.ingest.runs import ingest_entries
+from papers.ingest.upsert import upsert_records
 from papers.library import set_rating
 from papers.library import set_saved
+from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import PaperVector
 from papers.models import Rating
 from papers.models import ReaderModel
+from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from tests.topics.test_similar import AGENTS
 from tests.topics.test_similar import PAPERS
@@ -27,6 +33,7 @@ from tests.topics.test_similar import store
 from topics import recommend
 from topics import similar
 from topics.following import set_following
+from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
 from topics.tasks import update_similar_papers
 
@@ -347,6 +354,28 @@ def test_the_for_you_feed_follows_its_list_scored_on_a_refitted_vocabulary(
         assert similar.build_all().built
 
     assert "/papers/2606.20004/" in reader.get("/").text
+
+
+def test_the_for_you_feed_shows_a_listed_papers_new_version_at_once(
+    reader, alice, indexed, django_capture_on_commit_callbacks
+):
+    """A listed paper that is not among the newest (those move the home page)
+    changes: its row in For you shows it at once, not once the page expires."""
+    set_following(alice, make_topic(rule="ti:agent"), True)
+    _five_positives(alice)
+    newer = datetime(2026, 7, 1, 15, 0, tzinfo=UTC)
+    upsert_records(
+        [paper_record(f"2607.{n:05d}", published=newer) for n in range(1, 30)]
+    )
+    assert "/papers/2606.20003/" in reader.get("/").text
+
+    with django_capture_on_commit_callbacks(execute=True):
+        record = paper_record("2606.20003", version=2, title="Agents, retitled")
+        ingest_entries(
+            IngestRun.objects.create(source="t"), [record], tagger=IngestTagger()
+        )
+
+    assert "Agents, retitled" in reader.get("/").text
 
 
 def test_a_reader_without_a_model_sees_their_topics_newest_first(reader, alice):
