@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from functools import partial
-
+from django.conf import settings
 from django.contrib import admin
+from django.contrib import messages
 from django.contrib.admin import helpers
-from django.db import transaction
 from django.db.models import Count
 from django.db.models import Max
 from django.db.models import Min
@@ -16,7 +15,9 @@ from django.template.defaultfilters import pluralize
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 
+from core.queue import send
 from notifications.delivery import FINISHED
+from notifications.delivery import leave_to_the_sweep
 from notifications.delivery import resend
 from notifications.digest import stored_content
 from notifications.mailer import site_url
@@ -146,9 +147,26 @@ class DigestAdmin(admin.ModelAdmin):
                 },
             )
         ids = resend(queryset)
-        for digest_id in ids:
-            transaction.on_commit(partial(send_digest.delay, digest_id))
-        self.message_user(request, f"{len(ids)} digest(s) sent to the email queue.")
+        # Put back and committed: one the broker does not take waits in the
+        # outbox for its next round.
+        deferred = [pk for pk in ids if not send(send_digest, pk)]
+        for pk in deferred:
+            leave_to_the_sweep(pk)
+        sent = len(ids) - len(deferred)
+        if sent and settings.CELERY_TASK_ALWAYS_EAGER:
+            # No broker (the embedded default): send() sent them here, already.
+            self.message_user(
+                request, f"Tried {sent} digest(s) in this request: see their status."
+            )
+        elif sent:
+            self.message_user(request, f"{sent} digest(s) sent to the email queue.")
+        if deferred:
+            self.message_user(
+                request,
+                f"The task queue is unavailable: {len(deferred)} digest(s) will go "
+                "at beat's first tick once it is back.",
+                messages.WARNING,
+            )
         return None
 
 

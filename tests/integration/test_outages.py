@@ -493,3 +493,32 @@ def test_train_now_with_the_broker_down_is_made_up_by_the_nightly_training(
     assert response.status_code == 200
     train_topic_model(topic.pk)
     assert TopicModel.objects.get(topic=topic).version == 2
+
+
+def test_resend_with_the_broker_down_says_so_and_the_next_tick_sends_them(
+    broker_down, admin_client, alice, django_capture_on_commit_callbacks
+):
+    """The page was a 500 once the digests were put back, and they waited out
+    a claim's ten minutes before a tick handed them out."""
+    failed = Digest.objects.create(
+        user=alice,
+        frequency="weekly",
+        period_start=timezone.now().date(),
+        due_at=timezone.now(),
+        status=Digest.Status.FAILED,
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/notifications/digest/",
+            {
+                "action": "resend_digests",
+                "_selected_action": [failed.pk],
+                "post": "yes",
+            },
+            follow=True,
+        )
+
+    assert response.status_code == 200
+    assert "The task queue is unavailable: 1 digest(s) will go" in response.text
+    assert hand_out() == [failed.pk]

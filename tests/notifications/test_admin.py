@@ -94,27 +94,55 @@ def form_fields(html: str) -> list[tuple[str, str]]:
     return re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', html)
 
 
-def test_resend_puts_finished_digests_back_and_sends_after_commit(
-    admin_client, alice, django_capture_on_commit_callbacks
+def resend_confirmed(client, digests: list[Digest]) -> str:
+    response = client.post(
+        URL,
+        {
+            "action": "resend_digests",
+            "_selected_action": [digest.pk for digest in digests],
+            "post": "yes",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    return response.text
+
+
+def test_resend_puts_finished_digests_back_and_queues_them(
+    admin_client, alice, monkeypatch, settings
 ):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    sent = []
+
+    def broker_takes(task, *args):  # a worker sends it later
+        sent.append(args)
+        return True
+
+    monkeypatch.setattr("notifications.admin.send", broker_takes)
     failed = make_digest(alice, "failed", 6)
     pending = make_digest(alice, "pending", 13)
 
-    with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(
-            URL,
-            {
-                "action": "resend_digests",
-                "_selected_action": [failed.pk, pending.pk],
-                "post": "yes",
-            },
-            follow=True,
-        )
+    page = resend_confirmed(admin_client, [failed, pending])
 
     failed.refresh_from_db()
     assert (failed.status, failed.reason, failed.attempts) == ("pending", "", 0)
-    assert len(callbacks) == 1
-    assert b"1 digest(s) sent to the email queue" in response.content
+    assert sent == [(failed.pk,)]
+    assert "1 digest(s) sent to the email queue" in page
+
+
+def test_resend_without_a_broker_says_it_sent_them_in_the_request(
+    admin_client, alice, settings
+):
+    """It said they were sent to the email queue, which had run them already."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    digest = make_digest(alice, "failed", 6)
+
+    page = resend_confirmed(admin_client, [digest])
+
+    assert "Tried 1 digest(s) in this request: see their status." in page
+    assert "email queue" not in page
+    digest.refresh_from_db()
+    assert (digest.status, digest.reason) == ("skipped", "No verified email address.")
 
 
 def test_the_lists_cost_the_same_whatever_they_hold(admin_client, alice, bob):
