@@ -50,6 +50,7 @@ from papers.query import LATE_COMMIT_OVERLAP
 from papers.query import SIMILAR_SHOWN
 from papers.query import last_modified
 from papers.versions import similar_changed
+from topics.recommend import score_papers
 from topics.recommend import vocabulary_refitted
 from topics.scoring import paper_text
 from topics.tagging import corpus_fingerprint
@@ -295,6 +296,19 @@ def update_similar() -> SimilarResult:
     SimilarityIndex.objects.filter(pk=1).update(checked_until=max(found.values()))
     result.seconds = time.monotonic() - began
     logger.info("similar papers %s", result)
+    return result
+
+
+@transaction.atomic
+def update_after_ingest() -> SimilarResult:
+    """`update_similar`, and the papers it read scored for every reader's For
+    you (topics.recommend) in the same transaction: a pass stopped before its
+    scoring was done (a worker killed, its time limit) had moved the mark, and
+    the next found nothing changed to score."""
+    result = update_similar()
+    # A full build scored every reader's list anew itself (vocabulary_refitted).
+    if result.vectorised and not result.built:
+        score_papers(result.vectorised)
     return result
 
 

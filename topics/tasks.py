@@ -72,14 +72,11 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
 @shared_task(**durable(SIMILAR_TIME_LIMIT))
 def update_similar_papers() -> None:
     """After ingest, and on a schedule for a send that was lost: the similar
-    papers of the papers changed since the last pass (topics.similar), then
-    those papers scored for every reader's For you (topics.recommend);
-    idempotent, and a no-op when nothing changed."""
-    result = similar.update_similar()
+    papers of the papers changed since the last pass, and those papers scored
+    for every reader's For you (topics.similar); idempotent, and a no-op when
+    nothing changed."""
+    result = similar.update_after_ingest()
     logger.info("similar papers %s", result)
-    # A full build scored every reader's list anew itself (recommend).
-    if result.vectorised and not result.built:
-        recommend.score_papers(result.vectorised)
 
 
 @shared_task(**durable(TRAIN_TIME_LIMIT))

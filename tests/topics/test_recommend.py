@@ -11,6 +11,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core.cache import cache
 from django.test import override_settings
 
@@ -170,6 +171,25 @@ def test_new_papers_are_scored_into_the_lists_after_ingest(alice, likes_agents):
     assert ranked.index("2606.20004") <= 1
     # Scored with the stored vector the similar papers' pass wrote.
     assert PaperVector.objects.filter(paper__arxiv_id="2606.20004").exists()
+
+
+def test_a_pass_stopped_before_its_scoring_is_done_scores_them_when_run_again(
+    alice, likes_agents
+):
+    """A worker killed (or the task past its time limit) once the similar
+    papers were stored: the task run again, or the hourly sweep, found nothing
+    changed, and the new papers never reached a reader's list."""
+    store(NEW_AGENT)
+    # Stopped as it writes the readers' lists.
+    stopped = mock.patch.object(
+        recommend, "update_rows", side_effect=SoftTimeLimitExceeded
+    )
+    with stopped, pytest.raises(SoftTimeLimitExceeded):
+        update_similar_papers()
+
+    update_similar_papers()  # redelivered, or the sweep's
+
+    assert "2606.20004" in listed(alice.pk)
 
 
 def test_scoring_keeps_each_readers_best_and_never_a_paper_they_rated(

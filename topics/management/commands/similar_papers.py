@@ -7,7 +7,7 @@ from django.core.management.base import CommandParser
 
 from topics.similar import build_all
 from topics.similar import build_if_changed
-from topics.similar import update_similar
+from topics.similar import update_after_ingest
 
 
 class Command(BaseCommand):
@@ -26,13 +26,14 @@ class Command(BaseCommand):
         what.add_argument(
             "--update",
             action="store_true",
-            help="only the papers changed since the last pass (what runs after "
-            "ingest), with the last build's vocabulary",
+            help="only the papers changed since the last pass, with the last "
+            "build's vocabulary, scored for every reader's For you (what runs "
+            "after ingest)",
         )
 
     def handle(self, *args: object, **options: Any) -> None:
         if options["update"]:
-            result = update_similar()
+            result = update_after_ingest()
         elif options["if_changed"]:
             if (built := build_if_changed()) is None:
                 self.stdout.write("Similar papers: up to date.")
