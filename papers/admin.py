@@ -8,12 +8,12 @@ from django.contrib import messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 
 from core.admin import ReadOnlyRecords
 from core.queue import send
+from papers.ingest.harvest import leave_to_the_next_tick
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.models import Affiliation
@@ -215,10 +215,7 @@ class FeedSourceAdmin(admin.ModelAdmin):
         elif sent:
             self.message_user(request, f"Queued {sent} source(s) to run now.")
         if deferred:
-            # Due now: beat sends them at its first tick once the broker is back.
-            FeedSource.objects.filter(pk__in=deferred).update(
-                next_run_at=timezone.now()
-            )
+            leave_to_the_next_tick(deferred)
             self.message_user(
                 request,
                 f"The task queue is unavailable: {len(deferred)} source(s) will run "

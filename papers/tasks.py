@@ -11,8 +11,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from core.queue import send
 from core.tasks import durable
 from papers.ingest.harvest import harvest_source
+from papers.ingest.harvest import leave_to_the_next_tick
 from papers.ingest.harvest import take_due_sources
 from papers.models import FeedSource
 from papers.recent_index import refresh_recent_index
@@ -24,11 +26,12 @@ logger = logging.getLogger(__name__)
 @shared_task(ignore_result=True)
 def enqueue_due_sources() -> int:
     """Beat: enqueue every enabled source whose next run is due, and every source
-    a dead worker abandoned (to resume from its checkpoint); safe to repeat."""
+    a dead worker abandoned (to resume from its checkpoint); safe to repeat.
+    Those the broker does not take stay due, for the next tick."""
     source_ids = take_due_sources(timezone.now())
-    for source_id in source_ids:
-        ingest_source.delay(source_id)
-    return len(source_ids)
+    deferred = [pk for pk in source_ids if not send(ingest_source, pk)]
+    leave_to_the_next_tick(deferred)
+    return len(source_ids) - len(deferred)
 
 
 @shared_task(**durable(settings.MOMENTUM_INGEST_TIME_LIMIT))

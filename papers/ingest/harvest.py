@@ -202,6 +202,13 @@ def take_due_sources(now: datetime) -> list[int]:
     return taken
 
 
+def leave_to_the_next_tick(source_ids: list[int]) -> None:
+    """Sources whose task the broker did not take: due now, so that beat's
+    next tick sends them rather than their next regular run (a listing's the
+    next weekday's, its day's announcement lost by then)."""
+    FeedSource.objects.filter(pk__in=source_ids).update(next_run_at=timezone.now())
+
+
 def claim(source: FeedSource, owner: str) -> bool:
     """Take the source for `owner` unless a live claim holds it; True if taken."""
     now = timezone.now()

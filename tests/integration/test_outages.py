@@ -27,6 +27,7 @@ from core.queue import send
 from notifications.delivery import hand_out
 from notifications.models import Digest
 from papers.models import FeedSource
+from papers.tasks import enqueue_due_sources
 from tests.clients import signed_in
 from tests.integration.redis_server import redis_server
 from tests.integration.smtp_server import body
@@ -219,6 +220,22 @@ def test_run_now_with_the_broker_down_says_so_and_beat_runs_it_later(
     assert "The task queue is unavailable: 1 source(s) will run" in response.text
     source.refresh_from_db()
     assert source.next_run_at <= timezone.now()
+
+
+def test_a_source_the_tick_could_not_send_is_sent_by_the_next_one(broker_down):
+    """The broker lost between beat's tick reaching a worker and its sends (a
+    Redis restart, a failover): the tick failed with the sources already moved
+    to their next run, a listing's the next weekday's, so that day's
+    announcement was never read."""
+    listing = FeedSource.objects.create(
+        name="cs.AI", kind="listing", category="cs.AI", next_run_at=None
+    )
+    oai = FeedSource.objects.create(name="cs", kind="oai", category="cs")
+
+    assert enqueue_due_sources() == 0
+
+    due = FeedSource.objects.filter(next_run_at__lte=timezone.now())
+    assert set(due.values_list("pk", flat=True)) == {listing.pk, oai.pk}
 
 
 @pytest.mark.usefixtures("corpus")
