@@ -300,11 +300,14 @@
     if (focus) row.focus({ preventScroll: true });
     showInPanel(row);
     const drawer = open && narrow.matches;
+    const top = row.getBoundingClientRect().top;
     if (drawer) openDrawer(row);
     // After the drawers move (the last one closes above, this one opens): on a
     // phone the row, open, may be taller than the screen, so its title goes
-    // to the top rather than its end to the bottom.
+    // to the top rather than its end to the bottom. A row tapped stays where
+    // it was, under the finger, however tall the abstract that closed above.
     if (scroll) row.scrollIntoView({ block: drawer ? "start" : "nearest" });
+    else if (drawer) window.scrollBy(0, row.getBoundingClientRect().top - top);
     remember(row);
   }
 

@@ -108,6 +108,14 @@ def phone(new_page):
 
 
 @pytest.fixture
+def touch_phone(new_page):
+    """A phone as its reader holds it: 390 px wide, a touch screen and no
+    keyboard (is_mobile: laid out as a phone's browser does, with a coarse
+    pointer that cannot hover)."""
+    return new_page(viewport=PHONE, has_touch=True, is_mobile=True)
+
+
+@pytest.fixture
 def follower(alice, topic):
     """alice, following the module's topic, with its first three papers (by
     arXiv id) saved."""

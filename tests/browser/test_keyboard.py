@@ -375,6 +375,44 @@ def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactiona
         expect(title).to_be_in_viewport()
 
 
+def test_on_a_phone_a_tapped_paper_stays_under_the_finger(
+    touch_phone, transactional_db
+):
+    """A tap on a row opens its abstract and closes the one a tap opened above
+    it: the row jumped up by that abstract's height (a screen or more), its
+    title far above the screen, the reader left in the middle of an abstract."""
+    make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    long = "We study agents that plan, act and learn from feedback. " * 25
+    records = [
+        paper_record(
+            f"2606.{n:05d}",
+            title=f"Agent paper {n}",
+            abstract=long,
+            published=datetime(2026, 6, 1 + n, 15, tzinfo=UTC),
+        )
+        for n in range(1, 4)
+    ]
+    tag_papers(upsert_records(records).changed_ids)
+    page = touch_phone
+    page.goto("/topics/rl-agents/")
+    first, second = rows(page).nth(0), rows(page).nth(1)
+    first.locator("time").tap()
+    expect(first.locator(".drawer .abstract")).to_be_visible()
+    second.scroll_into_view_if_needed()
+    title = second.locator(".paper-title")
+    before = title.bounding_box()
+
+    second.locator("time").tap()
+
+    expect(second.locator(".drawer .abstract")).to_be_visible()
+    expect(first.locator(".drawer .abstract")).to_be_hidden()
+    expect(title).to_be_in_viewport()
+    after = title.bounding_box()
+    assert before is not None
+    assert after is not None
+    assert abs(after["y"] - before["y"]) < 1
+
+
 def test_the_keys_act_on_the_paper_tabbed_to(page, follower):
     """Not on a row selected out of sight: Tab to a paper's title, and S saves
     that paper and J goes on from it."""
