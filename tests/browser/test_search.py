@@ -1,5 +1,5 @@
 """Search in a real browser: an id typed in the header opens the paper, and the
-search page fits a phone's screen."""
+search page fits a phone's screen and does not zoom as a box is tapped."""
 
 from __future__ import annotations
 
@@ -44,3 +44,21 @@ def test_the_search_page_does_not_scroll_sideways_on_a_phone(phone, papers):
 
     expect(phone.locator("#results")).to_have_text("2 papers")
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_on_a_phone_no_field_is_small_enough_to_zoom_the_page(touch_phone, papers):
+    """A phone's browser (Safari on iOS) zooms the page in on a field whose text
+    is under 16 px as it is tapped, and leaves it zoomed, wider than the screen:
+    the header's search box, on every page, was 14.4 px."""
+    touch_phone.goto("/search/?q=robot")
+    fields = touch_phone.locator(
+        "input:not([type=hidden]):not([type=checkbox]):not([type=radio]),"
+        " select, textarea"
+    )
+    expect(fields.first).to_be_attached()
+
+    sizes = fields.evaluate_all(
+        "fields => fields.map(f => [f.name, parseFloat(getComputedStyle(f).fontSize)])"
+    )
+
+    assert [(name, size) for name, size in sizes if size < 16] == []
