@@ -375,6 +375,15 @@ def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactiona
         expect(title).to_be_in_viewport()
 
 
+def test_a_touch_screen_is_not_told_of_keys_it_has_not(touch_phone, topic):
+    """A phone's reader was told "J/K move · Enter open · S save" under the
+    papers, with no keyboard to press them."""
+    touch_phone.goto("/topics/rl-agents/")
+    expect(rows(touch_phone).nth(0)).to_have_class(SELECTED)  # site.js ran
+
+    expect(touch_phone.locator(".key-hint")).to_be_hidden()
+
+
 def test_on_a_phone_a_tapped_paper_stays_under_the_finger(
     touch_phone, transactional_db
 ):
