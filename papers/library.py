@@ -167,7 +167,11 @@ def record_seen(user: User, arxiv_ids: Collection[str]) -> None:
     (site.js reports them), and forget those seen more than
     MOMENTUM_SEEN_DAYS ago. Ids of no paper held are passed over."""
     now = timezone.now()
-    papers = Paper.objects.filter(arxiv_id__in=arxiv_ids).values_list("pk", flat=True)
+    papers = set(
+        Paper.objects.filter(arxiv_id__in=arxiv_ids).values_list("pk", flat=True)
+    )
+    shown = ShownPaper.objects.filter(user=user)
+    marked = set(shown.filter(paper__in=papers).values_list("paper_id", flat=True))
     ShownPaper.objects.bulk_create(
         [ShownPaper(user=user, paper_id=pk, shown_at=now) for pk in papers],
         update_conflicts=True,
@@ -175,5 +179,8 @@ def record_seen(user: User, arxiv_ids: Collection[str]) -> None:
         update_fields=["shown_at"],
     )
     forget = now - timedelta(days=settings.MOMENTUM_SEEN_DAYS)
-    ShownPaper.objects.filter(user=user, shown_at__lt=forget).delete()
-    reader_changed([user.pk])
+    forgotten, _ = shown.filter(shown_at__lt=forget).delete()
+    # Every visit reports the rows on screen again: the pages showing which
+    # are seen change only when some are new to it, or forgotten.
+    if papers - marked or forgotten:
+        reader_changed([user.pk])

@@ -26,6 +26,8 @@ from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
 from papers.models import ShownPaper
+from papers.versions import reader_key
+from papers.versions import version_of
 from tests.cachetrips import cache_round_trips
 from tests.clients import signed_in
 from tests.notifications.factories import add_papers
@@ -480,6 +482,25 @@ def test_a_report_of_papers_seen_costs_a_few_queries_whatever_its_size(
         report_seen(reader, page)
 
     assert ShownPaper.objects.filter(user=alice).count() == 25
+
+
+def test_a_report_of_papers_already_seen_leaves_the_readers_pages_as_they_are(
+    reader, alice, topic, django_capture_on_commit_callbacks
+):
+    Follow.objects.create(user=alice, topic=topic)
+    page = list(seen_rows(reader.get("/")))
+    with django_capture_on_commit_callbacks(execute=True):
+        report_seen(reader, page[:2])
+    before = version_of(reader_key(alice.pk))
+
+    # Every visit reports the rows on screen again, those marked already too.
+    with django_capture_on_commit_callbacks(execute=True):
+        report_seen(reader, page[:2])
+    assert version_of(reader_key(alice.pk)) == before
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report_seen(reader, page[:3])
+    assert version_of(reader_key(alice.pk)) != before
 
 
 @pytest.mark.parametrize(
