@@ -35,6 +35,7 @@ from papers.ingest.upsert import UpsertResult
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from papers.versions import HARVEST
+from papers.versions import LATEST
 from papers.versions import content_changed
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,10 @@ def ingest_entries(
                 matched = matching.result() if matching else None
             total.add(result)
             if result.changed_ids:
-                content_changed(papers=result.changed_ids)
+                # A paper stored with no day was listed first (PostgreSQL sorts
+                # it newest); given its day, it may have left the newest.
+                latest = [LATEST] if result.dated_ids else []
+                content_changed(papers=result.changed_ids, lists=latest)
                 if tagger:
                     tagger.store(result, matched)
             if progress:

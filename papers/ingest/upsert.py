@@ -73,6 +73,9 @@ class UpsertResult:
     # only cross-listed), so their tags can be matched on the record. Per call:
     # add() leaves it out, so a long run's total holds no records.
     written: dict[int, PaperRecord] = field(default_factory=dict)
+    # The papers given the announcement day they were stored without: stored
+    # with none, they were the newest, and may no longer be.
+    dated_ids: list[int] = field(default_factory=list)
 
     @property
     def changed_ids(self) -> list[int]:
@@ -82,6 +85,7 @@ class UpsertResult:
         self.new_ids += other.new_ids
         self.updated_ids += other.updated_ids
         self.unchanged += other.unchanged
+        self.dated_ids += other.dated_ids
 
 
 def is_newer(
@@ -198,11 +202,8 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     repairs = _repairs(not_newer)
     to_update += repairs
     not_newer = [pair for pair in not_newer if pair not in repairs]
-    known = (
-        _add_cross_listings(not_newer)
-        + _add_missing_days(not_newer)
-        + _fill_blanks(not_newer)
-    )
+    result.dated_ids = _add_missing_days(not_newer)
+    known = _add_cross_listings(not_newer) + result.dated_ids + _fill_blanks(not_newer)
     changed_ids = sorted(set(known))
     result.unchanged = len(not_newer) - len(changed_ids)
     result.updated_ids = changed_ids
@@ -222,7 +223,10 @@ def _upsert(records: dict[str, PaperRecord]) -> UpsertResult:
     updated_ids = [paper.pk for _, paper in to_update]
     if to_update:
         for record, paper in to_update:
+            undated = paper.first_announced is None
             _apply(record, paper, category_ids, now)
+            if undated and paper.first_announced is not None:
+                result.dated_ids.append(paper.pk)
         Paper.objects.bulk_update([paper for _, paper in to_update], UPDATED_FIELDS)
         result.updated_ids += updated_ids
         # Their categories and authorships are replaced; new papers have none.

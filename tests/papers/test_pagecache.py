@@ -4,6 +4,10 @@ versions of what it changed and nothing else, and a cache that fails is a miss."
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import UTC
+from datetime import date
+from datetime import datetime
 from unittest import mock
 
 import pytest
@@ -755,3 +759,42 @@ def test_a_migration_renders_every_page_anew(warm, django_capture_on_commit_call
         emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
 
     assert not any(warm().values())
+
+
+# The day from the same version (its fuller account), or from its first.
+@pytest.mark.parametrize("dated_version", [2, 1])
+def test_a_paper_given_its_day_late_leaves_the_visitors_home_page(
+    client, django_capture_on_commit_callbacks, dated_version
+):
+    """A replacement read from a listing is stored with no announcement day,
+    and newest first puts it at the top of the home page; a later record with
+    its older day moves it off at once, not once the page expires."""
+    published = datetime(2026, 7, 1, 15, 0, tzinfo=UTC)
+    upsert_records(
+        [
+            paper_record(f"2607.{n:05d}", title=f"Recent {n}", published=published)
+            for n in range(1, 31)
+        ]
+    )
+    replaced = replace(
+        paper_record("2401.00001", version=2, title="An old paper replaced"),
+        announce_type="replace",
+        announced=date(2026, 7, 2),
+        published=None,
+        updated=None,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_entries(IngestRun.objects.create(source="t"), [replaced])
+    if connection.vendor == "postgresql":  # NULLS FIRST in newest-first order
+        assert "An old paper replaced" in client.get("/").text
+
+    dated = paper_record(
+        "2401.00001",
+        version=dated_version,
+        title="An old paper replaced",
+        published=datetime(2024, 1, 2, 15, 0, tzinfo=UTC),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_entries(IngestRun.objects.create(source="t"), [dated])
+    assert Paper.objects.get(arxiv_id="2401.00001").first_announced is not None
+    assert "An old paper replaced" not in client.get("/").text
