@@ -24,6 +24,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Model
 from django.http import HttpRequest
 
@@ -41,9 +42,17 @@ def user_key(user_id: object) -> str:
 
 
 def forget_user(sender: object, instance: Model, **kwargs: object) -> None:
-    """post_save and post_delete of a user: the next request reads it anew."""
+    """post_save and post_delete of a user: the next request reads it anew, now
+    and again once the change commits (a request meanwhile, admin's change form
+    being one transaction, read the row as it was and may have cached it)."""
+    key = user_key(instance.pk)
+    _drop(key)
+    transaction.on_commit(lambda: _drop(key))
+
+
+def _drop(key: str) -> None:
     try:
-        cache.delete(user_key(instance.pk))
+        cache.delete(key)
     except Exception:
         # Its cached copy lives until it expires; log loudly.
         logger.exception("could not drop a cached user")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from django.core.cache import cache
+from django.db import transaction
 
 from accounts.backends import user_key
+from tests.concurrency import in_thread
 
 
 def test_a_cached_page_costs_a_signed_in_reader_no_query(
@@ -58,3 +61,22 @@ def test_without_the_cache_the_user_is_read_from_the_database(reader, monkeypatc
     monkeypatch.setattr(cache, "set", unreachable)
 
     assert reader.get("/saved/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_before_the_deactivation_commits_does_not_keep_the_user(
+    reader, alice
+):
+    """Admin's change form saves in a transaction: a request meanwhile reads
+    the committed row, still active, and caches it; it must not outlive the
+    commit (an hour of a deactivated user signed in)."""
+    assert reader.get("/saved/").status_code == 200
+
+    with transaction.atomic():
+        alice.is_active = False
+        alice.save()
+        meanwhile = in_thread(lambda: reader.get("/saved/"))
+        meanwhile.join()
+        assert cache.get(user_key(alice.pk)).is_active  # the row as committed
+
+    assert reader.get("/saved/").status_code == 302
