@@ -9,6 +9,7 @@ import smtplib
 from dataclasses import dataclass
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail import get_connection
@@ -186,6 +187,12 @@ class Mailer:
                 raise self._classify(exc) from exc
             # An idle connection the server closed: nothing was sent on it.
             self._send_classified(message)
+        except SoftTimeLimitExceeded:
+            # The task's time limit, no failure of the server's (no retry's
+            # reason, no giving up): the task stops, its claim expires and the
+            # next tick resumes; the connection, maybe mid-message, is closed.
+            self.close()
+            raise
         except Exception as exc:
             self.close()
             raise self._classify(exc) from exc
@@ -193,6 +200,9 @@ class Mailer:
     def _send_classified(self, message: EmailMultiAlternatives) -> None:
         try:
             self._send(message)
+        except SoftTimeLimitExceeded:
+            self.close()
+            raise
         except Exception as exc:
             self.close()
             raise self._classify(exc) from exc

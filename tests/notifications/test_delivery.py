@@ -13,6 +13,7 @@ from unittest import mock
 
 import pytest
 from allauth.account.models import EmailAddress
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
@@ -421,6 +422,36 @@ def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, setti
     assert digest.status == "failed"
     assert digest.reason.startswith("Gave up after 2 attempts")
     assert DigestPaper.objects.count() == 0
+
+
+def test_a_send_stopped_by_the_tasks_time_limit_is_no_mail_server_failure(
+    subscriber, agents, settings
+):
+    """The task's soft time limit, met while a message goes out, stops the
+    task: it is not recorded as the mail server's failure (a retry's reason, or
+    giving up on the last attempt); the claim expires and the next tick resumes."""
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = SoftTimeLimitExceeded()
+    add_papers(agents, date(2026, 7, 10))
+    open_due_digests(at=MONDAY_9)
+
+    with pytest.raises(SoftTimeLimitExceeded):
+        send_digests(hand_out(), mailer=Mailer())
+
+    digest = Digest.objects.get()
+    assert (digest.status, digest.reason) == ("sending", "")
+
+
+def test_a_connection_stopped_mid_message_is_not_used_again():
+    class StoppedServer(DroppingServer):
+        def send_messages(self, messages) -> int:
+            raise SoftTimeLimitExceeded()
+
+    mailer = Mailer(StoppedServer(drops=0))
+    with pytest.raises(SoftTimeLimitExceeded):
+        mailer.send(EmailMultiAlternatives("Hi", "Body", to=["a@example.org"]))
+
+    assert not mailer.opened  # the next message opens a connection of its own
 
 
 def test_permanent_failures_are_recorded_and_free_the_papers(
