@@ -31,6 +31,8 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import Exists
+from django.db.models import OuterRef
 from django.utils import timezone
 from scipy.sparse import csr_matrix
 from scipy.sparse import vstack
@@ -41,6 +43,7 @@ from core.queue import send_after_commit
 from papers.library import rated_papers
 from papers.library import signal_papers
 from papers.models import Paper
+from papers.models import PaperVector
 from papers.models import Rating
 from papers.models import ReaderModel
 from papers.models import SavedPaper
@@ -117,11 +120,20 @@ class Signal:
 
 
 def reader_signal(user_id: int, index: SimilarityIndex) -> Signal:
-    rows = list(signal_papers(user_id).values_list("pk", "signal"))  # type: ignore[misc]
-    text = f"{index.built_at}|{sorted(rows)}"
+    vector = PaperVector.objects.filter(paper=OuterRef("pk"))
+    rows = list(
+        signal_papers(user_id)
+        .annotate(vectorised=Exists(vector))
+        .values_list("pk", "signal", "vectorised")
+    )
+    text = f"{index.built_at}|{sorted((pk, signal) for pk, signal, _ in rows)}"
+    # A paper saved before the similar papers' pass gave it a vector is not
+    # learnt: the digest says so, so once it has one it is (the nightly sweep).
+    if unread := sorted(pk for pk, _, vectorised in rows if not vectorised):
+        text += f"|without vectors {unread}"
     return Signal(
-        positives=[pk for pk, signal in rows if signal > 0],
-        negatives=[pk for pk, signal in rows if signal < 0],
+        positives=[pk for pk, signal, _ in rows if signal > 0],
+        negatives=[pk for pk, signal, _ in rows if signal < 0],
         digest=hashlib.sha256(text.encode()).hexdigest(),
     )
 

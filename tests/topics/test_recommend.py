@@ -36,6 +36,7 @@ from topics import similar
 from topics.following import set_following
 from topics.tagging import IngestTagger
 from topics.tagging import tag_papers
+from topics.tasks import train_reader_models
 from topics.tasks import update_similar_papers
 
 pytestmark = pytest.mark.django_db
@@ -574,3 +575,23 @@ def test_recommendations_are_served_again_from_the_cache_until_the_list_moves(
     assert "2606.20004" in [
         item["paper"]["arxiv_id"] for item in moved.json()["results"]
     ]
+
+
+def test_a_positive_saved_before_its_vector_is_learnt_once_it_has_one(
+    reader, alice, indexed
+):
+    """alice's fifth save is a paper ingested moments before, which the similar
+    papers' pass has not yet given a vector: her training learns four; the
+    pass then stores its vector, and the nightly sweep learns the fifth."""
+    (new,) = store(NEW_AGENT)
+    with mock.patch.object(recommend, "request_training"):
+        for arxiv_id in [*AGENTS[:2], *QUANTUM[:2]]:
+            set_saved(alice, paper(arxiv_id), True)
+        set_saved(alice, Paper.objects.get(pk=new), True)
+    assert recommend.train(alice.pk).positives == 4
+
+    assert not similar.update_after_ingest().built
+    train_reader_models()
+
+    assert ReaderModel.objects.get(user=alice).positives == 5
+    assert 'aria-current="page">For you' in reader.get("/").content.decode()
