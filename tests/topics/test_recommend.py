@@ -286,6 +286,27 @@ def test_for_you_is_the_first_order_from_five_positives(reader, alice, indexed):
     assert "which you saved" not in newest
 
 
+def test_the_for_you_feeds_pages_are_not_called_older_or_newer(
+    reader, alice, indexed, monkeypatch
+):
+    """Its papers are best first, of any day: its next page holds papers the
+    model likes less, not older ones; the newest order's are older."""
+    monkeypatch.setattr("topics.views.PAPERS_PER_PAGE", 2)
+    set_following(alice, make_topic(rule="abs:protein"), True)
+    tag_papers(list(Paper.objects.values_list("pk", flat=True)))
+    _five_positives(alice)
+
+    first = reader.get("/").content.decode()
+    second = reader.get("/?page=2").content.decode()
+    assert 'rel="next" href="?page=2">Next →</a>' in first
+    assert 'rel="prev" href="?page=1">← Previous</a>' in second
+    assert "Older" not in first
+    assert "Newer" not in second
+
+    newest = reader.get("/?order=newest").content.decode()
+    assert 'href="?order=newest&amp;page=2">Older →</a>' in newest
+
+
 def test_a_reason_shows_the_saved_papers_latex_title_as_text(reader, alice, indexed):
     saved = [*AGENTS[:2], *QUANTUM]
     Paper.objects.filter(arxiv_id__in=saved).update(title=r"$\alpha$-saved \emph{x}")
