@@ -16,6 +16,7 @@ from dataclasses import field
 from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latex2text import get_default_latex_context_db
 
+from core.text import shown
 from papers.ingest.records import AuthorRecord
 from papers.ingest.records import repair_text
 
@@ -51,8 +52,9 @@ class _Draft:
 
 
 def clean_name(text: str) -> str:
-    """Return a display name: LaTeX accents as Unicode, one space between words."""
-    name = " ".join(_delatex(repair_text(text)).split()).strip(" ,;")
+    """Return a display name: LaTeX accents as Unicode, one space between words,
+    no control characters (core.text), as a title has none."""
+    name = shown(" ".join(_delatex(repair_text(text)).split())).strip(" ,;")
     # "J.P.Hague" -> "J. P. Hague", as arXiv itself writes parsed forenames, so a
     # name reads the same from the raw string and from keyname/forenames sources.
     name = _GLUED_INITIAL_RE.sub(_space_initial, name)
@@ -60,8 +62,9 @@ def clean_name(text: str) -> str:
 
 
 def clean_affiliation(text: str) -> str:
-    """Return an affiliation with LaTeX decoded and whitespace collapsed."""
-    affiliation = " ".join(_delatex(repair_text(text)).split()).strip(" ,;")
+    """Return an affiliation with LaTeX decoded, whitespace collapsed and no
+    control characters."""
+    affiliation = shown(" ".join(_delatex(repair_text(text)).split())).strip(" ,;")
     return affiliation[:MAX_AFFILIATION_LENGTH]
 
 
@@ -96,7 +99,8 @@ def authors_from_parsed(parsed: Iterable[Sequence[str]]) -> tuple[AuthorRecord, 
 
 def split_authors(raw: str) -> tuple[AuthorRecord, ...]:
     """Split arXiv's raw author string ("A (Inst), B and C") into authors in order."""
-    text, footnotes = _take_footnote_block(" ".join(raw.split()))
+    # Without control characters first: a NUL is the parentheses' mask.
+    text, footnotes = _take_footnote_block(shown(" ".join(raw.split())))
     drafts: list[_Draft] = []
     for chunk in _split_outside_parens(text):
         drafts.extend(_chunk_drafts(chunk))

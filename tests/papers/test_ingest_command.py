@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from werkzeug import Response
 
+from papers.models import Affiliation
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
@@ -360,3 +361,28 @@ def test_status_shows_a_disabled_source_as_not_scheduled():
 def test_status_refuses_a_limit_below_one():
     with pytest.raises(CommandError, match="--limit: must be 1 or more, not '-1'"):
         status("--limit", "-1")
+
+
+def test_control_characters_in_author_names_are_dropped_as_in_titles(tmp_path):
+    """A snapshot's author string went in as it was: a NUL failed the whole
+    file (PostgreSQL holds no NUL in text), an escape was stored in the
+    author's name, and an override reversed the rest of every line naming them."""
+    rows = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:3]]
+    rows[0]["authors"] = "Ada Love\u0000lace and Alan Tu\u001bring"
+    rows[1]["authors"] = "Jos\u202e\u00e9 Garc\u00eda (Universi\u202edad de Chile)"
+    path = tmp_path / "snapshot.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+
+    ingest(path)
+
+    run = IngestRun.objects.get()
+    assert (run.new_count, run.rejected_count) == (3, 0), run.errors
+    first = Paper.objects.get(arxiv_id=rows[0]["id"])
+    assert set(first.authors.values_list("name", flat=True)) == {
+        "Ada Lovelace",
+        "Alan Turing",
+    }
+    assert Paper.objects.get(arxiv_id=rows[1]["id"]).author_names == "José García"
+    assert set(Affiliation.objects.values_list("name", flat=True)) == {
+        "Universidad de Chile"
+    }
