@@ -17,6 +17,7 @@ from datetime import tzinfo
 from email.utils import parsedate_to_datetime
 
 import ftfy
+from ftfy.fixes import fix_surrogates
 
 from core.text import shown
 
@@ -114,8 +115,10 @@ def clean_text(text: str | None) -> str:
 def repair_text(text: str) -> str:
     """Undo mojibake, UTF-8 read in a wrong encoding once or more ("ClÃ©ment"
     for "Clément"), with ftfy: a source that declared the wrong encoding must not
-    leave it in the database. Correct text is left alone."""
-    return text if text.isascii() else ftfy.fix_encoding(text)
+    leave it in the database. Half a character, a lone surrogate that JSON can
+    spell ("\\ud83d" without its partner) and no UTF-8 column can hold, becomes
+    U+FFFD, as undecodable bytes do. Correct text is left alone."""
+    return text if text.isascii() else ftfy.fix_encoding(fix_surrogates(text))
 
 
 def rfc2822_utc(text: str) -> datetime:

@@ -386,3 +386,24 @@ def test_control_characters_in_author_names_are_dropped_as_in_titles(tmp_path):
     assert set(Affiliation.objects.values_list("name", flat=True)) == {
         "Universidad de Chile"
     }
+
+
+def test_a_lone_surrogate_is_stored_as_a_character_that_could_not_be_read(tmp_path):
+    """JSON can spell half of a character ("\\ud83d" without its partner),
+    which no UTF-8 column can hold: the whole file failed. It is shown as a
+    character that could not be read."""
+    rows = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:3]]
+    rows[1]["title"] = "Rockets \ud83d and stars"
+    rows[1]["authors"] = "Ada Lovelace \ude80"
+    path = tmp_path / "snapshot.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+
+    ingest(path)
+
+    run = IngestRun.objects.get()
+    assert (run.new_count, run.rejected_count) == (3, 0), run.errors
+    paper = Paper.objects.get(arxiv_id=rows[1]["id"])
+    assert (paper.title, paper.author_names) == (
+        "Rockets \ufffd and stars",
+        "Ada Lovelace \ufffd",
+    )
