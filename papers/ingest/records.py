@@ -8,6 +8,7 @@ or compared in tests.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC
 from datetime import date
@@ -117,8 +118,12 @@ def repair_text(text: str) -> str:
     for "Clément"), with ftfy: a source that declared the wrong encoding must not
     leave it in the database. Half a character, a lone surrogate that JSON can
     spell ("\\ud83d" without its partner) and no UTF-8 column can hold, becomes
-    U+FFFD, as undecodable bytes do. Correct text is left alone."""
-    return text if text.isascii() else ftfy.fix_encoding(fix_surrogates(text))
+    U+FFFD, as undecodable bytes do. An accent sent as a letter of its own (NFD:
+    o and a combining diaeresis) is composed with its letter (NFC), as pages,
+    highlights and queries write it. Correct text is left alone."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", ftfy.fix_encoding(fix_surrogates(text)))
 
 
 def rfc2822_utc(text: str) -> datetime:

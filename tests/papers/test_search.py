@@ -21,6 +21,7 @@ from papers.highlight import excerpt
 from papers.highlight import mark_runs
 from papers.highlight import marked_runs
 from papers.highlight import to_html
+from papers.ingest.snapshot import iter_snapshot
 from papers.ingest.upsert import upsert_records
 from papers.letters import plain_letters
 from papers.letters import search_text
@@ -34,6 +35,7 @@ from papers.versions import current_versions
 from papers.versions import get_many
 from papers.versions import version_key
 from tests.papers.factories import paper_record
+from tests.papers.test_parse_snapshot import line as snapshot_line
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics.models import Topic
@@ -322,6 +324,30 @@ def test_an_unaccented_search_marks_the_accented_words_shown(client, accented):
         "Motion planning with <mark>Bézier</mark> curves"
     )
     assert "A <mark>Schrödinger</mark> bridge" in response.text
+
+
+@pytest.mark.django_db
+def test_a_title_sent_with_its_accents_decomposed_is_marked_whole(client):
+    """A source may send "ö" as o and a combining diaeresis (NFD, as text pasted
+    from a Mac is): found, but the mark split the word around its accent, or
+    marked none of it ("Schrödinger" typed composed)."""
+    add_papers(
+        *iter_snapshot(
+            [
+                snapshot_line(
+                    title="Schro\u0308dinger bridges",
+                    abstract="A nai\u0308ve bound.",
+                    authors="Jose\u0301 Garci\u0301a",
+                )
+            ]
+        )
+    )
+
+    response = client.get("/search/", {"q": "Schrödinger naive"})
+
+    assert marked_title(response, "2607.00001") == "<mark>Schrödinger</mark> bridges"
+    assert "A <mark>naïve</mark> bound." in response.text
+    assert Paper.objects.get().author_names == "José García"
 
 
 @pytest.mark.django_db
