@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.throttling import BaseThrottle
 
+from accounts.addresses import owners
 from accounts.models import DigestPreferences
 from accounts.sites import site_url
 from accounts.tasks import as_data
@@ -119,6 +120,23 @@ class AccountAdapter(DefaultAccountAdapter):
                     f"We could not send the email to {email} just now (the mail "
                     f"server: {describe(exc)}): try again in a few minutes.",
                 )
+
+    # A change to an address another account owns is answered as any change
+    # (the page would otherwise tell a reader whose addresses have accounts);
+    # its owner is mailed a notice instead of the link that would confirm it,
+    # on the first ask as on every "Resend".
+    def send_confirmation_mail(
+        self, request: HttpRequest, emailconfirmation: Any, signup: bool
+    ) -> None:
+        address = emailconfirmation.email_address
+        if not owners(address.email).exclude(pk=address.user_id).exists():
+            super().send_confirmation_mail(request, emailconfirmation, signup)
+            return
+        self.send_mail(
+            "account/email/address_taken",
+            address.email,
+            {"password_reset_url": site_url(reverse("account_reset_password"))},
+        )
 
     # A mail that did not go is said, and allauth's "Confirmation email sent"
     # is not, nor the next page's "We have sent you an email" (its templates

@@ -7,6 +7,11 @@ there. So it does not stop the address's owner signing up, and no password
 reset goes to it; allauth's own forms count every stored address, which let a
 reader who typed someone else's address be reset into by that person, or keep
 them from signing up at all.
+
+Which addresses have an account the site never tells: a sign-up with one is
+answered as any sign-up, a reset for one without as any reset, and a change to
+another's address as any change (its owner is mailed a notice instead of the
+link that would confirm it: accounts.adapter).
 """
 
 from __future__ import annotations
@@ -14,11 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from allauth.account.adapter import get_adapter
-from allauth.account.forms import AddEmailForm
 from allauth.account.forms import ResetPasswordForm
 from allauth.account.forms import SignupForm
 from allauth.account.models import EmailAddress
-from django import forms
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError
@@ -82,19 +85,6 @@ def withdraw_requests(email: str, *, owner: User) -> None:
 def address_confirmed(sender: type, email_address: EmailAddress, **kwargs: Any) -> None:
     """allauth's email_confirmed: a change to this address, or a sign-up's."""
     withdraw_requests(email_address.email, owner=email_address.user)
-
-
-class OwnersAddEmailForm(AddEmailForm):
-    """The "change to" address of the email page."""
-
-    def clean_email(self) -> str:
-        value = super().clean_email()
-        assert self.user is not None  # allauth's email page is behind a login
-        if owners(value).exclude(pk=self.user.pk).exists():
-            raise forms.ValidationError(
-                "This address belongs to another account.", code="email_taken"
-            )
-        return value
 
 
 class OwnersResetPasswordForm(ResetPasswordForm):

@@ -201,7 +201,6 @@ ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
 # Whose an address is: accounts.addresses.
 ACCOUNT_FORMS = {
     "signup": "accounts.addresses.OwnersSignupForm",
-    "add_email": "accounts.addresses.OwnersAddEmailForm",
     "reset_password": "accounts.addresses.OwnersResetPasswordForm",
 }
 # One address per account: a new one waits for its confirmation, then replaces

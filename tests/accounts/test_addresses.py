@@ -101,15 +101,31 @@ def test_a_reset_goes_to_the_account_whose_own_address_it_is(client, verified_al
     assert message.to == ["alice@example.com"]
 
 
-def test_an_address_another_account_owns_cannot_be_changed_to(verified_alice, bob):
+def test_an_address_another_account_owns_is_answered_as_any_other(verified_alice, bob):
+    """The email page told any reader who had signed up whether an address has
+    an account ("This address belongs to another account."), which sign-up and
+    reset take care never to tell. It answers as for a free address; the owner
+    is told, and no link that could confirm it is mailed."""
     client = logged_in(verified_alice)
 
     response = change_to(client, "bob@example.com")
+    page = client.get("/accounts/email/").text
 
-    assert response.status_code == 200
-    assert "This address belongs to another account." in response.text
-    assert not mail.outbox
-    assert not EmailAddress.objects.filter(user=verified_alice, email="bob@example.com")
+    assert response.status_code == 302
+    assert "Changing to <strong>bob@example.com</strong>" in page
+    assert "another account" not in page
+    (notice,) = mail.outbox
+    assert notice.to == ["bob@example.com"]
+    assert notice.subject == "[Momentum] Your address was given for another account"
+    assert "It already belongs to your account, so nothing changed" in notice.body
+    assert "/accounts/confirm-email/" not in notice.body
+    # Resending sends the notice again, never a confirmation.
+    cache.clear()
+    client.post("/accounts/email/", {"action_send": "", "email": "bob@example.com"})
+    assert [m.subject for m in mail.outbox] == [notice.subject] * 2
+    assert "/accounts/confirm-email/" not in mail.outbox[-1].body
+    verified_alice.refresh_from_db()
+    assert verified_alice.email == "alice@example.com"
 
 
 def test_changing_the_address_replaces_it_once_confirmed_and_tells_the_old_one(
