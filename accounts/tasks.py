@@ -1,5 +1,6 @@
 """Account mail (a sign-up's confirmation, a reset link, a notice of a change)
-that the mail server did not take when asked: sent again from a worker."""
+that the mail server did not take when asked: sent again from a worker; and
+the sessions past their expiry, deleted."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from celery import shared_task
 from django.core.mail import EmailMessage
 from django.core.mail import EmailMultiAlternatives
 
+from accounts.sessions import SessionStore
 from core.mail import is_permanent
 from core.tasks import durable
 
@@ -61,3 +63,11 @@ def send_account_mail(task: Any, data: dict[str, Any]) -> None:
     logger.info(
         "account mail to %s sent on try %s", data["to"], task.request.retries + 1
     )
+
+
+@shared_task(ignore_result=True)
+def clear_expired_sessions() -> None:
+    """Delete the sessions past their expiry (Django's clearsessions), which
+    stay otherwise: each holds its reader's id and address (allauth's record
+    of the log-in), for good, after their account is deleted too."""
+    SessionStore.clear_expired()

@@ -118,6 +118,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "topics.tasks.match_saved_searches",
         **every("MOMENTUM_SAVED_SEARCH_SWEEP_SECONDS", 3600),
     },
+    # Sessions past their expiry (a browser that never logged out) hold their
+    # reader's address; nothing else deletes them (accounts.tasks).
+    "clear-expired-sessions": {
+        "task": "accounts.tasks.clear_expired_sessions",
+        "schedule": cron_schedule("MOMENTUM_SESSIONS_CRON", "45 4 * * *"),
+        "options": {"expires": 6 * 60 * 60},
+    },
     # Rule previews' index terms of papers whose terms are stale: after a
     # release that changed them, every paper's (a no-op most days).
     "derive-rule-terms": {
