@@ -1,5 +1,5 @@
-"""Admin for rows that one module writes, and for rows that take thousands
-of others along when deleted."""
+"""Admin for rows that one module writes, for rows that take thousands of
+others along when deleted, and for readers' rows (whose they are)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,33 @@ class ReadOnlyRecords:
             and not (match.url_name or "").startswith(own_page)
             and super().has_delete_permission(request, obj)  # type: ignore[misc]  # a ModelAdmin's
         )
+
+
+class ReadersHidden:
+    """A ModelAdmin mixin for a reader's rows (a follow, a save, a question, a
+    flag): whose a row is (its `user`, and search by their address) is shown
+    only to staff who may see readers' accounts. Staff given the list alone (a
+    curator) see what readers follow, save, ask and flag, not who does."""
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        shown = super().get_list_display(request)  # type: ignore[misc]  # a ModelAdmin's
+        return shown if sees_readers(request) else _without_user(shown)
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        fields = super().get_search_fields(request)  # type: ignore[misc]  # a ModelAdmin's
+        return fields if sees_readers(request) else _without_user(fields)
+
+    def get_fields(self, request: HttpRequest, obj: object = None) -> Any:
+        fields = super().get_fields(request, obj)  # type: ignore[misc]  # a ModelAdmin's
+        return fields if sees_readers(request) else _without_user(fields)
+
+
+def sees_readers(request: HttpRequest) -> bool:
+    return request.user.has_perm("accounts.view_user")
+
+
+def _without_user(names: Any) -> list[str]:
+    return [name for name in names if name.split("__")[0] != "user"]
 
 
 class CountedDeletion:

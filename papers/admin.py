@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 
+from core.admin import ReadersHidden
 from core.admin import ReadOnlyRecords
 from core.queue import send
 from papers.ingest.harvest import leave_to_the_next_tick
@@ -155,7 +156,7 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
 
 
 @admin.register(SavedPaper)
-class SavedPaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
+class SavedPaperAdmin(ReadersHidden, ReadOnlyRecords, admin.ModelAdmin):
     """Written by papers.library (the reader's pages and For you follow)."""
 
     list_display = ["user", "paper", "created_at"]

@@ -273,7 +273,8 @@ class SavedPaper(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} saved {self.paper.arxiv_id}"
+        # Staff given saves see what is saved, not who (core.admin.ReadersHidden).
+        return f"Save of {self.paper.arxiv_id}"
 
 
 class Rating(models.Model):

@@ -250,6 +250,33 @@ def test_a_curator_sees_flags_not_who_flagged_and_cannot_write_them(
     assert client.get("/admin/topics/relevanceflag/add/").status_code == 403
 
 
+@pytest.mark.parametrize(
+    "model", [Follow, SavedPaper, Question], ids=lambda m: m._meta.label
+)
+def test_staff_given_readers_rows_see_what_not_who(client, curator, admin_user, model):
+    """Who follows a topic, saved a paper or asked a question was shown, and
+    searchable by address, to any staff given that list, as it was not for
+    flags: who is shown only to those who may see readers' accounts."""
+    from django.contrib.auth.models import Permission
+
+    fill_every_model(admin_user)
+    name = model._meta.model_name
+    curator.user_permissions.add(Permission.objects.get(codename=f"view_{name}"))
+    client.force_login(curator)
+    row = model.objects.get()
+
+    listing = client.get(f"/admin/{model._meta.app_label}/{name}/")
+    detail = client.get(f"/admin/{model._meta.app_label}/{name}/{row.pk}/change/")
+    searched = client.get(
+        f"/admin/{model._meta.app_label}/{name}/", {"q": admin_user.email}
+    )
+
+    assert listing.status_code == detail.status_code == 200
+    assert admin_user.email not in listing.text
+    assert admin_user.email not in detail.text
+    assert "0 results" in searched.text
+
+
 # Lists whose rows name a reader, a topic or a paper: each row's would be a query.
 PER_READER = [Follow, SavedPaper, Question, RelevanceFlag, DigestPreferences]
 

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import ReadersHidden
 from core.admin import ReadOnlyRecords
 from papers.admin import ArxivIdSearch
 from topics.admin.permissions import CuratedRows
@@ -102,7 +103,7 @@ class TopicExclusionAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
 
 
 @admin.register(Follow)
-class FollowAdmin(ReadOnlyRecords, admin.ModelAdmin):
+class FollowAdmin(ReadersHidden, ReadOnlyRecords, admin.ModelAdmin):
     """Written by topics.following (the topic's follower count and the
     reader's pages follow), which readers reach from the site and the API."""
 
@@ -113,7 +114,7 @@ class FollowAdmin(ReadOnlyRecords, admin.ModelAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(ReadersHidden, admin.ModelAdmin):
     list_display = ["text", "user", "topic", "paper", "created_at"]
     list_filter = ["topic"]
     search_fields = ["text", "user__email"]

@@ -33,6 +33,7 @@ from django.utils.text import Truncator
 
 from accounts.models import User
 from accounts.requests import signed_in
+from core.admin import ReadersHidden
 from core.admin import ReadOnlyRecords
 from papers.latex import latex_to_text
 from papers.models import Paper
@@ -378,31 +379,14 @@ def decide_item(item: ReviewItem, *, include: bool, by: User) -> None:
         exclude_paper(item.topic, item.paper, reason=REVIEW_REASON, by=by)
 
 
-FLAG_FIELDS = ("paper", "topic", "user", "created_at")
-FLAG_FIELDS_ANONYMOUS = ("paper", "topic", "created_at")
-
-
 @admin.register(RelevanceFlag)
-class RelevanceFlagAdmin(ReadOnlyRecords, admin.ModelAdmin):
+class RelevanceFlagAdmin(ReadersHidden, ReadOnlyRecords, admin.ModelAdmin):
     """Readers' "not relevant" reports; they reach curators through the queue
-    (topics.flags writes them). Who flagged is shown only to those who may
-    see readers' accounts: a curator judges the paper, not the reader."""
+    (topics.flags writes them). A curator judges the paper, not the reader."""
 
+    list_display = ["paper", "topic", "user", "created_at"]
+    fields = ["paper", "topic", "user", "created_at"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "user"]
+    search_fields = ["paper__arxiv_id", "paper__title", "user__email"]
     date_hierarchy = "created_at"
-
-    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
-        return FLAG_FIELDS if _sees_readers(request) else FLAG_FIELDS_ANONYMOUS
-
-    def get_search_fields(self, request: HttpRequest) -> list[str]:
-        if _sees_readers(request):
-            return ["paper__arxiv_id", "paper__title", "user__email"]
-        return ["paper__arxiv_id", "paper__title"]
-
-    def get_fields(self, request: HttpRequest, obj: object = None) -> tuple[str, ...]:
-        return FLAG_FIELDS if _sees_readers(request) else FLAG_FIELDS_ANONYMOUS
-
-
-def _sees_readers(request: HttpRequest) -> bool:
-    return request.user.has_perm("accounts.view_user")

@@ -115,7 +115,7 @@ class RelevanceFlag(models.Model):
         ]
 
     def __str__(self) -> str:
-        # Curators see flags, not who flagged (topics.admin.review).
+        # Curators see flags, not who flagged (core.admin.ReadersHidden).
         return f"Flag of {self.paper.arxiv_id} in {self.topic}"
 
 

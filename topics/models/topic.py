@@ -321,4 +321,5 @@ class Follow(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user} follows {self.topic}"
+        # Staff given follows see what is followed, not who (core.admin.ReadersHidden).
+        return f"Follow of {self.topic}"
