@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from core.text import CONTROL
+from papers.letters import search_text
 from papers.models import Paper
 from papers.query import LATE_COMMIT_OVERLAP
 from papers.query import last_modified
@@ -138,7 +139,8 @@ def _check_search(query: str) -> None:
     """The search syntax refuses nothing (papers.search.parse_query); an alert
     refuses what would match nothing, everything, or not what was meant.
     It reads the query as search does (papers.search.as_typed: a phone's
-    minus sign is "-"); positions are in the query as typed."""
+    minus sign is "-"; papers.letters.search_text: a word's letters);
+    positions are in the query as typed."""
     typed, places = typed_with_places(query)
 
     def error(message: str, position: int) -> SavedSearchError:
@@ -165,7 +167,8 @@ def _check_search(query: str) -> None:
         closed = len(match.group(0)) - len(match.group(1) or "") >= 2
         if quoted and not (closed and match.group(0).endswith('"')):
             raise error("Unbalanced quote", match.start(2) - 1)
-        words = " ".join(match.group(2 if quoted else 4).split())
+        # Its letters as search reads them: a dotless i (U+0131) is an i.
+        words = search_text(" ".join(match.group(2 if quoted else 4).split()))
         if not quoted and words.lower() == "or":
             if start is None:
                 raise error("Nothing before or", match.start())

@@ -55,6 +55,15 @@ def test_an_invalid_query_is_refused_with_its_position(as_alice, corpus):
     assert not SavedSearch.objects.exists()
 
 
+def test_a_query_only_search_reads_as_stop_words_is_a_400(as_alice, corpus):
+    # A dotless i (U+0131) is an i to search: its "if" is a stop word.
+    response = as_alice.post(URL, {"name": "If", "query": "\u0131f"}, format="json")
+
+    (error,) = assert_error(response, 400, "invalid")["fields"]["query"]
+    assert (error["code"], error["position"]) == ("invalid_query", 0)
+    assert not SavedSearch.objects.exists()
+
+
 def test_the_limit_and_a_taken_name_are_refused(as_alice, corpus, settings):
     settings.MOMENTUM_SAVED_SEARCHES_MAX = 2
     first = as_alice.post(URL, {"name": "A", "query": "agent"}, format="json")

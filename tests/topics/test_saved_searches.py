@@ -60,6 +60,11 @@ pytestmark = pytest.mark.django_db
         ("agents \uff41\uff55:Levine", "au: is a field of the topic rule syntax", 7),
         # Positions are in the query as typed, where "…" is one character.
         ("\u2026 \u00bd ti:graphs", "ti: is a field of the topic rule syntax", 4),
+        # Read with its letters as search reads them (papers.letters): a
+        # dotless i is an i, so "if it" in it is two stop words, and "ør" an `or`.
+        ("\u0131f \u0131t", "Nothing to search for (words as common as", 0),
+        ("{\\i}f", "Nothing to search for (words as common as", 0),
+        ("\u00f8r agents", "Nothing before or at position 0", 0),
     ],
 )
 def test_search_syntax_refuses_poor_alerts_with_the_position(query, message, position):
