@@ -253,9 +253,11 @@ def create_search(user: User, *, name: str, query: str, syntax: str) -> SavedSea
             None,
             "limit",
         )
-    rule = check_query(query, syntax)
+    rule = check_query(query, syntax)  # positions in the query as typed
+    # Kept without the spaces around it, as the search page reads a query: its
+    # "Saved as" and the settings' "Run it" find the search by its text.
     search = SavedSearch.objects.create(
-        user=user, name=_check_name(user, name), query=query, syntax=syntax
+        user=user, name=_check_name(user, name), query=query.strip(), syntax=syntax
     )
     fill_matches(search, rule)
     return search
@@ -276,10 +278,11 @@ def update_search(
     changes: dict[str, str] = {}
     if name is not None:
         changes["name"] = _check_name(search.user, name, search)
-    new_query = search.query if query is None else query
+    typed = search.query if query is None else query
+    new_query = typed.strip()  # as create_search keeps it
     new_syntax = search.syntax if syntax is None else syntax
     rematch = (new_query, new_syntax) != (search.query, search.syntax)
-    rule = check_query(new_query, new_syntax) if rematch else None
+    rule = check_query(typed, new_syntax) if rematch else None
     changes.update(query=new_query, syntax=new_syntax)
     for field, value in changes.items():
         setattr(search, field, value)

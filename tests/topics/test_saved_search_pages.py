@@ -157,6 +157,23 @@ def test_search_page_says_under_which_name_it_is_already_saved(alice, corpus):
     assert "Not saved: You already have a search named “Robots”" in refused.text
 
 
+def test_a_search_saved_from_settings_with_spaces_around_is_run_as_saved(alice, corpus):
+    reader = signed_in(alice)
+    # Pasted into the settings form with spaces around it.
+    reader.post("/searches/", {"name": "Robots", "query": " robot "})
+
+    settings_page = reader.get("/settings/").text
+    run = settings_page.split('<a href="/search/?q=')[1].split('"')[0]
+    results = reader.get(f"/search/?q={run}").text.split('class="save-search"')[1]
+
+    assert "Saved as “Robots”" in results
+    assert "<summary>Save this search</summary>" not in results
+    search = SavedSearch.objects.get()
+    assert search.query == "robot"
+    reader.post(f"/searches/{search.pk}/", {"name": "Arms", "query": "robot arm "})
+    assert SavedSearch.objects.get().query == "robot arm"
+
+
 def test_a_refused_edit_comes_back_open_with_what_was_typed(alice, corpus):
     search = create_search(alice, name="Robots", query="robot", syntax="search")
     reader = signed_in(alice)
