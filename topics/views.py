@@ -58,6 +58,7 @@ from topics.flags import retry_after
 from topics.following import set_following
 from topics.models import Follow
 from topics.models import PaperTopic
+from topics.models import SavedSearch
 from topics.models import Topic
 from topics.query import active_topic_at
 from topics.query import active_topics
@@ -225,11 +226,33 @@ def _feed_context(followed: Following, order: str) -> dict:
         "for_you_first": followed.for_you_first,
         "followed": with_figures(topics) if topic_ids else [],
         "followed_authors": _authors_linked(followed.authors),
-        "searches": [name for _, name, _ in followed.searches],
+        "searches": _searches_linked(followed),
         "anything": followed.anything,
         "paused": followed.paused,
         "suggested": [] if followed.anything else suggested_topics(limit=8),
     }
+
+
+def _searches_linked(followed: Following) -> list[tuple[str | None, str]]:
+    """(address of its results, name) of the reader's saved searches: one in
+    words goes back further on the search page; a rule's (no address) has
+    its papers only in the feed."""
+    if not followed.searches:
+        return []
+    queries = dict(
+        SavedSearch.objects.filter(
+            pk__in=[pk for pk, _, _ in followed.searches],
+            syntax=SavedSearch.Syntax.SEARCH,
+        ).values_list("pk", "query")
+    )
+    return [
+        (_search_address(queries[pk]) if pk in queries else None, name)
+        for pk, name, _ in followed.searches
+    ]
+
+
+def _search_address(query: str) -> str:
+    return f"{reverse('search')}?{urlencode({'q': query})}"
 
 
 def _authors_linked(authors: Iterable[tuple[int, str]]) -> list[tuple[str, str]]:

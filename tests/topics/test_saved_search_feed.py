@@ -36,9 +36,9 @@ pytestmark = pytest.mark.django_db
 
 # The home feed rendered anew: what the reader follows (topics, authors,
 # searches, their model), the page's papers and each's rows, the
-# searches' matches, the reader's saved papers and the last ingest (serving it
-# writes nothing: papers.views.seen).
-MAX_RENDER_QUERIES = 14
+# searches' matches, the words of those in words (their links), the reader's
+# saved papers and the last ingest (serving it writes nothing: papers.views.seen).
+MAX_RENDER_QUERIES = 15
 
 
 def listed(html: str) -> list[str]:
@@ -83,6 +83,19 @@ def test_matches_enter_the_feed_marked_and_no_other_reader_sees_them(
     assert reasons(theirs) == {"2606.00100": [], "2606.00003": ["Agent 3"]}
     assert "Old ideas" not in theirs
     assert "Agent 3" not in mine
+
+
+def test_the_feeds_searches_open_their_results(alice, corpus):
+    create_search(alice, name="Old ideas", query='"old style" & co', syntax="search")
+    create_search(alice, name="Robots", query="ti:robot", syntax="rule")
+
+    page = signed_in(alice).get("/").text
+    aside = page.split("<h2>Your searches</h2>")[1].split("</ul>")[0]
+
+    # A search in words goes back further on the search page; a rule's papers
+    # are only in the feed.
+    assert '<a href="/search/?q=%22old+style%22+%26+co">Old ideas</a>' in aside, aside
+    assert "<li>Robots</li>" in aside
 
 
 @pytest.mark.parametrize("more", [0, 30])
