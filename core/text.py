@@ -17,7 +17,9 @@ SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # forbids (a topic's name holding one made its feeds a 500).
 # With them, the bidirectional embeddings, overrides and isolates: shown, they
 # turn the text around them (an unclosed override reverses the rest of a line).
-CONTROL = r"\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069"
+# And the noncharacters U+FFFE and U+FFFF, which XML 1.0 forbids too: a feed
+# holding one is a document no reader parses.
+CONTROL = r"\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff"
 # For text a curator writes that feeds, mails and pages show: an escape in a
 # topic's name would make its Atom feed a document no reader can parse.
 # A positive pattern, not an inverse match, which the API's schema would state
