@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.utils import passthrough_next_redirect_url
 from allauth.core import context as allauth_context
 from django.conf import settings
 from django.contrib import messages
@@ -70,6 +71,17 @@ class AccountAdapter(DefaultAccountAdapter):
                 code="max_length",
             )
         return super().clean_email(email)
+
+    # A reset asked on the way somewhere (the login page's "Forgot your
+    # password?" from a Follow button) comes back there: the mailed link keeps
+    # the form's `next` (only one allauth finds safe, on this site), as the
+    # page it leads to and the sign-in after it do.
+    def get_reset_password_from_key_url(self, key: str) -> str:
+        url = super().get_reset_password_from_key_url(key)
+        request = allauth_context.request
+        if request is None:
+            return url
+        return passthrough_next_redirect_url(request, url, "next")
 
     # A mail server that refuses or does not answer (a relay restarted) made
     # a sign-up a 500 once its account was made, and its mail was never sent:

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.account.forms import LoginForm
+from allauth.account.utils import passthrough_next_redirect_url
 from django import forms
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import TIME_ZONE_CHOICES
@@ -39,6 +44,22 @@ class SignupExtras(forms.Form):
             preferences = DigestPreferences.objects.stored_for(user)
             preferences.time_zone = time_zone
             preferences.save(update_fields=["time_zone"])
+
+
+class ComingBackLoginForm(LoginForm):
+    """allauth's login form (ACCOUNT_FORMS), its "Forgot your password?"
+    keeping where logging in goes (`next`, when it is on this site): the reset
+    the mail links to signs in, and lands there too (accounts.adapter)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.request is not None and "password" in self.fields:
+            reset = passthrough_next_redirect_url(
+                self.request, reverse("account_reset_password"), "next"
+            )
+            self.fields["password"].help_text = format_html(
+                '<a href="{}">{}</a>', reset, gettext("Forgot your password?")
+            )
 
 
 class DigestPreferencesForm(forms.ModelForm):

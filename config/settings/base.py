@@ -194,12 +194,15 @@ ACCOUNT_UNIQUE_EMAIL = True
 # The confirmation link signs in only where the signup happened (allauth checks
 # the session): the new reader is not asked for the password just chosen.
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
-# A reset link proves the address too: it signs in to the home page.
+# A reset link proves the address too: it signs in, to the page the login was
+# going to (the link keeps its `next`: accounts.adapter) or the home page.
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
-# Whose an address is: accounts.addresses.
+# Whose an address is: accounts.addresses; the login's way to a reset keeps
+# where it goes: accounts.forms.
 ACCOUNT_FORMS = {
+    "login": "accounts.forms.ComingBackLoginForm",
     "signup": "accounts.addresses.OwnersSignupForm",
     "reset_password": "accounts.addresses.OwnersResetPasswordForm",
 }

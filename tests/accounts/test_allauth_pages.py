@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ast
 import gettext
+import html
 import re
 import smtplib
 import time
 from pathlib import Path
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -430,6 +433,63 @@ def test_password_reset_email_link_sets_a_new_password(client, verified_alice):
     assert "Password successfully changed." in client.get("/").text
     verified_alice.refresh_from_db()
     assert verified_alice.check_password(NEW_PASSWORD)
+
+
+NEXT_FIELD = re.compile(r'<input type="hidden" name="next" value="([^"]*)"')
+
+
+def carried_next(page: str, field: str) -> dict[str, str]:
+    """The hidden `next` of the page's form asking for `field` (not of its
+    Cancel form, which goes back to the login page)."""
+    [form] = [form for form in page.split("</form>") if f'name="{field}"' in form]
+    found = NEXT_FIELD.search(form)
+    return {"next": html.unescape(found.group(1))} if found else {}
+
+
+def reset_from_the_login_page(client, login_page: str):
+    """Follows the login page's "Forgot your password?" to the mailed link's
+    form, and sets a new password there: the response to that."""
+    [forgot] = re.findall(r'href="(/accounts/password/reset/[^"]*)"', login_page)
+    asking = client.get(html.unescape(forgot)).text
+    client.post(
+        "/accounts/password/reset/",
+        {"email": "alice@example.com", **carried_next(asking, "email")},
+    )
+    page = client.get(link_in(mail.outbox[-1]), follow=True)
+    return client.post(
+        page.redirect_chain[-1][0],
+        {
+            "password1": NEW_PASSWORD,
+            "password2": NEW_PASSWORD,
+            **carried_next(page.text, "password1"),
+        },
+    )
+
+
+def test_a_reset_asked_on_the_way_to_follow_a_topic_comes_back_to_it(
+    client, verified_alice
+):
+    """A visitor who clicked Follow, sent to log in, and forgot the password:
+    the reset signed them in to the home page, the follow forgotten."""
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    sent_to = client.get("/topics/agents/follow/?on=1&next=/topics/agents/")
+    login = sent_to["Location"]
+    [back] = parse_qs(urlsplit(login).query)["next"]
+
+    response = reset_from_the_login_page(client, client.get(login).text)
+
+    assert back.startswith("/topics/agents/follow/?on=1&")
+    assert response.url == back
+    assert client.session["_auth_user_id"] == str(verified_alice.pk)
+
+
+def test_a_reset_carries_no_address_of_another_site(client, verified_alice):
+    login_page = client.get("/accounts/login/", {"next": "https://x.org/"}).text
+
+    response = reset_from_the_login_page(client, login_page)
+
+    assert "x.org" not in mail.outbox[-1].body
+    assert response.url == "/"
 
 
 def test_signing_up_with_an_address_that_has_an_account_mails_it_in_our_words(
