@@ -362,6 +362,20 @@ def test_topic_atom_feed_dates_a_replacement_read_from_a_daily_listing(client, t
     assert entry.findtext(f"{ATOM}updated") == stored.created_at.isoformat()
 
 
+def test_topic_atom_feed_marks_a_withdrawn_paper(client, topic):
+    """As the digest does: its entry read as any other, new work to read."""
+    withdrawn = paper_record("2606.00007", version=2, title="Agent study 7")
+    tag_papers(
+        upsert_records([dataclasses.replace(withdrawn, withdrawn=True)]).changed_ids
+    )
+
+    feed = ElementTree.fromstring(client.get("/topics/rl-agents/feed/").content)
+
+    titles = [entry.findtext(f"{ATOM}title") for entry in feed.iter(f"{ATOM}entry")]
+    assert "Agent study 7 (withdrawn)" in titles
+    assert "Agent study 6" in titles
+
+
 def atom_entry(response, title: str) -> ElementTree.Element:
     """The feed's one entry of this title."""
     [entry] = [

@@ -53,6 +53,7 @@ ENTRY_FIELDS = (
     "updated",
     "first_announced",
     "created_at",
+    "withdrawn",
 )
 # Stands for the feed's own (secret) address in the shared render, so that one
 # reader's key never reaches another who follows the same topics.
@@ -115,7 +116,7 @@ class TopicFeed(Feed):
         )
 
     def item_title(self, paper: Paper) -> str:
-        return latex_to_text(paper.title)
+        return entry_title(paper)
 
     def item_description(self, paper: Paper) -> str:
         return summary(paper)
@@ -196,7 +197,7 @@ def _reader_atom(followed: Following) -> str:
     for paper in papers:
         link = site_url(paper.get_absolute_url())
         feed.add_item(
-            title=latex_to_text(paper.title),
+            title=entry_title(paper),
             link=link,
             unique_id=link,
             description=summary(paper),
@@ -217,6 +218,13 @@ def _reader_atom(followed: Following) -> str:
             ],
         )
     return feed.writeString("utf-8")
+
+
+def entry_title(paper: Paper) -> str:
+    """An entry's title: the paper's TeX read as text, "(withdrawn)" after a
+    withdrawn paper's, as the digest says it (its row on the site has a badge)."""
+    title = latex_to_text(paper.title)
+    return f"{title} (withdrawn)" if paper.withdrawn else title
 
 
 def entry_updated(paper: Paper) -> datetime:

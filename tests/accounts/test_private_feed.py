@@ -136,6 +136,18 @@ def test_the_feed_shows_latex_titles_as_text(alice, corpus):
     assert "\N{GREEK SMALL LETTER ALPHA}-agent studies" in titles
 
 
+def test_the_feed_marks_a_withdrawn_paper(alice, corpus):
+    """As the digest does ("(withdrawn)" after its title)."""
+    follow(alice, corpus["agents"])
+    record = paper_record("2606.00301", title="Agent withdrawn", withdrawn=True)
+    tag_papers(upsert_records([record]).changed_ids)
+
+    titles = [entry.title for entry in read(feed_path(alice)).entries]
+
+    assert "Agent withdrawn (withdrawn)" in titles
+    assert "Agent 1" in titles
+
+
 def test_a_reader_following_nothing_gets_an_empty_feed_that_says_so(alice, corpus):
     feed = read(feed_path(alice))
 
