@@ -500,6 +500,31 @@ def test_on_a_phone_a_rows_controls_are_a_fingers_size(phone, follower, sign_in)
         assert min(box["width"], box["height"]) >= 24, (control, box)
 
 
+def test_on_a_touch_screen_the_page_turns_are_a_fingers_size(
+    touch_phone, new_page, topic
+):
+    """44 px tall, as a finger needs: "Older →" was a line of text, 19 px; on
+    a computer, whose pointer is fine, it stays a line of text."""
+    touch_phone.goto("/topics/rl-agents/?page=2")
+    computer = new_page()
+    computer.goto("/topics/rl-agents/?page=2")
+
+    newer = box(touch_phone.get_by_role("link", name="← Newer"))
+    touch_phone.goto("/topics/rl-agents/")
+    older = box(touch_phone.get_by_role("link", name="Older →"))
+    on_a_computer = box(computer.get_by_role("link", name="← Newer"))
+
+    assert min(newer["height"], older["height"]) >= 44, (newer, older)
+    assert min(newer["width"], older["width"]) >= 44, (newer, older)
+    assert on_a_computer["height"] < 30
+
+
+def box(locator) -> dict[str, float]:
+    found = locator.bounding_box()
+    assert found is not None, locator
+    return found
+
+
 def test_the_drawer_works_without_javascript(new_page, topic):
     page = new_page(viewport=PHONE, java_script_enabled=False)
     page.goto("/topics/rl-agents/")
