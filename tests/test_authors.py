@@ -121,6 +121,10 @@ def test_author_page_lists_papers_coauthors_and_topics(
         ("/topics/rl-agents/", "RL for LLM Agents", "3"),
         ("/topics/robot-learning/", "Robot Learning", "1"),
     ]
+    # What the numbers count is said, not only on hover, which a phone has not.
+    assert "the papers written together" in coauthors
+    assert "Papers together" not in coauthors
+    assert "this author's papers in it" in topics
     # The rows are the shared rows, with the reader's own Save button.
     assert 'action="/papers/2606.00004/save/"' in page.text
     assert f'action="/authors/{ada.pk}/follow/"' in page.text

@@ -317,6 +317,21 @@ def test_paper_page_says_which_date_is_which(client, db):
     assert "<li>v2: submitted Jun 20, 2026</li>" in page
 
 
+def test_a_category_is_named_in_text_not_only_on_hover(client, db):
+    """ "cs.LG" told its name only in a title, which a phone cannot hover: the
+    paper page's line and list, and a row's abstract drawer, name it."""
+    upsert_records([paper_record(categories=("cs.LG", "cs.AI"))])
+    Paper.objects.update(first_announced=date(2026, 6, 9))
+
+    page = client.get("/papers/2606.00001/").text
+    drawer = client.get("/search/?q=agents").text.split('class="drawer"')[1]
+
+    assert "Announced Jun 9, 2026, Machine Learning (cs.LG)" in page
+    assert "<dd>Artificial Intelligence (cs.AI), Machine Learning (cs.LG)</dd>" in page
+    assert "Jun 9, 2026, Machine Learning (cs.LG)" in drawer
+    assert 'title="Machine Learning"' not in page + drawer
+
+
 def test_script_in_a_title_is_shown_as_text(client, db):
     upsert_records([paper_record(title="<script>alert(1)</script> agents")])
 

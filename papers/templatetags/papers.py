@@ -11,6 +11,7 @@ from papers import slots
 from papers.latex import latex_to_text
 from papers.links import linked
 from papers.models import Author
+from papers.models import Category
 from papers.models import Paper
 from papers.routes import author_address
 
@@ -32,6 +33,14 @@ def absolute(path: str) -> str:
     """The site's address of a path (MOMENTUM_SITE_URL): what a shared link's
     preview and a canonical link name, the same in every cached copy."""
     return settings.MOMENTUM_SITE_URL + path
+
+
+@register.filter
+def category_label(category: Category) -> str:
+    """A category as arXiv lists it, "Machine Learning (cs.LG)": its name in
+    the text, not in a title only a pointer that hovers shows; its code alone
+    when its name is not known."""
+    return f"{category.name} ({category.code})" if category.name else category.code
 
 
 @register.filter
