@@ -350,10 +350,9 @@ def test_on_a_phone_the_abstract_opens_under_the_row(phone, topic):
     expect(second.locator(".drawer .abstract")).to_be_visible()
 
 
-def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactional_db):
-    """The previous abstract closing above moved the row after it was scrolled
-    to: its title ended above the screen, its abstract's end showing. Real
-    abstracts run to a screen or more on a phone."""
+def long_abstracts(count: int) -> None:
+    """RL for LLM Agents with `count` papers whose abstracts run to a screen or
+    more on a phone, as real ones do."""
     make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
     long = "We study agents that plan, act and learn from feedback. " * 25
     records = [
@@ -363,9 +362,16 @@ def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactiona
             abstract=long,
             published=datetime(2026, 6, 1 + n, 15, tzinfo=UTC),
         )
-        for n in range(1, 6)
+        for n in range(1, count + 1)
     ]
     tag_papers(upsert_records(records).changed_ids)
+
+
+def test_on_a_phone_j_brings_the_next_papers_title_into_view(phone, transactional_db):
+    """The previous abstract closing above moved the row after it was scrolled
+    to: its title ended above the screen, its abstract's end showing. Real
+    abstracts run to a screen or more on a phone."""
+    long_abstracts(5)
     page = phone
     page.goto("/topics/rl-agents/")
 
@@ -390,18 +396,7 @@ def test_on_a_phone_a_tapped_paper_stays_under_the_finger(
     """A tap on a row opens its abstract and closes the one a tap opened above
     it: the row jumped up by that abstract's height (a screen or more), its
     title far above the screen, the reader left in the middle of an abstract."""
-    make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
-    long = "We study agents that plan, act and learn from feedback. " * 25
-    records = [
-        paper_record(
-            f"2606.{n:05d}",
-            title=f"Agent paper {n}",
-            abstract=long,
-            published=datetime(2026, 6, 1 + n, 15, tzinfo=UTC),
-        )
-        for n in range(1, 4)
-    ]
-    tag_papers(upsert_records(records).changed_ids)
+    long_abstracts(3)
     page = touch_phone
     page.goto("/topics/rl-agents/")
     first, second = rows(page).nth(0), rows(page).nth(1)
