@@ -363,6 +363,8 @@ def test_with_a_provider_the_page_leaves_the_answer_to_the_stream(
     response = client.get(url)
 
     assert response["Content-Type"] == "text/event-stream"
+    # A reader's answer as it is written: no cache, shared or the browser's, keeps it.
+    assert response["Cache-Control"] == "private, no-store"
     assert stream_of(response)[0] == (
         "claim",
         {"text": "Tree search plans rollouts.", "citations": [1]},

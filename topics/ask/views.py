@@ -183,7 +183,9 @@ def _ask_stream(request: HttpRequest, scope_of) -> HttpResponseBase:
         keep=partial(keep_answer, kept_as, offline=False, provider=provider),
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
+    # One asker's answer as it is written (a reader's counts as their question):
+    # no cache, shared or the browser's, keeps it.
+    response["Cache-Control"] = "private, no-store"
     response["X-Accel-Buffering"] = "no"  # let a proxy pass each event on at once
     return response
 
