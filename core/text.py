@@ -12,14 +12,18 @@ from django.core.validators import RegexValidator
 # Rust (the API schema's readers) each read differently.
 SPACE = r"\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # The control characters that are not whitespace a person types (unicodedata's
-# Cc less tab, line feeds and the like): NUL, escape, delete, and the
-# separators U+001C-U+001F, which str.isspace() takes for spaces but XML 1.0
-# forbids (a topic's name holding one made its feeds a 500).
+# Cc less tab, line feed and carriage return): NUL, escape, delete, and the
+# vertical tab, form feed and separators U+001C-U+001F, which str.isspace()
+# takes for spaces but XML 1.0 forbids (a topic's name holding one made its
+# feeds a 500).
 # With them, the bidirectional embeddings, overrides and isolates: shown, they
 # turn the text around them (an unclosed override reverses the rest of a line).
 # And the noncharacters U+FFFE and U+FFFF, which XML 1.0 forbids too: a feed
 # holding one is a document no reader parses.
-CONTROL = r"\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff"
+CONTROL = (
+    r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f"
+    r"\u202a-\u202e\u2066-\u2069\ufffe\uffff"
+)
 # For text a curator writes that feeds, mails and pages show: an escape in a
 # topic's name would make its Atom feed a document no reader can parse.
 # A positive pattern, not an inverse match, which the API's schema would state

@@ -166,12 +166,15 @@ def test_admin_refuses_a_bad_rule_with_its_position(admin_client):
     assert not Topic.objects.filter(slug="broken").exists()
 
 
-@pytest.mark.parametrize("name", ["Agents\x1b[0m", "Agents\x1fFeed"])
+@pytest.mark.parametrize(
+    "name", ["Agents\x1b[0m", "Agents\x1fFeed", "Agents\x0bFeed", "Agents\x0cFeed"]
+)
 def test_admin_refuses_control_characters_in_what_feeds_and_pages_show(
     admin_client, name
 ):
     """An escape pasted into a name would make the topic's Atom feed unreadable,
-    and so would U+001F, which Python takes for a space."""
+    and so would U+001F, a vertical tab or a form feed (a page break pasted from
+    a PDF), which Python takes for spaces and XML 1.0 forbids."""
     response = admin_client.post(
         reverse("admin:topics_topic_add"),
         {
