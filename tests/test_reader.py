@@ -376,6 +376,30 @@ def test_topic_atom_feed_marks_a_withdrawn_paper(client, topic):
     assert "Agent study 6" in titles
 
 
+def atom_ids(response) -> tuple[str, dict[str, str]]:
+    """The feed's <id> and each entry's, by the entry's title."""
+    feed = ElementTree.fromstring(response.content)
+    entries = {
+        entry.findtext(f"{ATOM}title"): entry.findtext(f"{ATOM}id")
+        for entry in feed.iter(f"{ATOM}entry")
+    }
+    return feed.findtext(f"{ATOM}id"), entries
+
+
+def test_topic_atom_feed_keeps_its_ids_when_the_topic_is_renamed(client, topic):
+    """Feed readers know entries by their ids: new ones would show every paper
+    again as new. The feed's link follows the new address."""
+    before = atom_ids(client.get("/topics/rl-agents/feed/"))
+
+    topic.name, topic.slug = "LLM Agents", "llm-agents"
+    topic.save()
+    response = client.get("/topics/rl-agents/feed/", follow=True)
+
+    assert atom_ids(response) == before
+    link = ElementTree.fromstring(response.content).find(f"{ATOM}link")
+    assert link.get("href").endswith("/topics/llm-agents/")
+
+
 def atom_entry(response, title: str) -> ElementTree.Element:
     """The feed's one entry of this title."""
     [entry] = [

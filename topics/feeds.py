@@ -10,6 +10,7 @@ from datetime import datetime
 from datetime import time
 from functools import wraps
 from typing import Any
+from urllib.parse import urlsplit
 from xml.sax.xmlreader import AttributesImpl
 
 from django.conf import settings
@@ -107,6 +108,9 @@ class TopicFeed(Feed):
 
     def link(self, topic: Topic) -> str:
         return topic.get_absolute_url()
+
+    def feed_guid(self, topic: Topic) -> str:
+        return topic_feed_id(topic)
 
     def items(self, topic: Topic) -> QuerySet[Paper]:
         return (
@@ -218,6 +222,14 @@ def _reader_atom(followed: Following) -> str:
             ],
         )
     return feed.writeString("utf-8")
+
+
+def topic_feed_id(topic: Topic) -> str:
+    """The topic feed's <id>, which Atom wants permanent: a tag URI (RFC 4151)
+    of the topic's key, not its address, which a new slug moves. (Entries' ids
+    are the papers' addresses, which no rename moves.)"""
+    host = urlsplit(settings.MOMENTUM_SITE_URL).hostname
+    return f"tag:{host},{topic.created_at:%Y-%m-%d}:topic:{topic.pk}"
 
 
 def entry_title(paper: Paper) -> str:
