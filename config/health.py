@@ -10,7 +10,9 @@ the cache (config.cache), and work waits in the database for the broker
 Each queue's workers are reported by their last heartbeat (beat sends one
 every MOMENTUM_HEARTBEAT_SECONDS, config/celery_app.py): a queue none has
 answered for STALE_HEARTBEATS of them has its workers dead, or stuck on a
-long task, or beat is dead. With tasks run in-process there are none.
+long task, or beat is dead; but the ingest queue's is "running" while a
+harvest's lease is live (it makes progress). With tasks run in-process there
+are none.
 
 The cache and the broker are asked beside the database, and what has not
 answered within TIMEOUT is reported down: one Redis that hangs (frozen,
@@ -38,6 +40,7 @@ from django.http import JsonResponse
 
 from config.celery_app import HEARTBEAT_KEY
 from config.celery_app import app
+from papers.ingest.harvest import harvesting_now
 
 TIMEOUT = 1.0
 STALE_HEARTBEATS = 3
@@ -76,9 +79,17 @@ def healthz(request: HttpRequest) -> JsonResponse:
     }
     if isinstance(storage := staticfiles_storage, ManifestFilesMixin):
         checks["static"] = _state(lambda: _collected(storage))
-    workers = _workers(heartbeats, deadline, cache_ok=checks["cache"] == "ok")
+    workers = _workers(
+        heartbeats,
+        deadline,
+        cache_ok=checks["cache"] == "ok",
+        database_ok=database == "ok",
+    )
     serving = checks["database"] == "ok" and checks.get("static", "ok") == "ok"
-    degraded = any(state != "ok" for state in [*checks.values(), *workers.values()])
+    degraded = any(
+        state != "ok" and not state.startswith("running:")
+        for state in [*checks.values(), *workers.values()]
+    )
     status = "error" if not serving else "degraded" if degraded else "ok"
     body = {"status": status, **checks} | ({"workers": workers} if workers else {})
     return JsonResponse(body, status=200 if serving else 503)
@@ -107,7 +118,11 @@ def _heartbeats() -> dict[str, float]:
 
 
 def _workers(
-    heartbeats: Future[dict[str, float]], deadline: float, *, cache_ok: bool
+    heartbeats: Future[dict[str, float]],
+    deadline: float,
+    *,
+    cache_ok: bool,
+    database_ok: bool,
 ) -> dict[str, str]:
     """Each queue's workers: ok, or why not."""
     queues = _queues()
@@ -128,13 +143,28 @@ def _workers(
                 f"unknown: no heartbeat yet (beat sends one every {period} s)"
             )
         elif ago > STALE_HEARTBEATS * period:
-            states[queue] = (
+            harvest = _harvesting() if queue == "ingest" and database_ok else None
+            states[queue] = harvest or (
                 f"down: no worker has answered for {ago / 60:.0f} min (dead, or "
                 "busy with a long task; or beat is down)"
             )
         else:
             states[queue] = "ok"
     return states
+
+
+def _harvesting() -> str | None:
+    """The ingest queue's worker answers no heartbeat while it harvests, for
+    hours at most; a harvest's lease, which lapses when it makes no progress
+    (MOMENTUM_INGEST_CLAIM_SECONDS), says it is at work, not dead."""
+    source = harvesting_now()
+    if source is None:
+        return None
+    minutes = settings.MOMENTUM_INGEST_CLAIM_SECONDS // 60
+    return (
+        f"running: harvesting {source.name} (it began or stored a page "
+        f"within {minutes} min)"
+    )
 
 
 def _queues() -> list[str]:

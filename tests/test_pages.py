@@ -19,10 +19,12 @@ from django.utils import timezone
 from accounts.deletion import delete_account
 from config.celery_app import HEARTBEAT_KEY
 from config.celery_app import heartbeat
+from papers.ingest.harvest import claim
 from papers.ingest.records import VersionRecord
 from papers.ingest.runs import finish_run
 from papers.ingest.upsert import upsert_records
 from papers.models import Author
+from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
 from tests.clients import signed_in
@@ -425,6 +427,32 @@ def test_healthz_reports_a_queue_no_worker_has_answered(client, db, settings):
         "email": "down: no worker has answered for 17 min (dead, or busy with a "
         "long task; or beat is down)",
     }
+
+
+def test_healthz_reports_the_ingest_queue_running_while_a_harvest_progresses(
+    client, db, settings
+):
+    """The one ingest worker answers no heartbeat while it harvests (for up to
+    hours): it was reported down. A harvest's lease, renewed at each page it
+    stores, says it runs; once the lease lapses (stuck, or killed) it is down."""
+    period = settings.HEARTBEAT["schedule"]
+    for queue in settings.HEARTBEAT_QUEUES:
+        heartbeat(queue)
+    stale = time.time() - 3 * period - 120
+    cache.set(HEARTBEAT_KEY.format(queue="ingest"), stale)
+    source = FeedSource.objects.create(name="cs.AI", kind="listing", category="cs.AI")
+    assert claim(source, owner="worker-1:3f0c")  # as ingest_source's harvest does
+
+    running = client.get("/healthz").json()
+
+    assert running["status"] == "ok"
+    assert running["workers"]["ingest"] == (
+        "running: harvesting cs.AI (it began or stored a page within 15 min)"
+    )
+    FeedSource.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))
+    lapsed = client.get("/healthz").json()
+    assert lapsed["status"] == "degraded"
+    assert lapsed["workers"]["ingest"].startswith("down: no worker has answered")
 
 
 MANIFEST_STORAGE = {

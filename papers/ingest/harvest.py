@@ -226,6 +226,22 @@ def claim(source: FeedSource, owner: str) -> bool:
     return True
 
 
+# Ends the owner of a run started by manage.py ingest, not by a worker.
+COMMAND_OWNER = ":manage.py"
+
+
+def harvesting_now() -> FeedSource | None:
+    """A source a worker is harvesting now: its lease is live, which the claim
+    and every page stored renew (a manage.py run, on no worker, aside)."""
+    return (
+        FeedSource.objects.filter(claimed_until__gt=timezone.now())
+        .exclude(claimed_by__endswith=COMMAND_OWNER)
+        .only("name")
+        .order_by("-claimed_until")
+        .first()
+    )
+
+
 def claim_lease() -> timedelta:
     return timedelta(seconds=settings.MOMENTUM_INGEST_CLAIM_SECONDS)
 

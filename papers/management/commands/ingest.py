@@ -12,6 +12,7 @@ from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from papers.ingest.formats import UnrecognisedFormat
+from papers.ingest.harvest import COMMAND_OWNER
 from papers.ingest.harvest import Page
 from papers.ingest.harvest import backfill_refusal
 from papers.ingest.harvest import run_source
@@ -110,7 +111,7 @@ class Command(BaseCommand):
     ) -> IngestRun | None:
         run = run_source(
             source,
-            owner=f"{socket.gethostname()}:{os.getpid()}:manage.py",
+            owner=f"{socket.gethostname()}:{os.getpid()}{COMMAND_OWNER}",
             tagger=self.tagger(),
             since=since,
             until=until,
