@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC
 from datetime import datetime
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -13,6 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.feed_tokens import create_feed
+from papers.authors import COAUTHOR_PLACES_COUNTED
 from papers.authors import set_following_author
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -30,7 +32,8 @@ from topics.tagging import tag_papers
 pytestmark = pytest.mark.django_db
 
 # A page rendered anew: who, the author, the count and page of papers, the
-# co-authors, the topics, the rows, the reader's state.
+# co-authors (the papers counted, then who), the topics, the rows, the
+# reader's state.
 MAX_PAGE_QUERIES = 12
 
 
@@ -190,6 +193,101 @@ def test_a_new_paper_by_the_author_shows_on_their_cached_page(
         ingest(paper_record("2606.00200", title="Fresh agent", published=day(9)))
 
     assert listed(client.get(f"/authors/{ada.pk}/").text)[0] == "2606.00200"
+
+
+def coauthor_counts(html: str) -> list[tuple[str, str]]:
+    shown = html.split('id="coauthors"')[1].split("</ul>")[0]
+    return re.findall(r'">([^<]+)</a> <span[^>]*>(\d+)', shown)
+
+
+def collaboration(papers: int, size: int) -> Author:
+    """A collaboration's papers, one a day, newest last: `size` authors each, the
+    first of them ("Lead") on every one and "Member k" on paper n when k
+    divides n + 1 (so Member 1 is on all, Member 2 on every second)."""
+    upsert_records(
+        [
+            paper_record(
+                f"2606.{n:05d}",
+                title=f"Collaboration result {n}",
+                published=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=n),
+                authors=(
+                    "Lead",
+                    *[f"Member {k}" for k in range(1, 30) if (n + 1) % k == 0],
+                    *[f"Student {n} {k}" for k in range(size)],
+                )[:size],
+            )
+            for n in range(papers)
+        ]
+    )
+    return Author.objects.get(name="Lead")
+
+
+def test_coauthors_are_counted_among_the_newest_papers_up_to_a_bound(
+    client, db, monkeypatch
+):
+    """GIVEN the co-authors counted over papers of at most 60 author places,
+    WHEN a collaboration's lead has twelve papers of 20 authors,
+    THEN the three newest are counted (papers 9, 10, 11), and the page says so."""
+    monkeypatch.setattr("papers.authors.COAUTHOR_PLACES_COUNTED", 60)
+    lead = collaboration(12, 20)
+
+    page = client.get(f"/authors/{lead.pk}/").text
+
+    # n + 1 is 10, 11 and 12: Member 2 is on two of them; ties go by name.
+    assert coauthor_counts(page) == [
+        ("Member 1", "3"),
+        ("Member 2", "2"),
+        ("Member 10", "1"),
+        ("Member 11", "1"),
+        ("Member 12", "1"),
+        ("Member 3", "1"),
+        ("Member 4", "1"),
+        ("Member 5", "1"),
+        ("Member 6", "1"),
+        ("Student 10 0", "1"),
+    ]
+    assert "the papers written together among this author's 3 newest" in page
+
+
+def test_an_authors_coauthors_are_all_counted_below_the_bound(client, db):
+    lead = collaboration(12, 20)
+
+    page = client.get(f"/authors/{lead.pk}/").text
+
+    assert coauthor_counts(page)[:6] == [
+        ("Member 1", "12"),
+        ("Member 2", "6"),
+        ("Member 3", "4"),
+        ("Member 4", "3"),
+        ("Member 5", "2"),
+        ("Member 6", "2"),
+    ]
+    assert "Beside each, the papers written together.</p>" in page
+
+
+def test_a_large_collaborations_author_page_is_bounded(
+    client, db, django_assert_max_num_queries
+):
+    """An author of 60 papers of 500 authors each (30,000 author places): the
+    co-authors are counted over the newest papers that hold the bound's places,
+    in as many queries as any author's page."""
+    lead = collaboration(60, 500)
+    counted = COAUTHOR_PLACES_COUNTED // 500
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = client.get(f"/authors/{lead.pk}/").text
+
+    assert f"among this author's {counted} newest papers" in page
+    assert coauthor_counts(page)[0] == ("Member 1", str(counted))
+
+
+def test_an_author_left_without_papers_has_a_page(client, db):
+    nobody = Author.objects.create(name="Nobody")
+
+    page = client.get(f"/authors/{nobody.pk}/")
+
+    assert "No papers by this author yet." in page.text
+    assert 'id="coauthors"' not in page.text
 
 
 def test_an_unknown_author_is_404(client, db):
