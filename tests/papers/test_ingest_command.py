@@ -42,6 +42,19 @@ def ingest(*paths: Path) -> str:
     return out.getvalue()
 
 
+def snapshot_rows(count: int) -> list[dict]:
+    """The snapshot's first lines, read as JSON to be edited."""
+    return [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:count]]
+
+
+def ingest_rows(tmp_path: Path, rows: list[dict]) -> IngestRun:
+    """Ingest these rows as one snapshot file; the run it recorded."""
+    path = tmp_path / "snapshot.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    ingest(path)
+    return IngestRun.objects.get()
+
+
 def test_ingests_every_wire_format_and_records_one_run_per_file():
     files = [
         SNAPSHOT,
@@ -204,8 +217,8 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     OverflowError, which no line's handler caught, and a value wider than its
     column failed the batch's COPY; the good lines were lost with it. A list
     or a number where text belongs was stored as its Python spelling."""
-    good = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:6]]
-    bad = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[6:15]]
+    rows = snapshot_rows(15)
+    good, bad = rows[:6], rows[6:]
     bad[0]["versions"].append(
         {"version": "v9", "created": "Fri, 31 Dec 9999 23:30:00 -0500"}
     )
@@ -217,12 +230,9 @@ def test_dates_out_of_range_and_values_no_column_holds_reject_their_line(
     bad[6]["categories"] = ["cs.AI"]  # read as the category "['cs.AI']"
     bad[7]["authors"] = 5  # read as an author named 5
     bad[8]["title"] = ["A", "list"]  # said "'list' object has no attribute"
-    path = tmp_path / "snapshot.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in good + bad))
 
-    ingest(path)
+    run = ingest_rows(tmp_path, good + bad)
 
-    run = IngestRun.objects.get()
     reasons = " | ".join(error["message"] for error in run.errors)
     assert (run.new_count, run.rejected_count) == (6, 9), reasons
     assert "date out of range: 9999-12-31T23:30:00-05:00" in reasons
@@ -367,15 +377,12 @@ def test_control_characters_in_author_names_are_dropped_as_in_titles(tmp_path):
     """A snapshot's author string went in as it was: a NUL failed the whole
     file (PostgreSQL holds no NUL in text), an escape was stored in the
     author's name, and an override reversed the rest of every line naming them."""
-    rows = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:3]]
+    rows = snapshot_rows(3)
     rows[0]["authors"] = "Ada Love\u0000lace and Alan Tu\u001bring"
     rows[1]["authors"] = "Jos\u202e\u00e9 Garc\u00eda (Universi\u202edad de Chile)"
-    path = tmp_path / "snapshot.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
 
-    ingest(path)
+    run = ingest_rows(tmp_path, rows)
 
-    run = IngestRun.objects.get()
     assert (run.new_count, run.rejected_count) == (3, 0), run.errors
     first = Paper.objects.get(arxiv_id=rows[0]["id"])
     assert set(first.authors.values_list("name", flat=True)) == {
@@ -392,15 +399,12 @@ def test_a_lone_surrogate_is_stored_as_a_character_that_could_not_be_read(tmp_pa
     """JSON can spell half of a character ("\\ud83d" without its partner),
     which no UTF-8 column can hold: the whole file failed. It is shown as a
     character that could not be read."""
-    rows = [json.loads(line) for line in SNAPSHOT.read_text().splitlines()[:3]]
+    rows = snapshot_rows(3)
     rows[1]["title"] = "Rockets \ud83d and stars"
     rows[1]["authors"] = "Ada Lovelace \ude80"
-    path = tmp_path / "snapshot.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
 
-    ingest(path)
+    run = ingest_rows(tmp_path, rows)
 
-    run = IngestRun.objects.get()
     assert (run.new_count, run.rejected_count) == (3, 0), run.errors
     paper = Paper.objects.get(arxiv_id=rows[1]["id"])
     assert (paper.title, paper.author_names) == (

@@ -23,6 +23,7 @@ from core.release import RELEASE
 from papers import pagecache
 from papers import slots
 from papers import versions
+from papers.ingest.records import PaperRecord
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
@@ -65,6 +66,22 @@ def corpus(db):
     return {"agents": agents, "robots": robots}
 
 
+@pytest.fixture
+def ingest(django_capture_on_commit_callbacks):
+    """Ingest records as a harvest does and commit: the versions of what they
+    change move on."""
+
+    def ingest(*records: PaperRecord) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            ingest_entries(
+                IngestRun.objects.create(source="t"),
+                list(records),
+                tagger=IngestTagger(),
+            )
+
+    return ingest
+
+
 def served_from_cache(client: Client, address: str, capture) -> bool:
     """Whether a visitor's page came from the cache: then it costs no query."""
     with capture() as queries:
@@ -94,13 +111,9 @@ def warm(client, corpus, django_assert_num_queries):
 
 
 def test_ingesting_a_paper_in_one_topic_leaves_the_other_topics_page_cached(
-    warm, django_capture_on_commit_callbacks
+    warm, ingest
 ):
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00100", title="A new agent")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00100", title="A new agent"))
 
     assert warm() == {
         "/": False,  # the newest papers
@@ -175,15 +188,9 @@ def test_a_follow_renders_no_topic_page_only_its_follower_count(
     ]
 
 
-def test_the_topic_pages_paper_count_follows_its_papers(
-    client, corpus, django_capture_on_commit_callbacks
-):
+def test_the_topic_pages_paper_count_follows_its_papers(client, corpus, ingest):
     assert '<span class="count">6</span>' in client.get("/topics/agents/").text
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00100", title="A new agent")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00100", title="A new agent"))
 
     assert '<span class="count">7</span>' in client.get("/topics/agents/").text
     # Each week's count is its own: none in the week before the papers'.
@@ -270,15 +277,9 @@ def test_an_edit_whose_text_render_fails_is_saved_and_shown(
     assert "Agents that act." in client.get("/topics/agents/").text
 
 
-def test_a_change_to_a_listed_paper_shows_on_the_topic_page(
-    client, corpus, django_capture_on_commit_callbacks
-):
+def test_a_change_to_a_listed_paper_shows_on_the_topic_page(client, corpus, ingest):
     assert "Agent 5" in client.get("/topics/agents/").text
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00005", 2, title="Agent five, revised")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00005", 2, title="Agent five, revised"))
 
     page = client.get("/topics/agents/").text
     assert "Agent five, revised" in page
@@ -310,15 +311,11 @@ def momentum_block(client: Client, address: str) -> str:
 
 
 def test_the_momentum_refresh_shows_on_the_cached_topic_page(
-    client, corpus, django_capture_on_commit_callbacks
+    client, corpus, django_capture_on_commit_callbacks, ingest
 ):
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [
-            paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(100, 110)
-        ]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(
+        *[paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in range(100, 110)]
+    )
     before = momentum_block(client, "/topics/agents/")
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -457,42 +454,26 @@ def test_content_changed_with_nothing_named_moves_every_page(
     assert not any(warm().values())
 
 
-def test_a_cached_paper_page_follows_its_related_papers(
-    client, corpus, django_capture_on_commit_callbacks
-):
+def test_a_cached_paper_page_follows_its_related_papers(client, corpus, ingest):
     assert "A newer agent" not in client.get("/papers/2606.00001/").text
 
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00200", title="A newer agent")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00200", title="A newer agent"))
 
     # Related papers share its topics: the page depends on their versions.
     assert "A newer agent" in client.get("/papers/2606.00001/").text
 
 
-def test_a_cached_paper_page_in_no_topic_follows_its_categorys_newest(
-    client, django_capture_on_commit_callbacks
-):
+def test_a_cached_paper_page_in_no_topic_follows_its_categorys_newest(client, ingest):
     """A paper in no topic lists its category's newest papers instead: a new
     one, or one of them retitled, shows at once, not once the page expires."""
     upsert_records([paper_record("2606.00300", title="A lone paper")])
     upsert_records([paper_record("2606.00301", title="Its neighbour")])
     assert "Newest in cs.LG" in client.get("/papers/2606.00300/").text
 
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00302", title="A newcomer")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00302", title="A newcomer"))
     assert "A newcomer" in client.get("/papers/2606.00300/").text
 
-    with django_capture_on_commit_callbacks(execute=True):
-        records = [paper_record("2606.00301", version=2, title="Its neighbour, v2")]
-        ingest_entries(
-            IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-        )
+    ingest(paper_record("2606.00301", version=2, title="Its neighbour, v2"))
     assert "Its neighbour, v2" in client.get("/papers/2606.00300/").text
 
 
@@ -518,7 +499,7 @@ def broken_cache(settings):
 
 
 def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
-    client, corpus, django_capture_on_commit_callbacks
+    client, corpus, ingest
 ):
     client.get("/topics/agents/")  # the last harvest's time cached on the way
     pagecache.filled_copies.clear()
@@ -538,11 +519,7 @@ def test_a_visitors_page_is_filled_once_and_kept_until_it_changes(
         )
 
         # A change to the page: its render and its filling anew.
-        with django_capture_on_commit_callbacks(execute=True):
-            records = [paper_record("2606.00010", title="Agent 10")]
-            ingest_entries(
-                IngestRun.objects.create(source="t"), records, tagger=IngestTagger()
-            )
+        ingest(paper_record("2606.00010", title="Agent 10"))
         # made in this process: seen at once (versions.get_many_recent)
         assert "Agent 10" in client.get("/topics/agents/").text
         assert filled.call_count == 2
