@@ -27,6 +27,7 @@ from django.views.decorators.http import conditional_page
 
 from accounts.feed_tokens import feed_reader
 from accounts.sites import site_url
+from core.text import shown
 from papers.bibtex import author_list
 from papers.ingest.schedule import ARXIV_TZ
 from papers.latex import latex_to_text
@@ -77,10 +78,33 @@ def answers_polls(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return conditional_page(wrapped)
 
 
+class ShownXMLGenerator(SimplerXMLGenerator):
+    """XML without the control characters XML 1.0 forbids (core.text.shown):
+    text stored before a release refused them (a topic's description, a saved
+    search's name, an author's name as ingest kept it) would make the feed a
+    500 or a document no feed reader parses."""
+
+    def characters(self, content: str) -> None:
+        super().characters(shown(content))
+
+    def startElement(self, name: str, attrs: Any) -> None:
+        values = {key: shown(value) for key, value in (attrs or {}).items()}
+        super().startElement(name, AttributesImpl(values))
+
+
 class PaperAtomFeed(Atom1Feed):
     """Atom whose entries name each of a paper's authors in an <author> of
     their own, as Atom means them (Django's feeds write one, whose name would
     be the whole author line)."""
+
+    def write(self, outfile: Any, encoding: str) -> None:
+        # Atom1Feed.write, with the generator that leaves control characters out.
+        handler = ShownXMLGenerator(outfile, encoding, short_empty_elements=True)
+        handler.startDocument()
+        handler.startElement("feed", self.root_attributes())
+        self.add_root_elements(handler)
+        self.write_items(handler)
+        handler.endElement("feed")
 
     def add_item_elements(
         self, handler: SimplerXMLGenerator, item: dict[str, Any]
