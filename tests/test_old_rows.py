@@ -16,6 +16,7 @@ from topics.following import set_following
 from topics.models import SavedSearch
 from topics.models import Topic
 from topics.saved_searches import create_search
+from topics.saved_searches import update_search
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +73,69 @@ def test_a_search_saved_with_spaces_around_before_they_were_stripped(alice, corp
     run = page.split('<a href="/search/?q=')[1].split('"')[0]
     results = reader.get(f"/search/?q={run}").text.split('class="save-search"')[1]
     assert "Saved as “Robots”" in results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_topic_text_saved_before_control_characters_were_refused(caplog):
+    """Migration topics/0023: a curator can save the topic again (admin runs
+    full_clean); a name that cleans to another topic's takes its slug, or
+    stays for a curator when that is taken too."""
+    executor = MigrationExecutor(connection)
+    before = [("topics", "0022_saved_search_query_stripped")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("topics", "Topic")
+    fields = {"rule": "ti:robot"}
+    old.objects.create(name="Agents", slug="agents", **fields)
+    old.objects.create(
+        name="Robot\x1b Learning ",
+        slug="robots",
+        description="A page\x0cbreak",
+        definition="\u202eReversed\u202c, then \x7fnot",
+        glossary="RL:\x07 Reinforcement Learning\x0cLLM: Large Language Model",
+        **fields,
+    )
+    old.objects.create(name="Agents\ufffe", slug="agents-2", **fields)
+    old.objects.create(name="Agents (agents-3)", slug="other", **fields)
+    old.objects.create(name="Agents\x1b", slug="agents-3", **fields)
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    robots = Topic.objects.get(slug="robots")
+    assert (robots.name, robots.description, robots.definition, robots.glossary) == (
+        "Robot Learning",
+        "A page break",
+        "Reversed, then not",
+        "RL: Reinforcement Learning\nLLM: Large Language Model",
+    )
+    assert Topic.objects.get(slug="agents").name == "Agents"
+    assert Topic.objects.get(slug="agents-2").name == "Agents (agents-2)"
+    assert Topic.objects.get(slug="agents-3").name == "Agents\x1b"
+    assert any("keeps its name" in record.msg for record in caplog.records)
+    for topic in Topic.objects.exclude(slug="agents-3"):
+        topic.full_clean()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_named_before_control_characters_were_refused(alice):
+    """Migration topics/0023: the reader can change it (the settings' form
+    sends its name back), and a name that cleans to another of theirs is
+    numbered."""
+    executor = MigrationExecutor(connection)
+    before = [("topics", "0022_saved_search_query_stripped")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("topics", "SavedSearch")
+    fields = {"user_id": alice.pk, "query": "robot", "syntax": "search"}
+    old.objects.create(name="Robots", **fields)
+    old.objects.create(name="Robots\x1b", **fields)
+    old.objects.create(name="Old\ufffe ideas", **fields)
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    names = SavedSearch.objects.order_by("pk").values_list("name", flat=True)
+    assert list(names) == ["Robots", "Robots (2)", "Old ideas"]
+    for search in SavedSearch.objects.all():
+        update_search(search, name=search.name, query="robots")
