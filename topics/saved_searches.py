@@ -196,6 +196,13 @@ def _check_search(query: str) -> None:
     assert parse_query(typed)  # what the checks let through searches for something
 
 
+def searches_for_nothing(query: str, syntax: str) -> bool:
+    """Whether a search in words holds no word search reads ("the", "of the"):
+    saving refuses it (_check_search), but one saved before it did is kept,
+    and matches nothing (papers.search.matching_papers)."""
+    return syntax == Syntax.SEARCH and not parse_query(query)
+
+
 def _search_error(message: str, position: int) -> SavedSearchError:
     return SavedSearchError(f"{message} at position {position}", position=position)
 

@@ -81,6 +81,7 @@ from topics.reader_feed import newest_feed_papers
 from topics.recommend import WINDOW
 from topics.recommend import reasons
 from topics.recommend import recommended
+from topics.saved_searches import searches_for_nothing
 from topics.topic_text import topic_text
 
 PAPERS_PER_PAGE = 25
@@ -233,10 +234,12 @@ def _feed_context(followed: Following, order: str) -> dict:
     }
 
 
-def _searches_linked(followed: Following) -> list[tuple[str | None, str]]:
-    """(address of its results, name) of the reader's saved searches: one in
-    words goes back further on the search page; a rule's (no address) has
-    its papers only in the feed."""
+def _searches_linked(followed: Following) -> list[tuple[str | None, str, str | None]]:
+    """(address of its results, name, address of its settings if it searches
+    for nothing) of the reader's saved searches: one in words goes back
+    further on the search page; a rule's (no address) has its papers only in
+    the feed; one of common words only, saved before they were refused, finds
+    nothing and leads to where it is changed."""
     if not followed.searches:
         return []
     queries = dict(
@@ -245,10 +248,17 @@ def _searches_linked(followed: Following) -> list[tuple[str | None, str]]:
             syntax=SavedSearch.Syntax.SEARCH,
         ).values_list("pk", "query")
     )
-    return [
-        (_search_address(queries[pk]) if pk in queries else None, name)
-        for pk, name, _ in followed.searches
-    ]
+    linked: list[tuple[str | None, str, str | None]] = []
+    for pk, name, _ in followed.searches:
+        if pk in queries and searches_for_nothing(
+            queries[pk], SavedSearch.Syntax.SEARCH
+        ):
+            settings = f"{reverse('accounts:settings')}#saved-search-{pk}"
+            linked.append((None, name, settings))
+        else:
+            address = _search_address(queries[pk]) if pk in queries else None
+            linked.append((address, name, None))
+    return linked
 
 
 def _search_address(query: str) -> str:

@@ -26,6 +26,7 @@ from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.following import set_following
+from topics.models import SavedSearch
 from topics.saved_searches import create_search
 from topics.saved_searches import match_new_papers
 from topics.saved_searches import update_search
@@ -224,3 +225,18 @@ def test_the_private_feed_holds_the_matches_with_their_search(alice, bob, corpus
     assert feed.feed.subtitle == 'New papers matching your search "Old ideas"'
     bobs = f"/feed/{feed_tokens.create_feed(bob)}.atom"
     assert "Old ideas" not in Client().get(bobs).text
+
+
+def test_the_feeds_search_of_common_words_only_leads_to_its_settings(alice, corpus):
+    """Saved before such a search was refused: it matches nothing, and says so."""
+    search = SavedSearch.objects.create(
+        user=alice, name="Common", query="of the", syntax="search"
+    )
+
+    page = signed_in(alice).get("/").text
+    aside = page.split("<h2>Your searches</h2>")[1].split("</ul>")[0]
+
+    assert "Common <span" in aside
+    assert "nothing to search for" in aside
+    assert f'href="/settings/#saved-search-{search.pk}"' in aside
+    assert "/search/?q=" not in aside

@@ -248,3 +248,26 @@ def test_a_search_holding_its_newest_matches_only_says_more_may_match(
     assert ">3+ papers</span>" in page
     assert "it kept the newest 3 when it was saved, and keeps each new one" in page
     assert 'title="It keeps' not in page
+
+
+@pytest.mark.parametrize("query", ["the", "of the", "the or +"])
+def test_a_search_of_common_words_saved_before_they_were_refused_says_so(
+    alice, corpus, query
+):
+    """Saving refuses it now (topics.saved_searches.check_query); one saved
+    before matches nothing, and says why rather than seem to wait for papers."""
+    search = SavedSearch.objects.create(
+        user=alice, name="Common", query=query, syntax="search"
+    )
+    create_search(alice, name="Robots", query="robot", syntax="search")
+
+    page = signed_in(alice).get("/settings/").text
+    common = page.split("<bdi>Common</bdi>")[1].split("</article>")[0]
+    robots = page.split("<bdi>Robots</bdi>")[1].split("</article>")[0]
+
+    assert f'<article class="saved-search" id="saved-search-{search.pk}">' in page
+    assert "Nothing to search for: words as common as “the” or “of”" in common
+    assert "Run it" not in common
+    assert "<summary>Edit</summary>" in common
+    assert "Nothing to search for" not in robots
+    assert "Run it" in robots

@@ -14,6 +14,7 @@ from topics.models import SavedSearch
 from topics.saved_search_views import FIELDS
 from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import search_limit
+from topics.saved_searches import searches_for_nothing
 
 register = template.Library()
 
@@ -33,7 +34,11 @@ def saved_searches_settings(context: template.Context) -> dict[str, Any]:
         refused = refused_at == reverse("saved_search_update", args=[search.pk])
         values = {field: getattr(search, field) for field in FIELDS}
         forms.append(
-            {"values": typed if refused else values, "prefix": f"search-{search.pk}"}
+            {
+                "values": typed if refused else values,
+                "prefix": f"search-{search.pk}",
+                "for_nothing": searches_for_nothing(search.query, search.syntax),
+            }
         )
     refused = refused_at == reverse("saved_search_create")
     return {
