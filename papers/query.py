@@ -8,9 +8,13 @@ from datetime import datetime
 from datetime import timedelta
 
 from django.db.models import Count
+from django.db.models import F
 from django.db.models import Max
+from django.db.models import Min
 from django.db.models import Prefetch
 from django.db.models import QuerySet
+from django.db.models import Window
+from django.db.models.functions import RowNumber
 from django.http import Http404
 
 from accounts.models import User
@@ -29,35 +33,102 @@ from papers.models import SimilarPaper
 RELATED_WINDOW = timedelta(days=60)
 # Similar papers a paper's page and the API show, and topics.similar stores.
 SIMILAR_SHOWN = 10
+# The most authors and affiliations a paper's row shows (its drawer's); the
+# rest it counts.
+ROW_AUTHORS = 12
+ROW_AFFILIATIONS = 6
 
 
 def with_listing_data(
     papers: QuerySet[Paper], *, affiliations: bool = True
 ) -> QuerySet[Paper]:
-    """Everything a paper row shows, in a fixed number of queries: authors in
-    order with affiliations, and `active_tags`, the paper's tag in each active
-    topic (with the topic, by topic name), which says why it is there. Without
-    `affiliations` (the API's lists show authors' names only), one query and
-    an object per authorship fewer. The search vector is never read."""
-    # Tags come from the topics app, which builds on this one: reached through
-    # the relation, not imported.
-    tag_model = Paper._meta.get_field("paper_topics").related_model
+    """Every author of each paper in order, with affiliations, and
+    `active_tags`, in a fixed number of queries: what a paper's page and the
+    API show (a list's rows read row_papers). Without `affiliations` (the
+    API's lists show authors' names only), one query and an object per
+    authorship fewer. The search vector is never read."""
     authorships = Authorship.objects.select_related("author").order_by("position")
     if affiliations:
         authorships = authorships.prefetch_related("affiliations")
     return (
         papers.defer("search_vector")
         .select_related("primary_category")
+        .prefetch_related(Prefetch("authorships", queryset=authorships), _active_tags())
+    )
+
+
+def row_papers(papers: QuerySet[Paper]) -> list[Paper]:
+    """The papers as a row (partials/paper_row.html) shows them, in a fixed
+    number of queries whatever their number of authors (a collaboration's
+    thousands): `shown_authors`, the first ROW_AUTHORS in order, of
+    `author_count`; `shown_affiliations`, the first ROW_AFFILIATIONS in the
+    order first given, of `affiliation_count`; and `active_tags`."""
+    # The count is each row's window over all of the paper's authorships,
+    # taken before the slice leaves its first few.
+    first = Authorship.objects.select_related("author").annotate(
+        author_count=Window(Count("*"), partition_by=F("paper_id"))
+    )
+    listed: list[Paper] = list(
+        papers.defer("search_vector")
+        .select_related("primary_category")
         .prefetch_related(
-            Prefetch("authorships", queryset=authorships),
             Prefetch(
-                "paper_topics",
-                queryset=tag_model._default_manager.filter(topic__is_active=True)
-                .select_related("topic")
-                .order_by("topic__name"),
-                to_attr="active_tags",
+                "authorships",
+                queryset=first.order_by("position")[:ROW_AUTHORS],
+                to_attr="shown_authorships",
             ),
+            _active_tags(),
         )
+    )
+    affiliations = _first_affiliations([paper.pk for paper in listed])
+    for paper in listed:
+        shown = paper.shown_authorships  # type: ignore[attr-defined]
+        paper.shown_authors = [authorship.author for authorship in shown]  # type: ignore[attr-defined]
+        paper.author_count = shown[0].author_count if shown else 0  # type: ignore[attr-defined]
+        names = affiliations.get(paper.pk, [])
+        paper.shown_affiliations = [name for name, _ in names]  # type: ignore[attr-defined]
+        paper.affiliation_count = names[0][1] if names else 0  # type: ignore[attr-defined]
+    return listed
+
+
+def _first_affiliations(paper_ids: list[int]) -> dict[int, list[tuple[str, int]]]:
+    """Each paper's first ROW_AFFILIATIONS affiliations, distinct, in the order
+    its authors give them (one author's by name), each with how many the paper
+    has in all."""
+    paper = F("authorship__paper_id")
+    ranked = (
+        Authorship.affiliations.through.objects.filter(
+            authorship__paper_id__in=paper_ids
+        )
+        .values(paper=paper, name=F("affiliation__name"))
+        .annotate(first=Min("authorship__position"))
+        .annotate(
+            rank=Window(
+                RowNumber(), partition_by=paper, order_by=[F("first"), F("name")]
+            ),
+            count=Window(Count("*"), partition_by=paper),
+        )
+        .filter(rank__lte=ROW_AFFILIATIONS)  # type: ignore[misc]
+        .order_by("paper", "rank")
+    )
+    found: dict[int, list[tuple[str, int]]] = {}
+    for row in ranked:
+        found.setdefault(row["paper"], []).append((row["name"], row["count"]))
+    return found
+
+
+def _active_tags() -> Prefetch:
+    """`active_tags`: the paper's tag in each active topic (with the topic, by
+    topic name), which says why it is there."""
+    # Tags come from the topics app, which builds on this one: reached through
+    # the relation, not imported.
+    tag_model = Paper._meta.get_field("paper_topics").related_model
+    return Prefetch(
+        "paper_topics",
+        queryset=tag_model._default_manager.filter(topic__is_active=True)
+        .select_related("topic")
+        .order_by("topic__name"),
+        to_attr="active_tags",
     )
 
 

@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 
 from papers.models import Paper
 from papers.pagecache import cached_fragments
-from papers.query import with_listing_data
+from papers.query import row_papers
 from papers.versions import NAMES
 from papers.versions import paper_key
 
@@ -80,8 +80,8 @@ def _cached_rows(
 
     def render(missing: list[str]) -> dict[str, str]:
         wanted = [item.split(":", 2)[2] for item in missing]
-        found = with_listing_data(Paper.objects.filter(arxiv_id__in=wanted))
-        papers = list(prepare(found) if prepare is not None else found)
+        found = Paper.objects.filter(arxiv_id__in=wanted)
+        papers = row_papers(prepare(found) if prepare is not None else found)
         return {
             f"row:{variant}:{paper.arxiv_id}": html
             for paper, html in zip(papers, render_papers(papers), strict=True)

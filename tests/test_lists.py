@@ -1,17 +1,21 @@
 """What every list of papers shows (home, feed, topic page, search, saved): rows
 the keyboard moves through, chips that say why a paper is in each topic (at most
 three, then "+N"), affiliations where known and the abstract drawer, in a
-bounded number of queries."""
+bounded number of queries that read a bounded number of rows, however many
+authors a paper has."""
 
 from __future__ import annotations
 
 import html as entities
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
 
+from papers.ingest.records import AuthorRecord
 from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
@@ -179,3 +183,99 @@ def test_the_home_page_for_visitors_costs_a_bounded_number_of_queries(
 ):
     with django_assert_max_num_queries(MAX_PAGE_QUERIES):
         assert client.get("/").text.count('class="chip more"') == 25
+
+
+def collaboration(papers: int, size: int) -> None:
+    """A collaboration's papers of `size` authors each: the first author with no
+    affiliation, the second at two labs (shown by name), the k-th after them at
+    "Lab k mod 20", so Lab 0 and Lab 1 first appear past the twelfth author."""
+    authors = (
+        AuthorRecord("Spokesperson"),
+        AuthorRecord("Deputy", ("Zeta Lab", "Alpha Lab")),
+        *[AuthorRecord(f"Member {k}", (f"Lab {k % 20}",)) for k in range(2, size)],
+    )
+    upsert_records(
+        [
+            replace(
+                paper_record(f"2606.{n:05d}", title=f"Collaboration result {n}"),
+                authors=authors,
+            )
+            for n in range(1, papers + 1)
+        ]
+    )
+
+
+def rows_read(address: str, client: Client) -> list[int]:
+    """The rows each query of a request to this address returned."""
+    counts: list[int] = []
+
+    def count(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        result = execute(sql, params, many, context)
+        counts.append(context["cursor"].rowcount)
+        return result
+
+    with connection.execute_wrapper(count):
+        assert client.get(address).status_code == 200
+    return counts
+
+
+def test_a_large_collaborations_rows_read_a_bounded_number_of_authors(
+    client, db, django_assert_max_num_queries
+):
+    """25 papers of 300 authors each (7,500 author places) listed cold: the
+    rows read the authors and affiliations they show, not all of them."""
+    collaboration(25, 300)
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        counts = rows_read("/", client)
+
+    # Each paper with its tags, 12 authors and 6 affiliations: not all 7,500
+    # authors, as a row read them before.
+    assert max(counts) == 25 * 12
+    assert sum(counts) <= 25 * (1 + 1 + 12 + 6)
+
+
+def test_a_large_collaborations_row_shows_its_first_authors_and_how_many_more(
+    client, db
+):
+    collaboration(1, 300)
+
+    html = row(client.get("/").text)
+
+    meta = re.search(r'<p class="meta">\s*<time.*?</p>', html, re.S).group()
+    drawer = re.search(r"<p><a href=.*?</p>", html, re.S).group()
+    assert re.findall(r">([^<]+)</a>", meta) == ["Spokesperson", "Deputy", "Member 2"]
+    assert 'title="297 more authors">+297</span>' in meta
+    assert re.findall(r">([^<]+)</a>", drawer) == [
+        "Spokesperson",
+        "Deputy",
+        *[f"Member {k}" for k in range(2, 12)],
+    ]
+    assert 'title="288 more authors">+288</span>' in drawer
+    # Alpha, Zeta and Labs 0 to 19: 22 affiliations, in the order first given.
+    shown = re.findall(r'<p class="meta(?: affiliations)?">(<span>.*?)</p>', html, re.S)
+    assert [re.findall(r"<span>([^<]+)</span>", p) for p in shown] == [
+        ["Alpha Lab", "Zeta Lab", "Lab 2"],
+        ["Alpha Lab", "Zeta Lab", "Lab 2", "Lab 3", "Lab 4", "Lab 5"],
+    ]
+    assert 'title="19 more affiliations">+19</span>' in shown[0]
+    assert 'title="16 more affiliations">+16</span>' in shown[1]
+
+
+def test_a_large_collaborations_page_exports_and_api_give_every_author(client, alice):
+    collaboration(1, 300)
+    client.force_login(alice)
+    SavedPaper.objects.create(user=alice, paper=Paper.objects.get())
+    everyone = ["Spokesperson", "Deputy", *[f"Member {k}" for k in range(2, 300)]]
+
+    page = client.get("/papers/2606.00001/").text
+    detail = client.get("/api/v1/papers/2606.00001/").json()
+    bibtex = b"".join(client.get("/saved/bibtex/").streaming_content).decode()
+    listed = client.get("/api/v1/papers/").json()["results"][0]
+
+    authors = re.search(r'<ol class="authors">.*?</ol>', page, re.S).group()
+    assert re.findall(r'">([^<]+)</a>', authors) == everyone
+    assert [author["name"] for author in detail["authors"]] == everyone
+    assert listed["authors"] == everyone
+    assert bibtex.count(" and ") == 299
+    assert "Member 299" in bibtex

@@ -58,39 +58,23 @@ def card_id(slug: str) -> str:
     return slots.card_id(slug)
 
 
-@register.filter
-def author_list(paper: Paper) -> list[Author]:
-    """Authors in order, from the prefetched authorships."""
-    return [authorship.author for authorship in paper.authorships.all()]
-
-
-@register.filter
-def affiliation_names(paper: Paper) -> list[str]:
-    """Distinct affiliations in author order, from the prefetched authorships."""
-    names: dict[str, None] = {}
-    for authorship in paper.authorships.all():
-        for affiliation in authorship.affiliations.all():
-            names.setdefault(affiliation.name)
-    return list(names)
-
-
 @register.simple_tag
-def first_names(names: list[object], shown: int = 3, label: str = "authors") -> str:
-    """The first few names and how many more there are, e.g. "A, B, C +9"."""
+def first_names(names: list[object], shown: int, label: str, *, of: int) -> str:
+    """The first few names of `of` and how many more there are, e.g. "A, B, C +9"."""
     # Built here, not by a template: every row shows a few such lists.
     listed = format_html_join(", ", "<span>{}</span>", ((n,) for n in names[:shown]))
-    return _with_more(listed, len(names), shown, label)
+    return _with_more(listed, of, shown, label)
 
 
 @register.simple_tag
-def author_links(authors: list[Author], shown: int = 3) -> str:
-    """The first few authors, each linked to their page, and how many more."""
+def author_links(authors: list[Author], shown: int, *, of: int) -> str:
+    """The first few authors of `of`, each linked to their page, and how many more."""
     listed = format_html_join(
         ", ",
         '<a href="{}">{}</a>',
         ((author_address(author.pk), author.name) for author in authors[:shown]),
     )
-    return _with_more(listed, len(authors), shown, "authors")
+    return _with_more(listed, of, shown, "authors")
 
 
 def _with_more(listed: str, total: int, shown: int, label: str) -> str:
