@@ -219,7 +219,10 @@ def retag_topics(
     """
     topics = list(topics)
     rules = TopicRules.load(topics)
-    # A topic whose rule no longer compiles keeps no rule tags.
+    # A topic whose rule no longer parses keeps its papers as they are (its
+    # rule stored before a release refused what it holds): emptying it would
+    # lose them for a character the curator cannot see.
+    topics = [topic for topic in topics if topic.pk in rules.scopes]
     topic_ids = [topic.pk for topic in topics]
     # Taken first: papers that arrive meanwhile make it stale, as they should.
     corpus = corpus_fingerprint()
@@ -270,10 +273,7 @@ def _papers_to_retag(topics: list[Topic]) -> list[int] | None:
         return None
     ids: set[int] = set()
     for topic in topics:
-        try:
-            rule = compile_rule(topic.rule)
-        except RuleError:
-            continue  # it matches nothing: only its tags are looked at
+        rule = compile_rule(topic.rule)  # retag_topics left out those that fail
         scope = [category.code for category in topic.categories.all()]
         candidates = candidate_ids(rule, scope)
         if candidates is None:

@@ -125,6 +125,24 @@ def test_pins_survive_retagging_and_exclusions_always_win():
     assert tags() == {("rl-for-llm-agents", "2606.00002", "pin")}
 
 
+def test_a_rule_that_no_longer_parses_keeps_the_topics_papers():
+    """A rule stored before a release refused what it holds (an escape, since
+    control characters are refused) is not matched; its topic keeps its papers
+    through ingest and re-tags alike, and other topics are tagged as usual."""
+    broken = make_topic(rule="ti:agent")
+    other = make_topic("Robots", rule="ti:robot")
+    retag_topics([broken, other])
+    tag_papers(ingest(paper_record("2606.00001", title="An agent")))
+    Topic.objects.filter(pk=broken.pk).update(rule="ti:agent\x1b")
+    held = tags()
+
+    tag_papers(ingest(paper_record("2606.00002", title="An agent and a robot")))
+    run_retag(broken.pk, other.pk)
+    retag_all()
+
+    assert tags() == held | {("robots", "2606.00002", "rule")}
+
+
 def test_a_newer_version_that_no_longer_matches_loses_its_tag():
     make_topic(rule="ti:agent")
     tag_papers(ingest(paper_record(version=1, title="An agent")))
