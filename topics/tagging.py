@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -40,6 +41,8 @@ from topics.rules import RuleError
 from topics.rules import RuleSet
 from topics.rules import compile_rule
 from topics.rules.terms import document_terms
+
+logger = logging.getLogger(__name__)
 
 CHUNK_SIZE = 1000
 # Re-tags of up to this many topics look only at their rules' candidates.
@@ -78,9 +81,16 @@ class TopicRules:
         for topic in topics:
             try:
                 compiled[topic.pk] = compile_rule(topic.rule)
-            except RuleError:
-                # Rules are validated on save; one that slipped through (edited in
-                # the database) leaves its topic untagged rather than failing all.
+            except RuleError as exc:
+                # Rules are validated on save; one stored before a release
+                # refused what it holds (or edited in the database) leaves its
+                # topic as it is rather than failing all. Admin shows it too.
+                logger.warning(
+                    "topic %s is not tagged: its rule no longer parses (%s); its "
+                    "papers are kept as they are until a curator corrects it",
+                    topic.slug,
+                    exc,
+                )
                 continue
             scopes[topic.pk] = frozenset(c.code for c in topic.categories.all())
         return cls(RuleSet(compiled), scopes)

@@ -143,6 +143,26 @@ def test_a_rule_that_no_longer_parses_keeps_the_topics_papers():
     assert tags() == held | {("robots", "2606.00002", "rule")}
 
 
+def test_a_rule_that_no_longer_parses_is_logged_once_a_pass(caplog):
+    topic = make_topic(rule="ti:agent")
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:agent\x1b")
+    ids = ingest(
+        paper_record("2606.00001", title="An agent"),
+        paper_record("2606.00002", title="Another agent"),
+    )
+
+    with caplog.at_level("WARNING", logger="topics.tagging"):
+        tag_papers(ids)
+
+    [record] = [r for r in caplog.records if r.name == "topics.tagging"]
+    assert record.levelname == "WARNING"
+    assert record.getMessage() == (
+        "topic rl-for-llm-agents is not tagged: its rule no longer parses "
+        "(a control character (U+001B) cannot be in a rule at position 8); "
+        "its papers are kept as they are until a curator corrects it"
+    )
+
+
 def test_a_newer_version_that_no_longer_matches_loses_its_tag():
     make_topic(rule="ti:agent")
     tag_papers(ingest(paper_record(version=1, title="An agent")))
