@@ -456,6 +456,27 @@ def test_changelist_shows_counts_momentum_and_retag_state(
     assert PaperTopic.objects.filter(topic=topic).count() == 2
 
 
+def test_a_rule_that_no_longer_parses_is_shown_in_the_list_and_on_its_page(
+    admin_client, topic
+):
+    """A rule stored before control characters were refused is not tagged
+    (topics.tagging): the curator is told where, and that its papers stay."""
+    Topic.objects.filter(pk=topic.pk).update(rule="ti:agent\x1b")
+    said = (
+        "<strong>Not tagged</strong>: its rule no longer parses (a control "
+        "character (U+001B) cannot be in a rule at position 8, near "
+        "“ti:agent⟨here⟩”). Its papers are kept as they are until the rule "
+        "is corrected."
+    )
+
+    listed = admin_client.get(reverse("admin:topics_topic_changelist"))
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
+
+    assert f'<td class="field-retag_status">{said}</td>' in listed.text
+    assert said in page.text
+    assert PaperTopic.objects.filter(topic=topic).count() == 2
+
+
 @pytest.mark.parametrize(
     ("recent", "said"),
     [

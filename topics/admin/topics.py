@@ -298,6 +298,12 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
 
     @admin.display(description="re-tag")
     def retag_status(self, topic: Topic) -> str:
+        if problem := topic.rule_problem:
+            return format_html(
+                "<strong>Not tagged</strong>: its rule no longer parses ({}). Its "
+                "papers are kept as they are until the rule is corrected.",
+                problem,
+            )
         if topic.retag_pending:
             if topic.retag_total:
                 # The time it last counted: a re-tag that stopped shows it

@@ -12,6 +12,7 @@ from django.db import models
 from django.db import transaction
 
 from core.text import SHOWABLE
+from core.text import shown
 from papers.models import Category
 from papers.models import Paper
 from papers.routes import address
@@ -191,6 +192,17 @@ class Topic(models.Model):
         if self.pk and rule == stored.first():
             return compile_rule(rule)
         return compile_new_rule(rule)
+
+    @property
+    def rule_problem(self) -> str:
+        """Why the stored rule no longer parses ("" when it does): one stored
+        before a release refused what it holds, which tagging skips."""
+        try:
+            compile_rule(self.rule)
+        except RuleError as exc:
+            # Without the character itself, which a page shows as nothing.
+            return f"{exc}, {shown(exc.near(self.rule))}"
+        return ""
 
     @property
     def retag_pending(self) -> bool:
