@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import date
 from datetime import datetime
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db.models import Count
 from django.db.models import F
@@ -26,6 +27,7 @@ from papers.models import Category
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SimilarPaper
+from papers.routes import author_address
 
 # Related papers are counted among those announced this close to the paper:
 # counting the shared topics of every paper of its topics grew with the corpus
@@ -39,22 +41,57 @@ ROW_AUTHORS = 12
 ROW_AFFILIATIONS = 6
 
 
-def with_listing_data(
-    papers: QuerySet[Paper], *, affiliations: bool = True
-) -> QuerySet[Paper]:
-    """Every author of each paper in order, with affiliations, and
-    `active_tags`, in a fixed number of queries: what a paper's page and the
-    API show (a list's rows read row_papers). Without `affiliations` (the
-    API's lists show authors' names only), one query and an object per
-    authorship fewer. The search vector is never read."""
-    authorships = Authorship.objects.select_related("author").order_by("position")
-    if affiliations:
-        authorships = authorships.prefetch_related("affiliations")
+def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
+    """The papers with their primary category and `active_tags`, what a
+    paper's page and the API show besides its authors (with_authors, once the
+    papers are read; a list's rows read row_papers). The search vector is
+    never read."""
     return (
         papers.defer("search_vector")
         .select_related("primary_category")
-        .prefetch_related(Prefetch("authorships", queryset=authorships), _active_tags())
+        .prefetch_related(_active_tags())
     )
+
+
+class ListedAuthor(NamedTuple):
+    """An author as a paper's page and the API give them."""
+
+    id: int
+    name: str
+    affiliations: list[str]
+
+    def get_absolute_url(self) -> str:
+        return author_address(self.id)
+
+
+def with_authors(papers: Iterable[Paper], *, affiliations: bool = False) -> list[Paper]:
+    """The papers, each with `listed_authors`: every author in order, with
+    their affiliations by name where asked (else none), in a query or two.
+    Read as values, not models: a collaboration's paper has thousands, and a
+    page of 25 of them took seconds to build as objects."""
+    listed = list(papers)
+    authors: dict[int, list[ListedAuthor]] = {paper.pk: [] for paper in listed}
+    named: dict[int, list[str]] = {}
+    if affiliations:
+        given = (
+            Authorship.affiliations.through.objects.filter(
+                authorship__paper_id__in=authors
+            )
+            .order_by("affiliation__name")
+            .values_list("authorship_id", "affiliation__name")
+        )
+        for authorship_id, name in given:
+            named.setdefault(authorship_id, []).append(name)
+    rows = (
+        Authorship.objects.filter(paper_id__in=authors)
+        .order_by("paper_id", "position")
+        .values_list("pk", "paper_id", "author_id", "author__name")
+    )
+    for pk, paper_id, author_id, name in rows:
+        authors[paper_id].append(ListedAuthor(author_id, name, named.get(pk, [])))
+    for paper in listed:
+        paper.listed_authors = authors[paper.pk]  # type: ignore[attr-defined]
+    return listed
 
 
 def row_papers(papers: QuerySet[Paper]) -> list[Paper]:
@@ -132,13 +169,10 @@ def _active_tags() -> Prefetch:
     )
 
 
-def latest_papers() -> QuerySet[Paper]:
-    return with_listing_data(Paper.objects.order_by("-first_announced", "-id"))
-
-
 def get_paper(identifier: str, user: User | None = None) -> Paper:
-    """The paper for an arXiv id with or without its version suffix, or Http404;
-    with `user`, annotated with whether they saved it."""
+    """The paper for an arXiv id with or without its version suffix, with
+    what its page shows (with_listing_data, with_authors), or Http404; with
+    `user`, annotated with whether they saved it."""
     try:
         arxiv_id, _ = split_arxiv_id(identifier)
     except ParseError as exc:
@@ -149,7 +183,7 @@ def get_paper(identifier: str, user: User | None = None) -> Paper:
     paper = papers.prefetch_related("categories").first()
     if paper is None:
         raise Http404(f"No paper {arxiv_id}")
-    return paper
+    return with_authors([paper], affiliations=True)[0]
 
 
 def find_paper(arxiv_id: str) -> Paper | None:

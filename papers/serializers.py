@@ -1,8 +1,9 @@
 """Output serializers for papers, and the staff views of ingestion.
 
-Paper serializers read what papers.query.with_listing_data prefetches (authors in
-order, with affiliations for the detail, the tags of active topics, the primary
-category) plus categories, so a page of papers costs a fixed number of queries.
+Paper serializers read what papers.query.with_listing_data prefetches (the tags
+of active topics, the primary category) plus categories, and the authors
+papers.query.with_authors gives (in order, with affiliations for the detail), so
+a page of papers costs a fixed number of queries.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from papers.models import Category
 from papers.models import FeedSource
 from papers.models import IngestRun
 from papers.models import Paper
+from papers.query import ListedAuthor
 
 # New ids (2606.01234v2) and old ones (math/0601001v2, hep-th/9901001).
 ARXIV_ID_PATH = (
@@ -68,15 +70,14 @@ class PaperTagSerializer(serializers.Serializer):
 
 class AuthorSerializer(serializers.Serializer):
     id = serializers.IntegerField(
-        source="author_id",
         help_text="The author's id, which me/followed-authors/ takes (the site's "
         "/authors/<id>/).",
     )
-    name = serializers.CharField(source="author.name")
+    name = serializers.CharField()
     affiliations = serializers.SerializerMethodField()
 
-    def get_affiliations(self, authorship: Any) -> list[str]:
-        return [affiliation.name for affiliation in authorship.affiliations.all()]
+    def get_affiliations(self, author: ListedAuthor) -> list[str]:
+        return author.affiliations
 
 
 class VersionSerializer(serializers.Serializer):
@@ -137,7 +138,7 @@ class PaperSerializer(serializers.ModelSerializer):
         ]
 
     def get_authors(self, paper: Paper) -> list[str]:
-        return [authorship.author.name for authorship in paper.authorships.all()]
+        return [author.name for author in paper.listed_authors]  # type: ignore[attr-defined]
 
     @extend_schema_field(LinksSerializer)
     def get_links(self, paper: Paper) -> dict[str, str]:
@@ -148,7 +149,7 @@ class PaperDetailSerializer(PaperSerializer):
     """A paper with everything its page shows. `tags` in the context: its active
     topics' PaperTopic rows (why it is in each)."""
 
-    authors = AuthorSerializer(source="authorships", many=True, read_only=True)  # type: ignore[assignment]
+    authors = AuthorSerializer(source="listed_authors", many=True, read_only=True)  # type: ignore[assignment]
     topics = serializers.SerializerMethodField()  # type: ignore[assignment]
     versions = VersionSerializer(many=True, read_only=True)
     bibtex = serializers.SerializerMethodField()

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import html as entities
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.test import Client
 
-from papers.ingest.records import AuthorRecord
 from papers.ingest.runs import ingest_path
 from papers.ingest.upsert import upsert_records
 from papers.models import IngestRun
 from papers.models import Paper
 from papers.models import SavedPaper
+from tests.papers.factories import collaboration
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import pin_paper
@@ -185,26 +184,6 @@ def test_the_home_page_for_visitors_costs_a_bounded_number_of_queries(
         assert client.get("/").text.count('class="chip more"') == 25
 
 
-def collaboration(papers: int, size: int) -> None:
-    """A collaboration's papers of `size` authors each: the first author with no
-    affiliation, the second at two labs (shown by name), the k-th after them at
-    "Lab k mod 20", so Lab 0 and Lab 1 first appear past the twelfth author."""
-    authors = (
-        AuthorRecord("Spokesperson"),
-        AuthorRecord("Deputy", ("Zeta Lab", "Alpha Lab")),
-        *[AuthorRecord(f"Member {k}", (f"Lab {k % 20}",)) for k in range(2, size)],
-    )
-    upsert_records(
-        [
-            replace(
-                paper_record(f"2606.{n:05d}", title=f"Collaboration result {n}"),
-                authors=authors,
-            )
-            for n in range(1, papers + 1)
-        ]
-    )
-
-
 def rows_read(address: str, client: Client) -> list[int]:
     """The rows each query of a request to this address returned."""
     counts: list[int] = []
@@ -224,7 +203,7 @@ def test_a_large_collaborations_rows_read_a_bounded_number_of_authors(
 ):
     """25 papers of 300 authors each (7,500 author places) listed cold: the
     rows read the authors and affiliations they show, not all of them."""
-    collaboration(25, 300)
+    upsert_records(collaboration(25, 300))
 
     with django_assert_max_num_queries(MAX_PAGE_QUERIES):
         counts = rows_read("/", client)
@@ -238,7 +217,7 @@ def test_a_large_collaborations_rows_read_a_bounded_number_of_authors(
 def test_a_large_collaborations_row_shows_its_first_authors_and_how_many_more(
     client, db
 ):
-    collaboration(1, 300)
+    upsert_records(collaboration(1, 300))
 
     html = row(client.get("/").text)
 
@@ -263,7 +242,7 @@ def test_a_large_collaborations_row_shows_its_first_authors_and_how_many_more(
 
 
 def test_a_large_collaborations_page_exports_and_api_give_every_author(client, alice):
-    collaboration(1, 300)
+    upsert_records(collaboration(1, 300))
     client.force_login(alice)
     SavedPaper.objects.create(user=alice, paper=Paper.objects.get())
     everyone = ["Spokesperson", "Deputy", *[f"Member {k}" for k in range(2, 300)]]

@@ -38,7 +38,6 @@ from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
 from papers.pagecache import render_shared
 from papers.query import get_paper
-from papers.query import latest_papers
 from papers.routes import author_address
 from papers.rows import paper_rows
 from papers.slots import page_response
@@ -100,7 +99,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _home(request: HttpRequest) -> tuple[str, dict]:
-    newest = latest_papers().values_list("arxiv_id", flat=True)[:PAPERS_PER_PAGE]
+    newest = Paper.objects.order_by("-first_announced", "-id").values_list(
+        "arxiv_id", flat=True
+    )[:PAPERS_PER_PAGE]
     context = {"topics": trending_topics(limit=12), "rows": paper_rows(list(newest))}
     return render_shared(request, "topics/home.html", context), {}
 

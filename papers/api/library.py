@@ -31,6 +31,7 @@ from papers.models import Paper
 from papers.pagination import SignalCursorPagination
 from papers.pagination import SignalCursorSerializer
 from papers.query import get_paper
+from papers.query import with_authors
 from papers.query import with_listing_data
 from papers.serializers import ARXIV_ID_PATH
 from papers.serializers import RatingInputSerializer
@@ -66,14 +67,15 @@ class SavedViewSet(
 
     def get_queryset(self) -> QuerySet[Paper]:
         return (
-            with_listing_data(saved_papers(signed_in(self.request)), affiliations=False)
+            with_listing_data(saved_papers(signed_in(self.request)))
             .annotate(saved_at=F("saves__created_at"))
             .prefetch_related("categories")
         )
 
     @extend_schema(summary="List saved papers")
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().list(request, *args, **kwargs)
+        page = with_authors(self.paginate_queryset(self.get_queryset()) or [])
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         summary="Save a paper",
@@ -91,7 +93,7 @@ class SavedViewSet(
         given.is_valid(raise_exception=True)
         paper = _posted_paper(given)
         created = set_saved(signed_in(request), paper, True)
-        saved = self.get_queryset().get(pk=paper.pk)
+        [saved] = with_authors([self.get_queryset().get(pk=paper.pk)])
         return Response(
             SavedPaperSerializer(saved, context={"request": request}).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,

@@ -42,6 +42,7 @@ from papers.pagination import PaperCursorPagination
 from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import similar_ids
+from papers.query import with_authors
 from papers.query import with_listing_data
 from papers.search import matching_papers
 from papers.serializers import ARXIV_ID_PATH
@@ -110,9 +111,11 @@ def paper_list_response(
             mine = {"saves__user": request.user}
             papers = papers.filter(**mine) if saved else papers.exclude(**mine)
         rows, next_url = pagination.page(
-            with_listing_data(papers, affiliations=False).prefetch_related("categories")
+            with_listing_data(papers).prefetch_related("categories")
         )
-        data = PaperSerializer(rows, many=True, context={"request": request}).data
+        data = PaperSerializer(
+            with_authors(rows), many=True, context={"request": request}
+        ).data
         return pagination.wrap(data, next_url)  # type: ignore[arg-type]  # many=True: a list
 
     if saved is None:
@@ -219,11 +222,11 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
             if paper is None:
                 raise Http404(f"No paper {base_id}")
             ids = similar_ids(paper)
-            found = with_listing_data(
-                Paper.objects.filter(arxiv_id__in=ids), affiliations=False
-            )
+            found = with_listing_data(Paper.objects.filter(arxiv_id__in=ids))
             papers = found.prefetch_related("categories").in_bulk(field_name="arxiv_id")
-            nearest = [papers[similar] for similar in ids if similar in papers]
+            nearest = with_authors(
+                papers[similar] for similar in ids if similar in papers
+            )
             context = {"request": request}
             return {
                 "results": PaperSerializer(nearest, many=True, context=context).data

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import date
 
 import pytest
 from django.core.cache import cache
+from django.db.models.signals import post_init
 from django.utils.http import http_date
 from django.utils.http import parse_http_date
 
@@ -14,9 +16,13 @@ from core.api import caching
 from papers.ingest.upsert import upsert_records
 from papers.library import set_saved
 from papers.models import Affiliation
+from papers.models import Author
+from papers.models import Authorship
 from papers.models import Paper
+from papers.models import SavedPaper
 from papers.pagination import encode_cursor
 from tests.api.conftest import assert_error
+from tests.papers.factories import collaboration
 from tests.papers.factories import paper_record
 from topics.curation import pin_paper
 
@@ -551,4 +557,71 @@ def test_a_parameter_given_twice_is_refused_not_half_read(anonymous, corpus, nam
 
     assert error["fields"] == {
         name: [{"code": "repeated_parameter", "message": "Given more than once."}]
+    }
+
+
+def models_built(client, address: str) -> Counter[str]:
+    """The authorships and authors built as models to answer this address."""
+    built: Counter[str] = Counter()
+
+    def count(sender, **kwargs):  # type: ignore[no-untyped-def]
+        built[sender.__name__] += 1
+
+    for model in (Authorship, Author):
+        post_init.connect(count, sender=model, weak=False)
+    try:
+        assert client.get(address).status_code == 200
+    finally:
+        for model in (Authorship, Author):
+            post_init.disconnect(count, sender=model)
+    return built
+
+
+def test_a_large_collaborations_papers_list_every_author_read_as_values(
+    as_alice, alice, django_assert_max_num_queries
+):
+    """25 papers of 300 authors each (7,500 author places): every author, in
+    order, with no Authorship or Author model built for any of them."""
+    upsert_records(collaboration(25, 300))
+    for paper in Paper.objects.all():
+        SavedPaper.objects.create(user=alice, paper=paper)
+    everyone = ["Spokesperson", "Deputy", *[f"Member {k}" for k in range(2, 300)]]
+    cache.clear()
+
+    # The caller's token, the page, its authors, tags and categories.
+    with django_assert_max_num_queries(5):
+        assert models_built(as_alice, f"{LIST}?page_size=25") == {}
+    assert models_built(as_alice, "/api/v1/me/saved/?page_size=25") == {}
+
+    listed = as_alice.get(f"{LIST}?page_size=25").json()["results"]
+    saved = as_alice.get("/api/v1/me/saved/?page_size=25").json()["results"]
+    assert len(listed) == len(saved) == 25
+    assert all(paper["authors"] == everyone for paper in listed)
+    assert all(entry["paper"]["authors"] == everyone for entry in saved)
+
+
+def test_a_large_collaborations_detail_gives_every_author_with_affiliations(
+    anonymous, db
+):
+    upsert_records(collaboration(1, 300))
+    ids = dict(Author.objects.values_list("name", "pk"))
+
+    assert models_built(anonymous, "/api/v1/papers/2606.00001/") == {}
+    authors = anonymous.get("/api/v1/papers/2606.00001/").json()["authors"]
+
+    assert len(authors) == 300
+    assert authors[:3] == [
+        {"id": ids["Spokesperson"], "name": "Spokesperson", "affiliations": []},
+        # One author's affiliations by name, not as given.
+        {
+            "id": ids["Deputy"],
+            "name": "Deputy",
+            "affiliations": ["Alpha Lab", "Zeta Lab"],
+        },
+        {"id": ids["Member 2"], "name": "Member 2", "affiliations": ["Lab 2"]},
+    ]
+    assert authors[-1] == {
+        "id": ids["Member 299"],
+        "name": "Member 299",
+        "affiliations": ["Lab 19"],
     }

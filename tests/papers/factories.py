@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 
@@ -32,3 +33,21 @@ def paper_record(
         updated=updated or published,
         **fields,
     )
+
+
+def collaboration(papers: int, size: int) -> list[PaperRecord]:
+    """A collaboration's papers of `size` authors each: the first author with no
+    affiliation, the second at two labs (shown by name), the k-th after them at
+    "Lab k mod 20", so Lab 0 and Lab 1 first appear past the twelfth author."""
+    authors = (
+        AuthorRecord("Spokesperson"),
+        AuthorRecord("Deputy", ("Zeta Lab", "Alpha Lab")),
+        *[AuthorRecord(f"Member {k}", (f"Lab {k % 20}",)) for k in range(2, size)],
+    )
+    return [
+        replace(
+            paper_record(f"2606.{n:05d}", title=f"Collaboration result {n}"),
+            authors=authors,
+        )
+        for n in range(1, papers + 1)
+    ]

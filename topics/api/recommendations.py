@@ -31,6 +31,7 @@ from papers.pagination import PaperCursorPagination
 from papers.pagination import after
 from papers.pagination import encode_cursor
 from papers.pagination import page_size_field
+from papers.query import with_authors
 from papers.query import with_listing_data
 from papers.serializers import PaperSerializer
 from topics.reader_feed import Following
@@ -163,7 +164,7 @@ class RecommendationView(StrictQueryParams, APIView):
             start = sum(1 for rank in ranks if rank >= cursor[1:])
         page = ranks[start : start + size]
         shown = [pk for _, pk in page]
-        papers = listed_papers(Paper.objects.filter(pk__in=shown)).in_bulk()
+        papers = listed_papers(Paper.objects.filter(pk__in=shown))
         like = reasons(user_id, shown)
         items = [
             {"paper": papers[pk], "score": micros / 1e6, "reason": like.get(pk)}
@@ -190,8 +191,7 @@ class RecommendationView(StrictQueryParams, APIView):
             day = date.fromordinal(min(day, latest)) if day > 0 else None
             starting = partial(after, day=day, pk=pk)
         shown, more = newest_feed_papers(followed, size, starting=starting)
-        papers = listed_papers(Paper.objects.filter(pk__in=[pk for pk, _ in shown]))
-        by_id = papers.in_bulk()
+        by_id = listed_papers(Paper.objects.filter(pk__in=[pk for pk, _ in shown]))
         rows = [by_id[pk] for pk, _ in shown if pk in by_id]
         next_url = None
         if more and rows:
@@ -211,6 +211,7 @@ class RecommendationView(StrictQueryParams, APIView):
         return {"order": order, "next": next_url, "results": data}
 
 
-def listed_papers(papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """What a recommendation's paper shows, in a fixed number of queries."""
-    return with_listing_data(papers, affiliations=False).prefetch_related("categories")
+def listed_papers(papers: QuerySet[Paper]) -> dict[int, Paper]:
+    """What a recommendation's paper shows, by id, in a fixed number of queries."""
+    listed = with_listing_data(papers).prefetch_related("categories")
+    return {paper.pk: paper for paper in with_authors(listed)}
