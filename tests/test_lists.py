@@ -252,9 +252,36 @@ def test_a_large_collaborations_page_exports_and_api_give_every_author(client, a
     bibtex = b"".join(client.get("/saved/bibtex/").streaming_content).decode()
     listed = client.get("/api/v1/papers/").json()["results"][0]
 
-    authors = re.search(r'<ol class="authors">.*?</ol>', page, re.S).group()
+    # The first 25 listed, the rest folded below them.
+    authors = "".join(re.findall(r'<ol class="authors".*?</ol>', page, re.S))
     assert re.findall(r'">([^<]+)</a>', authors) == everyone
     assert [author["name"] for author in detail["authors"]] == everyone
     assert listed["authors"] == everyone
     assert bibtex.count(" and ") == 299
     assert "Member 299" in bibtex
+
+
+def test_a_large_collaborations_paper_page_shows_its_abstract_before_every_author(
+    client, db
+):
+    """A paper of 300 authors lists the first of them, then the rest behind
+    "All 300 authors", so that its abstract is not screens below its title;
+    every name stays in the page (find in page, search engines)."""
+    upsert_records(collaboration(1, 300))
+    page = client.get("/papers/2606.00001/").text
+
+    shown, _, folded = page.partition('<details class="all-authors">')
+    assert "Spokesperson" in shown
+    assert "Member 24</a>" in shown
+    assert "Member 25</a>" not in shown
+    assert "<summary>All 300 authors</summary>" in folded
+    assert all(f"Member {k}</a>" in folded for k in range(25, 300))
+    assert 'Deputy</a> <span class="meta">(Alpha Lab; Zeta Lab)</span>' in shown
+
+
+def test_a_paper_of_few_authors_lists_them_all(client, db):
+    upsert_records(collaboration(1, 25))
+    page = client.get("/papers/2606.00001/").text
+
+    assert "all-authors" not in page
+    assert "Member 24</a>" in page
