@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import pytest
 
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
+from tests.papers.factories import collaboration
+from topics.ask.answerers import MAX_SOURCE_CHARS
 from topics.ask.extractive import ExtractiveAnswerer
 from topics.ask.fulltext import FullTextError
 from topics.ask.fulltext import extract_pages
@@ -69,3 +73,18 @@ def test_unreadable_pdf_falls_back_to_the_abstract(paper, settings, tmp_path):
     assert [s.label for s in retrieve(Scope(paper=paper), "tree search")] == [
         "Abstract"
     ]
+
+
+def test_a_large_collaborations_abstract_reaches_the_answerer(db, settings, tmp_path):
+    # 2,000 names before the abstract filled the source an answerer reads
+    # (MAX_SOURCE_CHARS) with names alone.
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)
+    upsert_records(collaboration(1, 2000))
+    paper = Paper.objects.get()
+
+    [source] = retrieve(Scope(paper=paper), "agents")
+
+    assert "We train agents with reinforcement learning." in source.text
+    assert len(source.text) < MAX_SOURCE_CHARS
+    assert "Authors: Spokesperson, Deputy, Member 2," in source.text
+    assert "Member 9 and 1,990 others." in source.text

@@ -32,6 +32,8 @@ from django.db.models import Value
 
 from papers.latex import latex_to_text
 from papers.models import Paper
+from papers.names import AUTHOR_SEPARATOR
+from papers.names import printed_authors
 from papers.search import CONFIG
 from topics.ask.fulltext import Passage
 from topics.ask.fulltext import paper_passages
@@ -44,6 +46,9 @@ from topics.models import Topic
 # On SQLite, candidates scored in Python: enough for a topic's best matches.
 FALLBACK_CANDIDATES = 2000
 PASSAGES_PER_PAPER = 5
+# The authors an answerer reads by name; a collaboration's others are counted,
+# so that its abstract still fits the source (answerers.MAX_SOURCE_CHARS).
+AUTHORS_NAMED = 10
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,7 @@ def paper_sources(paper: Paper, question: str, limit: int) -> list[Source]:
 def _abstract_text(paper: Paper) -> str:
     facts = [f"Title: {_read(paper.title)}."]
     if paper.author_names:
-        facts.append(f"Authors: {paper.author_names}.")
+        facts.append(f"Authors: {_authors(paper)}.")
     if paper.first_announced:
         facts.append(f"First announced: {paper.first_announced.isoformat()}.")
     if paper.primary_category:
@@ -254,6 +259,14 @@ def _abstract_text(paper: Paper) -> str:
     if paper.journal_ref:
         facts.append(f"Journal reference: {paper.journal_ref}.")
     return " ".join([*facts, _read(paper.abstract)])
+
+
+def _authors(paper: Paper) -> str:
+    names = printed_authors(paper.author_names)
+    if len(names) <= AUTHORS_NAMED:
+        return paper.author_names
+    named = AUTHOR_SEPARATOR.join(names[:AUTHORS_NAMED])
+    return f"{named} and {len(names) - AUTHORS_NAMED:,} others"
 
 
 def rank_passages(passages: list[Passage], question: str) -> list[Passage]:
