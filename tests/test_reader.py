@@ -31,6 +31,7 @@ from papers.versions import version_of
 from tests.cachetrips import cache_round_trips
 from tests.clients import signed_in
 from tests.notifications.factories import add_papers
+from tests.papers.factories import collaboration
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.curation import exclude_paper
@@ -408,6 +409,22 @@ def atom_entry(response, title: str) -> ElementTree.Element:
         if entry.findtext(f"{ATOM}title") == title
     ]
     return entry
+
+
+def test_topic_atom_feed_names_a_collaborations_first_authors(client, db):
+    """Every name of 50 papers of 2,000 authors was 5 MB of feed, more than
+    feed readers fetch (CommaFeed stops at 5 MiB, some at 2): an entry names
+    the first 25 and its summary counts the others."""
+    make_topic("Collaborations", rule="ti:collaboration", slug="big")
+    tag_papers(upsert_records(collaboration(1, 300)).changed_ids)
+
+    entry = atom_entry(client.get("/topics/big/feed/"), "Collaboration result 1")
+
+    names = [a.findtext(f"{ATOM}name") for a in entry.iter(f"{ATOM}author")]
+    assert names[:3] == ["Spokesperson", "Deputy", "Member 2"]
+    assert names[-1] == "Member 24"
+    assert len(names) == 25
+    assert "And 275 more authors" in entry.findtext(f"{ATOM}summary")
 
 
 def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):

@@ -44,6 +44,10 @@ from topics.reader_feed import feed_scopes
 from topics.reader_feed import newest_feed_papers
 
 FEED_ITEMS = 50
+# The authors an entry names, as many as the paper's page shows before its
+# fold: a feed of collaborations' papers naming every one of their thousands
+# is megabytes, past what feed readers fetch; its summary counts the others.
+FEED_AUTHORS = 25
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 # What an entry shows of a paper.
 ENTRY_FIELDS = (
@@ -110,7 +114,7 @@ class PaperAtomFeed(Atom1Feed):
         self, handler: SimplerXMLGenerator, item: dict[str, Any]
     ) -> None:
         super().add_item_elements(handler, item)
-        for name in item["authors"]:
+        for name in item["authors"][:FEED_AUTHORS]:
             handler.startElement("author", AttributesImpl({}))
             handler.addQuickElement("name", name)
             handler.endElement("author")
@@ -279,5 +283,10 @@ def entry_updated(paper: Paper) -> datetime:
 
 def summary(paper: Paper) -> str:
     """An entry's summary, which Atom marks as HTML: the abstract's TeX read as
-    text, escaped, its web addresses linked (as on the paper's page)."""
-    return linked(latex_to_text(paper.abstract))
+    text, escaped, its web addresses linked (as on the paper's page); then the
+    count of the authors the entry does not name."""
+    text: str = linked(latex_to_text(paper.abstract))
+    unnamed = len(author_list(paper)) - FEED_AUTHORS
+    if unnamed > 0:
+        text += f"<p>And {unnamed:,} more authors, named on the paper's page.</p>"
+    return text
