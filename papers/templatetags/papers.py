@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import template
 from django.conf import settings
+from django.utils.html import escape
 from django.utils.html import format_html
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
@@ -75,6 +76,14 @@ def author_links(authors: list[Author], shown: int, *, of: int) -> str:
         ((author_address(author.pk), author.name) for author in authors[:shown]),
     )
     return _with_more(listed, of, shown, "authors")
+
+
+@register.simple_tag
+def author_names(paper: Paper, shown: int) -> str:
+    """The paper's first few printed authors, unlinked, and how many more."""
+    printed = names.printed_authors(paper.author_names)
+    listed = escape(names.AUTHOR_SEPARATOR.join(printed[:shown]))
+    return _with_more(listed, len(printed), shown, "authors")
 
 
 def _with_more(listed: str, total: int, shown: int, label: str) -> str:

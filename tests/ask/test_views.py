@@ -10,6 +10,7 @@ from papers.ingest.upsert import upsert_records
 from papers.versions import content_changed
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
+from tests.papers.factories import collaboration
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Question
@@ -791,3 +792,16 @@ def test_an_answer_from_the_abstract_is_not_shown_once_the_full_text_is_in(
 
     assert [s.label for s in first.context["sources"]] == ["Abstract"]
     assert "Page 2" in [s.label for s in again.context["sources"]]
+
+
+def test_asking_about_a_large_collaborations_paper_names_a_few_and_counts(client, db):
+    # The header cut the author line at 200 characters, mid-name, no count.
+    upsert_records(collaboration(1, 300))
+
+    response = client.get("/papers/2606.00001/ask/")
+
+    assert (
+        'Member 10, Member 11 <span class="more" title="288 more authors">+288</span>'
+        in response.text
+    )
+    assert "Member 12" not in response.text
