@@ -805,3 +805,18 @@ def test_asking_about_a_large_collaborations_paper_names_a_few_and_counts(client
         in response.text
     )
     assert "Member 12" not in response.text
+
+
+def test_a_retrieved_paper_shows_its_abstract_not_what_the_answerer_reads(
+    client, paper, settings, tmp_path
+):
+    # The snippet under [1] began "Title: Tree search agent. Authors: …
+    # First announced: …", the facts given to the answerer.
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)  # no PDF: the abstract alone
+    asked_paper = client.get(f"/papers/{paper.arxiv_id}/ask/", {"q": "rollouts"})
+    asked_topic = client.get("/topics/agents/ask/", {"q": "rollouts"})
+
+    snippet = '<p class="snippet">We use Monte Carlo tree search to plan rollouts'
+    assert snippet in asked_paper.text
+    assert "Title: " not in asked_paper.text
+    assert snippet in asked_topic.text

@@ -77,6 +77,15 @@ class Source:
         return _read(self.paper.title)
 
     @property
+    def snippet(self) -> str:
+        """What the reader is shown under its title: a passage's own words, and
+        for the paper itself its abstract, without the title and facts that
+        its text gives an answerer first."""
+        if self.label in ("", "Abstract"):
+            return _read(self.paper.abstract)
+        return self.text
+
+    @property
     def link(self) -> str:
         return self.url or self.paper.get_absolute_url()
 
