@@ -173,10 +173,7 @@ def get_paper(identifier: str, user: User | None = None) -> Paper:
     """The paper for an arXiv id with or without its version suffix, with
     what its page shows (with_listing_data, with_authors), or Http404; with
     `user`, annotated with whether they saved it."""
-    try:
-        arxiv_id, _ = split_arxiv_id(identifier)
-    except ParseError as exc:
-        raise Http404(str(exc)) from exc
+    arxiv_id = _asked_id(identifier)
     papers = with_listing_data(Paper.objects.filter(arxiv_id=arxiv_id))
     if user is not None:
         papers = with_saved_flag(papers, user)
@@ -184,6 +181,31 @@ def get_paper(identifier: str, user: User | None = None) -> Paper:
     if paper is None:
         raise Http404(f"No paper {arxiv_id}")
     return with_authors([paper], affiliations=True)[0]
+
+
+def get_paper_row(identifier: str) -> Paper:
+    """The paper for an arXiv id with or without its version suffix, with its
+    primary category and nothing else it links to, or Http404: for Save, Rate,
+    Flag and Ask, which show neither its authors (a collaboration's thousands)
+    nor its tags."""
+    arxiv_id = _asked_id(identifier)
+    paper = (
+        Paper.objects.filter(arxiv_id=arxiv_id)
+        .defer("search_vector")
+        .select_related("primary_category")
+        .first()
+    )
+    if paper is None:
+        raise Http404(f"No paper {arxiv_id}")
+    return paper
+
+
+def _asked_id(identifier: str) -> str:
+    try:
+        arxiv_id, _ = split_arxiv_id(identifier)
+    except ParseError as exc:
+        raise Http404(str(exc)) from exc
+    return arxiv_id
 
 
 def find_paper(arxiv_id: str) -> Paper | None:

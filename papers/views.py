@@ -59,6 +59,7 @@ from papers.pagecache import cached_page
 from papers.pagecache import render_shared
 from papers.query import find_paper
 from papers.query import get_paper
+from papers.query import get_paper_row
 from papers.query import home_category
 from papers.query import related_papers
 from papers.query import similar_ids
@@ -147,7 +148,7 @@ def _paper_page(
 
 
 def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
-    paper = get_paper(arxiv_id)
+    paper = get_paper_row(arxiv_id)
     saving = request.GET.get("on") != "0"
     return toggle(
         request,
@@ -175,7 +176,7 @@ def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     (`Accept: application/json`, answered `{"rating": "up"|"down"|null}`). A
     visitor goes to log in and comes back to a one-click confirmation, as for
     Save (accounts.toggles)."""
-    paper = get_paper(arxiv_id)
+    paper = get_paper_row(arxiv_id)
     json = "application/json" in request.headers.get("Accept", "")
     choice = (request.POST or request.GET).get("rating", "")
     if choice not in RATINGS:

@@ -37,7 +37,7 @@ from papers.pagecache import Rendered
 from papers.pagecache import cached_fragments
 from papers.pagecache import cached_page
 from papers.pagecache import render_shared
-from papers.query import get_paper
+from papers.query import get_paper_row
 from papers.routes import author_address
 from papers.rows import paper_rows
 from papers.slots import page_response
@@ -451,7 +451,7 @@ def flag(request: HttpRequest, slug: str, arxiv_id: str) -> HttpResponse:
     """A reader's "Not relevant?" button: a flag for the curators, then back to
     the paper with a message. A visitor signs in and comes back to the paper."""
     topic = active_topic_at(slug)
-    paper = get_paper(arxiv_id)
+    paper = get_paper_row(arxiv_id)
     next_url = safe_next(request, paper.get_absolute_url())
     if not request.user.is_authenticated:
         return redirect_to_login(next_url)

@@ -30,7 +30,7 @@ from papers.library import signal_papers
 from papers.models import Paper
 from papers.pagination import SignalCursorPagination
 from papers.pagination import SignalCursorSerializer
-from papers.query import get_paper
+from papers.query import get_paper_row
 from papers.query import with_authors
 from papers.query import with_listing_data
 from papers.serializers import ARXIV_ID_PATH
@@ -106,7 +106,7 @@ class SavedViewSet(
         responses={204: None},
     )
     def destroy(self, request: Request, arxiv_id: str) -> Response:
-        set_saved(signed_in(request), get_paper(arxiv_id), False)
+        set_saved(signed_in(request), get_paper_row(arxiv_id), False)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -168,14 +168,14 @@ class RatingViewSet(StrictQueryParams, viewsets.GenericViewSet):
         responses={204: None},
     )
     def destroy(self, request: Request, arxiv_id: str) -> Response:
-        set_rating(signed_in(request), get_paper(arxiv_id), None)
+        set_rating(signed_in(request), get_paper_row(arxiv_id), None)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def _posted_paper(given: serializers.Serializer) -> Paper:
     """The paper a POST names, or the field's error when there is none."""
     try:
-        return get_paper(given.validated_data["paper"])
+        return get_paper_row(given.validated_data["paper"])
     except Http404:
         raise serializers.ValidationError(
             {"paper": ["There is no such paper."]}, code="does_not_exist"

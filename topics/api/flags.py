@@ -17,7 +17,7 @@ from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import refuse_body
 from papers.api.papers import PAPER_ID_PARAMETER
-from papers.query import get_paper
+from papers.query import get_paper_row
 from topics.api.topics import SLUG_PARAMETER
 from topics.flags import FlagResult
 from topics.flags import flag_not_relevant
@@ -64,7 +64,7 @@ class FlagView(StrictQueryParams, APIView):
     def post(self, request: Request, slug: str, arxiv_id: str) -> Response:
         refuse_body(request)
         topic = active_topic_at(slug)
-        paper = get_paper(arxiv_id)
+        paper = get_paper_row(arxiv_id)
         result = flag_not_relevant(signed_in(request), topic, paper)
         if result == FlagResult.NOT_TAGGED:
             raise NotTagged

@@ -23,7 +23,7 @@ from core.api.fields import QueryDate
 from core.api.fields import Text
 from core.api.views import StrictQueryParams
 from papers.api.papers import PAPER_ID_PARAMETER
-from papers.query import get_paper
+from papers.query import get_paper_row
 from topics.api.topics import MOVED
 from topics.api.topics import SLUG_PARAMETER
 from topics.ask.asking import answer_data
@@ -209,7 +209,7 @@ class PaperAskView(AskView):
         responses={200: AnswerSerializer, **ERRORS},
     )
     def get(self, request: Request, arxiv_id: str) -> Response:
-        paper = get_paper(arxiv_id)
+        paper = get_paper_row(arxiv_id)
         question = _read(AskQuerySerializer, request)["q"].strip()
         return self.answer(request, Scope(paper=paper), question)
 

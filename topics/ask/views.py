@@ -13,7 +13,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 
-from papers.query import get_paper
+from papers.query import get_paper_row
 from papers.versions import paper_key
 from papers.versions import topic_key
 from papers.versions import version_of
@@ -66,7 +66,7 @@ def ask_topic_stream(request: HttpRequest, slug: str) -> HttpResponseBase:
 
 
 def ask_paper(request: HttpRequest, arxiv_id: str) -> HttpResponse:
-    paper = get_paper(arxiv_id)
+    paper = get_paper_row(arxiv_id)
     return _ask_page(
         request,
         "papers/ask.html",
@@ -78,7 +78,7 @@ def ask_paper(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 
 
 def ask_paper_stream(request: HttpRequest, arxiv_id: str) -> HttpResponseBase:
-    paper = get_paper(arxiv_id)
+    paper = get_paper_row(arxiv_id)
     return _ask_stream(request, lambda data: Scope(paper=paper))
 
 
