@@ -146,8 +146,8 @@ class PaperSerializer(serializers.ModelSerializer):
 
 
 class PaperDetailSerializer(PaperSerializer):
-    """A paper with everything its page shows. `tags` in the context: its active
-    topics' PaperTopic rows (why it is in each)."""
+    """A paper with everything its page shows: its topics each say why it is
+    there."""
 
     authors = AuthorSerializer(source="listed_authors", many=True, read_only=True)  # type: ignore[assignment]
     topics = serializers.SerializerMethodField()  # type: ignore[assignment]
@@ -185,7 +185,9 @@ class PaperDetailSerializer(PaperSerializer):
 
     @extend_schema_field(PaperTagSerializer(many=True))
     def get_topics(self, paper: Paper) -> list[dict]:
-        return PaperTagSerializer(self.context["tags"], many=True).data  # type: ignore[return-value]  # many=True: a list
+        # Its tags as get_paper read them (with_listing_data's active_tags).
+        tags = paper.active_tags  # type: ignore[attr-defined]
+        return PaperTagSerializer(tags, many=True).data  # type: ignore[return-value]  # many=True: a list
 
     def get_bibtex(self, paper: Paper) -> str:
         return bibtex_entry(paper)

@@ -192,12 +192,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
     def retrieve(self, request: Request, arxiv_id: str) -> Response | HttpResponse:
         def build() -> dict[str, Any]:
             paper = get_paper(arxiv_id)
-            tags = list(
-                paper.paper_topics.filter(topic__is_active=True)
-                .select_related("topic")
-                .order_by("topic__name")
-            )
-            context = {"request": request, "tags": tags}
+            context = {"request": request}
             return PaperDetailSerializer(paper, context=context).data
 
         return conditional_response(request, build)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from datetime import date
+from pathlib import Path
+from string import Template
 
 import pytest
 from django.core.cache import cache
@@ -625,3 +627,27 @@ def test_a_large_collaborations_detail_gives_every_author_with_affiliations(
         "name": "Member 299",
         "affiliations": ["Lab 19"],
     }
+
+
+# The detail's body as served, byte for byte; $ada and $alan for the authors'
+# ids, which the database gives.
+DETAIL = Path(__file__).parent.parent / "fixtures" / "api" / "paper_2606.00100.txt"
+
+
+def test_the_detail_reads_its_tags_once(anonymous, corpus, django_assert_num_queries):
+    """Its topics are the tags read with it (get_paper's active_tags), and its
+    body is as it was when it read them again."""
+    cache.clear()
+    # The paper, its tags, its categories, its authors and their affiliations.
+    with django_assert_num_queries(5) as queries:
+        response = anonymous.get("/api/v1/papers/2606.00100/")
+
+    tags = [
+        sql for sql in queries.captured_queries if "topics_papertopic" in sql["sql"]
+    ]
+    assert len(tags) == 1
+    ids = dict(Author.objects.values_list("name", "pk"))
+    expected = Template(DETAIL.read_text().rstrip("\n")).substitute(
+        ada=ids["Ada Lovelace"], alan=ids["Alan Turing"]
+    )
+    assert response.content.decode() == expected
