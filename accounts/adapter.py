@@ -120,7 +120,7 @@ class AccountAdapter(DefaultAccountAdapter):
                     " check the address.",
                 )
             elif not settings.CELERY_TASK_ALWAYS_EAGER and send(
-                send_account_mail, as_data(message)
+                send_account_mail, as_data(message), swept=False
             ):
                 logger.warning(
                     "account mail to %s not sent yet (%s): queued", email, exc

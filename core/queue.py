@@ -4,7 +4,8 @@ failing the request when the broker is down.
 Every task sent this way stands for work the database already records as due (a
 source's next run, a pending digest, a topic's re-tag request); a periodic
 sweep sends it again from there. So a broker that refuses a task defers the
-work to that sweep: the request goes on, and the deferral is logged.
+work to that sweep: the request goes on, and the deferral is logged. Account
+mail has no sweep (swept=False): its sender tells the reader to try again.
 
 Without a broker (the embedded default: CELERY_TASK_ALWAYS_EAGER) a task runs
 in the process that sends it, at once; one sent with a countdown (a training
@@ -35,16 +36,25 @@ def send_after_commit(task: Task[Any, Any], *args: Any, **options: Any) -> None:
     transaction.on_commit(lambda: send(task, *args, **options))
 
 
-def send(task: Task[Any, Any], *args: Any, **options: Any) -> bool:
-    """Send now; False (logged) if the broker could not take it."""
+def send(task: Task[Any, Any], *args: Any, swept: bool = True, **options: Any) -> bool:
+    """Send now; False (logged) if the broker could not take it. `swept`: the
+    work is recorded and its sweep sends it later (account mail's is not)."""
     if settings.CELERY_TASK_ALWAYS_EAGER and options.get("countdown"):
         _run_later(options["countdown"], task, args)
         return True
     try:
         task.apply_async(args, **options)
     except OperationalError as exc:
+        # Ids are shown, not a payload (an account mail's text and address).
+        shown = ", ".join(
+            repr(a) if isinstance(a, int) else type(a).__name__ for a in args
+        )
         logger.warning(
-            "broker unavailable, %s%r deferred to its sweep: %s", task.name, args, exc
+            "broker unavailable, %s(%s) %s: %s",
+            task.name,
+            shown,
+            "deferred to its sweep" if swept else "not sent",
+            exc,
         )
         return False
     return True

@@ -4,6 +4,7 @@ notices of changes to an account."""
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -11,6 +12,7 @@ from allauth.account.models import EmailConfirmationHMAC
 from django.core import mail
 from django.core.cache import cache
 from django.test import Client
+from kombu.exceptions import OperationalError
 
 from accounts.feed_tokens import create_feed
 from accounts.models import DigestPreferences
@@ -18,6 +20,8 @@ from accounts.models import User
 from accounts.tokens import create_token
 from accounts.tokens import get_token
 from tests.accounts.factories import verified
+from tests.notifications.factories import FAILING_BACKEND
+from tests.notifications.factories import FailingBackend
 
 pytestmark = pytest.mark.django_db
 
@@ -349,3 +353,31 @@ def test_a_sign_up_with_a_taken_address_hashes_its_password_as_a_new_one_does(
     sign_up(client, "alice@example.com")
 
     assert hashed == [PASSWORD]
+
+
+def test_a_mail_the_broker_could_not_take_is_logged_without_its_text(
+    verified_alice, settings, caplog
+):
+    """The mail server and the broker both down: the warning of the task not
+    sent wrote the whole message into the log, its text, HTML and address
+    (a reset's link hidden only by the console's filter), and said a sweep
+    would send it, when no sweep keeps account mail."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
+    refused = OperationalError("Error 111 connecting to redis:6379")
+    with (
+        mock.patch("accounts.tasks.send_account_mail.apply_async", side_effect=refused),
+        caplog.at_level("INFO"),
+    ):
+        page = Client().post(
+            "/accounts/password/reset/", {"email": "alice@example.com"}, follow=True
+        )
+
+    assert "try again in a few minutes" in page.text
+    [queue] = [r for r in caplog.records if r.name == "core.queue"]
+    assert queue.levelname == "WARNING"
+    assert "send_account_mail" in queue.getMessage()
+    assert "sweep" not in queue.getMessage()
+    assert "/accounts/password/reset/key/" not in caplog.text
+    assert "Password Reset" not in caplog.text
