@@ -491,7 +491,13 @@ def _defer(digest: Digest, claim: str, error: TransientSendError) -> Outcome:
         claimed_by="",
         enqueued_at=timezone.now() + timedelta(seconds=delay),
     )
-    logger.info("digest %s deferred %.0fs: %s", digest.pk, delay, reason)
+    logger.info(
+        "digest %s deferred %.0fs after attempt %s: %s",
+        digest.pk,
+        delay,
+        digest.attempts,
+        reason,
+    )
     return Outcome(digest.pk, Status.PENDING, retry_in=delay)
 
 

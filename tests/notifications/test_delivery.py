@@ -401,7 +401,9 @@ def test_a_refused_recipient_is_no_warning_about_the_server(caplog, settings):
     assert not caplog.records
 
 
-def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, settings):
+def test_temporary_failures_are_deferred_then_given_up(
+    subscriber, agents, settings, caplog
+):
     settings.MOMENTUM_DIGEST_MAX_ATTEMPTS = 2
     settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
@@ -409,9 +411,16 @@ def test_temporary_failures_are_deferred_then_given_up(subscriber, agents, setti
     open_due_digests(at=MONDAY_9)
     ids = hand_out()
 
-    [first] = send_digests(ids, mailer=Mailer())
+    with caplog.at_level(logging.INFO, logger="notifications.delivery"):
+        [first] = send_digests(ids, mailer=Mailer())
     digest = Digest.objects.get()
     assert first.retry_in is not None
+    # The operator reads which attempt it was, as the Celery retry line does not.
+    [deferred] = [r.getMessage() for r in caplog.records if "deferred" in r.msg]
+    assert re.fullmatch(
+        rf"digest {digest.pk} deferred \d+s after attempt 1: 451 try later",
+        deferred,
+    )
     assert (digest.status, digest.attempts) == ("pending", 1)
     assert digest.reason == "Will retry: 451 try later"
     assert DigestPaper.objects.count() == 1
