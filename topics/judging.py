@@ -30,6 +30,7 @@ from django.utils import timezone
 from papers.models import Paper
 from topics.ask.answerers import ChatCompletionsAnswerer
 from topics.ask.answerers import ProviderError
+from topics.ask.answerers import Unreachable
 from topics.deciding import apply_model
 from topics.deciding import scorer_of
 from topics.models import JudgeVerdict
@@ -171,6 +172,10 @@ def judge_pending(topic: Topic, *, limit: int, judge: Judge | None = None) -> in
             logger.warning(
                 "judge left paper %s pending in %s: %s", paper_id, topic.slug, exc
             )
+            if isinstance(exc.__cause__, Unreachable):
+                # Every other paper would wait out the connect timeout alike,
+                # and log it: they stay unclaimed for the next sweep.
+                break
             continue
         record_verdict(topic, paper_id, verdict)
         decided += 1

@@ -14,6 +14,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request
 from werkzeug import Response
 
+from tests.integration.smtp_server import free_port
 from tests.topics.test_three_way import band_around
 from tests.topics.test_three_way import papers  # noqa: F401 (fixture)
 from tests.topics.test_three_way import topic  # noqa: F401 (fixture)
@@ -191,6 +192,33 @@ def test_a_paper_that_failed_is_not_asked_again_before_the_retry(
 
     assert len(judge.requests) == 1
     assert ReviewItem.objects.get(topic=topic, paper=pending).pending
+
+
+def test_a_judge_out_of_reach_stops_the_batch_with_one_warning(
+    judge,
+    topic,  # noqa: F811
+    pending,
+    papers,  # noqa: F811
+    settings,
+    caplog,
+):
+    """Each pending paper waited the connect timeout in turn and logged two
+    warnings of its own: a batch of 50 a topic, every sweep, for as long as
+    the judge was down. The rest wait, unclaimed, for the next sweep."""
+    for paper in papers.values():
+        ReviewItem.objects.update_or_create(
+            topic=topic, paper=paper, defaults={"pending": True, "probability": 0.5}
+        )
+    assert ReviewItem.objects.filter(topic=topic, pending=True).count() > 2
+    settings.MOMENTUM_JUDGE_API_BASE = f"http://127.0.0.1:{free_port()}/v1"
+
+    with caplog.at_level(logging.WARNING):
+        judge_pending_papers(topic.pk)
+
+    claimed = ReviewItem.objects.filter(topic=topic, judged_at__isnull=False)
+    assert claimed.count() == 1
+    [left] = [r.getMessage() for r in caplog.records if r.name == "topics.judging"]
+    assert f"{topic.slug}: it could not be reached" in left
 
 
 @pytest.mark.parametrize("decision", [pin_paper, exclude_paper])

@@ -352,9 +352,13 @@ def _numbers(sources: Sequence[Source]) -> set[int]:
     return {source.number for source in sources}
 
 
+class Unreachable(ProviderError):
+    """The provider could not be reached (connecting failed or timed out)."""
+
+
 def unreachable(exc: httpx.HTTPError) -> ProviderError:
     logger.warning("Chat provider could not be reached: %r", exc)
-    return ProviderError("it could not be reached")
+    return Unreachable("it could not be reached")
 
 
 def http_error(status: int, raw: bytes) -> ProviderError:
