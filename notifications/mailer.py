@@ -208,10 +208,15 @@ class Mailer:
             raise self._classify(exc) from exc
 
     def _classify(self, exc: Exception) -> SendError:
-        """`classify(exc)`; and, when the server could not be reached, was
+        """`classify(exc)`; an error that is no mail failure logged with its
+        traceback; and, when the server could not be reached, was
         lost or refused the login, a warning naming it (which a digest's
         reason never does): once, until a message goes again."""
-        if _is_server_failure(exc) and not self.server_failed:
+        if not isinstance(exc, OSError | smtplib.SMTPException):
+            # No mail failure but a bug (a header refused): its traceback,
+            # which the digest's reason and the retries' lines do not carry.
+            logger.error("sending a message failed unexpectedly", exc_info=exc)
+        elif _is_server_failure(exc) and not self.server_failed:
             self.server_failed = True
             logger.warning(
                 "mail server %s: %s; messages wait until it takes them",

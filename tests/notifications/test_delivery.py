@@ -401,6 +401,28 @@ def test_a_refused_recipient_is_no_warning_about_the_server(caplog, settings):
     assert not caplog.records
 
 
+def test_an_error_that_is_no_mail_failure_is_logged_with_its_traceback(
+    caplog, settings
+):
+    """A bug met while sending (a header the backend refuses) was recorded as
+    any temporary failure: the digest deferred, then given up, at INFO, with
+    no line an operator would look at nor where it came from."""
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = ValueError("Header values can't contain newlines")
+    message = EmailMultiAlternatives("Hi", "Body", to=["a@example.org"])
+
+    with (
+        caplog.at_level(logging.WARNING, logger="notifications.mailer"),
+        pytest.raises(TransientSendError),
+    ):
+        Mailer().send(message)
+
+    [error] = caplog.records
+    assert error.levelname == "ERROR"
+    assert error.exc_info is not None
+    assert "a@example.org" not in error.getMessage()
+
+
 def test_temporary_failures_are_deferred_then_given_up(
     subscriber, agents, settings, caplog
 ):
