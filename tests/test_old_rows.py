@@ -102,8 +102,7 @@ def test_topic_text_saved_before_control_characters_were_refused(caplog):
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
-    # At WARNING whatever an earlier test left the root logger's level at: in
-    # a whole run something leaves it above WARNING, and the warning was lost.
+    # At WARNING whatever the run's level: caplog reads what the logger lets by.
     with caplog.at_level(logging.WARNING, logger="topics"):
         executor.migrate(executor.loader.graph.leaf_nodes())
 

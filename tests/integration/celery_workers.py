@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -34,7 +35,13 @@ def clean_broker() -> None:
 
 @contextmanager
 def worker_thread(*queues: str, concurrency: int = 1) -> Iterator[None]:
-    """A real worker consuming the real broker, running in this process."""
+    """A real worker consuming the real broker, running in this process.
+
+    Celery's test worker sets up logging as a worker does (our setup_logging
+    handler: LOGGING, at its level, ERROR): the root logger's level and
+    handlers are put back after it, or every later test would see no warning."""
+    root = logging.getLogger()
+    level, handlers = root.level, root.handlers[:]
     task_postrun.connect(close_thread_connections)
     try:
         with start_worker(
@@ -48,6 +55,8 @@ def worker_thread(*queues: str, concurrency: int = 1) -> Iterator[None]:
             yield
     finally:
         task_postrun.disconnect(close_thread_connections)
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 def close_thread_connections(**kwargs: object) -> None:

@@ -3,6 +3,8 @@ no worker has answered."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -33,3 +35,14 @@ def test_a_queue_with_a_worker_answers_and_one_without_is_reported():
     assert workers["email"] == "ok"
     assert workers["ingest"].startswith("unknown: no heartbeat yet")
     assert workers["tagging"].startswith("unknown: no heartbeat yet")
+
+
+def test_a_worker_in_this_process_leaves_the_logging_as_it_found_it():
+    # Celery's test worker configures logging at its own level (ERROR): left so,
+    # every later test in the run would see no warning the code logs.
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    with worker_thread("email"):
+        pass
+    assert root.level == logging.INFO
+    assert logging.getLogger("topics").isEnabledFor(logging.WARNING)
