@@ -53,6 +53,12 @@ def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     )
 
 
+# How many authors a paper's page lists before folding the rest ("All 572
+# authors"), and an Atom entry names: a collaboration's thousands put the
+# abstract screens below the title, and make a feed megabytes.
+AUTHORS_BEFORE_FOLD = 25
+
+
 class ListedAuthor(NamedTuple):
     """An author as a paper's page and the API give them."""
 

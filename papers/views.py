@@ -57,6 +57,7 @@ from papers.models import Rating
 from papers.pagecache import Rendered
 from papers.pagecache import cached_page
 from papers.pagecache import render_shared
+from papers.query import AUTHORS_BEFORE_FOLD
 from papers.query import find_paper
 from papers.query import get_paper
 from papers.query import get_paper_row
@@ -129,8 +130,11 @@ def _paper_page(
     deps.add(paper_key(similar_id) for similar_id in similar)
     deps.add([members_key(tag.topic.slug) for tag in tags] if tags else [SEARCH])
     asked = request.GET.get("v", "")
+    authors = paper.listed_authors  # type: ignore[attr-defined]
     context = {
         "paper": paper,
+        "authors_shown": authors[:AUTHORS_BEFORE_FOLD],
+        "authors_folded": authors[AUTHORS_BEFORE_FOLD:],
         # The version a link asked for (paper_detail), when it is not this one.
         "asked_version": int(asked)
         if VERSION.fullmatch(asked) and paper.version and int(asked) != paper.version

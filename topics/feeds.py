@@ -34,6 +34,7 @@ from papers.latex import latex_to_text
 from papers.links import linked
 from papers.models import Paper
 from papers.pagecache import cached_fragments
+from papers.query import AUTHORS_BEFORE_FOLD
 from topics.models import Topic
 from topics.query import get_active_topic
 from topics.reader_feed import Following
@@ -44,10 +45,6 @@ from topics.reader_feed import feed_scopes
 from topics.reader_feed import newest_feed_papers
 
 FEED_ITEMS = 50
-# The authors an entry names, as many as the paper's page shows before its
-# fold: a feed of collaborations' papers naming every one of their thousands
-# is megabytes, past what feed readers fetch; its summary counts the others.
-FEED_AUTHORS = 25
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 # What an entry shows of a paper.
 ENTRY_FIELDS = (
@@ -114,7 +111,7 @@ class PaperAtomFeed(Atom1Feed):
         self, handler: SimplerXMLGenerator, item: dict[str, Any]
     ) -> None:
         super().add_item_elements(handler, item)
-        for name in item["authors"][:FEED_AUTHORS]:
+        for name in item["authors"][:AUTHORS_BEFORE_FOLD]:
             handler.startElement("author", AttributesImpl({}))
             handler.addQuickElement("name", name)
             handler.endElement("author")
@@ -286,7 +283,7 @@ def summary(paper: Paper) -> str:
     text, escaped, its web addresses linked (as on the paper's page); then the
     count of the authors the entry does not name."""
     text: str = linked(latex_to_text(paper.abstract))
-    unnamed = len(author_list(paper)) - FEED_AUTHORS
+    unnamed = len(author_list(paper)) - AUTHORS_BEFORE_FOLD
     if unnamed > 0:
         text += f"<p>And {unnamed:,} more authors, named on the paper's page.</p>"
     return text
