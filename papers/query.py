@@ -39,6 +39,10 @@ SIMILAR_SHOWN = 10
 # rest it counts.
 ROW_AUTHORS = 12
 ROW_AFFILIATIONS = 6
+# How many authors a paper's page lists before folding the rest ("All 572
+# authors"), and an Atom entry names: a collaboration's thousands put the
+# abstract screens below the title, and make a feed megabytes.
+AUTHORS_BEFORE_FOLD = 25
 
 
 def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
@@ -51,12 +55,6 @@ def with_listing_data(papers: QuerySet[Paper]) -> QuerySet[Paper]:
         .select_related("primary_category")
         .prefetch_related(_active_tags())
     )
-
-
-# How many authors a paper's page lists before folding the rest ("All 572
-# authors"), and an Atom entry names: a collaboration's thousands put the
-# abstract screens below the title, and make a feed megabytes.
-AUTHORS_BEFORE_FOLD = 25
 
 
 class ListedAuthor(NamedTuple):
