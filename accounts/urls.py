@@ -14,5 +14,6 @@ urlpatterns = [
     path("feed/create/", views.feed_create, name="feed_create"),
     path("feed/rotate/", views.feed_rotate, name="feed_rotate"),
     path("feed/revoke/", views.feed_revoke, name="feed_revoke"),
+    path("data/", views.data_download, name="data"),
     path("delete/", views.delete_page, name="delete"),
 ]

@@ -9,13 +9,17 @@ from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest
 from django.http import HttpResponse
+from django.http import StreamingHttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
+from accounts import data_export
 from accounts import feed_tokens
 from accounts import tokens
 from accounts.deletion import delete_account
@@ -142,6 +146,28 @@ def feed_revoke(request: HttpRequest) -> HttpResponse:
     else:
         messages.info(request, "You had no private feed.")
     return _settings_at("feed-heading")
+
+
+@never_cache  # the reader's data, for them alone
+@require_GET
+@login_required
+def data_download(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """Everything of the signed-in reader's as one JSON file (accounts.data_export),
+    sent as it is read."""
+    user = signed_in(request)
+    if wait := data_export.take_download(user):
+        response = render(request, "429.html", status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    # Dated by the reader's day, in their digest's time zone.
+    today = timezone.localdate(timezone=DigestPreferences.objects.for_user(user).zone)
+    download = StreamingHttpResponse(
+        data_export.user_data(user), content_type="application/json; charset=utf-8"
+    )
+    download["Content-Disposition"] = (
+        f'attachment; filename="{data_export.filename(today)}"'
+    )
+    return download
 
 
 @login_required

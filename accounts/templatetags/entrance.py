@@ -34,6 +34,7 @@ REASONS = {
     # The search page's "Log in to save this search" comes back to the search.
     "search": "save this search",
     "notifications:preview": "read your digest",
+    "accounts:data": "download your data",
 }
 VERBS = {"account_login": "Log in", "account_signup": "Sign up"}
 

@@ -679,6 +679,7 @@ def notice(page: str) -> str | None:
         ("/saved/", "see your saved papers"),
         ("/digest/preview/?digest=7", "read your digest"),
         ("/settings/delete/", "see your settings"),
+        ("/settings/data/", "download your data"),
     ],
 )
 def test_a_visitor_sent_to_log_in_is_told_why(client, db, clicked, reason):
