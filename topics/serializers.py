@@ -29,6 +29,7 @@ from topics.rules import MAX_TERMS
 from topics.rules import RuleError
 from topics.saved_searches import MATCHES_KEPT
 from topics.saved_searches import SavedSearchError
+from topics.saved_searches import searches_for_nothing
 
 
 class WeekSerializer(serializers.Serializer):
@@ -325,10 +326,27 @@ class SavedSearchSerializer(serializers.ModelSerializer):
         f"was saved or last edited, and each new match since. At {MATCHES_KEPT} or "
         "more, more papers may match than it holds.",
     )
+    searches_for_nothing = serializers.SerializerMethodField(
+        help_text="Whether its query holds no word a search reads (only words as "
+        'common as "the" or "of", or signs): saving refuses such a query now, but '
+        "one saved before that is kept and finds no papers. Edit its query, or "
+        "delete it."
+    )
 
     class Meta:
         model = SavedSearch
-        fields = ["id", "name", "query", "syntax", "created_at", "matches"]
+        fields = [
+            "id",
+            "name",
+            "query",
+            "syntax",
+            "created_at",
+            "matches",
+            "searches_for_nothing",
+        ]
+
+    def get_searches_for_nothing(self, search: SavedSearch) -> bool:
+        return searches_for_nothing(search.query, search.syntax)
 
 
 # Valid in one syntax or the other, which the schema cannot say: a format of

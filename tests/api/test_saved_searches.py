@@ -132,3 +132,37 @@ def test_a_control_character_is_refused_as_the_schema_says(as_alice, corpus, fie
     request = schema["components"]["schemas"]["SavedSearchCreateRequest"]
     assert "\\u000e-\\u001f" in request["properties"][field]["pattern"]
     assert not SavedSearch.objects.exists()
+
+
+@pytest.mark.parametrize("query", ["the", "of the", "the or +"])
+def test_a_search_of_common_words_saved_before_they_were_refused_says_so(
+    alice, as_alice, corpus, query
+):
+    """Saving refuses it now; one saved before matches nothing, and says so, as
+    the settings page does (topics.saved_searches.searches_for_nothing)."""
+    common = SavedSearch.objects.create(
+        user=alice, name="Common", query=query, syntax="search"
+    )
+    robots = as_alice.post(URL, {"name": "Robots", "query": "robot"}, format="json")
+    rule = as_alice.post(
+        URL, {"name": "Rule", "query": "ti:agent", "syntax": "rule"}, format="json"
+    )
+
+    listed = {s["name"]: s for s in as_alice.get(URL).json()}
+
+    assert listed["Common"]["searches_for_nothing"] is True
+    assert as_alice.get(f"{URL}{common.pk}/").json()["searches_for_nothing"] is True
+    assert robots.json()["searches_for_nothing"] is False
+    assert rule.json()["searches_for_nothing"] is False
+    assert listed["Robots"]["searches_for_nothing"] is False
+    assert listed["Rule"]["searches_for_nothing"] is False
+
+
+def test_the_schema_describes_searches_for_nothing_as_read_only(client):
+    served = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    search = served.json()["components"]["schemas"]["SavedSearch"]
+
+    field = search["properties"]["searches_for_nothing"]
+    assert (field["type"], field["readOnly"]) == ("boolean", True)
+    assert "finds no papers" in field["description"]
+    assert "searches_for_nothing" in search["required"]
