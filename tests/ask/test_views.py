@@ -7,6 +7,7 @@ from datetime import datetime
 import pytest
 
 from papers.ingest.upsert import upsert_records
+from papers.models import Paper
 from papers.versions import content_changed
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
@@ -820,3 +821,22 @@ def test_a_retrieved_paper_shows_its_abstract_not_what_the_answerer_reads(
     assert snippet in asked_paper.text
     assert "Title: " not in asked_paper.text
     assert snippet in asked_topic.text
+
+
+def test_a_retrieved_paper_without_an_abstract_says_so(
+    client, paper, settings, tmp_path
+):
+    # arXiv has a few papers with an empty abstract: the list showed an empty
+    # snippet under the title, under "Abstract" for the paper itself.
+    settings.MOMENTUM_ASK_PDF_DIR = str(tmp_path)  # no PDF: the abstract alone
+    Paper.objects.filter(pk=paper.pk).update(abstract="")
+    asked_paper = client.get(f"/papers/{paper.arxiv_id}/ask/", {"q": "tree search"})
+    asked_topic = client.get("/topics/agents/ask/", {"q": "tree search"})
+
+    for response in (asked_paper, asked_topic):
+        retrieved = response.text.split('id="retrieved-heading"')[1]
+        (item,) = [i for i in retrieved.split("</li>") if "Tree search agent" in i]
+        assert '<p class="snippet">' not in item
+        assert '<p class="meta">No abstract on arXiv.</p>' in item
+    # A paper with one still shows it.
+    assert '<p class="snippet">An early agent that plans rollouts' in asked_topic.text
