@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from allauth.account.utils import passthrough_next_redirect_url
 from allauth.account.views import ConfirmEmailView
+from allauth.account.views import PasswordResetView
 from allauth.core import ratelimit
 from django.contrib import messages
 from django.contrib.auth import logout
@@ -216,3 +218,15 @@ class ConfirmOnPostView(ConfirmEmailView):
                 f"You are logged in as {user.email}: confirming this address, "
                 "another account's, logs you out.",
             )
+
+
+class ResetThenSayView(PasswordResetView):
+    """allauth's form asking for a reset link, which, given a `next` (the login
+    page's "Forgot your password?" keeps it), went straight there once the
+    mail was asked for: to a page that sent the reader to log in again, with
+    no word of the mail. Its page says the mail went, or did not (and asks
+    again), keeping `next` for the link the mail gives (accounts.adapter)."""
+
+    def get_success_url(self) -> str:
+        done = reverse("account_reset_password_done")
+        return passthrough_next_redirect_url(self.request, done, "next")

@@ -53,6 +53,11 @@ urlpatterns = [
         account_views.ConfirmOnPostView.as_view(),
         name="account_confirm_email",
     ),
+    path(
+        "accounts/password/reset/",
+        account_views.ResetThenSayView.as_view(),
+        name="account_reset_password",
+    ),
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),

@@ -2,18 +2,21 @@
 is there for (a visitor who clicked Follow or Save, or opened a page of their
 own, is sent to log in with the address to come back to, `next`), and the
 header's Log in and Sign up links, which come back to the page they are on;
-and whether the page after an account mail may say it was sent."""
+whether the page after an account mail may say it was sent, and the way
+to ask for a reset again."""
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 from urllib.parse import urlsplit
 
+from allauth.account.utils import passthrough_next_redirect_url
 from django import template
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import Resolver404
 from django.urls import resolve
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.adapter import MAIL_NOT_SENT
@@ -79,6 +82,15 @@ def login_back(context: template.Context) -> str:
     return back_query(
         context.get("redirect_field_value") or context.get("back_to") or ""
     )
+
+
+@register.simple_tag(takes_context=True)
+def reset_again_url(context: template.Context) -> str:
+    """The way to ask for a new reset link from a page of the reset (its mail
+    did not go; its link was used or is too old), keeping where the reset was
+    going: the page's `next`, when allauth finds it safe (on this site)."""
+    reset = reverse("account_reset_password")
+    return passthrough_next_redirect_url(context["request"], reset, "next")
 
 
 @register.simple_tag(takes_context=True)

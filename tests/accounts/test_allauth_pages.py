@@ -492,6 +492,82 @@ def test_a_reset_carries_no_address_of_another_site(client, verified_alice):
     assert response.url == "/"
 
 
+def reset_links(page: str) -> list[str]:
+    """The page's links to ask for a reset again, as a browser reads them."""
+    found = re.findall(r'href="(/accounts/password/reset/(?:\?[^"]*)?)"', page)
+    return [html.unescape(link) for link in found]
+
+
+def test_asking_for_a_reset_on_the_way_somewhere_says_the_mail_went(
+    client, verified_alice
+):
+    """The form's `next` is for after the reset: asking sent the reader
+    straight there, to be sent to log in again, with no word of the mail."""
+    make_topic("Agents", rule="ti:agents", slug="agents")
+    login = client.get("/topics/agents/follow/?on=1&next=/topics/agents/")["Location"]
+    [back] = parse_qs(urlsplit(login).query)["next"]
+    [forgot] = reset_links(client.get(login).text)
+    asking = client.get(forgot).text
+
+    response = client.post(
+        "/accounts/password/reset/",
+        {"email": "alice@example.com", **carried_next(asking, "email")},
+        follow=True,
+    )
+
+    [(done, _)] = response.redirect_chain
+    assert urlsplit(done).path == "/accounts/password/reset/done/"
+    assert parse_qs(urlsplit(done).query)["next"] == [back]
+    assert "We have sent you an email" in response.text
+    assert parse_qs(urlsplit(link_in(mail.outbox[-1])).query)["next"] == [back]
+
+
+def test_asking_again_after_a_reset_mail_did_not_go_keeps_where_it_goes(
+    client, settings, alice
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMAIL_BACKEND = FAILING_BACKEND
+    FailingBackend.error = smtplib.SMTPRecipientsRefused(
+        {alice.email: (550, b"no such user")}
+    )
+
+    page = client.post(
+        "/accounts/password/reset/?next=/saved/", {"email": alice.email}, follow=True
+    )
+
+    assert "No email went, so there is no link to follow yet" in page.text
+    assert reset_links(page.text) == ["/accounts/password/reset/?next=%2Fsaved%2F"]
+
+
+@pytest.mark.parametrize("next_url", ["/saved/", "https://x.org/"])
+def test_a_used_reset_link_offers_a_new_one_that_keeps_where_it_goes(
+    client, verified_alice, next_url
+):
+    """The mailed link keeps `next` (accounts.adapter): so does its page's way
+    to a new one when the link was used or is too old; another site's, never."""
+    client.post(
+        "/accounts/password/reset/", {"email": "alice@example.com", "next": next_url}
+    )
+    link = link_in(mail.outbox[-1])
+    form = client.get(link, follow=True)
+    client.post(
+        form.redirect_chain[-1][0],
+        {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    )
+    client.logout()
+
+    used = client.get(link, follow=True)
+
+    assert heading(used.text) == "This link does not work"
+    if next_url == "/saved/":
+        assert reset_links(used.text) == ["/accounts/password/reset/?next=%2Fsaved%2F"]
+        asking = client.get(reset_links(used.text)[0]).text
+        assert carried_next(asking, "email") == {"next": "/saved/"}
+    else:
+        assert reset_links(used.text) == ["/accounts/password/reset/"]
+        assert "x.org" not in used.text
+
+
 def test_signing_up_with_an_address_that_has_an_account_mails_it_in_our_words(
     client, verified_alice
 ):
