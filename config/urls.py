@@ -16,10 +16,13 @@ from accounts import views as account_views
 from config.health import healthz
 from core.api.errors import not_found as api_not_found
 from notifications.views import unsubscribe
+from papers import sitemaps
 from papers import views as paper_views
 from topics import saved_search_views
 from topics.ask import views as ask_views
 from topics.feeds import reader_feed
+from topics.sitemaps import PageSitemap
+from topics.sitemaps import TopicSitemap
 from topics.views import home
 
 # The curators' admin names the product, not the framework.
@@ -28,6 +31,14 @@ from topics.views import home
 admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
 admin.site.site_header = "Momentum administration"
 admin.site.site_title = "Momentum admin"
+
+# The sitemap's sections, each at /sitemap-<section>.xml (papers.sitemaps).
+SITEMAPS: sitemaps.Sections = {
+    "pages": PageSitemap,
+    "topics": TopicSitemap,
+    "papers": sitemaps.PaperSitemap,
+    "authors": sitemaps.AuthorSitemap,
+}
 
 urlpatterns = [
     path("", home, name="home"),
@@ -83,6 +94,13 @@ urlpatterns = [
     path(
         "robots.txt",
         TemplateView.as_view(template_name="robots.txt", content_type="text/plain"),
+    ),
+    path("sitemap.xml", sitemaps.index, {"sitemaps": SITEMAPS}, name="sitemap_index"),
+    path(
+        "sitemap-<slug:section>.xml",
+        sitemaps.section,
+        {"sitemaps": SITEMAPS},
+        name="sitemap",
     ),
     # Pages without the base layout (a digest in the browser) still get an icon;
     # lazy, as the collected file's hashed name is known only once serving.

@@ -1,5 +1,5 @@
-"""robots.txt: crawlers find topics and papers, and leave searches, accounts,
-readers' own pages, Ask and the API alone."""
+"""robots.txt: crawlers find topics and papers, and the sitemap, and leave
+searches, accounts, readers' own pages, Ask and the API alone."""
 
 from __future__ import annotations
 
@@ -52,3 +52,14 @@ def test_ask_is_left_alone_by_pattern(robots):
 
     assert "Disallow: /topics/*/ask/" in text.splitlines()
     assert "Disallow: /papers/*/ask/" in text.splitlines()
+
+
+def test_the_sitemap_is_named_on_the_sites_address(client, settings):
+    # Not the test client's host (testserver): MOMENTUM_SITE_URL's.
+    settings.MOMENTUM_SITE_URL = "https://momentum.example.org"
+    response = client.get("/robots.txt")
+    rules = RobotFileParser()
+    rules.parse(response.text.splitlines())
+
+    assert rules.site_maps() == ["https://momentum.example.org/sitemap.xml"]
+    assert rules.can_fetch("AnyBot", "/sitemap-papers.xml?p=2")

@@ -36,6 +36,9 @@ PAGES = [
     "/accounts/login/",
     "/healthz",
     "/static/css/site.css",
+    "/robots.txt",
+    "/sitemap.xml",
+    "/sitemap-papers.xml",
 ]
 
 
@@ -128,6 +131,14 @@ def test_make_run_serves_the_demo_on_the_port_it_is_given(tmp_path):
     assert feed.count(f'href="{site}/papers/') > 20
     assert "example.com" not in feed
     assert ":8000" not in output + feed
+    # The sitemap and robots.txt, which names it, too.
+    sitemaps = "".join(pages[path][1] for path in ["/robots.txt", "/sitemap.xml"])
+    assert f"Sitemap: {site}/sitemap.xml" in sitemaps
+    assert f"<loc>{site}/sitemap-authors.xml</loc>" in sitemaps
+    papers = pages["/sitemap-papers.xml"][1]
+    assert papers.count(f"<loc>{site}/papers/") > 1_000
+    assert "example.com" not in sitemaps + papers
+    assert ":8000" not in sitemaps + papers
     # The printed commands run as printed, and write links to this server.
     hint = next(line for line in printed if "digests run --at" in line).split()
     assert hint[:3] == [

@@ -1,0 +1,190 @@
+"""The sitemap (/sitemap.xml): an index of sections, each paged, for crawlers.
+
+Built on django.contrib.sitemaps, with two changes for a corpus of millions:
+
+Addresses. Every <loc> is on MOMENTUM_SITE_URL, as every absolute link the
+site gives (accounts.sites), not the request's scheme and the Sites record's
+host that Django's views would use.
+
+Pages. Papers and authors are paged by ranges of ids, not by Django's
+Paginator: page n holds the rows whose id is in ((n-1)*size, n*size]. A page
+is then one range scan of the primary key, where an OFFSET reads every row
+before it (the last page of a million papers read them all) and the Paginator
+counted the whole table on every page; and a paper stays on its page as others
+are added, so a page's <lastmod> moves only when its own rows change. A page
+may hold fewer than `limit` rows (ids of rows deleted), or none.
+
+No server cache: crawlers read a page a few times a day, and each costs a
+bounded range scan. The answers say Cache-Control: public, max-age=SITEMAP_MAX_AGE,
+so a proxy or CDN in front may keep them that long.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from math import ceil
+from typing import Any
+from typing import TypeAlias
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.sitemaps import Sitemap
+from django.contrib.sitemaps.views import sitemap as django_sitemap
+from django.contrib.sitemaps.views import x_robots_tag
+from django.core.paginator import Page
+from django.core.paginator import Paginator
+from django.db.models import Max
+from django.db.models import Model
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.http import HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.cache import patch_cache_control
+from django.utils.functional import cached_property
+
+from accounts.sites import site_domain
+from accounts.sites import site_url
+from papers.models import Author
+from papers.models import Authorship
+from papers.models import Paper
+from papers.routes import address
+from papers.routes import author_address
+
+SITEMAP_MAX_AGE = 60 * 60
+# Rows a page of papers or authors covers: well under the protocol's 50,000
+# URLs, so that a page renders in a fraction of a second.
+RANGE_PAGE_SIZE = 10_000
+
+
+class SiteSitemap(Sitemap):
+    """A section whose addresses are on MOMENTUM_SITE_URL."""
+
+    def get_protocol(self, protocol: str | None = None) -> str:
+        return urlsplit(settings.MOMENTUM_SITE_URL).scheme
+
+    def get_domain(self, site: Any = None) -> str:
+        return site_domain()
+
+
+class IdRangePaginator(Paginator):
+    """What a sitemap reads of a Paginator (num_pages, page(n).object_list),
+    by ranges of ids: page n is `rows` whose `key` (an id of `model`) is in
+    ((n-1)*per_page, n*per_page], in that order. The number of pages comes
+    from the model's highest id (the end of its primary key's index)."""
+
+    def __init__(
+        self, rows: QuerySet[Any], per_page: int, model: type[Model], key: str
+    ) -> None:
+        super().__init__(rows, per_page)
+        self.rows, self.model, self.key = rows, model, key
+
+    @cached_property
+    def num_pages(self) -> int:
+        top = self.model._default_manager.aggregate(top=Max("pk"))["top"] or 0
+        return max(1, ceil(top / self.per_page))
+
+    def page(self, number: int | str) -> Page:
+        number = self.validate_number(number)
+        above, upto = (number - 1) * self.per_page, number * self.per_page
+        ids = {f"{self.key}__gt": above, f"{self.key}__lte": upto}
+        return Page(self.rows.filter(**ids).order_by(self.key), number, self)
+
+
+class IdRangeSitemap(SiteSitemap):
+    """A section paged by ranges of `model`'s ids, which its items' `key` holds."""
+
+    limit = RANGE_PAGE_SIZE
+    model: type[Model]
+    key = "pk"
+
+    def items(self) -> QuerySet[Any, Any]:
+        raise NotImplementedError
+
+    @property
+    def paginator(self) -> IdRangePaginator:
+        return IdRangePaginator(self.items(), self.limit, self.model, self.key)
+
+
+class PaperSitemap(IdRangeSitemap):
+    """Every paper held: each has its page, withdrawn ones too (which say so).
+    Its lastmod is its row's last write (a new version, a withdrawal, a
+    corrected title or author)."""
+
+    model = Paper
+
+    def items(self) -> QuerySet[Paper, tuple[str, datetime]]:
+        return Paper.objects.order_by("pk").values_list("arxiv_id", "modified_at")
+
+    def location(self, item: tuple[str, datetime]) -> str:
+        return address("papers:detail", "arxiv_id", item[0])
+
+    def lastmod(self, item: tuple[str, datetime]) -> datetime:
+        return item[1]
+
+    def get_latest_lastmod(self) -> datetime | None:
+        return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+
+
+class AuthorSitemap(IdRangeSitemap):
+    """Authors of at least one paper held (one whose papers were all deleted
+    has an empty page). An author's page lists their papers, so its lastmod is
+    the last write of any of them: a new paper of theirs moves it. Read from
+    the authorships of the page's range of author ids (their index), each
+    joined to its paper: from the authors, PostgreSQL joined every authorship."""
+
+    model = Author
+    key = "author_id"
+
+    def items(self) -> QuerySet[Authorship, tuple[int, datetime]]:
+        return (
+            Authorship.objects.order_by("author_id")
+            .values("author_id")
+            .annotate(latest=Max("paper__modified_at"))
+            .values_list("author_id", "latest")
+        )
+
+    def location(self, item: tuple[int, datetime]) -> str:
+        return author_address(item[0])
+
+    def lastmod(self, item: tuple[int, datetime]) -> datetime:
+        return item[1]
+
+    def get_latest_lastmod(self) -> datetime | None:
+        return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+
+
+# As Django's views take them: a sitemap, or its class.
+# (Django's Sitemap is generic in its stubs only.)
+Sections: TypeAlias = "dict[str, type[Sitemap[Any]] | Sitemap[Any]]"
+
+
+def _public(response: HttpResponse) -> HttpResponse:
+    patch_cache_control(response, public=True, max_age=SITEMAP_MAX_AGE)
+    return response
+
+
+@x_robots_tag
+def index(request: HttpRequest, sitemaps: Sections) -> HttpResponse:
+    """Each page of each section, on MOMENTUM_SITE_URL, with the section's
+    newest lastmod (one query a section, and one for its number of pages)."""
+    pages = []
+    for section, given in sitemaps.items():
+        sitemap = given() if isinstance(given, type) else given
+        location = site_url(reverse("sitemap", kwargs={"section": section}))
+        lastmod = sitemap.get_latest_lastmod()
+        for number in range(1, sitemap.paginator.num_pages + 1):
+            page = location if number == 1 else f"{location}?p={number}"
+            pages.append({"location": page, "last_mod": lastmod})
+    response = TemplateResponse(
+        request,
+        "sitemap_index.xml",
+        {"sitemaps": pages},
+        content_type="application/xml",
+    )
+    return _public(response)
+
+
+def section(request: HttpRequest, sitemaps: Sections, section: str) -> HttpResponse:
+    """One page of one section (?p=2...): Django's view, as the index names it."""
+    return _public(django_sitemap(request, sitemaps, section=section))
