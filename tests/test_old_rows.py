@@ -12,8 +12,12 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from accounts import feed_tokens
+from papers.ingest.upsert import upsert_records
+from papers.models import Author
+from papers.models import AuthorFollow
 from papers.models import Paper
 from tests.clients import signed_in
+from tests.papers.factories import paper_record
 from topics.following import set_following
 from topics.models import SavedSearch
 from topics.models import Topic
@@ -143,3 +147,61 @@ def test_a_search_named_before_control_characters_were_refused(alice):
     assert list(names) == ["Robots", "Robots (2)", "Old ideas"]
     for search in SavedSearch.objects.all():
         update_search(search, name=search.name, query="robots")
+
+
+def migrate_from(app, migration):
+    """Migrate back to before `migration` (the rows a test then writes are an
+    older release's), and return a function migrating forward to the latest."""
+    executor = MigrationExecutor(connection)
+    executor.migrate([(app, migration)])
+
+    def forward():
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    return forward
+
+
+@pytest.mark.django_db(transaction=True)
+def test_author_names_stored_before_control_characters_were_dropped(alice, caplog):
+    """Migration papers/0017: the names read as today's ingest writes them, on
+    the paper's page, in the API and on the author's page; a name that then is
+    another author's joins that author, with its papers and followers."""
+    migrate_forward = migrate_from("papers", "0016_recent_index_days")
+    upsert_records(
+        [
+            paper_record("2606.00001", authors=("Ada Lovelace", "Alan Turing")),
+            paper_record("2606.00002", title="Compilers", authors=("Grace Hopper",)),
+            # An escape within a word: its key was another author's.
+            paper_record("2606.00003", title="Cobol", authors=("Gra\x1bce Hopper",)),
+        ]
+    )
+    Author.objects.filter(name="Alan Turing").update(name="Alan\x0cTuring")
+    Paper.objects.filter(arxiv_id="2606.00001").update(
+        author_names="Ada Lovelace, Alan\x0cTuring"
+    )
+    escaped = Author.objects.get(name="Gra\x1bce Hopper")
+    AuthorFollow.objects.create(user=alice, author=escaped)
+
+    with caplog.at_level(logging.INFO, logger="papers"):
+        migrate_forward()
+
+    client = Client()
+    page = client.get("/papers/2606.00001/").text
+    assert "Alan Turing" in page
+    assert "\x0c" not in page
+    detail = client.get("/api/v1/papers/2606.00001/").json()
+    assert [author["name"] for author in detail["authors"]] == [
+        "Ada Lovelace",
+        "Alan Turing",
+    ]
+    listed = Paper.objects.get(arxiv_id="2606.00001").author_names
+    assert listed == "Ada Lovelace, Alan Turing"
+    hopper = Author.objects.get(name="Grace Hopper")
+    assert not Author.objects.filter(name__contains="\x1b").exists()
+    author_page = client.get(hopper.get_absolute_url()).text
+    assert "Compilers" in author_page
+    assert "Cobol" in author_page
+    assert AuthorFollow.objects.get(user=alice).author == hopper
+    assert any("joins author" in record.getMessage() for record in caplog.records)

@@ -1,0 +1,84 @@
+"""Author names stored before ingest dropped control characters from them: an
+escape or a page break in a name stayed in the paper's page, the author's
+page, the API's JSON and the mails. They are cleaned as today's ingest cleans
+a printed name (papers.ingest.authors.clean_name), in Author.name and in each
+paper's Paper.author_names.
+
+A character within a word gave the name another key ("Gra<ESC>ce Hopper" is
+"gra ce hopper"); cleaned, the name may be another author's, and one key is
+one author (papers.identity): the author then joins that one, their papers
+and followers with them, as migration 0008 merged authors, and a line is
+logged. A name that is nothing but control characters is left, and logged.
+
+Only the rows holding such a character are read (a regular expression in
+SQL, on PostgreSQL and on SQLite). Pages cached with the old names are
+rendered anew after `migrate` (papers.apps moves every page's version)."""
+
+import logging
+
+from django.db import migrations
+
+from core.text import CONTROL
+from papers.identity import author_key
+from papers.ingest.authors import clean_name
+from papers.names import AUTHOR_SEPARATOR
+from papers.names import printed_authors
+
+logger = logging.getLogger(__name__)
+
+# A character class both databases read: PostgreSQL's \x and \u escapes are
+# Python's.
+HOLDS_CONTROL = f"[{CONTROL}]"
+
+
+def clean_authors(apps, schema_editor):
+    Author = apps.get_model("papers", "Author")
+    Authorship = apps.get_model("papers", "Authorship")
+    AuthorFollow = apps.get_model("papers", "AuthorFollow")
+    for author in Author.objects.filter(name__regex=HOLDS_CONTROL).order_by("pk"):
+        name = clean_name(author.name)
+        if not name:
+            logger.warning(
+                "Author %s keeps its name: it is only control characters (%r)",
+                author.pk,
+                author.name,
+            )
+            continue
+        key = author_key(name)
+        follows = AuthorFollow.objects.filter(author_id=author.pk)
+        other = Author.objects.filter(key=key).exclude(pk=author.pk).first()
+        if other is None:
+            Author.objects.filter(pk=author.pk).update(name=name, key=key)
+            continue
+        Authorship.objects.filter(author_id=author.pk).update(author_id=other.pk)
+        kept = AuthorFollow.objects.filter(author_id=other.pk).values("user_id")
+        follows.filter(user_id__in=kept).delete()
+        follows.update(author_id=other.pk)
+        author.delete()
+        logger.info(
+            "Author %s (%r) joins author %s (%r): without its control characters "
+            "its name is theirs",
+            author.pk,
+            author.name,
+            other.pk,
+            other.name,
+        )
+    Paper = apps.get_model("papers", "Paper")
+    listed = Paper.objects.filter(author_names__regex=HOLDS_CONTROL).only(
+        "author_names"
+    )
+    for paper in listed.order_by("pk").iterator():
+        names = (clean_name(name) for name in printed_authors(paper.author_names))
+        Paper.objects.filter(pk=paper.pk).update(
+            author_names=AUTHOR_SEPARATOR.join(name for name in names if name)
+        )
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("papers", "0016_recent_index_days"),
+    ]
+
+    operations = [
+        migrations.RunPython(clean_authors, migrations.RunPython.noop),
+    ]
