@@ -4,6 +4,8 @@ the upgrade, what readers see of them still works."""
 from __future__ import annotations
 
 import logging
+import re
+import unicodedata
 
 import feedparser
 import pytest
@@ -18,6 +20,7 @@ from papers.models import AuthorFollow
 from papers.models import Paper
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
+from tests.sqlite_run import run_module_on_sqlite
 from topics.following import set_following
 from topics.models import SavedSearch
 from topics.models import Topic
@@ -205,3 +208,69 @@ def test_author_names_stored_before_control_characters_were_dropped(alice, caplo
     assert "Cobol" in author_page
     assert AuthorFollow.objects.get(user=alice).author == hopper
     assert any("joins author" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_text_stored_decomposed_before_ingest_composed_it():
+    """Migration papers/0018: a title, an abstract and a name whose accents
+    were stored as letters of their own (NFD) read composed (NFC), as today's
+    ingest writes them: search marks the word a reader typed, and the page
+    and the API give the text a reader would search for."""
+    migrate_forward = migrate_from(
+        "papers", "0017_author_names_without_control_characters"
+    )
+    upsert_records(
+        [
+            paper_record("2606.00001", title="Plain agents"),
+            paper_record(
+                "2606.00002",
+                title="Bézier curves for Schrödinger bridges",
+                abstract="Smooth Bézier paths.",
+                authors=("Jörg Müller", "Zoë Ng"),
+            ),
+        ]
+    )
+    author = Author.objects.filter(name="Jörg Müller")
+    author.update(name=unicodedata.normalize("NFD", "Jörg Müller"))
+    Paper.objects.filter(arxiv_id="2606.00002").update(
+        **{
+            field: unicodedata.normalize("NFD", value)
+            for field, value in {
+                "title": "Bézier curves for Schrödinger bridges",
+                "abstract": "Smooth Bézier paths.",
+                "author_names": "Jörg Müller, Zoë Ng",
+            }.items()
+        }
+    )
+
+    migrate_forward()
+
+    client = Client()
+    found = client.get("/search/", {"q": "Bézier"})
+    [paper] = found.context["page"]
+    assert paper.highlighted_title == (
+        "<mark>Bézier</mark> curves for Schrödinger bridges"
+    )
+    assert "Smooth <mark>Bézier</mark> paths." in paper.snippet
+    page = client.get("/papers/2606.00002/").text
+    assert "Jörg Müller" in page
+    assert "Schrödinger" in page
+    detail = client.get("/api/v1/papers/2606.00002/").json()
+    assert detail["title"] == "Bézier curves for Schrödinger bridges"
+    assert detail["abstract"] == "Smooth Bézier paths."
+    assert [author["name"] for author in detail["authors"]] == ["Jörg Müller", "Zoë Ng"]
+    listed = Paper.objects.get(arxiv_id="2606.00002").author_names
+    assert listed == "Jörg Müller, Zoë Ng"
+
+
+@pytest.mark.sqlite
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the run it starts is the SQLite one"
+)
+def test_this_module_passes_on_sqlite(tmp_path):
+    """The migrations select and write the old rows their own way on SQLite,
+    which `make run` uses."""
+    result = run_module_on_sqlite(__file__, tmp_path)
+
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert re.search(r"\d+ passed", result.stdout)
