@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from dataclasses import replace
 
 import feedparser
 import pytest
@@ -14,7 +15,9 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from accounts import feed_tokens
+from papers.ingest.records import AuthorRecord
 from papers.ingest.upsert import upsert_records
+from papers.models import Affiliation
 from papers.models import Author
 from papers.models import AuthorFollow
 from papers.models import Paper
@@ -261,6 +264,43 @@ def test_text_stored_decomposed_before_ingest_composed_it():
     assert [author["name"] for author in detail["authors"]] == ["Jörg Müller", "Zoë Ng"]
     listed = Paper.objects.get(arxiv_id="2606.00002").author_names
     assert listed == "Jörg Müller, Zoë Ng"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_affiliations_stored_before_ingest_cleaned_them(caplog):
+    """Migration papers/0019: an affiliation with a control character, or its
+    accents decomposed, reads as today's ingest writes it; one that then is
+    another's (names are unique) is that one on its authors' papers."""
+    migrate_forward = migrate_from("papers", "0018_text_composed")
+    authors = (
+        AuthorRecord("Ada Lovelace", ("Analytical Engines", "Université Paris")),
+        AuthorRecord("Alan Turing", ("Bletchley Park",)),
+    )
+    upsert_records([replace(paper_record("2606.00001"), authors=authors)])
+    Affiliation.objects.filter(name="Analytical Engines").update(
+        name="Analytical\x1b Engines"
+    )
+    Affiliation.objects.filter(name="Université Paris").update(
+        name=unicodedata.normalize("NFD", "Université Paris")
+    )
+    # Stored once as ingest writes it today, once as an old release did.
+    old = Affiliation.objects.create(name="Bletchley\x0cPark")
+    for authorship in Paper.objects.get().authorships.all():
+        authorship.affiliations.add(old)
+
+    with caplog.at_level(logging.INFO, logger="papers"):
+        migrate_forward()
+
+    detail = Client().get("/api/v1/papers/2606.00001/").json()
+    assert [sorted(author["affiliations"]) for author in detail["authors"]] == [
+        ["Analytical Engines", "Bletchley Park", "Université Paris"],
+        ["Bletchley Park"],
+    ]
+    page = Client().get("/papers/2606.00001/").text
+    assert "Analytical Engines" in page
+    assert "Université Paris" in page
+    assert not Affiliation.objects.filter(name__contains="\x0c").exists()
+    assert any("joins affiliation" in record.getMessage() for record in caplog.records)
 
 
 @pytest.mark.sqlite
