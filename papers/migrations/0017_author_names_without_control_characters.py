@@ -67,7 +67,9 @@ def clean_authors(apps, schema_editor):
     listed = Paper.objects.filter(author_names__regex=HOLDS_CONTROL).only(
         "author_names"
     )
-    for paper in listed.order_by("pk").iterator():
+    # Read whole before any is written: SQLite does not keep a query's rows
+    # from the same connection's writes (and such rows are few).
+    for paper in list(listed.order_by("pk")):
         names = (clean_name(name) for name in printed_authors(paper.author_names))
         Paper.objects.filter(pk=paper.pk).update(
             author_names=AUTHOR_SEPARATOR.join(name for name in names if name)
