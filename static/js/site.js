@@ -285,6 +285,9 @@
   // Below this width the side panel is hidden (site.css) and a row's own
   // "Abstract" drawer shows the paper instead.
   const narrow = window.matchMedia("(max-width: 800px)");
+  // A touch screen (a phone) has no keys to act on a row selected for them,
+  // as site.css hides their hints.
+  const touchOnly = window.matchMedia("(hover: none) and (pointer: coarse)");
   let selected = null;
   let opened = null; // the drawer the selection opened, closed when it moves on
 
@@ -392,8 +395,10 @@
   // On load: the row a page turn asked for, else the one this history entry
   // remembers (Back), else the one the address names (#paper-<id>, where a
   // Save posted without JavaScript or after logging in comes back), else the
-  // first. Only a page turn takes the focus (the reader is moving with the
-  // keys); nothing scrolls but to a remembered or named row.
+  // first, but on a touch screen, where it would stand highlighted for no
+  // reason (a key there, J, selects the first row). Only a page turn takes the
+  // focus (the reader is moving with the keys); nothing scrolls but to a
+  // remembered or named row.
   function selectOnLoad() {
     const list = rows();
     if (!list.length) return;
@@ -410,7 +415,7 @@
       (remembered && list.find((r) => r.dataset.paper === remembered)) ||
       (named && list.find((r) => r.id === named));
     if (row) select(row, { scroll: true });
-    else if (!document.querySelector(PAGE_PAPER)) select(list[0]);
+    else if (!document.querySelector(PAGE_PAPER) && !touchOnly.matches) select(list[0]);
   }
 
   // The row a control belongs to: the one it is in, or the one beside it in

@@ -1,7 +1,8 @@
 """Every list of papers from the keyboard, in a real browser: J/K/Enter/S and
 +/- (thumbs up and down) on search, saved, the feed and a topic page; the first
-row selected on load; Back returns to the row that was opened; J and K turn the
-page; `?` lists the keys; and on a phone the abstract opens under the row."""
+row selected on load (not on a touch screen); Back returns to the row that was
+opened; J and K turn the page; `?` lists the keys; and on a phone the abstract
+opens under the row."""
 
 from __future__ import annotations
 
@@ -385,9 +386,28 @@ def test_a_touch_screen_is_not_told_of_keys_it_has_not(touch_phone, topic):
     """A phone's reader was told "J/K move · Enter open · S save" under the
     papers, with no keyboard to press them."""
     touch_phone.goto("/topics/rl-agents/")
-    expect(rows(touch_phone).nth(0)).to_have_class(SELECTED)  # site.js ran
+    expect(touch_phone.locator("html")).to_have_class("js")  # site.js ran
 
     expect(touch_phone.locator(".key-hint")).to_be_hidden()
+
+
+def test_a_touch_screen_selects_no_row_until_a_key_or_a_tap(touch_phone, topic):
+    """The first row was selected on load for the keys, which a phone has not:
+    it stood highlighted, as if picked out, until the reader tapped another.
+    A key (a keyboard plugged into a tablet) selects it, and a tap the row
+    tapped."""
+    page = touch_phone
+    page.goto("/topics/rl-agents/")
+    expect(page.locator("html")).to_have_class("js")  # site.js ran
+
+    expect(page.locator(".paper-row.selected")).to_have_count(0)
+    expect(page.locator(".paper-row[aria-current]")).to_have_count(0)
+
+    page.keyboard.press("j")
+    expect(rows(page).nth(0)).to_have_class(SELECTED)
+    rows(page).nth(2).locator("time").tap()
+    expect(rows(page).nth(2)).to_have_class(SELECTED)
+    expect(page.locator(".paper-row.selected")).to_have_count(1)
 
 
 def test_on_a_phone_a_tapped_paper_stays_under_the_finger(
