@@ -118,10 +118,17 @@ def test_a_row_shows_three_chips_then_the_rest_as_a_count_linked_to_the_paper(
     ]
     assert listed[-1][0] == "Also in Planning, Tools"
     assert f'href="/papers/{arxiv_id}/#topics"' in html
-    # The side panel, which has the room, shows them all: site.js copies them
-    # from the row's drawer.
-    panel = re.search(r'<div class="panel-source">.*?</div>', html, re.S)
-    assert len(chips(panel.group())) == 5
+    # The side panel, which has the room, shows them all, each with why in
+    # words (a phone has no hover): site.js copies them from the row's drawer.
+    panel = re.search(r'<div class="panel-source">.*?</div>', html, re.S).group()
+    reasons = re.findall(r'<span class="reason">(.*?)</span>', panel, re.S)
+    assert [re.sub(r"<[^>]+>", "", reason) for reason in reasons] == [
+        "matched agent in the title",
+        *(
+            f"matched agent in the title, {word} in the abstract"
+            for word in ["benchmarks", "memory", "planning", "tools"]
+        ),
+    ]
 
 
 def test_on_a_topic_page_that_topics_chip_comes_first(client, corpus):

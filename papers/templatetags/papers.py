@@ -119,20 +119,28 @@ def why(tag: object) -> str:
     return reason + (f" (model score {score:.2f})" if score is not None else "")
 
 
-@register.inclusion_tag("partials/topic_chips.html")
-def topic_chips(
-    paper: Paper,
-    current: object = None,
-    url: str = "",
-    shown: int | None = CHIPS_SHOWN,
-) -> dict[str, object]:
-    """The paper's active topics as chips that say why on hover: the page's own
-    topic first, then by name; the first `shown` (all with None) and the rest
-    as "+N". Reads `active_tags` from papers.query.with_listing_data."""
+def _tags_in_order(paper: Paper, current: object) -> list[object]:
+    """The paper's tags in active topics (`active_tags`, from
+    papers.query.with_listing_data or row_papers): the page's own topic first,
+    then by name."""
     current_id = getattr(current, "pk", None)
     # A stable sort: the current topic moves to the front, the rest keep name order.
-    tags = sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)  # type: ignore[attr-defined]
-    if shown is None:
-        shown = len(tags)
+    return sorted(paper.active_tags, key=lambda tag: tag.topic_id != current_id)  # type: ignore[attr-defined]
+
+
+@register.inclusion_tag("partials/topic_chips.html")
+def topic_chips(
+    paper: Paper, current: object = None, url: str = ""
+) -> dict[str, object]:
+    """The paper's active topics as chips that say why on hover, the first
+    CHIPS_SHOWN and the rest as "+N" (linked to the paper's page)."""
+    tags = _tags_in_order(paper, current)
     url = url or paper.get_absolute_url()
-    return {"url": url, "tags": tags[:shown], "more": tags[shown:]}
+    return {"url": url, "tags": tags[:CHIPS_SHOWN], "more": tags[CHIPS_SHOWN:]}
+
+
+@register.inclusion_tag("partials/topic_reasons.html")
+def topic_reasons(paper: Paper, current: object = None) -> dict[str, object]:
+    """Every one of the paper's active topics, each with why the paper is in
+    it in words: a chip's title is a tooltip, which a touch screen never shows."""
+    return {"tags": _tags_in_order(paper, current)}
