@@ -79,3 +79,30 @@ def test_a_model_score_on_a_topic_page_says_what_it_is(touch_phone, papers):
 
     expect(score).to_be_visible()
     expect(score).to_have_text("· suggested by the topic's model (score 0.87)")
+
+
+# The rectangles of an element's text that lie over one of its row's buttons.
+TEXT_UNDER_BUTTONS = """meta => {
+  const range = document.createRange();
+  range.selectNodeContents(meta);
+  const row = meta.closest("[data-paper]");
+  const buttons = [...row.querySelectorAll(".row-actions button")]
+    .map(button => button.getBoundingClientRect());
+  return [...range.getClientRects()].filter(text => buttons.some(button =>
+    text.left < button.right && button.left < text.right &&
+    text.top < button.bottom && button.top < text.bottom)).length;
+}"""
+
+
+def test_a_rows_date_and_authors_never_run_under_its_buttons(touch_phone, papers):
+    """Beside a title of one line, the line under it ran on under the thumbs:
+    "Alan Turing" and the model's score showed through them, and a tap on a
+    name could land on a thumb."""
+    page = touch_phone
+    page.goto("/topics/robot-learning/")
+    row = page.locator(f'[data-paper="{MODELS}"]')
+    title = row.locator(".paper-title").bounding_box()
+    assert title is not None
+    assert title["height"] < 40  # one line
+
+    assert row.locator("> .meta").evaluate(TEXT_UNDER_BUTTONS) == 0
