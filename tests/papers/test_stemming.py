@@ -78,3 +78,13 @@ def test_what_is_known_stays_bounded(monkeypatch):
 
     assert len(stemming._known) <= 4
     assert matched_runs(["four five"], ["five"], "english") == [{("five",)}]
+
+
+def test_a_letter_that_lowercases_to_two_keeps_its_word_whole():
+    # "İ" lowercases to "i" and a combining dot: the text lowercased at once
+    # would split "İzmir" at the dot; it is read a word at a time.
+    [text] = matched_runs(["Robots in İzmir and IZMIR"], ["robot"], "english")
+
+    assert text == {("robots",)}
+    assert stemming._atoms("İzmir robots") == ["i\u0307zmir", "robots"]
+    assert stemming._atoms("IZMIR Robots") == ["izmir", "robots"]
