@@ -319,8 +319,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "core.api.throttling.AnonRateThrottle",
+        "core.api.throttling.UserRateThrottle",
     ],
     # The API's throttles read the visitor's address as topics.limits does.
     "NUM_PROXIES": MOMENTUM_TRUSTED_PROXIES,

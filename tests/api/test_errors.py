@@ -115,6 +115,26 @@ def test_throttled_callers_get_429_with_retry_after(anonymous, monkeypatch, corp
     assert int(response["Retry-After"]) > 0
 
 
+def test_a_rate_lowered_under_a_callers_recent_calls_still_says_when_to_retry(
+    anonymous, monkeypatch, corpus
+):
+    """DRF's throttle said nothing (no Retry-After) while a caller had more
+    calls in the window than the rate now allows, as after an operator lowers
+    MOMENTUM_API_ANON_RATE against a busy client: the 429s came with no wait
+    until enough of those calls had aged out."""
+    monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "anon", "5/minute")
+    for _ in range(5):
+        assert anonymous.get("/api/v1/topics/").status_code == 200
+    monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "anon", "2/minute")
+
+    response = anonymous.get("/api/v1/topics/")
+
+    assert_error(response, 429, "throttled")
+    # Allowed again once the third newest call leaves the minute: at most 60 s.
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert "Expected available in" in response.json()["error"]["message"]
+
+
 def test_signed_in_callers_have_their_own_rate(as_alice, monkeypatch, corpus):
     monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, "user", "1/minute")
     assert as_alice.get("/api/v1/me/").status_code == 200
