@@ -310,7 +310,7 @@ MOMENTUM_API_MAX_BODY_BYTES = integer("MOMENTUM_API_MAX_BODY_BYTES", 64 * 1024)
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes a missing login a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "core.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -35,8 +35,9 @@ ERRORS = {
 }
 # Open to anyone, but a token that is not one is still refused.
 PUBLIC_401 = (
-    "An `Authorization` header with a token that is not one (code "
-    "authentication_failed); send none to read anonymously."
+    "An `Authorization` header with a token that is not one, or a key sent "
+    "as `Bearer <key>` (code authentication_failed); send none to read "
+    "anonymously."
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
 from tests.api.conftest import assert_error
@@ -104,6 +105,30 @@ def test_wrong_field_types_name_the_nested_field(as_staff, corpus):
 def test_bad_token_is_an_authentication_failure(anonymous):
     anonymous.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
     assert_error(anonymous.get("/api/v1/papers/"), 401, "authentication_failed")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/papers/", "/api/v1/me/"])
+def test_a_key_sent_as_a_bearer_token_is_refused_saying_how_to_send_it(
+    anonymous, alice, corpus, path
+):
+    """A key sent as `Authorization: Bearer <key>` (as many APIs take one) was
+    not read: public reads answered as to a visitor, at the visitors' rate, and
+    me/ said no credentials were provided."""
+    key = Token.objects.create(user=alice).key
+    anonymous.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    response = anonymous.get(path)
+
+    error = assert_error(response, 401, "authentication_failed")
+    assert "Authorization: Token <key>" in error["message"]
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_another_scheme_is_left_to_what_sent_it(anonymous, corpus):
+    """A proxy's password (Basic) in front of a staging site is not the API's
+    to refuse: the request is read as a visitor's, as before."""
+    anonymous.credentials(HTTP_AUTHORIZATION="Basic c3RhZ2luZzpzZWNyZXQ=")
+    assert anonymous.get("/api/v1/papers/").status_code == 200
 
 
 def test_throttled_callers_get_429_with_retry_after(anonymous, monkeypatch, corpus):
