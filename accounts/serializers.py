@@ -9,9 +9,11 @@ from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 
 from accounts.models import DIGEST_MAX_PAPERS
+from accounts.models import TIME_ZONE_CHOICES
 from accounts.models import DigestPreferences
 from accounts.models import User
 from core.api.fields import NO_CONTROL
+from core.api.fields import KeptChoice
 from core.api.fields import StrictModelSerializer
 
 
@@ -32,6 +34,15 @@ class ProfileSerializer(StrictModelSerializer):
 class DigestPreferencesSerializer(StrictModelSerializer):
     """The digest settings; the same rules as the settings page's form
     (accounts.forms.DigestPreferencesForm)."""
+
+    time_zone = KeptChoice(
+        choices=TIME_ZONE_CHOICES,
+        required=False,
+        help_text="A zone of the tz database, which digests' hour is in. Read "
+        "back as stored: a zone this server no longer knows (a tzdata upgrade "
+        "moved it out) is read, and taken back unchanged, though no write may "
+        "choose it.",
+    )
 
     class Meta:
         model = DigestPreferences

@@ -148,6 +148,13 @@ class Choice(serializers.ChoiceField):
         return chosen[0]
 
 
+class KeptChoice(Choice):
+    """A choice whose stored value may have left the choices since it was
+    chosen (a time zone a tzdata upgrade moved out): written as one of them,
+    read as stored. The schema lists the choices for writes only
+    (core.api.schema), so that a client's types do not refuse what it reads."""
+
+
 class NamedRow(serializers.SlugRelatedField[Any]):
     """A row named by a string (its slug or code). A name holding NUL is no such
     row: PostgreSQL refuses NUL in text, which would otherwise be a 500."""

@@ -14,12 +14,14 @@ from typing import Literal
 from django.core.validators import ProhibitNullCharactersValidator
 from django.core.validators import RegexValidator
 from drf_spectacular import openapi
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.permissions import AllowAny
 
 from core.api.errors import ErrorSerializer
 from core.api.fields import NO_NUL_PATTERN
+from core.api.fields import KeptChoice
 from core.api.views import StrictPageNumberPagination
 
 ERRORS = {
@@ -114,3 +116,19 @@ def refuse_nul(schema: Any, field: Any) -> None:
         and not any(isinstance(v, RegexValidator) for v in field.validators)
     ):
         schema["pattern"] = NO_NUL_PATTERN
+
+
+class KeptChoiceSchema(OpenApiSerializerFieldExtension):
+    """KeptChoice: its choices (an enum) for writes; read, any string."""
+
+    target_class = KeptChoice
+
+    def map_serializer_field(
+        self, auto_schema: Any, direction: Literal["request", "response"]
+    ) -> dict[str, Any]:
+        if direction == "response":
+            return {"type": "string"}
+        schema: dict[str, Any] = auto_schema._map_serializer_field(
+            self.target, direction, bypass_extensions=True
+        )
+        return schema
