@@ -1,15 +1,18 @@
 """The API's JSON parser, bounded: a body is refused (400, the API's error shape)
 when it is larger than MOMENTUM_API_MAX_BODY_BYTES or nested deeper than
 MAX_DEPTH, before it can cost memory or recursion. Every body the API takes is a
-small flat object."""
+small flat object, each key once."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from django.conf import settings
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import JSONRenderer
 
@@ -33,7 +36,7 @@ class BoundedJSONParser(BaseParser):
             raise ParseError(f"The body is larger than {limit:,} bytes.")
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            data = json.loads(body.decode(encoding))
+            data = json.loads(body.decode(encoding), object_pairs_hook=_once_each)
         except RecursionError as exc:
             raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.") from exc
         except ValueError as exc:
@@ -45,6 +48,23 @@ class BoundedJSONParser(BaseParser):
         if _depth(data) > MAX_DEPTH:
             raise ParseError(f"The JSON is nested deeper than {MAX_DEPTH}.")
         return data
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: of {"rating": 1, "rating": -1},
+    the last alone was read and the first never checked, as of a query
+    parameter given twice (core.api.views.StrictQueryParams)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        counts = Counter(name for name, _ in pairs)
+        repeated = sorted(name for name, count in counts.items() if count > 1)
+        raise ValidationError(
+            {
+                name: [ErrorDetail("Given more than once.", "repeated_field")]
+                for name in repeated
+            }
+        )
+    return data
 
 
 def _depth(value: Any) -> int:

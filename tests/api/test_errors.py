@@ -6,6 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
+from papers.models import Rating
 from tests.api.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
@@ -19,6 +20,24 @@ def test_malformed_json_is_a_parse_error(as_staff, corpus):
         content_type="application/json",
     )
     assert_error(response, 400, "parse_error")
+
+
+def test_a_body_key_given_twice_is_refused(as_alice, corpus):
+    """JSON parsing keeps the last of a repeated key: {"rating": 1, "rating":
+    -1} rated the paper down and the 1 was never checked, as the last of a
+    query parameter given twice was read before repeated_parameter."""
+    response = as_alice.generic(
+        "POST",
+        "/api/v1/me/ratings/",
+        '{"paper": "2606.00001", "rating": 1, "rating": -1}',
+        content_type="application/json",
+    )
+
+    error = assert_error(response, 400, "invalid")
+    assert error["fields"] == {
+        "rating": [{"code": "repeated_field", "message": "Given more than once."}]
+    }
+    assert not Rating.objects.exists()
 
 
 @pytest.mark.parametrize("charset", ["rot13", "base64", "zlib"])
