@@ -153,8 +153,12 @@ def with_saved_flag(papers: QuerySet[Paper], user: User) -> QuerySet[Paper]:
 
 
 def saved_papers(user: User) -> QuerySet[Paper]:
-    """The user's library, most recently saved first."""
-    return Paper.objects.filter(saves__user=user).order_by("-saves__created_at")
+    """The user's library, most recently saved first; saves of one moment by
+    their order (a page's offset needs a total order: ties are in any order,
+    which may differ from one page to the next)."""
+    return Paper.objects.filter(saves__user=user).order_by(
+        "-saves__created_at", "-saves__id"
+    )
 
 
 # How many papers one report of those seen may name: a feed page's, with room.

@@ -331,6 +331,25 @@ def test_saved_pages_are_refused_past_the_end_and_over_the_maximum(as_alice, cor
     assert_error(as_alice.get("/api/v1/me/saved/?page_size=500"), 400, "invalid")
 
 
+def test_saved_pages_list_papers_saved_at_one_moment_once_each(as_alice, alice, corpus):
+    """Saves of one moment (a clock that ticks in milliseconds, or saves made
+    together) had no order among them: a walk page by page listed some twice
+    and others never. The later save comes first."""
+    for paper in Paper.objects.order_by("?"):
+        SavedPaper.objects.create(user=alice, paper=paper)
+    SavedPaper.objects.update(created_at="2026-06-01T12:00Z")
+    newest_first = [save.paper.arxiv_id for save in SavedPaper.objects.order_by("-id")]
+
+    walked, address = [], "/api/v1/me/saved/?page_size=1"
+    while address:
+        page = as_alice.get(address).json()
+        walked += [saved["paper"]["arxiv_id"] for saved in page["results"]]
+        address = page["next"]
+
+    assert sorted(walked) == sorted(newest_first)  # each once
+    assert walked == newest_first
+
+
 def test_token_create_rotate_revoke(alice):
     client = APIClient()
     client.force_authenticate(alice)
