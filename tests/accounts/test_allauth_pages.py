@@ -520,6 +520,9 @@ def test_asking_for_a_reset_on_the_way_somewhere_says_the_mail_went(
     assert parse_qs(urlsplit(done).query)["next"] == [back]
     assert "We have sent you an email" in response.text
     assert parse_qs(urlsplit(link_in(mail.outbox[-1])).query)["next"] == [back]
+    # "or ask for another one", a link that keeps where the reset goes.
+    [again] = reset_links(response.text)
+    assert parse_qs(urlsplit(again).query)["next"] == [back]
 
 
 def test_asking_again_after_a_reset_mail_did_not_go_keeps_where_it_goes(
