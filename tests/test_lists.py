@@ -292,3 +292,18 @@ def test_a_paper_of_few_authors_lists_them_all(client, db):
 
     assert "all-authors" not in page
     assert "Member 24</a>" in page
+
+
+def test_a_paper_without_an_abstract_says_so_on_its_page_and_in_its_row(client, db):
+    # arXiv has a few: the page's "Abstract" heading and the row's drawer stood
+    # over an empty paragraph.
+    make_topic("Walks", rule="ti:walks", slug="walks")
+    records = [paper_record("2606.00081", title="Quantum walks", abstract="")]
+    tag_papers(upsert_records(records).changed_ids)
+
+    page = client.get("/papers/2606.00081/").text
+    topic = client.get("/topics/walks/").text
+
+    for shown in (page, topic):
+        assert '<p class="abstract"></p>' not in shown
+        assert '<p class="meta">No abstract on arXiv.</p>' in shown
