@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from math import ceil
 from typing import Any
 
 from allauth.account.utils import passthrough_next_redirect_url
@@ -14,6 +15,7 @@ from django.http import HttpResponse
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -158,7 +160,12 @@ def data_download(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     sent as it is read."""
     user = signed_in(request)
     if wait := data_export.take_download(user):
-        response = render(request, "429.html", status=429)
+        minutes = ceil(wait / 60)
+        said = (
+            f"Your data can be downloaded {data_export.DOWNLOADS_PER_HOUR} times an "
+            f"hour. You can download it again in {minutes} minute{pluralize(minutes)}."
+        )
+        response = render(request, "429.html", {"said": said}, status=429)
         response["Retry-After"] = str(wait)
         return response
     # Dated by the reader's day, in their digest's time zone.

@@ -4,6 +4,7 @@ with no secret in it, read in as many queries for 30 saved papers as for 2."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -313,6 +314,11 @@ def test_downloads_are_limited_per_reader(alice, bob, monkeypatch):
 
     assert refused.status_code == 429
     assert 0 < int(refused["Retry-After"]) <= 3600
+    # When, in words; and no "Log in" for a reader who is.
+    page = refused.content.decode()
+    minutes = -(-int(refused["Retry-After"]) // 60)
+    assert re.search(rf"You can download it again in {minutes} minutes?\.", page)
+    assert "/accounts/login/" not in page
     assert signed_in(bob).get(URL).status_code == 200
 
 
