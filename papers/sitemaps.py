@@ -6,13 +6,13 @@ Addresses. Every <loc> is on MOMENTUM_SITE_URL, as every absolute link the
 site gives (accounts.sites), not the request's scheme and the Sites record's
 host that Django's views would use.
 
-Pages. Papers and authors are paged by ranges of ids, not by Django's
-Paginator: page n holds the rows whose id is in ((n-1)*size, n*size]. A page
-is then one range scan of the primary key, where an OFFSET reads every row
-before it (the last page of a million papers read them all) and the Paginator
-counted the whole table on every page; and a paper stays on its page as others
-are added, so a page's <lastmod> moves only when its own rows change. A page
-may hold fewer than `limit` rows (ids of rows deleted), or none.
+Pages. Papers and authors are paged by blocks of PAGE_ROWS rows in id order
+(RowBlockPaginator), not by Django's Paginator over the items: a page is a
+range scan of an index between two ids read from the primary key's index,
+where an OFFSET over the items read every row before the page (the last page
+of a million papers read them all). New papers join the last page, so a page's
+<lastmod> moves only when its own rows change, until rows before it are
+deleted. An author with no paper leaves their block's page a row short.
 
 No server cache: crawlers read a page a few times a day, and each costs a
 bounded range scan. The answers say Cache-Control: public, max-age=SITEMAP_MAX_AGE,
@@ -22,7 +22,6 @@ so a proxy or CDN in front may keep them that long.
 from __future__ import annotations
 
 from datetime import datetime
-from math import ceil
 from typing import Any
 from typing import TypeAlias
 from urllib.parse import urlsplit
@@ -36,6 +35,7 @@ from django.core.paginator import Paginator
 from django.db.models import Max
 from django.db.models import Model
 from django.db.models import QuerySet
+from django.db.models import Subquery
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
@@ -54,7 +54,7 @@ from papers.routes import author_address
 SITEMAP_MAX_AGE = 60 * 60
 # Rows a page of papers or authors covers: well under the protocol's 50,000
 # URLs, so that a page renders in a fraction of a second.
-RANGE_PAGE_SIZE = 10_000
+PAGE_ROWS = 10_000
 
 
 class SiteSitemap(Sitemap):
@@ -67,11 +67,15 @@ class SiteSitemap(Sitemap):
         return site_domain()
 
 
-class IdRangePaginator(Paginator):
+class RowBlockPaginator(Paginator):
     """What a sitemap reads of a Paginator (num_pages, page(n).object_list),
-    by ranges of ids: page n is `rows` whose `key` (an id of `model`) is in
-    ((n-1)*per_page, n*per_page], in that order. The number of pages comes
-    from the model's highest id (the end of its primary key's index)."""
+    by blocks of `model`'s rows in id order: page n holds the `rows` whose
+    `key` (an id of `model`) is from the id of the model's ((n-1)*per_page)th
+    row up to that of its (n*per_page)th. The ids of those two rows are read
+    from the primary key's index alone, where an OFFSET over the rows
+    themselves read every row before the page. Blocks of ids, not of rows,
+    left pages empty: ids are not dense (PostgreSQL's sequences move on every
+    upsert, even one that updates, and rows are deleted)."""
 
     def __init__(
         self, rows: QuerySet[Any], per_page: int, model: type[Model], key: str
@@ -80,21 +84,26 @@ class IdRangePaginator(Paginator):
         self.rows, self.model, self.key = rows, model, key
 
     @cached_property
-    def num_pages(self) -> int:
-        top = self.model._default_manager.aggregate(top=Max("pk"))["top"] or 0
-        return max(1, ceil(top / self.per_page))
+    def count(self) -> int:
+        return self.model._default_manager.count()
 
     def page(self, number: int | str) -> Page:
         number = self.validate_number(number)
-        above, upto = (number - 1) * self.per_page, number * self.per_page
-        ids = {f"{self.key}__gt": above, f"{self.key}__lte": upto}
-        return Page(self.rows.filter(**ids).order_by(self.key), number, self)
+        ids = self.model._default_manager.order_by("pk").values_list("pk", flat=True)
+        first = (number - 1) * self.per_page
+        rows = self.rows.filter(
+            **{f"{self.key}__gte": Subquery(ids[first : first + 1])}
+        )
+        if number < self.num_pages:
+            after = first + self.per_page
+            rows = rows.filter(**{f"{self.key}__lt": Subquery(ids[after : after + 1])})
+        return Page(rows.order_by(self.key), number, self)
 
 
-class IdRangeSitemap(SiteSitemap):
-    """A section paged by ranges of `model`'s ids, which its items' `key` holds."""
+class RowBlockSitemap(SiteSitemap):
+    """A section paged by blocks of `model`'s rows, whose ids its items' `key` holds."""
 
-    limit = RANGE_PAGE_SIZE
+    limit = PAGE_ROWS
     model: type[Model]
     key = "pk"
 
@@ -102,11 +111,11 @@ class IdRangeSitemap(SiteSitemap):
         raise NotImplementedError
 
     @property
-    def paginator(self) -> IdRangePaginator:
-        return IdRangePaginator(self.items(), self.limit, self.model, self.key)
+    def paginator(self) -> RowBlockPaginator:
+        return RowBlockPaginator(self.items(), self.limit, self.model, self.key)
 
 
-class PaperSitemap(IdRangeSitemap):
+class PaperSitemap(RowBlockSitemap):
     """Every paper held: each has its page, withdrawn ones too (which say so).
     Its lastmod is its row's last write (a new version, a withdrawal, a
     corrected title or author)."""
@@ -126,11 +135,11 @@ class PaperSitemap(IdRangeSitemap):
         return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
 
 
-class AuthorSitemap(IdRangeSitemap):
+class AuthorSitemap(RowBlockSitemap):
     """Authors of at least one paper held (one whose papers were all deleted
     has an empty page). An author's page lists their papers, so its lastmod is
     the last write of any of them: a new paper of theirs moves it. Read from
-    the authorships of the page's range of author ids (their index), each
+    the authorships of the page's block of author ids (their index), each
     joined to its paper: from the authors, PostgreSQL joined every authorship."""
 
     model = Author
