@@ -108,6 +108,8 @@ class RowBlockSitemap(SiteSitemap):
     key = "pk"
 
     def items(self) -> QuerySet[Any, Any]:
+        """Each section's own (papers', authors'): its rows, holding `key`.
+        A section without them is a programming error, not an empty page."""
         raise NotImplementedError
 
     @property
@@ -159,8 +161,8 @@ class AuthorSitemap(RowBlockSitemap):
     def lastmod(self, item: tuple[int, datetime]) -> datetime:
         return item[1]
 
-    def get_latest_lastmod(self) -> datetime | None:
-        return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+    # An author's page changes with their papers: the newest write of any paper.
+    get_latest_lastmod = PaperSitemap.get_latest_lastmod
 
 
 # As Django's views take them: a sitemap, or its class.
