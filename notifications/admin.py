@@ -74,6 +74,7 @@ class DigestAdmin(admin.ModelAdmin):
         "paper_count",
         "attempts",
         "enqueued_at",
+        "retry_at",
         "claimed_by",
         "claimed_at",
         "sent_at",

@@ -74,6 +74,14 @@ def claim_timeout() -> timedelta:
     return timedelta(seconds=settings.MOMENTUM_DIGEST_CLAIM_SECONDS)
 
 
+# A retry's message comes at its countdown from the deferral, after the retry
+# time by the clock of the worker that runs it; a clock stepped back, or a
+# timer's rounding, may still bring it a moment early, and it is taken then,
+# not left for the tick a claim's time later. Far below the shortest pause
+# (half of MOMENTUM_DIGEST_RETRY_SECONDS), so a duplicate message still waits.
+RETRY_GRACE = timedelta(seconds=5)
+
+
 # Opening ---------------------------------------------------------------------
 
 
@@ -161,9 +169,13 @@ def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[i
     return the same digest."""
     now = now or timezone.now()
     stale = now - claim_timeout()
+    # Pending with no task sent, or whose task is lost: not claimed a claim's
+    # time after it was sent, or, deferred, after its retry time.
+    needs_task = (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=stale)) & (
+        Q(retry_at__isnull=True) | Q(retry_at__lt=stale)
+    )
     waiting = Digest.objects.filter(
-        Q(status=Status.PENDING, enqueued_at__isnull=True)
-        | Q(status=Status.PENDING, enqueued_at__lt=stale)
+        Q(needs_task, status=Status.PENDING)
         | Q(status=Status.SENDING, claimed_at__lt=stale)
     ).order_by("due_at", "pk")
     with transaction.atomic():
@@ -211,17 +223,20 @@ class Outcome:
 
 def send_digests(digest_ids: Sequence[int], *, mailer: Mailer) -> list[Outcome]:
     """Claim, plan, render and send these digests over one mail connection.
-    Digests another sender holds, or already finished, are left alone."""
+    Digests another sender holds, already finished, or deferred until a retry
+    time not yet come are left alone."""
     claim = uuid.uuid4().hex
     now = timezone.now()
+    paused = Q(retry_at__gt=now + RETRY_GRACE)
     claimed = Digest.objects.filter(pk__in=digest_ids).filter(
-        Q(status=Status.PENDING)
+        Q(status=Status.PENDING) & ~paused
         | Q(status=Status.SENDING, claimed_at__lt=now - claim_timeout())
     )
     taken = claimed.update(
         status=Status.SENDING,
         claimed_by=claim,
         claimed_at=now,
+        retry_at=None,
         attempts=F("attempts") + 1,
     )
     if not taken:
@@ -483,13 +498,14 @@ def _defer(digest: Digest, claim: str, error: TransientSendError) -> Outcome:
         settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS,
     )
     delay = random.uniform(ceiling / 2, ceiling)
-    # enqueued_at in the future: the tick hands it out again only if the
-    # retry itself is lost (a claim time after it was due).
+    # The pause is kept by the outbox: no sender claims it before retry_at
+    # (a message redelivered at once, a duplicate), and the tick hands it out
+    # again only if the retry itself is lost (a claim's time after it).
     Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
         status=Status.PENDING,
         reason=f"Will retry: {reason}"[:500],
         claimed_by="",
-        enqueued_at=timezone.now() + timedelta(seconds=delay),
+        retry_at=timezone.now() + timedelta(seconds=delay),
     )
     logger.info(
         "digest %s deferred %.0fs after attempt %s: %s",

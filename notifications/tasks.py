@@ -3,8 +3,9 @@
 No long ETAs: the schedule lives in beat (a tick every quarter hour) and in the
 outbox (Digest rows), so a lost or redelivered message costs nothing. The one
 countdown is a failed send's retry, at most MOMENTUM_DIGEST_RETRY_MAX_SECONDS
-(below the broker's visibility timeout); if it is lost, the tick hands the
-digest out again (Digest.enqueued_at).
+(below the broker's visibility timeout); the outbox keeps its pause (no send
+claims the digest before Digest.retry_at, whatever message comes), and if the
+retry is lost, the tick hands the digest out again.
 """
 
 from __future__ import annotations
@@ -63,10 +64,15 @@ def send_due_digests(at: str | None = None) -> int:
     **durable(),
 )
 def send_digest(self, digest_id: int) -> str:
-    """Send one digest unless another sender holds it or it is done; idempotent."""
+    """Send one digest unless another sender holds it, it is done, or its retry
+    time has not come; idempotent."""
     outcomes = send_digests([digest_id], mailer=worker_mailer())
     if not outcomes:
-        logger.info("digest %s: not pending (done, held, or deleted)", digest_id)
+        logger.info(
+            "digest %s: not claimed (done, held, waiting for its retry time, "
+            "or deleted)",
+            digest_id,
+        )
         return "not claimed"
     outcome = outcomes[0]
     if outcome.retry_in is not None:

@@ -143,7 +143,7 @@ def test_digest(request: HttpRequest) -> HttpResponse:
             request, f"Your test digest could not be delivered: {digest.reason}"
         )
     elif digest.status == Digest.Status.PENDING and digest.attempts:
-        retry_at = digest.enqueued_at or timezone.now()
+        retry_at = digest.retry_at or timezone.now()
         wait = max(1, ceil((retry_at - timezone.now()).total_seconds() / 60))
         messages.warning(
             request,

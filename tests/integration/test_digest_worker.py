@@ -349,6 +349,28 @@ def test_a_temporary_smtp_failure_is_retried_and_then_sent(smtp):
     assert len(smtp.messages) == 1
 
 
+def test_a_second_message_for_a_deferred_digest_waits_for_its_retry_time(smtp):
+    """A duplicate send_digest, come at once after the deferral, sends nothing
+    early: the digest goes on the retry's countdown, longer than the grace a
+    retry a moment early is given."""
+    topic = make_topic("Agents", rule="ti:agent", slug="agents")
+    make_reader("alice@example.com", [topic])
+    publish([topic], START.date(), 1, "2603")
+    smtp.rcpt_replies = ["451 4.3.0 Mailbox busy, try again later"]
+
+    with email_workers(smtp, MOMENTUM_DIGEST_RETRY_SECONDS="14"):
+        send_due_digests.delay(at=(START + timedelta(hours=9)).isoformat())
+        deferred = wait_for(lambda: Digest.objects.filter(retry_at__isnull=False))
+        [retry_at] = deferred.values_list("retry_at", flat=True)
+        send_digest.delay(deferred[0].pk)
+        wait_for(lambda: Digest.objects.filter(status="sent").exists())
+
+    digest = Digest.objects.get()
+    assert digest.sent_at >= retry_at
+    assert digest.attempts == 2
+    assert len(smtp.messages) == 1
+
+
 def test_a_permanent_smtp_failure_is_recorded_as_failed(smtp):
     topic = make_topic("Agents", rule="ti:agent", slug="agents")
     make_reader("gone@example.com", [topic])

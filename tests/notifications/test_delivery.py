@@ -18,11 +18,15 @@ from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
 from django.test import override_settings
+from django.utils import timezone
 
+import notifications.tasks
 from accounts.models import User
 from notifications.delivery import TAKEN_OVER
+from notifications.delivery import Outcome
 from notifications.delivery import _fail
 from notifications.delivery import _unplan_gone_sections
+from notifications.delivery import claim_timeout
 from notifications.delivery import hand_out
 from notifications.delivery import next_due
 from notifications.delivery import open_due_digests
@@ -36,6 +40,8 @@ from notifications.models import Digest
 from notifications.models import DigestPaper
 from notifications.preferences import unsubscribe
 from notifications.schedule import Schedule
+from notifications.tasks import send_digest
+from notifications.tasks import worker_mailer
 from notifications.tokens import read_token
 from notifications.tokens import unsubscribe_token
 from papers.models import Paper
@@ -67,6 +73,14 @@ def subscriber(subscriber):
 def send_due(at: datetime) -> list:
     open_due_digests(at=at)
     return send_digests(hand_out(), mailer=Mailer())
+
+
+def retry(digest_id: int) -> Outcome:
+    """A deferred digest's retry, sent at its retry time."""
+    retry_at = Digest.objects.get(pk=digest_id).retry_at
+    with mock.patch("django.utils.timezone.now", return_value=retry_at):
+        [outcome] = send_digests([digest_id], mailer=Mailer())
+    return outcome
 
 
 def test_opens_one_digest_per_user_and_period_however_often_it_runs(subscriber):
@@ -447,12 +461,78 @@ def test_temporary_failures_are_deferred_then_given_up(
     assert digest.reason == "Will retry: 451 try later"
     assert DigestPaper.objects.count() == 1
 
-    [second] = send_digests(ids, mailer=Mailer())
+    second = retry(digest.pk)
     digest.refresh_from_db()
     assert second.retry_in is None
     assert digest.status == "failed"
     assert digest.reason.startswith("Gave up after 2 attempts")
     assert DigestPaper.objects.count() == 0
+
+
+def test_a_second_send_of_a_just_deferred_digest_waits_for_its_retry_time(
+    subscriber, agents, settings, monkeypatch
+):
+    """A second send_digest for the digest (its first message redelivered, a
+    worker killed after the deferral) comes long before the retry's countdown:
+    it leaves the digest, and the retry sends it when its pause is over."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_USE_TLS = False
+    monkeypatch.setattr(notifications.tasks._local, "mailer", None, raising=False)
+    add_papers(agents, date(2026, 7, 10))
+    with smtp_server() as (handler, port):
+        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+        handler.rcpt_replies = ["451 4.3.0 Mailbox busy, try again later"]
+        [deferred] = send_due(MONDAY_9)
+
+        assert send_digest(deferred.digest_id) == "not claimed"
+        assert handler.messages == []
+        digest = Digest.objects.get()
+        assert (digest.status, digest.attempts) == ("pending", 1)
+
+        # The retry's message, at its countdown from the deferral.
+        retry = timezone.now() + timedelta(seconds=deferred.retry_in)
+        with mock.patch("django.utils.timezone.now", return_value=retry):
+            assert send_digest(deferred.digest_id) == "sent"
+        worker_mailer().close()
+
+    assert len(handler.messages) == 1
+    assert Digest.objects.get().attempts == 2
+
+
+def deferred() -> Digest:
+    """A digest planned and refused for the moment (451) at its first try."""
+    open_due_digests(at=MONDAY_9)
+    with override_settings(EMAIL_BACKEND=FAILING_BACKEND):
+        FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
+        send_digests(hand_out(), mailer=Mailer())
+    return Digest.objects.get()
+
+
+def test_a_retry_a_moment_before_its_time_by_this_clock_is_sent(subscriber, agents):
+    """Its countdown ran on another worker's clock, or this one stepped back."""
+    add_papers(agents, date(2026, 7, 10))
+    digest = deferred()
+
+    moment_early = digest.retry_at - timedelta(seconds=1)
+    with mock.patch("django.utils.timezone.now", return_value=moment_early):
+        [outcome] = send_digests([digest.pk], mailer=Mailer())
+
+    assert outcome.status == "sent"
+    assert len(mail.outbox) == 1
+
+
+def test_the_tick_hands_out_a_deferred_digest_only_once_its_retry_is_lost(
+    subscriber, agents
+):
+    add_papers(agents, date(2026, 7, 10))
+    digest = deferred()
+
+    assert hand_out(now=digest.retry_at) == []
+    lost = digest.retry_at + claim_timeout() + timedelta(seconds=1)
+    assert hand_out(now=lost) == [digest.pk]
+    with mock.patch("django.utils.timezone.now", return_value=lost):
+        [outcome] = send_digests([digest.pk], mailer=Mailer())
+    assert outcome.status == "sent"
 
 
 def test_a_send_stopped_by_the_tasks_time_limit_is_no_mail_server_failure(
@@ -566,7 +646,7 @@ def deferred_then_retried(change) -> Digest:
         FailingBackend.error = smtplib.SMTPDataError(451, b"try later")
         send_digests(ids, mailer=Mailer())
     change()
-    send_digests(ids, mailer=Mailer())
+    retry(ids[0])
     return Digest.objects.get(pk=ids[0])
 
 
@@ -643,13 +723,15 @@ def test_a_mail_server_down_for_hours_delays_the_digest_and_loses_nothing(
     [digest_id] = hand_out()
     hours_later = MONDAY_9 + timedelta(hours=5)
     with mock.patch("django.utils.timezone.now", return_value=hours_later):
-        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS + 2):
-            [outcome] = send_digests([digest_id], mailer=Mailer())
-            assert outcome.retry_in is not None
+        [outcome] = send_digests([digest_id], mailer=Mailer())
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS + 1):
+        assert outcome.retry_in is not None
+        outcome = retry(digest_id)
+    assert outcome.retry_in is not None
 
-        with smtp_server() as (handler, port):
-            settings.EMAIL_PORT = port
-            [outcome] = send_digests([digest_id], mailer=Mailer())
+    with smtp_server() as (handler, port):
+        settings.EMAIL_PORT = port
+        outcome = retry(digest_id)
 
     assert outcome.status == "sent"
     [message] = handler.messages
@@ -664,7 +746,7 @@ def test_a_mail_server_down_until_the_next_period_frees_the_papers_for_it(
     [owed] = add_papers(agents, date(2026, 7, 10), title="Owed paper")
     [outcome] = send_due(MONDAY_9)  # due a week before its period's next, months ago
     for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS - 1):
-        [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+        outcome = retry(outcome.digest_id)
 
     digest = Digest.objects.get()
     assert digest.status == "failed"
@@ -707,7 +789,7 @@ def test_a_digest_resent_while_the_mail_server_is_down_is_tried_again(
     FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
     [outcome] = send_due(MONDAY_9)
     while outcome.retry_in is not None:
-        [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+        outcome = retry(outcome.digest_id)
     [digest_id] = resend(Digest.objects.all())
 
     [outcome] = send_digests([digest_id], mailer=Mailer())
@@ -731,8 +813,9 @@ def test_an_old_digest_resent_while_the_mail_server_is_down_gives_up_in_time(
 
     later = MONDAY_9 + timedelta(days=8)
     with mock.patch("django.utils.timezone.now", return_value=later):
-        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
-            [outcome] = send_digests([digest_id], mailer=Mailer())
+        [outcome] = send_digests([digest_id], mailer=Mailer())
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS - 1):
+        outcome = retry(digest_id)
 
     assert outcome.status == "failed"
 
@@ -832,8 +915,8 @@ def test_a_mail_server_down_across_a_week_shortened_by_daylight_saving_loses_not
 
     with at(1, 13, 5):
         [outcome] = send_due(datetime(2026, 3, 1, 13, 5, tzinfo=UTC))
-        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
-            send_digests([outcome.digest_id], mailer=Mailer())
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
+        retry(outcome.digest_id)
     with at(8, 11, 45):
         send_digests([outcome.digest_id], mailer=Mailer())
     with at(8, 12, 5):
@@ -879,19 +962,22 @@ def test_a_mail_server_down_after_the_hour_moved_later_that_day_is_waited_for(
     settings.EMAIL_BACKEND = FAILING_BACKEND
     FailingBackend.error = ConnectionRefusedError(111, "Connection refused")
     [owed] = add_papers(agents, date(2026, 7, 10), title="Owed paper")
-    [outcome] = send_due(MONDAY_9)
+    with mock.patch("django.utils.timezone.now", return_value=MONDAY_9):
+        [outcome] = send_due(MONDAY_9)
     preferences(subscriber, hour=20)
     evening = MONDAY_9 + timedelta(hours=10, minutes=45)  # 19:45, 20:05
 
     with mock.patch("django.utils.timezone.now", return_value=evening):
-        for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS):
-            [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
-            assert outcome.retry_in is not None
+        [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+    for _ in range(settings.MOMENTUM_DIGEST_MAX_ATTEMPTS - 1):
+        assert outcome.retry_in is not None
+        outcome = retry(outcome.digest_id)
+    assert outcome.retry_in is not None
     open_due_digests(at=evening + timedelta(minutes=20))
     assert Digest.objects.count() == 1
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    [outcome] = send_digests([outcome.digest_id], mailer=Mailer())
+    outcome = retry(outcome.digest_id)
     assert outcome.status == "sent"
     [message] = mail.outbox
     assert owed.title in message.body

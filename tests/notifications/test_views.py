@@ -11,6 +11,7 @@ from datetime import date
 from datetime import datetime
 from datetime import timedelta
 from math import ceil
+from unittest import mock
 from urllib.parse import parse_qsl
 from urllib.parse import urlsplit
 
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.core import mail
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from django.utils.html import escape
 
 import notifications.tasks
@@ -627,6 +629,12 @@ def test_a_test_digest_the_mail_server_refuses_is_said_so_not_promised(
         # Pressed again meanwhile: it is waiting, not sent.
         again = client.post("/digest/test/", follow=True).text
         assert "Your last test digest waits to be tried again" in again
+        # The timer, at its countdown, sends it: the outbox's pause is over.
+        settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+        countdown = timezone.now() + timedelta(seconds=seconds)
+        with mock.patch("django.utils.timezone.now", return_value=countdown):
+            task.apply(args, throw=True)
+        assert Digest.objects.get().status == "sent"
     else:
         assert later == []
         # Nothing went: the reader may try again at once.
