@@ -23,3 +23,13 @@ class CuratorsWrite(AdminPermissions):
             staff = bool(request.user and request.user.is_staff)
             return staff and request.user.has_perm("topics.change_topic")
         return super().has_permission(request, view)
+
+
+def sees_inactive_topics(request: Request) -> bool:
+    """Staff whom admin shows topics to (as view or change permission does)
+    read inactive topics too, which they may change; to anyone else such a
+    topic is not there."""
+    user = request.user
+    return bool(user and user.is_staff) and (
+        user.has_perm("topics.view_topic") or user.has_perm("topics.change_topic")
+    )

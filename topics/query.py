@@ -34,9 +34,12 @@ RELATED_SHOWN = 6
 
 def active_topics() -> QuerySet[Topic]:
     """Active topics with their paper counts and stored momentum."""
-    return with_paper_count(Topic.objects.filter(is_active=True)).select_related(
-        "momentum"
-    )
+    return all_topics().filter(is_active=True)
+
+
+def all_topics() -> QuerySet[Topic]:
+    """Every topic, active or not, as active_topics() has them (for staff)."""
+    return with_paper_count(Topic.objects.all()).select_related("momentum")
 
 
 def with_paper_count(topics: QuerySet[Topic]) -> QuerySet[Topic]:

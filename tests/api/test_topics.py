@@ -9,8 +9,10 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from accounts.models import User
 from papers.models import Category
 from tests.api.conftest import assert_error
+from tests.clients import token_client
 from tests.topics.factories import make_topic
 from topics.curation import merge_topics
 from topics.following import set_following
@@ -64,6 +66,52 @@ def test_inactive_or_unknown_topics_are_404s(anonymous, corpus):
         "/api/v1/topics/hidden/papers/",
     ):
         assert_error(anonymous.get(path), 404, "not_found")
+
+
+def test_staff_read_an_inactive_topic_that_others_are_told_is_not_there(
+    anonymous, as_alice, as_staff, corpus
+):
+    make_topic("Hidden", rule="ti:hidden", is_active=False)
+    # Staff with no permission on topics, whom admin does not show them to.
+    bare = token_client(
+        User.objects.create_user("bare@example.com", "pw", is_staff=True)
+    )
+
+    # Read first by staff, whose body must not be served to the others.
+    shown = as_staff.get("/api/v1/topics/hidden/")
+    assert shown.status_code == 200, shown.content
+    assert shown.json()["is_active"] is False
+    assert shown["Cache-Control"] == "private, no-cache"
+
+    for client in (anonymous, as_alice, bare):
+        assert_error(client.get("/api/v1/topics/hidden/"), 404, "not_found")
+        # Nor is the staff read's ETag current for them.
+        answer = client.get("/api/v1/topics/hidden/", HTTP_IF_NONE_MATCH=shown["ETag"])
+        assert_error(answer, 404, "not_found")
+    # Its papers are a 404 for staff too: an inactive topic is not tagged.
+    assert_error(as_staff.get("/api/v1/topics/hidden/papers/"), 404, "not_found")
+    # An active topic reads the same to staff as to anyone.
+    assert as_staff.get(AGENTS).json() == anonymous.get(AGENTS).json()
+
+
+def test_staff_list_inactive_topics_when_they_ask(
+    anonymous, as_alice, as_staff, corpus
+):
+    make_topic("Hidden", rule="ti:hidden", is_active=False)
+
+    listed = as_staff.get("/api/v1/topics/", {"active": "false"})
+    assert [t["slug"] for t in listed.json()] == ["hidden"]
+    active = ["rl-for-llm-agents", "robot-learning"]
+    for client in (anonymous, as_staff):
+        for query in ({}, {"active": "true"}):
+            answer = client.get("/api/v1/topics/", query)
+            assert [t["slug"] for t in answer.json()] == active
+
+    not_staff = {"active": "false"}
+    assert_error(anonymous.get("/api/v1/topics/", not_staff), 401)
+    assert_error(as_alice.get("/api/v1/topics/", not_staff), 403, "permission_denied")
+    error = assert_error(as_staff.get("/api/v1/topics/", {"active": "no"}), 400)
+    assert set(error["fields"]) == {"active"}
 
 
 def test_a_merged_away_slug_leads_to_the_topic_it_went_into(

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
@@ -25,6 +24,7 @@ from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
+from core.api.views import read_query
 from core.api.views import refuse_body
 from papers.api.papers import PAPER_LIST_ERRORS
 from papers.api.papers import PAPER_LIST_PARAMETERS
@@ -34,11 +34,14 @@ from papers.pagination import PaperCursorPagination
 from papers.serializers import PaperPageSerializer
 from topics.curation import request_retag
 from topics.editing import save_topic
+from topics.filters import TopicFilterSerializer
 from topics.following import follows_fingerprint
 from topics.following import with_follower_count
 from topics.models import Topic
 from topics.permissions import CuratorsWrite
+from topics.permissions import sees_inactive_topics
 from topics.query import active_topics
+from topics.query import all_topics
 from topics.query import follow_merges
 from topics.query import related_topics
 from topics.query import with_figures
@@ -71,6 +74,18 @@ REPLACED_DEFAULTS = {
     "related": [],
     "is_active": True,
 }
+INACTIVE_LIST_ERRORS = {
+    401: OpenApiResponse(
+        ErrorSerializer,
+        description="`active=false` without signing in (code not_authenticated), "
+        "or a token that is not one (authentication_failed).",
+    ),
+    403: OpenApiResponse(
+        ErrorSerializer,
+        description="`active=false` from anyone but staff who may view topics "
+        "(code permission_denied).",
+    ),
+}
 WRITE_ERRORS = {
     404: OpenApiResponse(
         ErrorSerializer,
@@ -99,37 +114,67 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         if self.action == "papers":
             fields = query_names(PaperFilterSerializer) - {"topic"}
             return fields | PaperCursorPagination.query_params
+        if self.action == "list":
+            return query_names(TopicFilterSerializer)
         return set()
 
     @extend_schema(
         summary="List topics",
         description="Every active topic by name, with paper and follower counts "
-        "and its momentum (null before the first count).",
-        parameters=[*CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
-        responses={200: TopicSerializer(many=True), **CONDITIONAL_RESPONSES},
+        "and its momentum (null before the first count); with `active=false`, "
+        "the inactive ones (staff).",
+        parameters=[
+            TopicFilterSerializer,
+            *CONDITIONAL_PARAMETERS,
+            *VALIDATOR_HEADERS,
+        ],
+        responses={
+            200: TopicSerializer(many=True),
+            **CONDITIONAL_RESPONSES,
+            **INACTIVE_LIST_ERRORS,
+        },
     )
     def list(self, request: Request) -> Response | HttpResponse:
+        active = read_query(TopicFilterSerializer, request).get("active", True)
+        if not active and not sees_inactive_topics(request):
+            self.permission_denied(
+                request, message="Only staff who may view topics list inactive ones."
+            )
+        shown = active_topics() if active else all_topics().filter(is_active=False)
+
         def build() -> list[dict[str, Any]]:
-            topics = with_figures(with_follower_count(active_topics()).order_by("name"))
+            topics = with_figures(with_follower_count(shown).order_by("name"))
             return TopicSerializer(topics, many=True, context={"request": request}).data  # type: ignore[return-value]  # many=True: a list
 
-        return conditional_response(request, build, fingerprint=follows_fingerprint())
+        return conditional_response(
+            request, build, fingerprint=follows_fingerprint(), private=not active
+        )
 
     @extend_schema(
         summary="One topic",
-        description="Glossary, rule, the weekly momentum series and related topics.",
+        description="Glossary, rule, the weekly momentum series and related "
+        "topics. An inactive topic is a 404, but to staff who may view topics.",
         parameters=[SLUG_PARAMETER, *CONDITIONAL_PARAMETERS, *VALIDATOR_HEADERS],
         responses={200: TopicDetailSerializer, **CONDITIONAL_RESPONSES, **MOVED},
     )
     @follow_merges
     def retrieve(self, request: Request, slug: str) -> Response | HttpResponse:
+        # Staff may change inactive topics, so they read them back too.
+        staff = sees_inactive_topics(request)
+
         def build() -> dict[str, Any]:
-            topics = with_follower_count(active_topics()).prefetch_related("categories")
+            shown = all_topics() if staff else active_topics()
+            topics = with_follower_count(shown).prefetch_related("categories")
             topic = with_figures([get_object_or_404(topics, slug=slug)])[0]
             context = {"request": request, "related": related_topics(topic)}
             return TopicDetailSerializer(topic, context=context).data
 
-        return conditional_response(request, build, fingerprint=follows_fingerprint())
+        # Bodies and ETags are keyed by address: staff's, which may show an
+        # inactive topic, are kept apart from the 404 everyone else gets there.
+        fingerprint = follows_fingerprint() + ("|staff" if staff else "")
+        return conditional_response(
+            request, build, fingerprint=fingerprint, private=staff
+        )
 
     @extend_schema(
         summary="A topic's papers",
@@ -230,8 +275,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
             related=fields.pop("related", None),
         )
         # Staff may change inactive topics, which active_topics() leaves out.
-        shown = Topic.objects.filter(pk=topic.pk).select_related("momentum")
-        shown = with_follower_count(shown.annotate(paper_count=Count("paper_topics")))
+        shown = with_follower_count(all_topics().filter(pk=topic.pk))
         topic = with_figures(shown.prefetch_related("categories"))[0]
         context = {"request": request, "related": related_topics(topic)}
         return Response(TopicDetailSerializer(topic, context=context).data, status=code)
