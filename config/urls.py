@@ -9,12 +9,12 @@ from django.urls import re_path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from django.views.generic import TemplateView
-from drf_spectacular.views import SpectacularAPIView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from accounts import views as account_views
 from config.health import healthz
 from core.api.errors import not_found as api_not_found
+from core.api.schema_view import SchemaView
 from notifications.views import unsubscribe
 from papers import sitemaps
 from papers import views as paper_views
@@ -106,7 +106,7 @@ urlpatterns = [
     # lazy, as the collected file's hashed name is known only once serving.
     path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"))),
     path("api/v1/", include("config.api_router")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view loads its start-up script from a URL, not inline, so the
     # site's Content-Security-Policy (script-src 'self') holds on this page too.
     path(

@@ -21,6 +21,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 
 import tests.api.schemathesis_hooks  # noqa: F401  (formats and ranges, as the CLI)
 from accounts.models import DigestPreferences
+from tests.api.conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -188,3 +189,35 @@ def test_docs_page_loads_only_scripts_and_styles_of_this_site(client):
             assert script.status_code == 200
             assert script["Content-Type"] == "application/javascript"
             assert "SwaggerUIBundle(" in script.text
+
+
+@pytest.mark.parametrize("query", [{"format": "xml"}, {"format": "openapi"}])
+def test_a_format_the_schema_does_not_come_in_is_a_json_404(client, query):
+    response = client.get("/api/schema/", query)
+
+    error = assert_error(response, 404, "not_found")
+    # It says which formats there are.
+    assert "yaml" in error["message"]
+    assert "json" in error["message"]
+
+
+def test_a_schema_media_type_not_offered_is_a_json_406(client):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/xml")
+    assert_error(response, 406, "not_acceptable")
+
+
+@pytest.mark.parametrize(
+    ("query", "accept", "served"),
+    [
+        ({}, "*/*", "application/vnd.oai.openapi; charset=utf-8"),
+        ({"format": "yaml"}, "*/*", "application/vnd.oai.openapi; charset=utf-8"),
+        ({"format": "json"}, "*/*", "application/vnd.oai.openapi+json"),
+        ({}, "application/vnd.oai.openapi+json", "application/vnd.oai.openapi+json"),
+        ({}, "application/json", "application/json"),
+    ],
+)
+def test_the_schema_comes_in_yaml_or_json(client, query, accept, served):
+    response = client.get("/api/schema/", query, HTTP_ACCEPT=accept)
+    assert response.status_code == 200
+    assert response["Content-Type"] == served
+    assert b"Momentum API" in response.content
