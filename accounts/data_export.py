@@ -49,6 +49,8 @@ from typing import Any
 from allauth.account.models import EmailAddress
 from django.apps import apps
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
+from django.db import transaction
 from django.db.models import F
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -90,8 +92,20 @@ def take_download(user: User) -> int:
 
 def user_data(user: User) -> Iterator[str]:
     """The file, a piece at a time, as json.dumps(data, indent=2) writes it
-    whole: its lists are read as they are written."""
-    return _document(_sections(user))
+    whole: its lists are read as they are written, all as of one moment.
+
+    On PostgreSQL in one read-only, repeatable-read transaction, so that a save
+    or a digest made while the file streams is in none of its lists or in all.
+    SQLite's transactions here begin IMMEDIATE (config.settings), taking the
+    write lock for as long as the download lasts: there each list is read as
+    it comes."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield from _document(_sections(user))
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield from _document(_sections(user))
 
 
 def _sections(user: User) -> Iterator[tuple[str, Any]]:

@@ -31,6 +31,7 @@ from papers.models import ReaderModel
 from papers.models import SavedPaper
 from papers.models import ShownPaper
 from tests.clients import signed_in
+from tests.concurrency import in_thread
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
@@ -327,3 +328,27 @@ def test_the_settings_page_offers_the_download(reader):
 
     assert f'href="{URL}"' in page
     assert "Download your data" in page
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite's snapshot: see user_data"
+)
+@pytest.mark.django_db(transaction=True)
+def test_the_file_is_read_as_of_one_moment(alice):
+    """A save made while the file streams is not half in it: every list is read
+    in the snapshot of the file's first query."""
+    upsert_records([paper_record("2606.00001"), paper_record("2606.00002")])
+    first, second = Paper.objects.order_by("arxiv_id")
+    SavedPaper.objects.create(user=alice, paper=first)
+    response = signed_in(alice).get(URL)
+    pieces = iter(response.streaming_content)
+    head = b""
+    while b'"account"' not in head:
+        head += next(pieces)
+
+    in_thread(lambda: SavedPaper.objects.create(user=alice, paper=second)).join()
+
+    saved = json.loads(head + b"".join(pieces))["saved_papers"]
+    assert [row["arxiv_id"] for row in saved] == ["2606.00001"]
+    assert SavedPaper.objects.filter(user=alice).count() == 2
+    assert not connection.in_atomic_block
