@@ -4,6 +4,7 @@ one, and their new papers in the feed."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
@@ -16,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.feed_tokens import create_feed
 from papers.authors import COAUTHOR_PLACES_COUNTED
 from papers.authors import set_following_author
+from papers.ingest.records import AuthorRecord
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.models import Author
@@ -24,6 +26,7 @@ from papers.models import IngestRun
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from tests.visible import visible_text
 from topics.following import set_following
 from topics.saved_searches import create_search
 from topics.tagging import IngestTagger
@@ -331,6 +334,34 @@ def test_linking_names_adds_no_query_per_row(client, corpus):
     assert home.count('href="/authors/') >= 25 * 3
     authorships = [q for q in captured if 'FROM "papers_authorship" ' in q["sql"]]
     assert len(authorships) == 1  # the rows' authors, read with the rows
+
+
+def test_a_rows_folded_authors_are_shown_and_reached_without_hovering(client, db):
+    """A row named three authors and then "+11", whose meaning ("11 more
+    authors") only a tooltip gave, which a phone never shows: the fold says
+    "more" and links to the paper's list of every author."""
+    make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    record = paper_record("2606.00001", title="Agent crowd")
+    authors = tuple(AuthorRecord(f"Writer {k}", (f"Lab {k}",)) for k in range(14))
+    tag_papers(upsert_records([replace(record, authors=authors)]).changed_ids)
+
+    page = client.get("/topics/rl-agents/").text
+    row = visible_text(page)
+
+    # Three names and affiliations in the row's line; twelve and six in its drawer.
+    assert "Writer 2 +11 more" in row
+    assert "Writer 11 +2 more" in row
+    assert "Lab 2 +11 more" in row
+    assert "Lab 5 +8 more" in row
+    folds = re.findall(
+        r'<a class="more" href="([^"]+)">\+\d+ more<span [^>]+> (\w+)', page
+    )
+    everyone = "/papers/2606.00001/#authors"
+    assert folds == [(everyone, "authors"), (everyone, "affiliations")] * 2
+    # There, every author with their affiliation.
+    paper = client.get("/papers/2606.00001/").text
+    assert '<ol class="authors" id="authors">' in paper
+    assert "Writer 13 (Lab 13)" in visible_text(paper)
 
 
 # --- Following an author ------------------------------------------------------------

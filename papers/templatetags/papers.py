@@ -60,22 +60,27 @@ def card_id(slug: str) -> str:
 
 
 @register.simple_tag
-def first_names(names: list[object], shown: int, label: str, *, of: int) -> str:
-    """The first few names of `of` and how many more there are, e.g. "A, B, C +9"."""
+def first_names(
+    names: list[object], shown: int, label: str, *, of: int, listed_at: str
+) -> str:
+    """The first few names of `of` and how many more there are, e.g. "A, B, C
+    +9 more", the count linked to the paper's page (`listed_at`), which lists
+    them all."""
     # Built here, not by a template: every row shows a few such lists.
     listed = format_html_join(", ", "<span>{}</span>", ((n,) for n in names[:shown]))
-    return _with_more(listed, of, shown, label)
+    return _with_more(listed, of, shown, label, listed_at)
 
 
 @register.simple_tag
-def author_links(authors: list[Author], shown: int, *, of: int) -> str:
-    """The first few authors of `of`, each linked to their page, and how many more."""
+def author_links(authors: list[Author], shown: int, *, of: int, listed_at: str) -> str:
+    """The first few authors of `of`, each linked to their page, and how many
+    more, linked to the paper's page (`listed_at`)."""
     listed = format_html_join(
         ", ",
         '<a href="{}">{}</a>',
         ((author_address(author.pk), author.name) for author in authors[:shown]),
     )
-    return _with_more(listed, of, shown, "authors")
+    return _with_more(listed, of, shown, "authors", listed_at)
 
 
 @register.simple_tag
@@ -83,15 +88,23 @@ def author_names(paper: Paper, shown: int) -> str:
     """The paper's first few printed authors, unlinked, and how many more."""
     printed = names.printed_authors(paper.author_names)
     listed = escape(names.AUTHOR_SEPARATOR.join(printed[:shown]))
-    return _with_more(listed, len(printed), shown, "authors")
+    return _with_more(listed, len(printed), shown, "authors", paper.get_absolute_url())
 
 
-def _with_more(listed: str, total: int, shown: int, label: str) -> str:
+def _with_more(listed: str, total: int, shown: int, label: str, listed_at: str) -> str:
+    # The count is a link in words, not a "+9" explained in a tooltip, which a
+    # phone never shows: to the paper's page, where every author is listed
+    # (papers/detail.html), each with their affiliations.
     more = total - shown
     if more <= 0:
         return listed
     return format_html(
-        '{} <span class="more" title="{} more {}">+{}</span>', listed, more, label, more
+        '{} <a class="more" href="{}#authors">+{} more'
+        '<span class="visually-hidden"> {}</span></a>',
+        listed,
+        listed_at,
+        more,
+        label,
     )
 
 

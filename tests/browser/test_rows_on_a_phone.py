@@ -4,6 +4,7 @@ score means) is text a touch screen can reach."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import datetime
 
@@ -106,3 +107,22 @@ def test_a_rows_date_and_authors_never_run_under_its_buttons(touch_phone, papers
     assert title["height"] < 40  # one line
 
     assert row.locator("> .meta").evaluate(TEXT_UNDER_BUTTONS) == 0
+
+
+def test_a_rows_folded_authors_are_a_tap_away(touch_phone, transactional_db):
+    """ "+11" after three names meant "11 more authors" only in a tooltip: the
+    fold says "more" and takes a finger to the paper's list of them all."""
+    make_topic("RL for LLM Agents", rule="ti:agent", slug="rl-agents")
+    authors = tuple(f"Writer {k}" for k in range(14))
+    record = paper_record("2606.00001", title="Agent crowd", authors=authors)
+    tag_papers(upsert_records([record]).changed_ids)
+    page = touch_phone
+    page.goto("/topics/rl-agents/")
+
+    page.locator("[data-paper] > .meta").get_by_role(
+        "link", name="+11 more authors"
+    ).tap()
+
+    expect(page).to_have_url(re.compile(r"/papers/2606\.00001/#authors$"))
+    expect(page.locator("#authors li")).to_have_count(14)
+    expect(page.locator("#authors").get_by_text("Writer 13")).to_be_in_viewport()
