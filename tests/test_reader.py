@@ -34,6 +34,7 @@ from tests.notifications.factories import add_papers
 from tests.papers.factories import collaboration
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from tests.visible import visible_text
 from topics.curation import exclude_paper
 from topics.following import set_following
 from topics.models import Follow
@@ -159,6 +160,21 @@ def test_save_and_unsave_in_place_and_the_saved_page(reader, alice, bob, topic):
     assert list(alice.saved_papers.values_list("paper__arxiv_id", flat=True)) == [
         "2606.00100"
     ]
+
+
+def test_saved_page_says_what_each_export_format_is_for(reader, alice, topic):
+    """What RIS and CSL-JSON are for was said only in their buttons' tooltips,
+    which a phone never shows."""
+    SavedPaper.objects.create(
+        user=alice, paper=Paper.objects.get(arxiv_id="2606.00001")
+    )
+
+    page = visible_text(reader.get("/saved/").text)
+
+    assert (
+        "BibTeX is for LaTeX; RIS for Zotero, Mendeley and EndNote; "
+        "CSL-JSON for citeproc, Pandoc and Zotero." in page
+    )
 
 
 def test_saved_page_needs_login(client, db):
