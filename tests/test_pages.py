@@ -30,6 +30,7 @@ from papers.models import Paper
 from tests.clients import signed_in
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from tests.visible import visible_text
 from topics.following import set_following
 from topics.models import Follow
 from topics.momentum import refresh_momentum
@@ -115,6 +116,12 @@ def test_home_says_when_the_last_harvest_was(
     page = client.get("/").text
     assert "Last harvest from arXiv" in page
     assert "3\xa0hours ago" in page
+    # Its time in words, not only in a tooltip, which a phone never shows.
+    finished = IngestRun.objects.get().finished_at
+    assert (
+        f"Last harvest from arXiv 3\xa0hours ago ({finished:%b} {finished.day}, "
+        f"{finished.year}, {finished:%H:%M} UTC)" in visible_text(page)
+    )
     # How current the papers are, which the harvest's time alone does not say.
     newest = Paper.objects.order_by("-first_announced").first().first_announced
     assert (

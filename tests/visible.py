@@ -44,8 +44,9 @@ class _Text(HTMLParser):
 
 
 def visible_text(html: str) -> str:
-    """The text shown, its white space collapsed to single spaces."""
+    """The text shown, its white space collapsed to single spaces (HTML's
+    white space: a no-break space is kept, as a browser keeps it)."""
     parser = _Text()
     parser.feed(html)
     parser.close()
-    return re.sub(r"\s+", " ", "".join(parser.parts)).strip()
+    return re.sub(r"[ \t\n\r\f]+", " ", "".join(parser.parts)).strip()
