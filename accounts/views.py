@@ -33,12 +33,14 @@ from accounts.models import DigestPreferences
 from accounts.requests import signed_in
 from accounts.sites import site_url
 from accounts.toggles import login_required_back
+from core.compression import uncompressed
 
 # A new key waits in the session for the one page view that shows it.
 NEW_KEY_SESSION_KEY = "accounts_new_api_key"
 
 
 @never_cache  # it shows a new API key, and the private feed's address
+@uncompressed
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     preferences = DigestPreferences.objects.stored_for(signed_in(request))

@@ -129,6 +129,9 @@ MIDDLEWARE = [
     # /healthz, before anything reads the host (config.health).
     "config.health.probes",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Answers gzipped (core.compression): below WhiteNoise, whose static files
+    # collectstatic compressed, and /healthz; above all that reads a body.
+    "core.compression.GZipMiddleware",
     # A shared link's utm_source, fbclid... go before any page is read (core.tracking).
     "core.tracking.without_tracking",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -402,6 +402,20 @@ def test_tries_again_on_a_ticket_do_not_count_against_the_limit(
     assert statuses == [200, 200, 200, 429]
 
 
+def test_each_event_leaves_as_it_is_written_to_a_browser_that_reads_gzip(
+    client, agents, chat
+):
+    """Compressed, the events were held in gzip's buffer until the answer
+    ended (core.compression): the reader saw nothing, then all of it."""
+    page = client.get("/topics/agents/ask/", {"q": "tree search", "stream": "1"})
+    url = page.text.split('data-stream-url="')[1].split('"')[0].replace("&amp;", "&")
+
+    response = client.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+
+    assert "Content-Encoding" not in response
+    assert next(iter(response.streaming_content)).startswith(b"event: ")
+
+
 def test_without_javascript_the_page_fetches_the_provider_answer(client, agents, chat):
     chat.answer = "Rollouts are planned with tree search [1]."
 
