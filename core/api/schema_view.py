@@ -4,15 +4,34 @@ reads those settings when imported)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import Http404
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.exceptions import NotFound
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+
+class FormatParameter(DefaultContentNegotiation):
+    """DRF's negotiation, ?format= read: the settings leave it unread for the
+    API's endpoints (URL_FORMAT_OVERRIDE), which come in JSON alone."""
+
+    def select_renderer(
+        self,
+        request: Request,
+        renderers: Iterable[BaseRenderer],
+        format_suffix: str | None = None,
+    ) -> tuple[BaseRenderer, str]:
+        asked = format_suffix or request.query_params.get("format")
+        chosen: tuple[BaseRenderer, str] = super().select_renderer(
+            request, renderers, asked
+        )
+        return chosen
 
 
 class SchemaView(SpectacularAPIView):
@@ -20,6 +39,8 @@ class SchemaView(SpectacularAPIView):
     one JSON shape, as every endpoint's do: drf-spectacular's view wrote them in
     YAML, under the schema's media type, and a format it lacks as a bare "Not
     found."."""
+
+    content_negotiation_class = FormatParameter
 
     def perform_content_negotiation(
         self, request: Request, force: bool = False

@@ -93,6 +93,34 @@ def test_asking_for_html_is_not_acceptable(anonymous, corpus):
 
 @pytest.mark.parametrize(
     "path",
+    [
+        "/api/v1/papers/",
+        "/api/v1/papers/2606.00100/",
+        "/api/v1/me/",
+        "/api/v1/me/digest/",
+        "/api/v1/me/follows/",
+    ],
+)
+@pytest.mark.parametrize("value", ["json", "xml", "api", ""])
+def test_format_is_refused_as_any_unknown_parameter_whatever_its_value(
+    as_alice, corpus, path, value
+):
+    """The API answers in JSON alone, so it takes no format: ?format=xml was a
+    bare 404 "Not found." where ?format=json was this 400."""
+    error = assert_error(as_alice.get(path, {"format": value}), 400, "invalid")
+    assert error["fields"] == {
+        "format": [{"code": "unknown_parameter", "message": "Unknown query parameter."}]
+    }
+
+
+@pytest.mark.parametrize("value", ["json", "xml"])
+def test_format_comes_after_signing_in_as_any_parameter(anonymous, value):
+    """A format the API lacks was answered before the caller was known."""
+    assert_error(anonymous.get("/api/v1/me/", {"format": value}), 401)
+
+
+@pytest.mark.parametrize(
+    "path",
     ["/api/v1/nothing/", "/api/v2/papers/", "/api/v1/nothing", "/api/v1/", "/api/"],
 )
 def test_unknown_api_addresses_are_json_404s(anonymous, path):
