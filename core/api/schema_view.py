@@ -5,6 +5,7 @@ reads those settings when imported)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from django.http import Http404
@@ -15,6 +16,8 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from core.api.views import StrictQueryParams
 
 
 class FormatParameter(DefaultContentNegotiation):
@@ -34,13 +37,18 @@ class FormatParameter(DefaultContentNegotiation):
         return chosen
 
 
-class SchemaView(SpectacularAPIView):
+class SchemaView(StrictQueryParams, SpectacularAPIView):
     """The schema at /api/schema/, in YAML or JSON. Its errors come in the API's
     one JSON shape, as every endpoint's do: drf-spectacular's view wrote them in
     YAML, under the schema's media type, and a format it lacks as a bare "Not
     found."."""
 
     content_negotiation_class = FormatParameter
+
+    def allowed_query_params(self) -> AbstractSet[str]:
+        # What drf-spectacular's view reads but ?version=, which it wrote into
+        # the schema's version and its file's name whatever it was.
+        return {"format", "lang"}
 
     def perform_content_negotiation(
         self, request: Request, force: bool = False

@@ -221,3 +221,36 @@ def test_the_schema_comes_in_yaml_or_json(client, query, accept, served):
     assert response.status_code == 200
     assert response["Content-Type"] == served
     assert b"Momentum API" in response.content
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"version": "zz"}, {"format": "json", "lang": "de", "versoin": "2"}],
+)
+def test_the_schema_refuses_parameters_it_does_not_read(client, query):
+    """?version=zz was written into the schema's version and its file's name."""
+    response = client.get("/api/schema/", query)
+
+    error = assert_error(response, 400, "invalid")
+    unknown = {"code": "unknown_parameter", "message": "Unknown query parameter."}
+    assert error["fields"] == {
+        name: [unknown] for name in set(query) - {"format", "lang"}
+    }
+
+
+def test_the_schema_takes_a_parameter_once(client):
+    response = client.get("/api/schema/?format=json&format=yaml")
+
+    error = assert_error(response, 400, "invalid")
+    assert error["fields"]["format"][0]["code"] == "repeated_parameter"
+
+
+def test_the_schema_comes_in_the_language_asked_for(client):
+    english = client.get("/api/schema/", {"format": "json"})
+    german = client.get("/api/schema/", {"format": "json", "lang": "de"})
+
+    assert english.status_code == german.status_code == 200
+    assert german["Content-Type"] == "application/vnd.oai.openapi+json"
+    # Django words a user's first name itself, so knows it in German.
+    assert "Vorname" in german.text
+    assert "Vorname" not in english.text
