@@ -128,12 +128,14 @@ def _followers_changed(author: Author) -> None:
 
 
 def _shown_on_papers_changed(authorships: models.QuerySet[Authorship]) -> None:
-    """Move the versions of the papers these authorships are on (their pages,
-    lists and the API show the names), once the change commits."""
+    """Date the papers these authorships are on, and move their versions once
+    the change commits: their pages, lists and the API show the names."""
     from papers.versions import content_changed  # it imports this module
+    from papers.versions import pages_changed
 
     paper_ids = set(authorships.values_list("paper_id", flat=True))
     if paper_ids:
+        pages_changed(paper_ids)
         content_changed(papers=paper_ids)
 
 
@@ -249,6 +251,34 @@ class Authorship(models.Model):
 
     def __str__(self) -> str:
         return f"{self.author} on {self.paper.arxiv_id}"
+
+
+class PageDate(models.Model):
+    """When what a paper's page shows from other rows last changed (papers.
+    versions.pages_changed): a topic it joined or left, why it is in one, a
+    topic's or an author's name. The sitemap dates the page by the later of
+    this and the paper's modified_at, which marks its own text for re-deriving
+    (terms, similar papers, saved searches) and which this must not move.
+
+    A row of its own, not a column of Paper: its writers (tagging, curation,
+    renames) stamp tens of thousands of papers at once, inside their own
+    transaction; a narrow row is cheap to rewrite where a paper's is wide and
+    in every index of papers_paper (full text too), and ingest, which upserts
+    papers, never locks it."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="page_date"
+    )
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The sitemap's newest change: the latest, read from the index.
+            models.Index(fields=["changed_at"], name="page_date_changed_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"page of {self.paper_id} changed {self.changed_at:%Y-%m-%d %H:%M}"
 
 
 class SavedPaper(models.Model):

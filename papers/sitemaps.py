@@ -32,10 +32,13 @@ from django.contrib.sitemaps.views import sitemap as django_sitemap
 from django.contrib.sitemaps.views import x_robots_tag
 from django.core.paginator import Page
 from django.core.paginator import Paginator
+from django.db.models import F
 from django.db.models import Max
 from django.db.models import Model
 from django.db.models import QuerySet
 from django.db.models import Subquery
+from django.db.models.functions import Coalesce
+from django.db.models.functions import Greatest
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
@@ -47,6 +50,7 @@ from accounts.sites import site_domain
 from accounts.sites import site_url
 from papers.models import Author
 from papers.models import Authorship
+from papers.models import PageDate
 from papers.models import Paper
 from papers.routes import address
 from papers.routes import author_address
@@ -55,6 +59,25 @@ SITEMAP_MAX_AGE = 60 * 60
 # Rows a page of papers or authors covers: well under the protocol's 50,000
 # URLs, so that a page renders in a fraction of a second.
 PAGE_ROWS = 10_000
+
+
+def page_changed(paper: str = "") -> Greatest:
+    """When a paper's page last changed: the later of its row's last write and
+    the last change of what it shows from other rows (its PageDate, if it has
+    one: its topics, an author's name), joined by its key. `paper`: the path
+    to the paper from the rows read ("paper__")."""
+    written = F(f"{paper}modified_at")
+    return Greatest(written, Coalesce(f"{paper}page_date__changed_at", written))
+
+
+def latest_page_change() -> datetime | None:
+    """The newest change of any paper's page: the later of papers' newest write
+    and the newest PageDate, each read from its index (one query)."""
+    written = Max("modified_at")
+    shown = PageDate.objects.order_by("-changed_at").values("changed_at")[:1]
+    return Paper.objects.aggregate(
+        latest=Greatest(written, Coalesce(Subquery(shown), written))
+    )["latest"]
 
 
 class SiteSitemap(Sitemap):
@@ -119,13 +142,21 @@ class RowBlockSitemap(SiteSitemap):
 
 class PaperSitemap(RowBlockSitemap):
     """Every paper held: each has its page, withdrawn ones too (which say so).
-    Its lastmod is its row's last write (a new version, a withdrawal, a
-    corrected title or author)."""
+    Its lastmod is the last change of what its page says of it (page_changed):
+    a new version, a withdrawal, a corrected title or author's name, a topic it
+    joined or left. Not of its lists of similar and related papers, which move
+    with other papers (every harvest, for a busy topic's): dating a page by
+    them would date it anew each day, and cost a write to every paper of a
+    topic each time one joins."""
 
     model = Paper
 
     def items(self) -> QuerySet[Paper, tuple[str, datetime]]:
-        return Paper.objects.order_by("pk").values_list("arxiv_id", "modified_at")
+        return (
+            Paper.objects.order_by("pk")
+            .annotate(lastmod=page_changed())
+            .values_list("arxiv_id", "lastmod")
+        )
 
     def location(self, item: tuple[str, datetime]) -> str:
         return address("papers:detail", "arxiv_id", item[0])
@@ -134,13 +165,14 @@ class PaperSitemap(RowBlockSitemap):
         return item[1]
 
     def get_latest_lastmod(self) -> datetime | None:
-        return Paper.objects.aggregate(latest=Max("modified_at"))["latest"]
+        return latest_page_change()
 
 
 class AuthorSitemap(RowBlockSitemap):
     """Authors of at least one paper held (one whose papers were all deleted
-    has an empty page). An author's page lists their papers, so its lastmod is
-    the last write of any of them: a new paper of theirs moves it. Read from
+    has an empty page). An author's page lists their papers, with their topics
+    and co-authors, so its lastmod is the last change of any of their pages
+    (page_changed): a new paper of theirs, a name corrected, moves it. Read from
     the authorships of the page's block of author ids (their index), each
     joined to its paper: from the authors, PostgreSQL joined every authorship."""
 
@@ -151,7 +183,7 @@ class AuthorSitemap(RowBlockSitemap):
         return (
             Authorship.objects.order_by("author_id")
             .values("author_id")
-            .annotate(latest=Max("paper__modified_at"))
+            .annotate(latest=Max(page_changed("paper__")))
             .values_list("author_id", "latest")
         )
 
@@ -161,8 +193,9 @@ class AuthorSitemap(RowBlockSitemap):
     def lastmod(self, item: tuple[int, datetime]) -> datetime:
         return item[1]
 
-    # An author's page changes with their papers: the newest write of any paper.
-    get_latest_lastmod = PaperSitemap.get_latest_lastmod
+    # An author's page changes with their papers' pages: the newest of any.
+    def get_latest_lastmod(self) -> datetime | None:
+        return latest_page_change()
 
 
 # As Django's views take them: a sitemap, or its class.

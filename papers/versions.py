@@ -22,7 +22,9 @@ move on and nothing else. A paper's change also moves the topics it was in (at
 the call) and is in (at commit), and which papers they hold, search, the
 directory, and `latest` when it is among the newest papers. Called with
 nothing: everything changed. The writers of a reader's own state call
-`reader_changed(...)`.
+`reader_changed(...)`. The writers of what a paper's page shows from other
+rows (its topics, names) also call `pages_changed(...)`, which dates it for the
+sitemap.
 
 Pages, fragments and values cached under these versions: papers.pagecache.
 """
@@ -32,13 +34,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 
 from core.api.caching import VERSION_KEY
+from papers.models import PageDate
 from papers.models import Paper
 
 logger = logging.getLogger(__name__)
@@ -132,6 +139,48 @@ def content_changed(
         # The topics they are in before the change: they may be leaving them.
         scopes |= _topic_scopes(_topic_slugs(paper_ids))
     transaction.on_commit(lambda: _bump(scopes, paper_ids))
+
+
+def pages_changed(papers: Iterable[int]) -> None:
+    """Date the pages of these papers (ids, read now) for what they show from
+    other rows: their topics, why they are in them, the names of those topics
+    and of their authors; the sitemap's dates read it (papers.sitemaps). In the
+    caller's transaction, so the date commits, or not, with the change. Their
+    cached pages move by content_changed, which the caller calls as well."""
+    now = timezone.now()
+    # In id order: two writers dating the same papers in one call each take
+    # their rows in the same order, so one waits for the other, not each for
+    # the other.
+    paper_ids = sorted(set(papers) - _rows_written.get())
+    for start in range(0, len(paper_ids), CHUNK):
+        PageDate.objects.bulk_create(
+            [
+                PageDate(paper_id=pk, changed_at=now)
+                for pk in paper_ids[start : start + CHUNK]
+            ],
+            update_conflicts=True,
+            unique_fields=["paper"],
+            update_fields=["changed_at"],
+        )
+
+
+@contextmanager
+def rows_written(papers: Iterable[int]) -> Iterator[None]:
+    """Within it, pages_changed leaves these papers (ids): their rows were
+    written in this transaction, and their modified_at dates their pages. So
+    ingest, which tags the papers it stores, never writes a PageDate: it holds
+    those papers' rows and waits for tags that a re-tag holds while it dates
+    pages, and a PageDate row held on each side would deadlock them."""
+    token = _rows_written.set(frozenset(papers))
+    try:
+        yield
+    finally:
+        _rows_written.reset(token)
+
+
+_rows_written: ContextVar[frozenset[int]] = ContextVar(
+    "rows_written", default=frozenset()
+)
 
 
 def similar_changed(paper_ids: Iterable[int]) -> None:

@@ -11,18 +11,27 @@ from xml.etree import ElementTree
 
 import pytest
 from django.db import connection
+from django.db import transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
 from papers.models import Author
+from papers.models import IngestRun
+from papers.models import PageDate
 from papers.models import Paper
 from papers.sitemaps import AuthorSitemap
 from papers.sitemaps import PaperSitemap
 from tests.papers.factories import paper_record
 from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.tagging import IngestTagger
+from topics.tagging import retag_topics
 
 POSTGRESQL = connection.vendor == "postgresql"
 SITE = "https://momentum.example.org"
@@ -215,6 +224,158 @@ def test_authors_of_papers_held_with_their_newest_papers_date(client, db):
         f"{SITE}/authors/{alan.pk}/": "2026-07-01",
     }
     assert f"{SITE}/authors/{no_papers.pk}/" not in listed
+
+
+LONG_AGO = datetime(2026, 1, 5, 12, tzinfo=UTC)
+
+
+def written_long_ago() -> None:
+    """Every paper's row and page last changed on LONG_AGO."""
+    Paper.objects.update(modified_at=LONG_AGO)
+    PageDate.objects.update(changed_at=LONG_AGO)
+
+
+def paper_lastmod(client, paper: Paper) -> str | None:
+    return entries(client, "/sitemap-papers.xml")[f"{SITE}/papers/{paper.arxiv_id}/"]
+
+
+def test_a_paper_put_in_a_topic_or_taken_out_is_dated_by_it(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    """Its page lists its topics, and why it is in each."""
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    today = timezone.now().date().isoformat()
+    written_long_ago()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        pin_paper(corpus["robots"], paper)
+
+    assert paper_lastmod(client, paper) == today
+    written_long_ago()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        exclude_paper(corpus["agents"], paper)
+
+    assert paper_lastmod(client, paper) == today
+    # The index's newest change of the section is it too.
+    index = entries(client, "/sitemap.xml")
+    assert index[f"{SITE}/sitemap-papers.xml"].startswith(today)
+
+
+def test_a_paper_a_topics_rule_takes_in_or_out_is_dated_by_it(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    robots = corpus["robots"]
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    untouched = Paper.objects.get(arxiv_id="2606.00002")
+    written_long_ago()
+
+    Topic.objects.filter(pk=robots.pk).update(rule='ti:"Agent 1"')
+    with django_capture_on_commit_callbacks(execute=True):
+        retag_topics([Topic.objects.get(pk=robots.pk)])
+
+    assert paper_lastmod(client, paper) == timezone.now().date().isoformat()
+    assert paper_lastmod(client, untouched) == LONG_AGO.date().isoformat()
+
+
+def test_papers_in_a_renamed_topic_are_dated_by_it(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    """Their pages show its name."""
+    agents = corpus["agents"]
+    inside = Paper.objects.get(arxiv_id="2606.00001")
+    outside = Paper.objects.get(arxiv_id="math/0601001")
+    written_long_ago()
+
+    agents.name = "Agents"
+    with django_capture_on_commit_callbacks(execute=True):
+        agents.save()
+
+    assert paper_lastmod(client, inside) == timezone.now().date().isoformat()
+    assert paper_lastmod(client, outside) == LONG_AGO.date().isoformat()
+
+
+def test_a_corrected_name_dates_its_papers_and_its_co_authors(
+    client, db, django_capture_on_commit_callbacks
+):
+    """Pages show their authors' names; an author's page, their co-authors'."""
+    upsert_records(
+        [
+            paper_record("2606.00001", authors=("Ada Lovelace", "Alan Turnig")),
+            paper_record("2606.00002", authors=("Grace Hopper",)),
+        ]
+    )
+    written_long_ago()
+    today = timezone.now().date().isoformat()
+    alan = Author.objects.get(name="Alan Turnig")
+    ada, grace = (
+        Author.objects.get(name="Ada Lovelace"),
+        Author.objects.get(name="Grace Hopper"),
+    )
+
+    alan.name = "Alan Turing"
+    with django_capture_on_commit_callbacks(execute=True):
+        alan.save()
+
+    assert paper_lastmod(client, Paper.objects.get(arxiv_id="2606.00001")) == today
+    assert paper_lastmod(client, Paper.objects.get(arxiv_id="2606.00002")) == (
+        LONG_AGO.date().isoformat()
+    )
+    authors = entries(client, "/sitemap-authors.xml")
+    assert authors[f"{SITE}/authors/{ada.pk}/"] == today
+    assert authors[f"{SITE}/authors/{grace.pk}/"] == LONG_AGO.date().isoformat()
+
+
+def test_a_paper_is_dated_with_the_change_not_after_it(client, corpus):
+    """The date is written in the change's transaction: there when it commits
+    (no callback left to run, which a process ending could lose), and gone
+    with it when it rolls back."""
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    written_long_ago()
+
+    def pin_then_fail() -> None:
+        with transaction.atomic():
+            pin_paper(corpus["robots"], paper)
+            raise RuntimeError("the request failed after the pin")
+
+    with pytest.raises(RuntimeError):
+        pin_then_fail()
+
+    assert paper_lastmod(client, paper) == LONG_AGO.date().isoformat()
+    pin_paper(corpus["robots"], paper)  # its commit's callbacks never run here
+
+    assert paper_lastmod(client, paper) == timezone.now().date().isoformat()
+
+
+def test_an_ingest_dates_the_papers_it_tags_by_their_rows_alone(client, db):
+    """They are the papers it wrote: modified_at dates them, and ingest, which
+    holds their rows while it waits for tags, takes no PageDate a re-tag could
+    hold (papers.versions.rows_written)."""
+    upsert_records([paper_record("2606.00001", 1, title="A network")])
+    make_topic("Nets", rule="ti:graph", slug="nets")
+    written_long_ago()
+
+    ingest_entries(
+        IngestRun.objects.create(source="oai"),
+        [paper_record("2606.00001", 2, title="A graph network")],
+        tagger=IngestTagger(),
+    )
+
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    assert PaperTopic.objects.filter(paper=paper).exists()
+    assert not PageDate.objects.exists()
+    assert paper_lastmod(client, paper) == timezone.now().date().isoformat()
+
+
+def test_an_author_is_dated_by_a_new_paper_of_theirs(client, db):
+    upsert_records([paper_record("2606.00001", authors=("Ada Lovelace",))])
+    written_long_ago()
+    ada = Author.objects.get(name="Ada Lovelace")
+
+    upsert_records([paper_record("2606.00002", authors=("Ada Lovelace",))])
+
+    authors = entries(client, "/sitemap-authors.xml")
+    assert authors[f"{SITE}/authors/{ada.pk}/"] == timezone.now().date().isoformat()
 
 
 def test_answers_may_be_kept_an_hour_by_any_cache(client, corpus):

@@ -19,6 +19,7 @@ from accounts.models import User
 from core.queue import send_after_commit
 from papers.models import Paper
 from papers.versions import content_changed
+from papers.versions import pages_changed
 from papers.versions import reader_changed
 from topics.following import set_muted
 from topics.models import Follow
@@ -64,6 +65,7 @@ def pin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
     """Put the papers in the topic whatever the rule says; lifts exclusions."""
     ids = sorted(set(paper_ids))
     content_changed(topics=[topic], papers=ids)
+    pages_changed(ids)
     TopicExclusion.objects.filter(topic=topic, paper_id__in=ids).delete()
     PaperTopic.objects.bulk_create(
         [
@@ -82,9 +84,11 @@ def unpin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
     """Remove pins; the rule decides again."""
     ids = sorted(set(paper_ids))
     content_changed(topics=[topic], papers=ids)
-    PaperTopic.objects.filter(
+    pins = PaperTopic.objects.filter(
         topic=topic, paper_id__in=ids, source=PaperTopic.Source.PIN
-    ).delete()
+    )
+    pages_changed(pins.values_list("paper_id", flat=True))
+    pins.delete()
     tag_papers(ids, TopicRules.load([topic]))
     request_training(topic)
 
@@ -100,7 +104,9 @@ def exclude_papers(
     """Keep the papers out of the topic whatever the rule says; removes pins."""
     ids = sorted(set(paper_ids))
     content_changed(topics=[topic], papers=ids)
-    PaperTopic.objects.filter(topic=topic, paper_id__in=ids).delete()
+    tags = PaperTopic.objects.filter(topic=topic, paper_id__in=ids)
+    pages_changed(tags.values_list("paper_id", flat=True))
+    tags.delete()
     TopicExclusion.objects.bulk_create(
         [
             TopicExclusion(topic=topic, paper_id=pk, reason=reason, created_by=by)
@@ -225,6 +231,10 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     did not join the target's), except papers the target excluded, which only the
     topic's pins bring in; its exclusions follow for papers the target lacks.
     How many papers the target did not hold before."""
+    # Its papers' pages show the target, or no longer the topic.
+    pages_changed(
+        PaperTopic.objects.filter(topic=topic).values_list("paper_id", flat=True)
+    )
     held = set(PaperTopic.objects.filter(topic=target).values_list("paper", flat=True))
     excluded = set(
         TopicExclusion.objects.filter(topic=target).values_list("paper", flat=True)

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from papers.models import Paper
 from papers.versions import content_changed
+from papers.versions import pages_changed
 from topics.membership import Calibration
 from topics.membership import Decision
 from topics.membership import Evidence
@@ -303,6 +304,7 @@ class _Writes:
             gone = set(self.dropped)
             touched = [tag.paper_id for tag in [*self.new_tags, *self.changed_tags]]
             touched += [tag.paper_id for tag in tags.values() if tag.pk in gone]
+            pages_changed(touched)
             content_changed(topics=[self.topic], papers=touched)
 
 

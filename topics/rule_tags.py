@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.bulk import insert_rows
+from papers.versions import pages_changed
 from topics.documents import among
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -138,6 +139,10 @@ def store_rule_tags(
         ],
         ignore_conflicts=True,
     )
+    # Their pages say which topics they are in, and why.
+    shown = {*decision.remove, *decision.update, *added}
+    if shown:
+        pages_changed(paper_id for _, paper_id in shown)
     return len(added), len(decision.remove)
 
 

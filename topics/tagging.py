@@ -24,6 +24,7 @@ from core.queue import send_after_commit
 from papers.ingest.records import PaperRecord
 from papers.ingest.upsert import UpsertResult
 from papers.models import Paper
+from papers.versions import rows_written
 from topics.deciding import active_scorers
 from topics.deciding import apply_models
 from topics.documents import among
@@ -178,29 +179,32 @@ class IngestTagger:
             self.revision = revision
             self.rules, self.scorers = active_topic_rules(), active_scorers()
             matched = self.match(list(result.written.values()))
-        tags = TagResult()
-        topic_ids = list(self.rules.scopes)
-        written = [pk for pk in result.changed_ids if pk in result.written]
-        stale = stale_papers(Paper.objects.filter(pk__in=written))
-        store_terms(
-            (pk, modified, matched.terms[result.written[pk]])
-            for pk, modified in stale.items()
-        )
-        for start in range(0, len(written), CHUNK_SIZE):
-            chunk = written[start : start + CHUNK_SIZE]
-            wanted = {
-                (topic_id, pk): terms
-                for pk in chunk
-                for topic_id, terms in matched.tags[result.written[pk]].items()
-            }
-            _store(chunk, topic_ids, wanted, tags)
-            tags.papers += len(chunk)
-        # Papers only cross-listed keep text the record may not have: read back.
-        others = [pk for pk in result.changed_ids if pk not in result.written]
-        if others:
-            tags.add(tag_papers(others, self.rules))
-        if self.scorers:
-            apply_models(self.scorers, result.changed_ids)
+        # The papers it tags are those it wrote: their own date (modified_at)
+        # dates their pages, so their tags leave them undated.
+        with rows_written(result.changed_ids):
+            tags = TagResult()
+            topic_ids = list(self.rules.scopes)
+            written = [pk for pk in result.changed_ids if pk in result.written]
+            stale = stale_papers(Paper.objects.filter(pk__in=written))
+            store_terms(
+                (pk, modified, matched.terms[result.written[pk]])
+                for pk, modified in stale.items()
+            )
+            for start in range(0, len(written), CHUNK_SIZE):
+                chunk = written[start : start + CHUNK_SIZE]
+                wanted = {
+                    (topic_id, pk): terms
+                    for pk in chunk
+                    for topic_id, terms in matched.tags[result.written[pk]].items()
+                }
+                _store(chunk, topic_ids, wanted, tags)
+                tags.papers += len(chunk)
+            # Papers only cross-listed keep text the record may not have: read back.
+            others = [pk for pk in result.changed_ids if pk not in result.written]
+            if others:
+                tags.add(tag_papers(others, self.rules))
+            if self.scorers:
+                apply_models(self.scorers, result.changed_ids)
         return tags
 
     def after_runs(self) -> None:

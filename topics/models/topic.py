@@ -19,6 +19,7 @@ from papers.routes import address
 from papers.versions import NAMES
 from papers.versions import TOPICS
 from papers.versions import content_changed
+from papers.versions import pages_changed
 from topics.rules import CompiledRule
 from topics.rules import RuleError
 from topics.rules import compile_new_rule
@@ -146,6 +147,11 @@ class Topic(models.Model):
             TopicAlias.objects.filter(slug=self.slug, topic=self).delete()
         now = {"name": self.name, "slug": self.slug, "is_active": self.is_active}
         lists = [TOPICS] if before == now else [TOPICS, NAMES]
+        if before and before != now:
+            # Its papers' pages show it by name and address, if it is active.
+            pages_changed(
+                PaperTopic.objects.filter(topic=self).values_list("paper_id", flat=True)
+            )
         slugs = {self.slug, before["slug"] if before else self.slug}
         content_changed(topics=slugs, lists=lists)
         # After the versions move (callbacks run in order): the topic's text
@@ -160,6 +166,9 @@ class Topic(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         content_changed(topics=[self.slug], lists=[TOPICS, NAMES])
+        pages_changed(
+            PaperTopic.objects.filter(topic=self).values_list("paper_id", flat=True)
+        )
         return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
