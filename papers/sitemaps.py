@@ -16,7 +16,13 @@ deleted. An author with no paper leaves their block's page a row short.
 
 No server cache: crawlers read a page a few times a day, and each costs a
 bounded range scan. The answers say Cache-Control: public, max-age=SITEMAP_MAX_AGE,
-so a proxy or CDN in front may keep them that long.
+so a proxy or CDN in front may keep them that long. A crawler asking again is
+answered 304 Not Modified (conditional_page): by its If-None-Match, against the
+hash of the body, which is exact; or by its If-Modified-Since, against the
+newest lastmod shown, which a removal (a paper deleted, a topic deactivated)
+does not move: its address stays with the crawler until the page's next change
+or its tag is asked, and answers 404 meanwhile. The body is still read and
+rendered; what is saved is sending it.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.functional import cached_property
+from django.utils.http import http_date
+from django.views.decorators.http import conditional_page
 
 from accounts.sites import site_domain
 from accounts.sites import site_url
@@ -208,15 +216,21 @@ def _public(response: HttpResponse) -> HttpResponse:
     return response
 
 
+@conditional_page
 @x_robots_tag
 def index(request: HttpRequest, sitemaps: Sections) -> HttpResponse:
     """Each page of each section, on MOMENTUM_SITE_URL, with the section's
-    newest lastmod (one query a section, and one for its number of pages)."""
+    newest lastmod (one query a section, and one for its number of pages).
+    Last-Modified is the newest of them: the start pages' entry, undated,
+    never changes."""
     pages = []
+    dated = []
     for section, given in sitemaps.items():
         sitemap = given() if isinstance(given, type) else given
         location = site_url(reverse("sitemap", kwargs={"section": section}))
         lastmod = sitemap.get_latest_lastmod()
+        if lastmod is not None:
+            dated.append(lastmod)
         for number in range(1, sitemap.paginator.num_pages + 1):
             page = location if number == 1 else f"{location}?p={number}"
             pages.append({"location": page, "last_mod": lastmod})
@@ -226,9 +240,13 @@ def index(request: HttpRequest, sitemaps: Sections) -> HttpResponse:
         {"sitemaps": pages},
         content_type="application/xml",
     )
+    if dated:
+        response["Last-Modified"] = http_date(max(dated).timestamp())
     return _public(response)
 
 
+@conditional_page
 def section(request: HttpRequest, sitemaps: Sections, section: str) -> HttpResponse:
-    """One page of one section (?p=2...): Django's view, as the index names it."""
+    """One page of one section (?p=2...): Django's view, as the index names it,
+    with Last-Modified the newest lastmod of the page's items where each has one."""
     return _public(django_sitemap(request, sitemaps, section=section))

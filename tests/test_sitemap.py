@@ -386,6 +386,46 @@ def test_answers_may_be_kept_an_hour_by_any_cache(client, corpus):
         assert "max-age=3600" in response["Cache-Control"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemap.xml",
+        "/sitemap-topics.xml",
+        "/sitemap-papers.xml",
+        "/sitemap-authors.xml",
+    ],
+)
+def test_a_crawler_asking_again_is_told_not_modified_until_a_change(
+    client, corpus, path, django_capture_on_commit_callbacks
+):
+    written_long_ago()
+    Topic.objects.update(updated_at=LONG_AGO)
+    PaperTopic.objects.update(created_at=LONG_AGO)
+    first = client.get(path)
+    etag, modified = first["ETag"], first["Last-Modified"]
+
+    assert first.status_code == 200
+    assert modified == "Mon, 05 Jan 2026 12:00:00 GMT"
+    again = client.get(path, HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
+    assert "max-age=3600" in again["Cache-Control"]
+    assert client.get(path, HTTP_IF_MODIFIED_SINCE=modified).status_code == 304
+
+    with django_capture_on_commit_callbacks(execute=True):
+        pin_paper(corpus["robots"], Paper.objects.get(arxiv_id="2606.00001"))
+
+    assert client.get(path, HTTP_IF_NONE_MATCH=etag).status_code == 200
+    assert client.get(path, HTTP_IF_MODIFIED_SINCE=modified).status_code == 200
+
+
+def test_the_start_pages_have_no_date_but_are_told_not_modified_by_their_tag(
+    client, db
+):
+    etag = client.get("/sitemap-pages.xml")["ETag"]
+
+    assert client.get("/sitemap-pages.xml", HTTP_IF_NONE_MATCH=etag).status_code == 304
+
+
 @pytest.mark.parametrize("path", MAX_QUERIES)
 def test_a_page_costs_as_many_queries_with_ten_times_the_papers(
     client, db, path, django_assert_max_num_queries
