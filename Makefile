@@ -67,7 +67,7 @@ browser:
 	bin/ensure-browser
 
 worker: $(VENV)/.installed
-	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,tagging,email,judge,celery --loglevel=INFO
+	$(VENV)/bin/celery -A config.celery_app worker -Q ingest,fetch,tagging,email,judge,celery --loglevel=INFO
 
 beat: $(VENV)/.installed
 	$(VENV)/bin/celery -A config.celery_app beat --loglevel=INFO

@@ -349,8 +349,9 @@ def test_beat_sends_a_heartbeat_to_each_queue_a_worker_takes(load_settings):
             if name.startswith("heartbeat-")
         }
 
-    assert heartbeats(plain) == {q: q for q in ("ingest", "tagging", "email")}
-    assert heartbeats(judged) == {q: q for q in ("ingest", "tagging", "email", "judge")}
+    queues = ("ingest", "fetch", "tagging", "email")
+    assert heartbeats(plain) == {q: q for q in queues}
+    assert heartbeats(judged) == {q: q for q in (*queues, "judge")}
     assert set(heartbeats(judged)) == {
         route["queue"] for route in judged.CELERY_TASK_ROUTES.values()
     }

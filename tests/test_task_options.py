@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import zoneinfo
 from datetime import UTC
 from datetime import datetime
 from datetime import timedelta
+from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +18,11 @@ from core.tasks import HARD_LIMIT_MARGIN
 from notifications.tasks import send_digest
 from papers.tasks import ingest_source
 from topics.retagging import RETAG_LOST_AFTER
+from topics.tasks import fetch_paper_pdf
 from topics.tasks import retag_topic
 from topics.tasks import train_topic_model
+
+BASE_DIR = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,47 @@ def test_digests_are_opened_at_every_zones_whole_hour(settings):
     minutes = {int(offset.total_seconds()) // 60 % 60 for offset in offsets}
 
     assert minutes <= ticks
+
+
+def test_askpdfs_fetch_has_a_queue_of_its_own():
+    """On the ingest queue, whose one worker may harvest for hours
+    (MOMENTUM_INGEST_TIME_LIMIT), a reader's PDF was "coming" all that while."""
+    assert queue_of(fetch_paper_pdf.name) == "fetch"
+
+
+def test_every_queue_a_task_goes_to_has_a_worker_in_the_procfile_and_make():
+    """A queue no worker takes keeps its tasks for good. Its heartbeat is kept
+    honest by tests/test_smoke_settings.py (one per routed queue)."""
+    app.loader.import_default_modules()
+    routed = {
+        queue_of(name)
+        for name in app.tasks
+        # Celery's own, tests' own, and the heartbeat, which beat sends to
+        # each queue by name.
+        if not name.startswith(("celery.", "tests.")) and name != "heartbeat"
+    }
+    procfile = (BASE_DIR / "Procfile").read_text().splitlines()
+    makefile = (BASE_DIR / "Makefile").read_text()
+    make_worker = re.search(r"^worker:.*\n\t(.*)$", makefile, re.MULTILINE)
+
+    assert {"ingest", "fetch", "tagging", "email", "judge"} <= routed
+    assert routed - {q for line in procfile for q in worker_queues(line)} == set()
+    assert make_worker is not None
+    assert routed - worker_queues(make_worker[1]) == set()
+
+
+def queue_of(task_name: str) -> str:
+    return app.amqp.router.route({}, task_name, (), {})["queue"].name
+
+
+def worker_queues(command: str) -> set[str]:
+    """The queues a `celery worker` command line takes (-Q a,b)."""
+    words = shlex.split(command)
+    if "worker" not in words:
+        return set()
+    return {
+        queue
+        for option, value in pairwise(words)
+        if option in ("-Q", "--queues")
+        for queue in value.split(",")
+    }

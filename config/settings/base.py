@@ -399,7 +399,7 @@ MOMENTUM_ASK_RATE = rate("MOMENTUM_ASK_RATE", "60/hour")
 MOMENTUM_ASK_SOURCES = integer("MOMENTUM_ASK_SOURCES", 8)
 # A folder of paper PDFs (<arXiv id>.pdf, "/" as "_"): AskPDF reads their full
 # text when present, else the abstract and metadata, and when it is set, a
-# paper's PDF missing from it is fetched (a task on the ingest queue, through
+# paper's PDF missing from it is fetched (a task on the fetch queue, through
 # the polite arXiv client) from MOMENTUM_ASK_PDF_URL ({id}: the versioned id).
 MOMENTUM_ASK_PDF_DIR = env.str("MOMENTUM_ASK_PDF_DIR", "")
 MOMENTUM_ASK_PDF_URL = url_template(

@@ -145,6 +145,7 @@ CELERY_BEAT_SCHEDULE = {
 HEARTBEAT = every("MOMENTUM_HEARTBEAT_SECONDS", 300)
 HEARTBEAT_QUEUES = [
     "ingest",
+    "fetch",
     "tagging",
     "email",
     *(["judge"] if given("MOMENTUM_JUDGE_API_BASE", "") else []),
@@ -162,8 +163,10 @@ CELERY_TASK_ROUTES = {
     # The judge's calls to a language model wait on it: their own, low-priority
     # queue, so ingest and tagging never queue behind them.
     "topics.tasks.judge_pending_papers": {"queue": "judge"},
-    # AskPDF's fetch of a paper's PDF waits on the arXiv limiter, as ingest does.
-    "topics.tasks.fetch_paper_pdf": {"queue": "ingest"},
+    # AskPDF's fetch of a paper's PDF, which a reader waits for: not behind a
+    # harvest on the ingest queue's one worker, for hours. The arXiv limiter,
+    # shared through Redis, still spaces its requests and the harvest's.
+    "topics.tasks.fetch_paper_pdf": {"queue": "fetch"},
     "papers.tasks.*": {"queue": "ingest"},
     "topics.tasks.*": {"queue": "tagging"},
     "notifications.tasks.*": {"queue": "email"},
