@@ -333,13 +333,15 @@ def test_the_bench_settings_load_without_a_broker_and_run_tasks_in_process():
 
 
 def test_beat_sends_a_heartbeat_to_each_queue_a_worker_takes(load_settings):
-    """The judge's queue only with a judge: with none, no worker takes it, and
-    heartbeats sent there would pile up in Redis."""
+    """The judge's queue only with a judge, AskPDF's fetch queue only with a
+    folder to fetch PDFs into: with none, no worker takes it, and heartbeats
+    sent there would pile up in Redis."""
     plain = load_settings("config.settings.base")
     judged = load_settings(
         "config.settings.base",
         MOMENTUM_JUDGE_API_BASE="http://127.0.0.1:1/v1",
         MOMENTUM_JUDGE_MODEL="judge",
+        MOMENTUM_ASK_PDF_DIR="/srv/momentum/pdfs",
     )
 
     def heartbeats(settings: ModuleType) -> dict[str, str]:
@@ -349,9 +351,9 @@ def test_beat_sends_a_heartbeat_to_each_queue_a_worker_takes(load_settings):
             if name.startswith("heartbeat-")
         }
 
-    queues = ("ingest", "fetch", "tagging", "email")
+    queues = ("ingest", "tagging", "email")
     assert heartbeats(plain) == {q: q for q in queues}
-    assert heartbeats(judged) == {q: q for q in (*queues, "judge")}
+    assert heartbeats(judged) == {q: q for q in (*queues, "fetch", "judge")}
     assert set(heartbeats(judged)) == {
         route["queue"] for route in judged.CELERY_TASK_ROUTES.values()
     }

@@ -140,12 +140,13 @@ CELERY_BEAT_SCHEDULE = {
 # Each queue's workers answer a heartbeat (config/celery_app.py) every
 # MOMENTUM_HEARTBEAT_SECONDS, and /healthz says when one last did: workers or
 # beat that died, or a queue whose only worker is stuck, show there. The
-# judge's queue only with a judge set: without one, no worker takes it, and its
+# judge's queue only with a judge set, and AskPDF's fetch queue only with a
+# folder of PDFs to fetch into: without one, no worker takes it, and its
 # heartbeats would pile up in Redis.
 HEARTBEAT = every("MOMENTUM_HEARTBEAT_SECONDS", 300)
 HEARTBEAT_QUEUES = [
     "ingest",
-    "fetch",
+    *(["fetch"] if given("MOMENTUM_ASK_PDF_DIR", "") else []),
     "tagging",
     "email",
     *(["judge"] if given("MOMENTUM_JUDGE_API_BASE", "") else []),

@@ -34,7 +34,6 @@ def test_a_queue_with_a_worker_answers_and_one_without_is_reported():
     # Each heartbeat went to its own queue: only the email worker's came back.
     assert workers["email"] == "ok"
     assert workers["ingest"].startswith("unknown: no heartbeat yet")
-    assert workers["fetch"].startswith("unknown: no heartbeat yet")
     assert workers["tagging"].startswith("unknown: no heartbeat yet")
 
 
