@@ -21,6 +21,11 @@ from django.db import connection
 # A word as PostgreSQL's parser splits it at anything but letters and digits;
 # papers.highlight marks the whole word ("multi-agent") an atom of it matched.
 ATOM = re.compile(r"[^\W_]+")
+# ASCII's signs, "_" among them, as spaces: an ASCII text split at its spaces
+# so is split into ATOM's atoms, at half the cost of finding them.
+ASCII_SIGNS = str.maketrans(
+    dict.fromkeys([c for c in map(chr, range(128)) if not c.isalnum()], " ")
+)
 # Kept per process; emptied when full (words seen again are asked again).
 MAX_KNOWN = 50_000
 # A phrase's stop word: any word stands in its place.
@@ -70,6 +75,8 @@ def _atoms(text: str) -> list[str]:
     abstracts a word at a time was a twentieth of a search), unless that makes
     a letter two (İ), which would split an atom."""
     lowered = text.lower()
+    if lowered.isascii():  # nearly every title and abstract
+        return lowered.translate(ASCII_SIGNS).split()
     if len(lowered) == len(text):
         return ATOM.findall(lowered)
     return [atom.lower() for atom in ATOM.findall(text)]

@@ -88,3 +88,14 @@ def test_a_letter_that_lowercases_to_two_keeps_its_word_whole():
     assert text == {("robots",)}
     assert stemming._atoms("İzmir robots") == ["i\u0307zmir", "robots"]
     assert stemming._atoms("IZMIR Robots") == ["izmir", "robots"]
+
+
+def test_an_ascii_text_is_split_at_every_sign_as_the_parser_splits_it():
+    # Each ASCII character between letters, "_" and control characters too.
+    text = "".join(f"{chr(code)}Ab{code}" for code in range(128))
+
+    assert stemming._atoms(text) == [
+        atom.lower() for atom in stemming.ATOM.findall(text)
+    ]
+    [runs] = matched_runs(["snake_case\x0bTools;x86_64"], ["case", "tool"], "english")
+    assert runs == {("case",), ("tools",)}
