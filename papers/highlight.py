@@ -11,6 +11,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from collections.abc import Iterator
+from functools import lru_cache
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString
@@ -42,9 +43,11 @@ def highlight(papers: Iterable[Paper], text: str) -> list[Paper]:
     for paper in papers:
         runs: Runs = getattr(paper, "matched_runs", set())
         title = latex_to_text(paper.title)
-        abstract = latex_to_text(paper.abstract)
+        # Its words marked without the ellipses, which no mark touches: most
+        # excerpts are ASCII then, marked the faster way (_found).
+        before, shown, after = _excerpt(latex_to_text(paper.abstract), runs)
         paper.highlighted_title = to_html(mark_runs(title, runs))  # type: ignore[attr-defined]
-        paper.snippet = to_html(mark_runs(excerpt(abstract, runs), runs))  # type: ignore[attr-defined]
+        paper.snippet = to_html(before + mark_runs(shown, runs) + after)  # type: ignore[attr-defined]
     return papers
 
 
@@ -83,15 +86,22 @@ def mark_runs(text: str, runs: Runs) -> str:
 
 def excerpt(text: str, runs: Runs, size: int = SNIPPET_WORDS) -> str:
     """About `size` words of the text, starting a little before the first match."""
-    all_words = text.split()
+    return "".join(_excerpt(text, runs, size))
+
+
+def _excerpt(text: str, runs: Runs, size: int = SNIPPET_WORDS) -> tuple[str, str, str]:
+    """`excerpt`'s parts: an ellipsis before or nothing, the words, one after."""
     found = next(_found(text, runs), None)
     # The words up to the match's first character: the match's is the last.
     first = len(text[: found[0] + 1].split()) - 1 if found else 0
     start = max(first - size // 4, 0)
-    shown = " ".join(all_words[start : start + size])
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if start + size < len(all_words) else ""
-    return f"{prefix}{shown}{suffix}"
+    # Split only as far as shown: what follows, if any, is one last item.
+    words = text.split(maxsplit=start + size)
+    return (
+        "… " if start > 0 else "",
+        " ".join(words[start : start + size]),
+        " …" if len(words) > start + size else "",
+    )
 
 
 def _found(text: str, runs: Runs) -> Iterator[tuple[int, int]]:
@@ -103,18 +113,36 @@ def _found(text: str, runs: Runs) -> Iterator[tuple[int, int]]:
     # Compared without accents, as the databases match: a run of the index's
     # "bezier" is the "Bézier" shown.
     runs = {tuple(map(fold, run)) for run in runs}
+    longest = max(map(len, runs))
+    # Folding an ASCII text (most titles and abstracts) is lowercasing it,
+    # which keeps every place: folded whole, not a part at a time.
+    ascii = text.isascii()
+    if ascii and longest == 1:  # words only, the most common
+        pattern = _words_pattern(frozenset(run[0] for run in runs))
+        if pattern is not None:
+            yield from (found.span() for found in pattern.finditer(text.lower()))
+        return
+    parts = (
+        (
+            (part.group(0), part.start(), part.end())
+            for part in ATOM.finditer(text.lower())
+        )
+        if ascii
+        else (
+            (fold(part.group(0)), part.start(), part.end())
+            for part in ATOM.finditer(text)
+        )
+    )
     by_first: dict[str, list[tuple[str, ...]]] = {}
     for run in runs:
         by_first.setdefault(run[0], []).append(run)
-    longest = max(map(len, runs))
-    parts = ATOM.finditer(text)
-    if longest == 1:  # words only, the most common: no need to look ahead
-        yield from (part.span() for part in parts if fold(part.group(0)) in by_first)
+    if longest == 1:  # no need to look ahead
+        yield from ((start, stop) for atom, start, stop in parts if atom in by_first)
         return
     # The parts a run starting at the first of them would cover: (atom, start, stop).
     ahead: deque[tuple[str, int, int]] = deque(maxlen=longest)
     for part in parts:
-        ahead.append((fold(part.group(0)), part.start(), part.end()))
+        ahead.append(part)
         if len(ahead) == longest and ahead[0][0] in by_first:
             yield from _starting(ahead, by_first[ahead[0][0]])
     if len(ahead) == longest:
@@ -123,6 +151,19 @@ def _found(text: str, runs: Runs) -> Iterator[tuple[int, int]]:
         if ahead[0][0] in by_first:
             yield from _starting(ahead, by_first[ahead[0][0]])
         ahead.popleft()
+
+
+@lru_cache(maxsize=256)
+def _words_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern finding these words (folded) where they are whole atoms of an
+    ASCII text lowercased, scanned by the regex engine rather than a part at a
+    time; None when no word could be one (a non-ASCII word is in no such text).
+    Kept per set of words, as a page's papers share theirs."""
+    # Letters and digits only: nothing to escape.
+    wanted = sorted(word for word in words if word.isascii() and ATOM.fullmatch(word))
+    if not wanted:
+        return None
+    return re.compile(rf"(?<![^\W_])(?:{'|'.join(wanted)})(?![^\W_])")
 
 
 def _starting(

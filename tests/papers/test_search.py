@@ -1341,6 +1341,20 @@ def test_mark_runs_marks_a_phrase_only_where_its_words_stand_in_a_row():
     )
 
 
+def test_mark_runs_marks_only_whole_atoms_in_ascii_and_other_text_alike():
+    runs = {("agent",), ("case",), ("bézier",), ("\u03b1",), ("x86",)}
+    text = "Agents: an agent, snake_case, Bezier on x86_64 with alpha-agent."
+
+    marked = to_html(mark_runs(text, runs))
+
+    assert marked == (
+        "Agents: an <mark>agent</mark>, <mark>snake_case</mark>, "
+        "<mark>Bezier</mark> on <mark>x86_64</mark> with <mark>alpha-agent</mark>."
+    )
+    # The same words in a text that is not ASCII, marked a part at a time.
+    assert to_html(mark_runs(f"{text} é", runs)) == f"{marked} é"
+
+
 def test_to_html_escapes_everything_but_the_marks():
     html = to_html("\ue000<b>\ue001 & <script>x</script> \ue001stray")
 
@@ -1355,6 +1369,17 @@ def test_excerpt_starts_a_little_before_the_first_match():
     assert shown.startswith("… w95 w96 w97 w98 w99 needle tail")
     assert shown.endswith(" …")
     assert len(shown.split()) == 22
+
+
+def test_an_excerpt_ends_with_an_ellipsis_only_when_words_follow():
+    text = " ".join(f"w{n}" for n in range(20)) + " \n "
+
+    assert excerpt(text, {("w5",)}, size=20) == text.strip()
+    assert excerpt(text, {("w1",)}, size=19) == " ".join(text.split()[:19]) + " …"
+    assert (
+        excerpt(text, {("w9",)}, size=10) == "… " + " ".join(text.split()[7:17]) + " …"
+    )
+    assert excerpt("", {("w1",)}) == ""
 
 
 def test_an_excerpt_starts_before_the_phrase_not_its_first_word():
