@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from collections.abc import Mapping
 
 from django.db import connection
 
@@ -30,7 +31,9 @@ ASCII_SIGNS = str.maketrans(
 MAX_KNOWN = 50_000
 # A phrase's stop word: any word stands in its place.
 ANY_WORD: set[str] = set()
-_known: dict[str, frozenset[str]] = {}
+# Each configuration's words and their lexemes. A full one is replaced, never
+# emptied in place: a search reading it meanwhile keeps what it read.
+_known: dict[str, dict[str, frozenset[str]]] = {}
 _lock = threading.Lock()
 
 
@@ -42,8 +45,9 @@ def matched_runs(
     row whose lexemes are a phrase's, in its order (a stop word of the phrase
     stands for any word, as PostgreSQL counts its place)."""
     texts_atoms = [_atoms(text) for text in texts]
+    texts_words = [set(atoms) for atoms in texts_atoms]
     terms_atoms = [_atoms(term) for term in terms]
-    words = set().union(*texts_atoms)
+    words = set().union(*texts_words)
     lexemes = _lexemes(words.union(*terms_atoms), config)
     phrases = []
     for atoms in terms_atoms:
@@ -67,7 +71,10 @@ def matched_runs(
         ]
         for wanted in phrases
     ]
-    return [_runs(atoms, patterns) for atoms in texts_atoms]
+    return [
+        _runs(atoms, present, patterns)
+        for atoms, present in zip(texts_atoms, texts_words, strict=True)
+    ]
 
 
 def _atoms(text: str) -> list[str]:
@@ -82,10 +89,11 @@ def _atoms(text: str) -> list[str]:
     return [atom.lower() for atom in ATOM.findall(text)]
 
 
-def _runs(atoms: list[str], patterns: list[list[set[str]]]) -> set[tuple[str, ...]]:
-    """The runs of these words that fit a pattern: the words allowed at each
-    place, in order (ANY_WORD: any)."""
-    present = set(atoms)
+def _runs(
+    atoms: list[str], present: set[str], patterns: list[list[set[str]]]
+) -> set[tuple[str, ...]]:
+    """The runs of these words (`present`: the same as a set) that fit a
+    pattern: the words allowed at each place, in order (ANY_WORD: any)."""
     runs: set[tuple[str, ...]] = set()
     for first, *rest in patterns:
         if not rest:
@@ -101,21 +109,27 @@ def _runs(atoms: list[str], patterns: list[list[set[str]]]) -> set[tuple[str, ..
     return runs
 
 
-def _lexemes(words: set[str], config: str) -> dict[str, frozenset[str]]:
-    prefix, get = f"{config}:", _known.get
-    known = {word: get(prefix + word) for word in words}
-    missing = [word for word, lexemes in known.items() if lexemes is None]
-    if missing:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT word, tsvector_to_array(to_tsvector(%s::regconfig, word)) "
-                "FROM unnest(%s::text[]) AS word",
-                [config, missing],
-            )
-            found = {word: frozenset(lexemes) for word, lexemes in cursor.fetchall()}
-        with _lock:
-            if len(_known) + len(found) > MAX_KNOWN:
-                _known.clear()
-            _known.update({f"{config}:{word}": lex for word, lex in found.items()})
-        known.update(found)
-    return known  # type: ignore[return-value]
+def _lexemes(words: set[str], config: str) -> Mapping[str, frozenset[str]]:
+    """Each word's lexemes: those not known asked of the database, all at once.
+    The known ones are not copied out (a page holds a thousand words): the
+    set difference finds those missing."""
+    known = _known.get(config, {})
+    missing = words.difference(known)
+    if not missing:
+        return known
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT word, tsvector_to_array(to_tsvector(%s::regconfig, word)) "
+            "FROM unnest(%s::text[]) AS word",
+            [config, list(missing)],
+        )
+        found = {word: frozenset(lexemes) for word, lexemes in cursor.fetchall()}
+    with _lock:
+        if sum(map(len, _known.values())) + len(found) > MAX_KNOWN:
+            _known.clear()
+        kept = _known.setdefault(config, {})
+        kept.update(found)
+    if kept is known:
+        return known
+    # Replaced meanwhile (full): what this search read, and found.
+    return {word: found[word] if word in found else known[word] for word in words}

@@ -76,7 +76,7 @@ def test_what_is_known_stays_bounded(monkeypatch):
 
     matched_runs(["four five"], ["four"], "english")
 
-    assert len(stemming._known) <= 4
+    assert sum(map(len, stemming._known.values())) <= 4
     assert matched_runs(["four five"], ["five"], "english") == [{("five",)}]
 
 
