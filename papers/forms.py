@@ -7,7 +7,9 @@ from typing import Any
 
 from django import forms
 from django.forms.utils import flatatt
+from django.forms.widgets import Input
 from django.utils.choices import BaseChoiceIterator
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 
@@ -49,12 +51,49 @@ def renamed_topic(slug: str) -> str | None:
     return topics.values_list("slug", flat=True).first()
 
 
+class WrittenInput(Input):
+    """An input written in Python as Django's input.html and attrs.html write
+    it (the attributes in their order, each escaped alike): through those two
+    templates, the search form's four inputs were a twentieth of the CPU time
+    of a search."""
+
+    def render(
+        self,
+        name: str,
+        value: Any,
+        attrs: dict[str, Any] | None = None,
+        renderer: Any = None,
+    ) -> SafeString:
+        widget = self.get_context(name, value, attrs)["widget"]
+        html = [
+            f'<input type="{conditional_escape(widget["type"])}" '
+            f'name="{conditional_escape(widget["name"])}"'
+        ]
+        if widget["value"] is not None:
+            html.append(f' value="{conditional_escape(widget["value"])}"')
+        for attr, attr_value in widget["attrs"].items():
+            if attr_value is not False:
+                html.append(f" {conditional_escape(attr)}")
+                if attr_value is not True:
+                    html.append(f'="{conditional_escape(attr_value)}"')
+        html.append(">")
+        return mark_safe("".join(html))
+
+
+class TextInput(WrittenInput, forms.TextInput):
+    pass
+
+
+class DateInput(WrittenInput, forms.DateInput):
+    pass
+
+
 def date_field(label: str) -> forms.DateField:
     return forms.DateField(
         label=label,
         required=False,
         input_formats=["%Y-%m-%d"],
-        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        widget=DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
         error_messages={"invalid": f"{label}: {DATE_MESSAGE}"},
     )
 
@@ -104,9 +143,7 @@ class SearchForm(forms.Form):
         label="Search",
         required=False,
         max_length=MAX_QUERY_LENGTH,
-        widget=forms.TextInput(
-            attrs={"type": "search", "placeholder": "Search papers"}
-        ),
+        widget=TextInput(attrs={"type": "search", "placeholder": "Search papers"}),
         error_messages={
             "max_length": "Search text is limited to %(limit_value)d characters "
             "(it has %(show_value)d)."
@@ -120,7 +157,7 @@ class SearchForm(forms.Form):
     category = forms.CharField(
         required=False,
         max_length=32,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. cs.LG"}),
+        widget=TextInput(attrs={"placeholder": "e.g. cs.LG"}),
     )
 
     def __init__(self, *args: Any, names_version: int | None = None, **kwargs: Any):

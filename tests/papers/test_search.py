@@ -12,10 +12,14 @@ from datetime import date
 from datetime import timedelta
 
 import pytest
+from django import forms
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
+from django.http import QueryDict
 
+from papers.forms import SearchForm
+from papers.forms import WrittenInput
 from papers.forms import topic_choices
 from papers.highlight import excerpt
 from papers.highlight import mark_runs
@@ -1388,6 +1392,29 @@ def test_an_excerpt_starts_before_the_phrase_not_its_first_word():
     shown = excerpt(text, {("world", "model")}, size=8)
 
     assert shown == "… w28 w29 (world model)"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "q=a+%22quoted%22+%3Cb%3E+%26+%27x%27&category=cs.LG&from=2026-01-02&to=xx",
+        f"q={'x' * 201}&category=%3Cnope%3E&from=2026-13-01&to=2026-01-01",
+    ],
+)
+def test_the_search_forms_inputs_are_written_as_djangos_templates_write_them(
+    db, monkeypatch, query
+):
+    def inputs() -> list[str]:
+        form = SearchForm(QueryDict(query), names_version=None)
+        form.is_valid()
+        return [str(form[name]) for name in ("q", "category", "from", "to")]
+
+    written = inputs()
+    # Django's own, through input.html and attrs.html.
+    monkeypatch.setattr(WrittenInput, "render", forms.Widget.render)
+
+    assert written == inputs()
 
 
 def test_each_search_error_is_tied_to_its_field(client, db):
