@@ -14,10 +14,10 @@ from papers.models import IngestRun
 from papers.tasks import ingest_source
 from tests.ask.pdfs import PAGES
 from tests.ask.pdfs import tiny_pdf
-from tests.fakearxiv import FIXTURES
 from tests.fakearxiv import xml
 from tests.integration.celery_workers import worker_process
 from tests.integration.celery_workers import worker_thread
+from tests.papers.test_harvest import STAT_LISTING
 from tests.waiting import wait_for
 from topics.ask.fulltext import COMING
 from topics.ask.fulltext import READY
@@ -29,12 +29,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("broker"),
 ]
-
-STAT_LISTING = (
-    FIXTURES
-    / "listing_rss2_2024"
-    / "emanuelealiverti-arxiv_rss_stat_2024-03-26.rss.xml"
-)
 
 
 @pytest.fixture
