@@ -122,7 +122,12 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
         # A whole id is looked up, not matched as a start: LIKE reads every
         # paper, and the date hierarchy read them twice more (0.7 s).
         if ID_START.fullmatch(term) and not WHOLE_ID.fullmatch(term):
-            return queryset.filter(arxiv_id__startswith=term), False
+            # Found first, through their index: filtered in place, PostgreSQL
+            # took the date hierarchy's first and last day by reading papers
+            # in date order for the first whose id matched (0.3 s for 10,000
+            # matches at 100,000 papers; 0.04 s so).
+            starting = Paper.objects.filter(arxiv_id__startswith=term)
+            return queryset.filter(pk__in=starting.values("pk")), False
         try:
             arxiv_id, _ = split_arxiv_id(term)
         except ParseError:
