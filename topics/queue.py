@@ -3,6 +3,7 @@ model's expected precision and recall, its band, and which decisions help most."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -28,6 +29,16 @@ def awaiting_counts(topic_ids: Iterable[int]) -> dict[int, int]:
     return dict(rows)
 
 
+def two_places(value: float, below: float) -> str:
+    """A figure to two places, cut (not rounded) when it is under `below`, a
+    target or the boundary: a precision of 0.9467 read "0.95" beside "below the
+    topic's precision target of 0.95"."""
+    if value < below:
+        # Rounded to six places first: 0.29 * 100 is 28.999999999999996.
+        value = math.floor(round(value * 100, 6)) / 100
+    return f"{value:.2f}"
+
+
 def awaiting_text(count: int) -> str:
     return f"{count} awaiting review"
 
@@ -49,7 +60,8 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
         f"{model.positives} positives and {model.negatives} negatives "
         f"({model.decisions} curator decisions)."
     )
-    if model.include_at is None:
+    # The band's edges and what they reach are stored together (relevance).
+    if model.include_at is None or model.precision is None or model.recall is None:
         return (
             f"{trained} No band yet: too few decisions of each kind (needs "
             f"{MIN_EACH} included and {MIN_EACH} excluded), none the model can "
@@ -60,12 +72,14 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
             "disagreements wait in the review queue."
         )
     # Measured on decisions the band was not drawn on (topics.membership).
+    topic = model.topic
+    precision = two_places(model.precision, topic.precision_target)
+    recall = two_places(model.recall, topic.recall_target)
     expected = (
         f" Automatic decisions, tried on your decisions the band was not drawn "
-        f"on: precision {model.precision:.2f}, recall {model.recall:.2f}; "
+        f"on: precision {precision}, recall {recall}; "
         f"{model.band:.0%} of decided papers fall in the band."
     )
-    topic = model.topic
     missed = [
         f"{name} target of {target:.2f}"
         for name, reached, target in [

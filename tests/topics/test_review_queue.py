@@ -133,6 +133,13 @@ def test_a_score_just_under_the_boundary_never_reads_as_it(topic, papers):
     )
 
 
+def test_a_score_of_two_places_reads_as_itself(topic, papers):
+    """Cut to two places, 0.29 (28.999999999999996 hundredths) read 0.28."""
+    doubted = ReviewItem(topic=topic, paper=papers["2606.00001"], score=0.29)
+
+    assert review_reason(doubted) == "The rule does not match; model score 0.29 agrees"
+
+
 def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
     flagged = ReviewItem(topic=topic, paper=papers["2606.00001"], flags=3)
 
@@ -404,6 +411,29 @@ def test_topic_page_shows_the_trained_model_and_links_to_its_queue(
     assert 'name="membership"' in text
     assert 'name="precision_target"' in text
     assert 'name="recall_target"' in text
+
+
+def test_a_figure_just_under_its_target_never_reads_as_the_target(admin_client, topic):
+    """Tool Use in the demo, after a burst of exclusions: "precision 0.95, ...
+    That is below the topic's precision target of 0.95" (0.9467, rounded). A
+    figure below its target is cut to two places, not rounded up to it."""
+    trained_model(topic, precision=0.9467, recall=0.8996)
+
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
+    listing = admin_client.get(reverse("admin:topics_topic_changelist"))
+
+    assert "precision 0.94, recall 0.89; 5% of decided papers" in page.text
+    assert "precision target of 0.95 and its recall target of 0.90" in page.text
+    assert "model v3, precision 0.94, recall 0.89" in listing.text
+
+
+def test_a_figure_at_or_over_its_target_is_rounded(admin_client, topic):
+    trained_model(topic, precision=0.9551, recall=0.9)
+
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
+
+    assert "precision 0.96, recall 0.90; 5% of decided papers" in page.text
+    assert "below the topic" not in page.text
 
 
 def test_topic_page_says_when_too_few_decisions_to_train(admin_client, topic):

@@ -21,6 +21,7 @@ from topics.models import TopicModel
 from topics.queue import awaiting_counts
 from topics.queue import awaiting_text
 from topics.queue import model_summary
+from topics.queue import two_places
 
 MEMBERSHIP_SHORT: dict[str, str] = {
     Topic.Membership.RULE: "rule only",
@@ -43,10 +44,9 @@ class MembershipColumns:
         elif model.precision is None:
             state = f"model v{model.version}, no band yet"
         else:
-            state = (
-                f"model v{model.version}, precision {model.precision:.2f}, "
-                f"recall {model.recall:.2f}"
-            )
+            precision = two_places(model.precision, topic.precision_target)
+            recall = two_places(model.recall, topic.recall_target)
+            state = f"model v{model.version}, precision {precision}, recall {recall}"
         return f"{mode}; {state}"
 
     @admin.display(description="awaiting review")

@@ -4,7 +4,6 @@ one click or in bulk."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +48,7 @@ from topics.models import JudgeVerdict
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
+from topics.queue import two_places
 
 REVIEW_REASON = "review queue"
 
@@ -99,9 +99,7 @@ def _model_reason(item: ReviewItem) -> str:
 def _shown(score: float) -> str:
     """A score to two places, cut (not rounded) below the boundary: 0.496
     doubts and reads 0.49, never the 0.50 of a score that says it belongs."""
-    if score < BOUNDARY:
-        score = math.floor(score * 100) / 100
-    return f"{score:.2f}"
+    return two_places(score, BOUNDARY)
 
 
 class ReviewKindFilter(admin.SimpleListFilter):
