@@ -140,6 +140,23 @@ def test_a_score_of_two_places_reads_as_itself(topic, papers):
     assert review_reason(doubted) == "The rule does not match; model score 0.29 agrees"
 
 
+def test_the_rule_terms_read_as_on_the_papers_page(topic, papers):
+    """Terms are stored as the rule spells them: the queue read “"agentic RL"”,
+    “ti:agent” where the paper's page says “agentic RL”, “agent” in the title."""
+    matched = ReviewItem(
+        topic=topic,
+        paper=papers["2606.00001"],
+        score=0.41,
+        rule_matched=True,
+        rule_terms=['"agentic RL"', "ti:agent", 'abs:"tool use"', "cat:cs.RO", "GRPO"],
+    )
+
+    assert review_reason(matched) == (
+        "Rule matched “agentic RL”, “agent” in the title, “tool use” in the "
+        "abstract, category cs.RO, “GRPO”; model score 0.41 doubts it"
+    )
+
+
 def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
     flagged = ReviewItem(topic=topic, paper=papers["2606.00001"], flags=3)
 

@@ -49,6 +49,7 @@ from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.queue import two_places
+from topics.templatetags.rule_terms import term_in_words
 
 REVIEW_REASON = "review queue"
 
@@ -79,7 +80,8 @@ def _band_reason(item: ReviewItem) -> str:
 def _model_reason(item: ReviewItem) -> str:
     score = item.score
     if item.rule_matched:
-        terms = ", ".join(f"“{term}”" for term in item.rule_terms)
+        # As the paper's page words them: “agent” in the title, not “ti:agent”.
+        terms = ", ".join(map(term_in_words, item.rule_terms))
         reason = f"rule matched {terms}" if terms else "the rule matches"
         if score is not None and score < BOUNDARY:
             reason += f"; model score {_shown(score)} doubts it"

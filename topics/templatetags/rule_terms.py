@@ -25,10 +25,24 @@ WHERE = {
 def matched_term(source: str) -> SafeString:
     """A matched term as its rule spells it (`ti:agentic`, `"tool use"`,
     `cat:cs.RO`), worded: <q>agentic</q> in the title, category cs.RO."""
-    field, colon, value = source.partition(":")
-    if not colon or field not in FIELDS:
-        field, value = "all", source
-    value = value.replace('"', "")
+    field, value = term_parts(source)
     if field == "cat":
         return format_html("category {}", value)
     return format_html("<q>{}</q>{}", value, WHERE[field])
+
+
+def term_in_words(source: str) -> str:
+    """matched_term as plain text (admin's review queue): “agentic” in the
+    title, category cs.RO."""
+    field, value = term_parts(source)
+    if field == "cat":
+        return f"category {value}"
+    return f"“{value}”{WHERE[field]}"
+
+
+def term_parts(source: str) -> tuple[str, str]:
+    """A term's field (all: none written) and its words without quotes."""
+    field, colon, value = source.partition(":")
+    if not colon or field not in FIELDS:
+        field, value = "all", source
+    return field, value.replace('"', "")
