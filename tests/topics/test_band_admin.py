@@ -188,6 +188,31 @@ def test_topic_admin_says_how_many_await_review(
     assert 'name="precision_target"' in change
 
 
+def test_topic_admin_says_which_papers_readers_flagged(admin_client):
+    """A rule-only topic's queue holds only readers' flags: its row in the
+    topic list said "—" under "awaiting review", its page only "1 paper to
+    review", and a flag waited unseen."""
+    topic = make_topic("Robots", rule="ti:robot", slug="robots")
+    upsert_records([paper_record("2606.00001", title="A robot")])
+    flagged = ReviewItem.objects.create(
+        topic=topic, paper=Paper.objects.get(), rule_matched=True, flags=2
+    )
+    flagged_url = f"{reverse(CHANGELIST)}?topic__id__exact={topic.pk}&amp;kind=flagged"
+
+    listing = admin_client.get(reverse("admin:topics_topic_changelist")).text
+    change = admin_client.get(
+        reverse("admin:topics_topic_change", args=[topic.pk])
+    ).text
+
+    link = f'<a href="{flagged_url}">1 flagged by readers</a>'
+    assert f'<td class="field-awaiting_review">{link}</td>' in listing
+    assert f"0 awaiting review</a>, {link}" in change
+
+    flagged.delete()
+    listing = admin_client.get(reverse("admin:topics_topic_changelist")).text
+    assert '<td class="field-awaiting_review">—</td>' in listing
+
+
 @pytest.mark.parametrize(
     "changelist",
     ["admin:topics_topic_changelist", "admin:topics_topicmodel_changelist"],

@@ -13,6 +13,7 @@ from django.db.models import Subquery
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.html import format_html_join
 
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -51,12 +52,18 @@ class MembershipColumns:
 
     @admin.display(description="awaiting review")
     def awaiting_review(self, topic: Topic) -> str:
+        """Its pending papers and the papers readers flagged, each linked to
+        them in the queue: a rule-only topic's queue holds only flags."""
         count = getattr(topic, "awaiting_total", None) or 0
-        if not count:
+        flagged = getattr(topic, "flagged_total", None) or 0
+        links = []
+        if count:
+            links.append((_queue_url(topic, pending=True), awaiting_text(count)))
+        if flagged:
+            links.append((_queue_url(topic, flagged=True), flagged_text(flagged)))
+        if not links:
             return "—"
-        return format_html(
-            '<a href="{}">{}</a>', _queue_url(topic, pending=True), awaiting_text(count)
-        )
+        return format_html_join("; ", '<a href="{}">{}</a>', links)
 
     @admin.display(description="relevance model")
     def relevance_model(self, topic: Topic) -> str:
@@ -71,13 +78,22 @@ class MembershipColumns:
             return "—"
         count = topic.review_items.count()
         awaiting = ReviewItem.objects.filter(topic=topic, pending=True).count()
-        return format_html(
+        flagged = ReviewItem.objects.filter(topic=topic, flags__gt=0).count()
+        text = format_html(
             '<a href="{}">{} paper{} to review</a>, of which <a href="{}">{}</a>',
             _queue_url(topic),
             count,
             pluralize(count),
             _queue_url(topic, pending=True),
             awaiting_text(awaiting),
+        )
+        if not flagged:
+            return text
+        return format_html(
+            '{}, <a href="{}">{}</a>',
+            text,
+            _queue_url(topic, flagged=True),
+            flagged_text(flagged),
         )
 
     @admin.display(description="pins and exclusions")
@@ -103,21 +119,37 @@ class MembershipColumns:
         )
 
 
-def _queue_url(topic: Topic, *, pending: bool = False) -> str:
-    """The review queue of one topic (only its pending papers, if asked)."""
-    query = {"topic__id__exact": topic.pk}
+def flagged_text(count: int) -> str:
+    return f"{count} flagged by readers"
+
+
+def _queue_url(topic: Topic, *, pending: bool = False, flagged: bool = False) -> str:
+    """The review queue of one topic (only its pending or flagged papers, if
+    asked)."""
+    query: dict[str, object] = {"topic__id__exact": topic.pk}
     if pending:
         query["pending__exact"] = 1
+    if flagged:
+        query["kind"] = "flagged"
     return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
 
 
 def awaiting_total() -> Subquery:
     """Each topic's pending papers, as a subquery of the topic list's query."""
-    pending = (
-        ReviewItem.objects.filter(topic=OuterRef("pk"), pending=True)
+    return _queue_count(pending=True)
+
+
+def flagged_total() -> Subquery:
+    """Each topic's papers flagged by readers, as awaiting_total counts."""
+    return _queue_count(flags__gt=0)
+
+
+def _queue_count(**among: object) -> Subquery:
+    items = (
+        ReviewItem.objects.filter(topic=OuterRef("pk"), **among)
         .order_by()
         .values("topic")
         .annotate(count=Count("pk"))
         .values("count")
     )
-    return Subquery(pending, output_field=IntegerField())
+    return Subquery(items, output_field=IntegerField())

@@ -34,6 +34,7 @@ from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
 from topics.admin.membership import MembershipColumns
 from topics.admin.membership import awaiting_total
+from topics.admin.membership import flagged_total
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -226,7 +227,9 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         # A trained model's weights (about 1 MB of JSON at 100,000 papers) score
         # papers and are never shown: the list read them for every topic on it.
         topics = topics.defer("model__weights")
-        return topics.annotate(awaiting_total=awaiting_total())
+        return topics.annotate(
+            awaiting_total=awaiting_total(), flagged_total=flagged_total()
+        )
 
     def get_urls(self) -> list:
         preview = self.admin_site.admin_view(self.preview_view)
