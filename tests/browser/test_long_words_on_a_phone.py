@@ -1,0 +1,72 @@
+"""What a reader types, shown back on a phone: a name or a question with no
+space in it (a run of letters, a URL, a language written without spaces)
+wraps inside the screen instead of widening the page, which then scrolls
+sideways and is shown zoomed out."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from tests.browser.conftest import PHONE
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import Follow
+from topics.models import Question
+from topics.saved_searches import NAME_LENGTH
+from topics.tagging import tag_papers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# As long as a saved search's name may be, without a space.
+NAME = ("Robotpolicies" * 10)[:NAME_LENGTH]
+QUESTION = "Whichrobotpolicieslearnfromvideo" * 10
+
+
+@pytest.fixture
+def reader(alice):
+    """alice, following a topic with a robot paper, with a long question asked
+    about it."""
+    topic = make_topic("Robot Learning", rule="ti:robot", slug="robot-learning")
+    tag_papers(
+        upsert_records(
+            [paper_record("2607.04713", title="Robot policies from video")]
+        ).changed_ids
+    )
+    Follow.objects.create(user=alice, topic=topic)
+    Question.objects.create(user=alice, topic=topic, text=QUESTION)
+    return alice
+
+
+def test_a_long_saved_search_name_and_question_stay_inside_a_phones_screen(
+    phone, sign_in, reader
+):
+    sign_in(phone, reader)
+    phone.goto("/settings/")
+    new = phone.locator("details:has(> summary:text-is('New saved search'))")
+    new.locator("summary").click()
+    new.get_by_label("Name").fill(NAME)
+    new.get_by_label("Query").fill("robot")
+    new.get_by_role("button", name="Save search").click()
+    # The settings again, with the message naming it.
+    expect(phone.locator(".messages")).to_contain_text(NAME)
+    assert_within_the_screen(phone, "the settings, saved")
+
+    for address in (
+        "/settings/",  # the search listed, with its Delete button
+        "/",  # the row it matched, and the searches beside the feed
+        "/search/?q=robot",  # "Saved as …"
+        "/topics/robot-learning/ask/",  # the recent questions
+    ):
+        phone.goto(address)
+        assert_within_the_screen(phone, address)
+
+
+def assert_within_the_screen(page, where: str) -> None:
+    shown = page.get_by_text(NAME).or_(page.get_by_text(QUESTION))
+    expect(shown.first).to_be_attached()
+    for details in page.locator("details").all():
+        details.evaluate("d => d.open = true")  # what they hold laid out too
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"{where}: {width}px wide"
