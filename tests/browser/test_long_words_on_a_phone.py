@@ -14,7 +14,9 @@ from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
 from topics.models import Follow
 from topics.models import Question
+from topics.models import SavedSearch
 from topics.saved_searches import NAME_LENGTH
+from topics.saved_searches import create_search
 from topics.tagging import tag_papers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,3 +72,20 @@ def assert_within_the_screen(page, where: str) -> None:
         details.evaluate("d => d.open = true")  # what they hold laid out too
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"{where}: {width}px wide"
+
+
+def test_a_long_saved_search_name_stays_inside_a_phones_screen_in_the_digest(
+    phone, sign_in, reader
+):
+    """The digest's HTML, as a mail app on a phone lays it out (here, as the
+    browser shows the next one): the name, in a section's heading or beside a
+    paper it matched, made the mail as wide as itself and every line of it ran
+    off the screen."""
+    create_search(reader, name=NAME, query="robot", syntax=SavedSearch.Syntax.SEARCH)
+    sign_in(phone, reader)
+    phone.goto("/digest/preview/")
+
+    # Its paper, in the topic's section, says which search it matches.
+    expect(phone.get_by_text(f"Matches your search “{NAME}”")).to_be_visible()
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the digest: {width}px wide"
