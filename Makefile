@@ -36,7 +36,8 @@ messages:
 
 ## run: set up the embedded default (SQLite, in-process tasks) and serve the demo
 # Links in mail and feeds, and the arXiv User-Agent, name the server being started.
-run: export MOMENTUM_SITE_URL ?= http://$(HOST):$(PORT)
+# So do a worker's and beat's beside it (`make worker PORT=8123`).
+run worker beat: export MOMENTUM_SITE_URL ?= http://$(HOST):$(PORT)
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 import zoneinfo
 from datetime import UTC
 from datetime import datetime
@@ -95,6 +97,32 @@ def test_every_queue_a_task_goes_to_has_a_worker_in_the_procfile_and_make():
     assert routed - {q for line in procfile for q in worker_queues(line)} == set()
     assert make_worker is not None
     assert routed - worker_queues(make_worker[1]) == set()
+
+
+@pytest.mark.parametrize("target", ["worker", "beat"])
+def test_make_worker_and_beat_link_to_the_server_make_run_serves(tmp_path, target):
+    """Beside `make run PORT=8123`, `make worker PORT=8123` mailed digests and
+    sign-up confirmations linking to port 8000: only `run` derived the site's
+    address from HOST and PORT."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    # A celery that says which address it was given, in an installed venv.
+    celery = venv / "bin" / "celery"
+    celery.write_text('#!/bin/sh\necho "$MOMENTUM_SITE_URL"\n')
+    celery.chmod(0o755)
+    (venv / ".installed").touch()
+    environment = {k: v for k, v in os.environ.items() if k != "MOMENTUM_SITE_URL"}
+
+    given = subprocess.run(
+        ["make", "-s", target, f"VENV={venv}", "PORT=8123"],
+        cwd=BASE_DIR,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert given.stdout.strip() == "http://127.0.0.1:8123"
 
 
 def queue_of(task_name: str) -> str:
