@@ -7,6 +7,9 @@ which every change to papers, tags, topics and momentum moves on after commit;
 parts that change without it (follower counts, a user's saved papers) add a
 fingerprint of their rows. So a client's If-None-Match is answered with no SQL
 at all, and a body built once is served from the cache until the data changes.
+A date (If-Modified-Since) or `*` is answered so only where a body of this
+version was built: they hold at an address that names nothing too, which was
+a 304 to a poller of a mistyped slug rather than its 404.
 
 Last-Modified is when this version was first seen: the content version is a
 timestamp itself, and a fingerprint is stamped when an address (a reader's own,
@@ -42,6 +45,9 @@ from core.release import release_first_seen
 VERSION_KEY = "pages:version"
 # Bodies are keyed by version, so they never go stale; this only bounds memory.
 BODY_TIMEOUT = 10 * 60
+# Marks a body built at a digest (kept longer than the body): the address names
+# something in that version, so a date may answer a 304 there.
+BUILT_KEY = "api:built:"
 SEEN_TIMEOUT = 7 * 24 * 60 * 60
 
 
@@ -88,16 +94,37 @@ def conditional_response(
     )
     assert answer is not None  # it is given a response: that one, or an answer
     if answer is not probe:
+        # A date or `*` holds at any address, one that names nothing (a
+        # mistyped slug: a 404) or has moved (a 301) included; build() says
+        # which, once a version (BUILT_KEY). An ETag that matched was sent
+        # with a body built here.
+        if not _etag_matched(request) and not cache.get(BUILT_KEY + digest):
+            _body(digest, build)
         if answer.status_code == 412:
             raise PreconditionFailed
         return answer
+    body = _body(digest, build)
+    return HttpResponse(body, content_type="application/json", headers=headers)
+
+
+def _body(digest: str, build: Callable[[], Any]) -> bytes:
+    """The body of this version at this address: cached, or built (which may
+    raise) and cached."""
     key = f"api:body:{digest}"
-    body = cache.get(key)
+    body = cast(bytes | None, cache.get(key))
     if body is None:
         # Rendered once: a hit costs one cache read and no serializing.
         body = JSONRenderer().render(build())
         cache.set(key, body, BODY_TIMEOUT)
-    return HttpResponse(body, content_type="application/json", headers=headers)
+        cache.set(BUILT_KEY + digest, True, SEEN_TIMEOUT)
+    return body
+
+
+def _etag_matched(request: Request) -> bool:
+    """Whether the client sent ETags of its own (not `*`), so that a 304 is
+    for one of them: they are only ever sent with a body."""
+    etags = request.headers.get("If-None-Match", "").strip()
+    return etags not in ("", "*")
 
 
 def _modified(version: int, fingerprint: str, reader_address: str) -> int:

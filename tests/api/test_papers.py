@@ -372,6 +372,48 @@ def test_list_and_detail_answer_conditional_requests_without_queries(
         assert since.status_code == 304
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/papers/2606.99999/",
+        "/api/v1/papers/2606.99999/similar/",
+        "/api/v1/topics/no-such-topic/",
+        "/api/v1/topics/no-such-topic/papers/",
+        LIST + "?topic=no-such-topic",
+    ],
+)
+def test_validators_do_not_make_an_address_that_names_nothing_a_304(
+    anonymous, corpus, url
+):
+    """A poller that sends the time of its last poll (or `*`) at a mistyped
+    address is told that it names nothing, not that nothing changed there."""
+    now = http_date(time.time())
+
+    by_date = anonymous.get(url, HTTP_IF_MODIFIED_SINCE=now)
+    by_any = anonymous.get(url, HTTP_IF_NONE_MATCH="*")
+
+    assert by_date.status_code == by_any.status_code == 404
+    assert_error(by_date, 404, "not_found")
+    # `*` matches whatever is there: here, nothing (a 412, not a 200).
+    assert_error(anonymous.get(url, HTTP_IF_MATCH="*"), 404, "not_found")
+
+
+def test_a_304_needs_no_queries_once_the_body_was_built(
+    anonymous, corpus, django_assert_num_queries
+):
+    """The body at this version was built, so the address names something: a
+    client's date is answered from the cache, as its ETag is."""
+    url = "/api/v1/papers/2606.00100/"
+    first = anonymous.get(url)
+    with django_assert_num_queries(0):
+        later = anonymous.get(url, HTTP_IF_MODIFIED_SINCE=http_date(time.time()))
+        any_body = anonymous.get(url, HTTP_IF_NONE_MATCH="*")
+    assert later.status_code == any_body.status_code == 304
+    assert later["ETag"] == first["ETag"]
+    cache.clear()  # built bodies forgotten (evicted): built again, then a 304
+    assert anonymous.get(url, HTTP_IF_NONE_MATCH="*").status_code == 304
+
+
 def test_a_precondition_that_does_not_hold_is_a_412_the_schema_declares(
     anonymous, corpus
 ):

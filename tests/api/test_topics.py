@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from unittest import mock
 
 import pytest
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils.http import http_date
 
 from accounts.models import User
 from papers.models import Category
@@ -138,6 +140,12 @@ def test_a_merged_away_slug_leads_to_the_topic_it_went_into(
     assert filtered.json()["results"] == everything["results"][:20]
     assert followed.status_code == 201
     assert followed.json()["topic"]["slug"] == "rl-for-llm-agents"
+    # A poller's date or `*` is no 304 there: the address has moved.
+    for validator in (
+        {"HTTP_IF_MODIFIED_SINCE": http_date(time.time())},
+        {"HTTP_IF_NONE_MATCH": "*"},
+    ):
+        assert anonymous.get(old, **validator).status_code == 301
 
 
 def test_topic_papers_take_the_paper_filters(anonymous, corpus):
