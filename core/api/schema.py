@@ -75,6 +75,12 @@ class AutoSchema(openapi.AutoSchema):
             schema["additionalProperties"] = False
         return schema
 
+    def _get_paginator(self) -> Any:
+        paginator = super()._get_paginator()
+        if isinstance(paginator, StrictPageNumberPagination):
+            paginator.schema_path = self.path  # its examples name this list
+        return paginator
+
     def _error_codes(self) -> list[str]:
         # Any operation refuses a bad token (401), even one open to anyone.
         codes = ["400", "401", "406", "429"]

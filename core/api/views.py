@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.exceptions import ValidationError
@@ -102,8 +103,20 @@ class StrictPageNumberPagination(PageNumberPagination):
         size: int = read_query(PageSerializer, request).get("page_size", self.page_size)
         return size
 
+    # The list's address (core.api.schema sets it), for the schema's examples.
+    schema_path = ""
+
     def query_params(self) -> set[str]:
         return {self.page_query_param, self.page_size_query_param}
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        paged: dict[str, Any] = super().get_paginated_response_schema(schema)
+        # DRF's examples name http://api.example.org/accounts/: this list's own.
+        address = settings.MOMENTUM_SITE_URL.rstrip("/") + self.schema_path
+        for name, page in (("next", 4), ("previous", 2)):
+            example = f"{address}?{self.page_query_param}={page}"
+            paged["properties"][name]["example"] = example
+        return paged
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         return [

@@ -331,6 +331,28 @@ def test_saved_pages_are_refused_past_the_end_and_over_the_maximum(as_alice, cor
     assert_error(as_alice.get("/api/v1/me/saved/?page_size=500"), 400, "invalid")
 
 
+@pytest.mark.parametrize(
+    ("component", "address"),
+    [
+        ("PaginatedSavedPaperList", "/api/v1/me/saved/"),
+        ("PaginatedIngestRunList", "/api/v1/ingest-runs/"),
+        ("PaginatedFeedSourceList", "/api/v1/feed-sources/"),
+    ],
+)
+def test_the_schema_shows_the_page_links_of_the_list_itself(
+    anonymous, settings, component, address
+):
+    """The docs' example of `next` named DRF's http://api.example.org/accounts/,
+    a host and a list neither of which this API has."""
+    settings.MOMENTUM_SITE_URL = "https://momentum.example.net"
+    schema = anonymous.get("/api/schema/", {"format": "json"}).json()
+    page = schema["components"]["schemas"][component]["properties"]
+
+    site = "https://momentum.example.net" + address
+    assert page["next"]["example"] == site + "?page=4"
+    assert page["previous"]["example"] == site + "?page=2"
+
+
 def test_saved_pages_list_papers_saved_at_one_moment_once_each(as_alice, alice, corpus):
     """Saves of one moment (a clock that ticks in milliseconds, or saves made
     together) had no order among them: a walk page by page listed some twice
