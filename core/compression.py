@@ -114,9 +114,24 @@ class GZipMiddleware(django_gzip.GZipMiddleware):
         )
         if streamed_events or getattr(response, EXEMPT, False):
             return response
+        if response.status_code == 304:
+            return self.not_modified(request, response)
         if isinstance(response, HttpResponse):
             return self.compressed(request, response)
         return super().process_response(request, response)
+
+    def not_modified(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        """A 304 carries the headers of the answer it stands for (RFC 9110,
+        15.4.5), which it has no body to be compressed by: that it varies by
+        Accept-Encoding, so that a shared cache keeps its copies apart, and
+        to a client that reads gzip the compressed body's weak ETag."""
+        patch_vary_headers(response, ("Accept-Encoding",))
+        accepts = request.META.get("HTTP_ACCEPT_ENCODING", "")
+        if django_gzip.re_accepts_gzip.search(accepts):
+            _weakened(response)
+        return response
 
     def compressed(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         """Django's process_response for a body in one piece, its stream
@@ -133,9 +148,7 @@ class GZipMiddleware(django_gzip.GZipMiddleware):
             return response
         response.content = packed
         response.headers["Content-Length"] = str(len(packed))
-        etag = response.get("ETag")
-        if etag and etag.startswith('"'):
-            response.headers["ETag"] = "W/" + etag
+        _weakened(response)
         response.headers["Content-Encoding"] = "gzip"
         return response
 
@@ -157,3 +170,11 @@ def uncompressed(
         return response
 
     return wrapped
+
+
+def _weakened(response: HttpResponseBase) -> None:
+    """Its ETag weak (W/), as a compressed body's is: the same content, not
+    the same bytes."""
+    etag = response.get("ETag")
+    if etag and etag.startswith('"'):
+        response.headers["ETag"] = "W/" + etag

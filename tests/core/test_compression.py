@@ -88,13 +88,18 @@ def test_a_feed_readers_poll_is_answered_by_the_compressed_feeds_etag(client):
     assert again["ETag"] == first["ETag"]
     assert (poll.status_code, poll.content) == (304, b"")
     assert "Content-Encoding" not in poll
-    # The 304 names the strong ETag (Django compresses no 304): a reader that
-    # keeps it is answered the same.
-    assert poll["ETag"] == first["ETag"].removeprefix("W/")
-    next_poll = client.get(
-        "/topics/rl-for-llm-agents/feed/", HTTP_IF_NONE_MATCH=poll["ETag"], **GZIP
+    # The 304 says what the answer it stands for said (RFC 9110): it named the
+    # strong ETag and no Vary, and a shared cache then served the compressed
+    # copy to a client that reads no gzip.
+    assert poll["ETag"] == first["ETag"]
+    assert has_vary_header(poll, "Accept-Encoding")
+    plain = client.get(
+        "/topics/rl-for-llm-agents/feed/",
+        HTTP_IF_NONE_MATCH=first["ETag"].removeprefix("W/"),
     )
-    assert next_poll.status_code == 304
+    assert plain.status_code == 304
+    assert plain["ETag"] == first["ETag"].removeprefix("W/")
+    assert has_vary_header(plain, "Accept-Encoding")
 
 
 @pytest.mark.usefixtures("corpus")
