@@ -351,6 +351,79 @@ def test_a_saved_decision_given_another_paper_moves_to_it(admin_client, topic, i
     assert [d.paper.arxiv_id for d in decided] == ["2606.00001"]
 
 
+@pytest.mark.parametrize("pinned_already", [False, True])
+def test_pinning_and_excluding_one_paper_in_one_save_is_refused(
+    admin_client, topic, pinned_already
+):
+    """Each replaces the other: saved together, the exclusion (saved second)
+    won while the page said the change succeeded. The curator is asked to
+    choose, and nothing is saved."""
+    robot = Paper.objects.get(arxiv_id="2606.00002")
+    pin = {"paper_topics-TOTAL_FORMS": "1", "paper_topics-0-paper": "2606.00002"}
+    if pinned_already:
+        # A saved pin given this paper (another paper's, a typo corrected).
+        pin_paper(topic, Paper.objects.get(arxiv_id="2606.00003"))
+        row = PaperTopic.objects.get(source=PaperTopic.Source.PIN)
+        pin |= {
+            "paper_topics-INITIAL_FORMS": "1",
+            "paper_topics-0-id": str(row.pk),
+            "paper_topics-0-topic": str(topic.pk),
+        }
+    data = change_form(
+        topic,
+        description="Changed too.",
+        **pin,
+        **{
+            "exclusions-TOTAL_FORMS": "2",
+            "exclusions-0-paper": "2606.00001",
+            "exclusions-1-paper": "2606.00002v1",
+            "exclusions-1-reason": "Robots",
+        },
+    )
+
+    response = admin_client.post(
+        reverse("admin:topics_topic_change", args=[topic.pk]), data
+    )
+
+    assert response.status_code == 200
+    assert (
+        "2606.00002 is pinned in this save too: keep the pin or the exclusion, "
+        "not both." in response.text
+    )
+    assert not TopicExclusion.objects.exists()
+    assert not PaperTopic.objects.filter(topic=topic, paper=robot).exists()
+    topic.refresh_from_db()
+    assert topic.description != "Changed too."
+
+
+def test_a_new_exclusion_of_a_paper_pinned_before_replaces_the_pin(admin_client, topic):
+    """Only the rows changed in the save are compared: a pin listed unchanged
+    beside a new exclusion of its paper is replaced, as in the review queue."""
+    robot = Paper.objects.get(arxiv_id="2606.00002")
+    pin_paper(topic, robot)
+    row = PaperTopic.objects.get(source=PaperTopic.Source.PIN)
+    data = change_form(
+        topic,
+        **{
+            "paper_topics-TOTAL_FORMS": "1",
+            "paper_topics-INITIAL_FORMS": "1",
+            "paper_topics-0-id": str(row.pk),
+            "paper_topics-0-topic": str(topic.pk),
+            "paper_topics-0-paper": "2606.00002",
+            "exclusions-TOTAL_FORMS": "1",
+            "exclusions-0-paper": "2606.00002",
+        },
+    )
+
+    response = admin_client.post(
+        reverse("admin:topics_topic_change", args=[topic.pk]), data
+    )
+
+    assert response.status_code == 302, response.context["errors"]
+    assert TopicExclusion.objects.get().paper == robot
+    assert not PaperTopic.objects.filter(topic=topic, paper=robot).exists()
+
+
 def test_a_pin_of_a_paper_not_held_is_refused_with_why(admin_client, topic):
     data = change_form(
         topic,

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
+from django.forms.formsets import DELETION_FIELD_NAME
 from django.http import HttpRequest
 from django.utils.html import format_html
 
@@ -69,6 +70,46 @@ class CuratorDecisionForm(forms.ModelForm):
         pass
 
 
+class ExclusionFormSet(forms.BaseInlineFormSet):
+    """The exclusions of a save, checked against its pins (`pins`, the pins'
+    formset, set by TopicAdmin): a paper pinned and excluded at once would end
+    excluded, as the exclusions are saved second, while the page said the save
+    went through."""
+
+    pins: forms.BaseInlineFormSet | None = None
+
+    def clean(self) -> None:
+        super().clean()
+        if self.pins is None or not self.pins.is_valid():
+            return
+        pinned = {paper.pk for paper in _papers_saved(self.pins)}
+        for form in _forms_saved(self):
+            paper = form.cleaned_data.get("paper")
+            if paper is not None and paper.pk in pinned:
+                form.add_error(
+                    "paper",
+                    f"{paper.arxiv_id} is pinned in this save too: keep the pin "
+                    "or the exclusion, not both.",
+                )
+
+
+def _forms_saved(formset: forms.BaseInlineFormSet) -> list[forms.ModelForm]:
+    """The rows a save writes (TopicAdmin.save_formset): new or changed, kept.
+    A row listed unchanged is no decision of this save: a new exclusion of a
+    pinned paper replaces its pin, as in the review queue."""
+    return [
+        form
+        for form in formset.forms
+        if form.has_changed()
+        and not getattr(form, "cleaned_data", {}).get(DELETION_FIELD_NAME)
+    ]
+
+
+def _papers_saved(formset: forms.BaseInlineFormSet) -> list[Paper]:
+    papers = (form.cleaned_data.get("paper") for form in _forms_saved(formset))
+    return [paper for paper in papers if paper is not None]
+
+
 class CuratorDecisionInline(CuratedInline, admin.TabularInline):
     """A topic's latest decisions of one kind, each paper named by its arXiv id
     with its title linked beside it."""
@@ -102,6 +143,7 @@ class PinInline(CuratorDecisionInline):
 
 class ExclusionInline(CuratorDecisionInline):
     model = TopicExclusion
+    formset = ExclusionFormSet
     verbose_name = "excluded paper"  # "Add another excluded paper"
     verbose_name_plural = (
         f"excluded papers (never in the topic, whatever the rule): the "

@@ -30,6 +30,7 @@ from core.admin import CountedDeletion
 from core.queue import send_after_commit
 from topics import prefilter
 from topics.admin.inlines import INLINE_ROWS
+from topics.admin.inlines import ExclusionFormSet
 from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
 from topics.admin.membership import MembershipColumns
@@ -298,6 +299,16 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
                 "paper", "topic", *named
             )
         return kwargs
+
+    def _create_formsets(self, request: HttpRequest, obj, change: bool):
+        """The exclusions' formset checks the pins' (ExclusionFormSet): a paper
+        pinned and excluded in one save is refused, with nothing saved."""
+        formsets, inlines = super()._create_formsets(request, obj, change)  # type: ignore[misc]  # Django's, not in its stubs
+        pins = [formset for formset in formsets if formset.model is PaperTopic]
+        for formset in formsets:
+            if isinstance(formset, ExclusionFormSet) and pins:
+                formset.pins = pins[0]
+        return formsets, inlines
 
     @admin.display(description="re-tag")
     def retag_status(self, topic: Topic) -> str:
