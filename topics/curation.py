@@ -165,6 +165,15 @@ def request_retag(topic: Topic) -> None:
 
 
 @transaction.atomic
+def release_addresses(topic: Topic, slugs: Collection[str]) -> None:
+    """Free former addresses of the topic for another topic to take: they no
+    longer lead to it (its old links, feeds and digests then find nothing
+    there)."""
+    TopicAlias.objects.filter(topic=topic, slug__in=slugs).delete()
+    content_changed(topics=slugs)
+
+
+@transaction.atomic
 def merge_topics(target: Topic, others: list[Topic]) -> MergeResult:
     """Fold `others` into `target`, losing no paper and no link: the target's rule
     grows to cover theirs; their papers, followers, pins, exclusions of papers the

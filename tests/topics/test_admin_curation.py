@@ -1152,3 +1152,51 @@ def test_admin_refuses_a_new_rule_naming_no_arxiv_category_but_keeps_a_stored_on
     assert kept.status_code == 302
     topic.refresh_from_db()
     assert topic.description == "Agents."
+
+
+# Former addresses
+
+
+def test_a_topics_former_addresses_are_listed_on_its_page_and_can_be_released(
+    admin_client, client, topic
+):
+    """A curator told "“agents” was an address of …; choose another slug" finds
+    it on that topic's page and may free it; the old address then stops
+    leading there, as the page says."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    old = topic.slug
+    topic.slug = "agents-renamed"
+    topic.save()
+    assert client.get(f"/topics/{old}/").status_code == 301
+
+    page = admin_client.get(url).text
+
+    assert "Former addresses (" in page
+    assert re.search(rf'<td class="field-slug">\s*<p>{old}</p>', page)
+    assert "stop leading here" in page
+    alias = topic.aliases.get()
+    data = change_form(
+        topic,
+        **{
+            "aliases-TOTAL_FORMS": "1",
+            "aliases-INITIAL_FORMS": "1",
+            "aliases-0-id": str(alias.pk),
+            "aliases-0-topic": str(topic.pk),
+            "aliases-0-DELETE": "on",
+        },
+    )
+    response = admin_client.post(url, data)
+
+    assert response.status_code == 302, response.context["errors"]
+    assert not topic.aliases.exists()
+    assert client.get(f"/topics/{old}/").status_code == 404
+    taker = Topic(name="Agents again", slug=old, rule="ti:agent")
+    taker.full_clean()
+    entry = LogEntry.objects.filter(object_id=str(topic.pk)).latest("pk")
+    assert "Deleted" in entry.get_change_message()
+
+
+def test_a_topic_without_former_addresses_shows_none(admin_client, topic):
+    page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
+
+    assert "Former addresses" not in page.text

@@ -16,7 +16,9 @@ from papers.ingest.records import split_arxiv_id
 from papers.latex import latex_to_text
 from papers.models import Paper
 from topics.admin.permissions import CuratedInline
+from topics.admin.permissions import curates
 from topics.models import PaperTopic
+from topics.models import TopicAlias
 from topics.models import TopicExclusion
 
 # A topic's change page lists its latest pins and exclusions, up to this many of
@@ -151,3 +153,32 @@ class ExclusionInline(CuratorDecisionInline):
     )
     fields = ["paper", "paper_title", "reason", "created_by", "created_at"]
     readonly_fields = ["paper_title", "created_by", "created_at"]
+
+
+class AliasInline(admin.TabularInline):
+    """A topic's former addresses (its slugs before a new one, merged-away
+    topics'), shown where a curator told a slug "was an address of" the topic
+    looks for it; releasing one is the only change (TopicAdmin.save_formset)."""
+
+    model = TopicAlias
+    verbose_name = "former address"
+    verbose_name_plural = (
+        "former addresses (each still leads here, its page and its feed; tick "
+        "Delete? and save to release one for another topic to take: its old "
+        "links, feeds and digests then stop leading here)"
+    )
+    fields = ["slug", "created_at"]
+    readonly_fields = ["slug", "created_at"]
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return curates(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return curates(request) or super().has_view_permission(request, obj)

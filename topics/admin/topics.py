@@ -30,6 +30,7 @@ from core.admin import CountedDeletion
 from core.queue import send_after_commit
 from topics import prefilter
 from topics.admin.inlines import INLINE_ROWS
+from topics.admin.inlines import AliasInline
 from topics.admin.inlines import ExclusionFormSet
 from topics.admin.inlines import ExclusionInline
 from topics.admin.inlines import PinInline
@@ -40,6 +41,7 @@ from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
 from topics.curation import pin_paper
+from topics.curation import release_addresses
 from topics.curation import request_retag
 from topics.curation import unpin_paper
 from topics.editing import RETAG_FIELDS
@@ -48,6 +50,7 @@ from topics.following import with_follower_count
 from topics.models import NOT_ITS_OWN_RELATED
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.models import TopicAlias
 from topics.models import TopicExclusion
 from topics.models import TopicModel
 from topics.momentum import Momentum
@@ -300,6 +303,12 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
             )
         return kwargs
 
+    def get_inlines(self, request: HttpRequest, obj: Topic | None) -> list:
+        # Former addresses only where there are some: most topics have none.
+        if obj is not None and obj.aliases.exists():
+            return [*self.inlines, AliasInline]
+        return self.inlines
+
     def _create_formsets(self, request: HttpRequest, obj, change: bool):
         """The exclusions' formset checks the pins' (ExclusionFormSet): a paper
         pinned and excluded in one save is refused, with nothing saved."""
@@ -354,6 +363,13 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         """Pins and exclusions go through the curation functions, which keep a
         paper's decisions consistent (a pin lifts an exclusion and vice versa)."""
+        if formset.model is TopicAlias:
+            formset.new_objects, formset.changed_objects = [], []
+            formset.deleted_objects = [f.instance for f in formset.deleted_forms]
+            released = [alias.slug for alias in formset.deleted_objects]
+            if released:
+                release_addresses(form.instance, released)
+            return
         if formset.model not in (PaperTopic, TopicExclusion):
             super().save_formset(request, form, formset, change)
             return
