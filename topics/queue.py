@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Count
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 
 from topics.membership import MIN_EACH
 from topics.models import ReviewItem
@@ -41,6 +43,29 @@ def two_places(value: float, below: float) -> str:
 
 def awaiting_text(count: int) -> str:
     return f"{count} awaiting review"
+
+
+def flagged_text(count: int) -> str:
+    return f"{count} flagged by readers"
+
+
+def queue_url(
+    topic_id: int,
+    *,
+    pending: bool = False,
+    flagged: bool = False,
+    paper: str = "",
+) -> str:
+    """The review queue of one topic in admin (only its pending or flagged
+    papers, or one paper by its arXiv id, if asked)."""
+    query: dict[str, object] = {"topic__id__exact": topic_id}
+    if pending:
+        query["pending__exact"] = 1
+    if flagged:
+        query["kind"] = "flagged"
+    if paper:
+        query["q"] = paper
+    return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
 
 
 def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> str:

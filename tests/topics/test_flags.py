@@ -418,3 +418,47 @@ def test_api_gives_each_tags_source_and_score(topic, client):
     ]
     assert (model[0]["source"], model[0]["score"]) == ("model", 0.912)
     assert (pinned[0]["source"], pinned[0]["score"]) == ("pin", None)
+
+
+# Where curators find the flags
+
+
+def test_staff_see_how_many_papers_readers_flagged_on_the_topic_page(
+    topic, alice, staff, django_assert_max_num_queries
+):
+    """A rule-only topic's queue holds only flags: its page said nothing to
+    staff of a flagged paper ("N awaiting review" counts the band alone)."""
+    flag_not_relevant(alice, topic, paper("2606.00001"))
+    url = topic.get_absolute_url()
+    reader = signed_in(alice).get(url).text  # rendered, and cached for everyone
+    client = signed_in(staff)
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = client.get(url).text
+
+    assert "awaiting review" not in page
+    assert (
+        f'href="/admin/topics/reviewitem/?topic__id__exact={topic.pk}'
+        '&amp;kind=flagged">1 flagged by readers</a>'
+    ) in page
+    assert "flagged by readers" not in reader
+
+
+def test_each_flag_in_admin_leads_to_its_paper_in_the_review_queue(
+    topic, alice, admin_client
+):
+    """Where Include and Exclude are: the flags list was a dead end."""
+    flag_not_relevant(alice, topic, paper("2606.00002"))
+    flag = RelevanceFlag.objects.get()
+    queue = f"/admin/topics/reviewitem/?topic__id__exact={topic.pk}&amp;q=2606.00002"
+
+    listing = admin_client.get("/admin/topics/relevanceflag/").text
+    record = admin_client.get(f"/admin/topics/relevanceflag/{flag.pk}/change/").text
+    found = admin_client.get(html.unescape(queue))
+
+    assert f'<a href="{queue}">Include or exclude in the review queue</a>' in listing
+    assert f'<a href="{queue}">Include or exclude in the review queue</a>' in record
+    assert [item.paper.arxiv_id for item in found.context["cl"].result_list] == [
+        "2606.00002"
+    ]
+    assert "formaction=" in found.text

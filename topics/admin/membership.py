@@ -21,7 +21,9 @@ from topics.models import Topic
 from topics.models import TopicModel
 from topics.queue import awaiting_counts
 from topics.queue import awaiting_text
+from topics.queue import flagged_text
 from topics.queue import model_summary
+from topics.queue import queue_url
 from topics.queue import two_places
 
 MEMBERSHIP_SHORT: dict[str, str] = {
@@ -119,19 +121,8 @@ class MembershipColumns:
         )
 
 
-def flagged_text(count: int) -> str:
-    return f"{count} flagged by readers"
-
-
 def _queue_url(topic: Topic, *, pending: bool = False, flagged: bool = False) -> str:
-    """The review queue of one topic (only its pending or flagged papers, if
-    asked)."""
-    query: dict[str, object] = {"topic__id__exact": topic.pk}
-    if pending:
-        query["pending__exact"] = 1
-    if flagged:
-        query["kind"] = "flagged"
-    return f"{reverse('admin:topics_reviewitem_changelist')}?{urlencode(query)}"
+    return queue_url(topic.pk, pending=pending, flagged=flagged)
 
 
 def awaiting_total() -> Subquery:

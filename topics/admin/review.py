@@ -48,6 +48,7 @@ from topics.models import JudgeVerdict
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
+from topics.queue import queue_url
 from topics.queue import two_places
 from topics.templatetags.rule_terms import term_in_words
 
@@ -384,9 +385,19 @@ class RelevanceFlagAdmin(ReadersHidden, ReadOnlyRecords, admin.ModelAdmin):
     """Readers' "not relevant" reports; they reach curators through the queue
     (topics.flags writes them). A curator judges the paper, not the reader."""
 
-    list_display = ["paper", "topic", "user", "created_at"]
-    fields = ["paper", "topic", "user", "created_at"]
+    list_display = ["paper", "topic", "user", "created_at", "in_queue"]
+    fields = ["paper", "topic", "user", "created_at", "in_queue"]
+    readonly_fields = ["in_queue"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "user"]
     search_fields = ["paper__arxiv_id", "paper__title", "user__email"]
     date_hierarchy = "created_at"
+
+    @admin.display(description="decide")
+    def in_queue(self, flag: RelevanceFlag) -> str:
+        """The flagged paper's row in the topic's review queue, where its
+        Include and Exclude buttons are."""
+        url = queue_url(flag.topic_id, paper=flag.paper.arxiv_id)
+        return format_html(
+            '<a href="{}">Include or exclude in the review queue</a>', url
+        )
