@@ -30,7 +30,9 @@ from topics.curation import exclude_paper
 from topics.curation import pin_paper
 from topics.following import set_following
 from topics.models import Follow
+from topics.models import JudgeVerdict
 from topics.models import PaperTopic
+from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import RuleDocument
 from topics.models import Topic
@@ -1200,3 +1202,37 @@ def test_a_topic_without_former_addresses_shows_none(admin_client, topic):
     page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
 
     assert "Former addresses" not in page.text
+
+
+# The lists of a topic's papers
+
+
+@pytest.mark.parametrize(
+    "listing",
+    ["papertopic", "topicexclusion", "relevanceflag", "judgeverdict"],
+)
+def test_a_long_title_in_a_list_of_papers_wraps(admin_client, topic, listing):
+    """The paper as a foreign key was a `nowrap` column: "arXiv id: title"
+    pushed the topic, reason, who and when past the right edge at 1366 px.
+    The topic's name wraps too."""
+    long = "An agent " + "that plans and acts and learns " * 5
+    upsert_records([paper_record("2606.00009", title=long)])
+    paper = Paper.objects.get(arxiv_id="2606.00009")
+    if listing == "papertopic":
+        pin_paper(topic, paper)
+    elif listing == "topicexclusion":
+        exclude_paper(topic, paper)
+    elif listing == "relevanceflag":
+        RelevanceFlag.objects.create(topic=topic, paper=paper, user=User.objects.get())
+    else:
+        JudgeVerdict.objects.create(
+            topic=topic, paper=paper, belongs=False, reason="No", model="judge"
+        )
+
+    page = admin_client.get(f"/admin/topics/{listing}/", {"q": "2606.00009"}).text
+
+    for column in ("paper", "topic"):
+        cell = re.search(rf'<(?:th|td) class="field-{column}[^"]*"', page)
+        assert cell is not None
+        assert "nowrap" not in cell.group(0)
+    assert "2606.00009: An agent that plans and acts and learns" in page

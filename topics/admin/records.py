@@ -3,13 +3,17 @@ relevance models and the judge's verdicts."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.text import Truncator
 
 from core.admin import ReadersHidden
 from core.admin import ReadOnlyRecords
 from papers.admin import ArxivIdSearch
+from papers.latex import latex_to_text
 from topics.admin.permissions import CuratedRows
 from topics.curation import lift_exclusions
 from topics.curation import unpin_papers
@@ -20,6 +24,22 @@ from topics.models import Question
 from topics.models import Topic
 from topics.models import TopicExclusion
 from topics.models import TopicModel
+
+
+class PaperColumns:
+    """A ModelAdmin mixin: the row's paper ("arXiv id: title") and topic in
+    columns that wrap, where admin keeps a foreign key's on one line: the
+    paper's pushed the list's other columns (reason, who, when) past the
+    right edge of a laptop's screen."""
+
+    @admin.display(description="paper", ordering="paper")
+    def paper_text(self, row: Any) -> str:
+        paper = row.paper
+        return f"{paper.arxiv_id}: {Truncator(latex_to_text(paper.title)).chars(80)}"
+
+    @admin.display(description="topic", ordering="topic")
+    def topic_text(self, row: Any) -> str:
+        return row.topic.name
 
 
 class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
@@ -57,12 +77,12 @@ def by_topic(rows: QuerySet) -> dict[Topic, list[int]]:
 
 
 @admin.register(PaperTopic)
-class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
+class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperColumns, PaperListAdmin):
     """Tags are written by tagging and topics.curation alone (a pin lifts an
     exclusion, the topic's pages and model follow): curators pin and exclude
     on the topic's page or in the review queue; here, unpin."""
 
-    list_display = ["paper", "topic", "source", "matched_terms", "created_at"]
+    list_display = ["paper_text", "topic_text", "source", "matched_terms", "created_at"]
     list_filter = ["source", "topic"]
     list_select_related = ["paper", "topic"]
     show_full_result_count = False
@@ -81,10 +101,10 @@ class PaperTopicAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
 
 
 @admin.register(TopicExclusion)
-class TopicExclusionAdmin(CuratedRows, ReadOnlyRecords, PaperListAdmin):
+class TopicExclusionAdmin(CuratedRows, ReadOnlyRecords, PaperColumns, PaperListAdmin):
     """Written by topics.curation alone, as tags are: here, lift."""
 
-    list_display = ["paper", "topic", "reason", "created_by", "created_at"]
+    list_display = ["paper_text", "topic_text", "reason", "created_by", "created_at"]
     list_filter = ["topic"]
     list_select_related = ["paper", "topic", "created_by"]
     show_full_result_count = False
@@ -153,11 +173,18 @@ class TopicModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeVerdict)
-class JudgeVerdictAdmin(admin.ModelAdmin):
+class JudgeVerdictAdmin(PaperColumns, admin.ModelAdmin):
     """The judge's verdicts on papers of the band, read-only: a curator overrides
     one by including or excluding the paper in the review queue."""
 
-    list_display = ["paper", "topic", "belongs", "reason", "model", "created_at"]
+    list_display = [
+        "paper_text",
+        "topic_text",
+        "belongs",
+        "reason",
+        "model",
+        "created_at",
+    ]
     list_filter = ["topic", "belongs", "model"]
     list_select_related = ["paper", "topic"]
     search_fields = ["paper__arxiv_id", "paper__title", "reason"]

@@ -37,6 +37,7 @@ from core.admin import ReadOnlyRecords
 from papers.latex import latex_to_text
 from papers.models import Paper
 from topics.admin.permissions import curates
+from topics.admin.records import PaperColumns
 from topics.admin.records import PaperListAdmin
 from topics.admin.records import by_topic
 from topics.curation import exclude_paper
@@ -381,11 +382,13 @@ def decide_item(item: ReviewItem, *, include: bool, by: User) -> None:
 
 
 @admin.register(RelevanceFlag)
-class RelevanceFlagAdmin(ReadersHidden, ReadOnlyRecords, admin.ModelAdmin):
+class RelevanceFlagAdmin(
+    ReadersHidden, ReadOnlyRecords, PaperColumns, admin.ModelAdmin
+):
     """Readers' "not relevant" reports; they reach curators through the queue
     (topics.flags writes them). A curator judges the paper, not the reader."""
 
-    list_display = ["paper", "topic", "user", "created_at", "in_queue"]
+    list_display = ["paper_text", "topic_text", "user", "created_at", "in_queue"]
     fields = ["paper", "topic", "user", "created_at", "in_queue"]
     readonly_fields = ["in_queue"]
     list_filter = ["topic"]
