@@ -552,3 +552,13 @@ def test_train_action_queues_a_forced_training_per_active_topic(
     messages = [str(m) for m in response.wsgi_request._messages]
     assert messages[0].startswith(said)
     assert "Skipped 1 inactive topic(s)." in messages[0]
+
+
+def test_the_queue_counts_papers_to_review(admin_client, queue):
+    """Its count read "4 review queue", and "0 review queue" once empty."""
+    text = admin_client.get(reverse(CHANGELIST)).text
+
+    assert f"{len(queue)} papers to review" in text
+    assert "review queue</" not in text
+    ReviewItem.objects.exclude(pk=queue["vetoed"].pk).delete()
+    assert "1 paper to review" in admin_client.get(reverse(CHANGELIST)).text

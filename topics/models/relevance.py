@@ -76,8 +76,10 @@ class ReviewItem(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        verbose_name = "review queue item"
-        verbose_name_plural = "review queue"
+        # Counted in admin: "498 papers to review" ("498 review queue" was the
+        # plural read as a count). Admin's queue is titled "Review queue".
+        verbose_name = "paper to review"
+        verbose_name_plural = "papers to review"
         constraints = [
             models.UniqueConstraint(
                 fields=["topic", "paper"], name="review_item_unique"
