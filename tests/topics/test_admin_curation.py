@@ -1236,3 +1236,28 @@ def test_a_long_title_in_a_list_of_papers_wraps(admin_client, topic, listing):
         assert cell is not None
         assert "nowrap" not in cell.group(0)
     assert "2606.00009: An agent that plans and acts and learns" in page
+
+
+@pytest.mark.parametrize("rule", ["", "   "])
+def test_an_empty_rule_is_refused_once(admin_client, rule):
+    """It read "This field is required." and "Invalid rule: rule is empty"."""
+    response = admin_client.post(
+        reverse("admin:topics_topic_add"),
+        {
+            "name": "Mixture of Experts",
+            "slug": "mixture-of-experts",
+            "rule": rule,
+            "membership": Topic.Membership.RULE,
+            "precision_target": "0.9",
+            "recall_target": "0.8",
+            "paper_topics-TOTAL_FORMS": "0",
+            "paper_topics-INITIAL_FORMS": "0",
+            "exclusions-TOTAL_FORMS": "0",
+            "exclusions-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert errors["rule"] == ["This field is required."]
+    assert not Topic.objects.filter(slug="mixture-of-experts").exists()

@@ -189,7 +189,9 @@ class Topic(models.Model):
                 code="unique",
             )
         try:
-            self.compile_as_written(self.rule)
+            # An empty rule is the field's to refuse (required): not twice.
+            if self.rule:
+                self.compile_as_written(self.rule)
         except RuleError as exc:
             errors["rule"] = f"Invalid rule: {exc}, {exc.near(self.rule)}"
         if errors:
