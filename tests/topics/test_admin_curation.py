@@ -1241,8 +1241,9 @@ def test_a_long_title_in_a_list_of_papers_wraps(admin_client, topic, listing):
 @pytest.mark.parametrize("rule", ["", "   "])
 def test_an_empty_rule_is_refused_once(admin_client, rule):
     """It read "This field is required." and "Invalid rule: rule is empty"."""
+    add = reverse("admin:topics_topic_add")
     response = admin_client.post(
-        reverse("admin:topics_topic_add"),
+        add,
         {
             "name": "Mixture of Experts",
             "slug": "mixture-of-experts",
@@ -1261,3 +1262,6 @@ def test_an_empty_rule_is_refused_once(admin_client, rule):
     errors = response.context["adminform"].form.errors
     assert errors["rule"] == ["This field is required."]
     assert not Topic.objects.filter(slug="mixture-of-experts").exists()
+    # Nor does the new topic's re-tag read as a stored rule gone bad.
+    assert "no longer parses" not in response.text
+    assert "no longer parses" not in admin_client.get(add).text

@@ -321,6 +321,9 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
 
     @admin.display(description="re-tag")
     def retag_status(self, topic: Topic) -> str:
+        if topic.pk is None:
+            # A new topic's rule is checked on save, and tagged once saved.
+            return "—"
         if problem := topic.rule_problem:
             return format_html(
                 "<strong>Not tagged</strong>: its rule no longer parses ({}). Its "
