@@ -17,7 +17,9 @@ What it holds, by key, and from where (every model with a key to the user):
   questions (Question: what they asked Ask, of a topic or a paper),
   relevance_flags (RelevanceFlag).
 - digests (Digest, DigestPaper): each digest made for them, newest first, its
-  status and the papers it brought (shown, or counted under "and N more").
+  status and the papers it brought (shown, or counted under "and N more"); a
+  test digest's, those it showed, from its plan (it marks none as sent, and
+  keeps no ids of those it counted).
 - shown_papers (ShownPaper): what their feed had on screen, its "seen"
   marks, kept MOMENTUM_SEEN_DAYS.
 - for_you (ReaderModel): when their For you model was trained, on how many
@@ -51,8 +53,10 @@ from django.apps import apps
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.db import transaction
+from django.db.models import Case
 from django.db.models import F
 from django.db.models import QuerySet
+from django.db.models import When
 from django.utils import timezone
 from django_ratelimit.core import get_usage
 from rest_framework.authtoken.models import Token
@@ -261,16 +265,51 @@ DIGEST_FIELDS = [
 
 def _digests(user: User) -> Iterator[dict[str, Any]]:
     """Each digest with its papers' arXiv ids: one row per paper (one, with no
-    paper, for a digest of none), grouped as read."""
+    paper, for a digest of none), grouped as read.
+
+    A test digest records no papers as sent (they stay new for the next
+    digest): those its mail showed are read from its plan, a batch of digests
+    at a time, in one query for the batch's test digests."""
+    test_plan = Case(When(kind="test", then=F("sections")))
     rows = (
         user.digests.order_by("-due_at", "-pk", "items__pk")
-        .values_list("pk", *DIGEST_FIELDS, "items__paper__arxiv_id")
+        .values_list("pk", *DIGEST_FIELDS, test_plan, "items__paper__arxiv_id")
         .iterator(chunk_size=CHUNK)
     )
+    digests = []
     for _, group in groupby(rows, key=itemgetter(0)):
         papers = list(group)
-        digest = dict(zip(DIGEST_FIELDS, papers[0][1:-1], strict=True))
+        digest = dict(zip(DIGEST_FIELDS, papers[0][1:-2], strict=True))
         digest["papers"] = [row[-1] for row in papers if row[-1] is not None]
+        digests.append((digest, papers[0][-2]))
+        if len(digests) == CHUNK:
+            yield from _with_shown_papers(digests)
+            digests = []
+    yield from _with_shown_papers(digests)
+
+
+def _with_shown_papers(
+    digests: list[tuple[dict[str, Any], list[dict[str, Any]] | None]],
+) -> Iterator[dict[str, Any]]:
+    """Each digest, a test digest's papers those its plan showed, in the mail's
+    order (not those under "and N more": a plan counts them, and keeps no id).
+    A paper deleted since is left out, as a sent digest's is."""
+    shown = {
+        id(digest): [entry[0] for section in plan for entry in section["papers"]]
+        for digest, plan in digests
+        if plan
+    }
+    arxiv_ids = dict(
+        apps.get_model("papers", "Paper")
+        .objects.filter(pk__in={pk for pks in shown.values() for pk in pks})
+        .values_list("pk", "arxiv_id")
+        if shown
+        else []
+    )
+    for digest, _ in digests:
+        for pk in shown.get(id(digest), []):
+            if pk in arxiv_ids:
+                digest["papers"].append(arxiv_ids[pk])
         yield digest
 
 

@@ -352,3 +352,37 @@ def test_the_file_is_read_as_of_one_moment(alice):
     assert [row["arxiv_id"] for row in saved] == ["2606.00001"]
     assert SavedPaper.objects.filter(user=alice).count() == 2
     assert not connection.in_atomic_block
+
+
+def test_a_test_digest_lists_the_papers_it_showed(alice, everything):
+    """A test digest records no DigestPaper (its papers stay new for the next
+    digest); the papers its mail showed are in its plan, and listed from there,
+    in the mail's order, without one deleted since."""
+    more = upsert_records(
+        [paper_record(f"2606.{n:05d}", title=f"Agent {n}") for n in (201, 202, 203)]
+    )
+    first, second, gone = Paper.objects.filter(pk__in=more.changed_ids).order_by(
+        "arxiv_id"
+    )
+    topic = Follow.objects.get(user=alice).topic
+    Digest.objects.create(
+        user=alice,
+        kind=Digest.Kind.TEST,
+        frequency="daily",
+        period_start=date(2026, 7, 3),
+        due_at=datetime(2026, 7, 3, 9, 30, tzinfo=UTC),
+        status=Digest.Status.SENT,
+        sent_at=datetime(2026, 7, 3, 9, 30, tzinfo=UTC),
+        to_email=alice.email,
+        sections=[
+            {"topic": topic.pk, "papers": [[second.pk, []], [gone.pk, []]], "more": 4},
+            {"topic": None, "papers": [[first.pk, [], [], [1]]], "more": 0},
+        ],
+        paper_count=3,
+    )
+    gone.delete()
+
+    test_digest = download(signed_in(alice))["digests"][0]
+
+    assert test_digest["kind"] == "test"
+    assert test_digest["papers"] == ["2606.00202", "2606.00201"]
