@@ -184,7 +184,12 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "notifications/unsubscribe_invalid.html", status=400)
     user = User.objects.select_related("digest").filter(pk=claim.user_id).first()
     if user is None:
-        return render(request, "notifications/unsubscribe_gone.html", status=404)
+        # Deleted: a POST (a mail client's one-click request, or the page's
+        # button) asked that no more digests come, which is so, and a client
+        # shows a failure for a 404. Either way it says only that the account
+        # is gone, as the signed link's page does.
+        status = 200 if request.method == "POST" else 404
+        return render(request, "notifications/unsubscribe_gone.html", status=status)
     # Anyone holding the link sees this page: the address is only hinted at.
     context = {"email": masked(user.email), "token": token}
     if claim.mailed_elsewhere(user):

@@ -400,6 +400,28 @@ def test_unsubscribe_for_a_deleted_account_is_a_404_page(subscriber):
     assert b"No account for this link" in response.content
 
 
+def test_a_mail_clients_one_click_for_a_deleted_account_succeeds(subscriber):
+    """RFC 8058's POST for an account deleted since its mail was sent: there is
+    nothing left to unsubscribe, so the request did what it asked (2xx), and
+    the client shows no failure. It says what the page says, no more."""
+    url = f"/unsubscribe/{unsubscribe_token(subscriber, header=True)}/"
+    subscriber.delete()
+
+    one_click = Client(enforce_csrf_checks=True).post(
+        url,
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    page = Client().get(url)
+
+    assert one_click.status_code == 200
+    assert one_click.text == Client().post(url).text
+    assert "No account for this link" in one_click.text
+    assert "gets no digests" in one_click.text
+    assert page.status_code == 404
+    assert "No account for this link" in page.text
+
+
 def last_digest(user: User, **fields: object) -> Digest:
     """The user's weekly digest of Jul 13, 2026, as `fields` say it went."""
     return Digest.objects.create(
