@@ -167,3 +167,21 @@ def test_each_follow_button_in_a_list_of_topics_is_named_by_its_topic(
     following = page.get_by_role("button", name="Following Tool Use", exact=True)
     expect(following).to_have_attribute("aria-pressed", "true")
     assert following.inner_text().startswith("Following")
+
+
+def test_save_this_search_is_said_once_in_its_named_section(
+    new_page, sign_in, follower
+):
+    """A visually hidden heading named the section, and the disclosure under it
+    said the same: a screen reader read "Save this search" twice in a row. The
+    section is named by its one visible "Save this search"."""
+    page = open_page(new_page, sign_in, follower)
+    page.goto("/search/?q=agent")
+
+    section = page.get_by_role("region", name="Save this search", exact=True)
+    said = section.aria_snapshot().splitlines()
+    assert [line for line in said if "Save this search" in line] == [
+        '- region "Save this search":',
+        "  - group: Save this search",
+    ]
+    expect(page.get_by_text("Save this search", exact=True)).to_have_count(1)

@@ -28,10 +28,10 @@ def test_search_page_offers_a_reader_to_save_it_and_a_visitor_to_log_in(
         page = reader.get("/search/", {"q": "robot"}).text
     visitor = Client().get("/search/", {"q": "robot"}).text
 
-    assert "<summary>Save this search</summary>" in page
+    assert '<summary id="save-search-summary">Save this search</summary>' in page
     assert 'name="query" required value="robot"' in page
     assert '<option value="rule">' in page
-    assert "<summary>Save this search</summary>" not in visitor
+    assert '<summary id="save-search-summary">Save this search</summary>' not in visitor
     assert "/accounts/login/?next=/search/%3Fq%3Drobot" in visitor
     # The shared render holds no one's form: the visitor's came from the cache.
     assert "csrfmiddlewaretoken" not in visitor.split("save-search")[1]
@@ -141,8 +141,8 @@ def test_search_page_says_under_which_name_it_is_already_saved(alice, corpus):
 
     assert "Saved as “Robots”: its new papers come to your feed and digest." in saved
     assert 'href="/settings/#searches-heading"' in saved
-    assert "<summary>Save this search</summary>" not in saved
-    assert "<summary>Save this search</summary>" in other
+    assert '<summary id="save-search-summary">Save this search</summary>' not in saved
+    assert '<summary id="save-search-summary">Save this search</summary>' in other
     # A second search of that name is refused with the name quoted once.
     refused = reader.post(
         "/searches/",
@@ -167,7 +167,7 @@ def test_a_search_saved_from_settings_with_spaces_around_is_run_as_saved(alice, 
     results = reader.get(f"/search/?q={run}").text.split('class="save-search"')[1]
 
     assert "Saved as “Robots”" in results
-    assert "<summary>Save this search</summary>" not in results
+    assert '<summary id="save-search-summary">Save this search</summary>' not in results
     search = SavedSearch.objects.get()
     assert search.query == "robot"
     reader.post(f"/searches/{search.pk}/", {"name": "Arms", "query": "robot arm "})
