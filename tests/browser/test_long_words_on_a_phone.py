@@ -6,8 +6,12 @@ sideways and is shown zoomed out."""
 from __future__ import annotations
 
 import pytest
+from allauth.account.models import EmailAddress
 from playwright.sync_api import expect
 
+from accounts.models import User
+from notifications.tokens import masked
+from notifications.tokens import unsubscribe_token
 from papers.ingest.upsert import upsert_records
 from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
@@ -89,3 +93,29 @@ def test_a_long_saved_search_name_stays_inside_a_phones_screen_in_the_digest(
     expect(phone.get_by_text(f"Matches your search “{NAME}”")).to_be_visible()
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"the digest: {width}px wide"
+
+
+# As long as an address may be without a space: a local part of 64 letters,
+# a domain label of 63.
+ADDRESS = ("longreaderaddress" * 4)[:64] + "@" + ("verylongdomain" * 5)[:63] + ".org"
+
+
+def test_a_long_address_stays_inside_a_phones_screen(phone, sign_in, db):
+    """The reader's address, shown back on their settings ("Logged in as"),
+    on the page that deletes the account, on the page of their addresses and,
+    only hinted at, on a digest's unsubscribe page."""
+    long = User.objects.create_user(ADDRESS, "correct horse battery")
+    EmailAddress.objects.create(user=long, email=ADDRESS, verified=True, primary=True)
+    EmailAddress.objects.create(user=long, email="new" + ADDRESS[3:], verified=False)
+    sign_in(phone, long)
+
+    for address, shown in (
+        ("/settings/", ADDRESS),
+        ("/settings/delete/", ADDRESS),
+        ("/accounts/email/", ADDRESS),
+        (f"/unsubscribe/{unsubscribe_token(long)}/", masked(ADDRESS)),
+    ):
+        phone.goto(address)
+        expect(phone.get_by_text(shown).first).to_be_attached()
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{address}: {width}px wide"
