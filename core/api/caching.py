@@ -11,6 +11,12 @@ A date (If-Modified-Since) or `*` is answered so only where a body of this
 version was built: they hold at an address that names nothing too, which was
 a 304 to a poller of a mistyped slug rather than its 404.
 
+A write may be made conditional on a body read before (If-Match with its
+ETag, or If-Unmodified-Since): require_unchanged() compares what that body
+showed of the fields written (FIELDS_KEY, set as it was built) with what they
+hold now, so a change to a part no write touches (a follower count, the
+content version) does not refuse it.
+
 Last-Modified is when this version was first seen: the content version is a
 timestamp itself, and a fingerprint is stamped when an address (a reader's own,
 for private reads) first meets it after another, which is after the change that
@@ -24,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 from typing import cast
 
@@ -31,6 +38,8 @@ from django.core.cache import cache
 from django.http import HttpResponse
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
+from django.utils.http import parse_etags
+from django.utils.http import parse_http_date_safe
 from drf_spectacular.utils import OpenApiParameter
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions
@@ -49,6 +58,8 @@ BODY_TIMEOUT = 10 * 60
 # something in that version, so a date may answer a 304 there.
 BUILT_KEY = "api:built:"
 SEEN_TIMEOUT = 7 * 24 * 60 * 60
+# A body's ETag -> what it showed of the fields a write changes (its `fields`).
+FIELDS_KEY = "api:fields:"
 
 
 class PreconditionFailed(exceptions.APIException):
@@ -68,9 +79,12 @@ def conditional_response(
     *,
     fingerprint: str = "",
     private: bool = False,
+    fields: Callable[[], str] | None = None,
 ) -> HttpResponse:
     """304 when the client's copy is current, else the body for this data version,
-    from the cache or from `build()` (which may raise, e.g. Http404)."""
+    from the cache or from `build()` (which may raise, e.g. Http404). `fields`,
+    called after build(), says what the body showed of the fields a write
+    changes, for require_unchanged()."""
     version = content_version()
     address = request.build_absolute_uri()
     modified = _modified(
@@ -99,15 +113,42 @@ def conditional_response(
         # which, once a version (BUILT_KEY). An ETag that matched was sent
         # with a body built here.
         if not _etag_matched(request) and not cache.get(BUILT_KEY + digest):
-            _body(digest, build)
+            _body(digest, build, fields)
         if answer.status_code == 412:
             raise PreconditionFailed
         return answer
-    body = _body(digest, build)
+    body = _body(digest, build, fields)
     return HttpResponse(body, content_type="application/json", headers=headers)
 
 
-def _body(digest: str, build: Callable[[], Any]) -> bytes:
+def require_unchanged(request: Request, *, fields: str, changed: datetime) -> None:
+    """Raise PreconditionFailed unless the write's If-Match names a body that
+    showed `fields` as they are now (or is `*`), or, without If-Match, its
+    If-Unmodified-Since is not before `changed` (RFC 9110 13.1.1, 13.1.4, 13.2.2).
+    Without either, the write goes ahead."""
+    if_match = request.headers.get("If-Match", "").strip()
+    if if_match:  # an empty field asks for nothing; one with no tag is no match
+        etags = parse_etags(if_match)
+        if etags == ["*"]:
+            return
+        # A strong comparison: a weak ETag (a compressed body's) never holds.
+        shown = [
+            cache.get(FIELDS_KEY + tag.strip('"'))
+            for tag in etags
+            if not tag.startswith("W/")
+        ]
+        if fields not in shown:
+            raise PreconditionFailed
+        return
+    since = parse_http_date_safe(request.headers.get("If-Unmodified-Since", ""))
+    # A date that is not one is ignored, as HTTP says.
+    if since is not None and int(changed.timestamp()) > since:
+        raise PreconditionFailed
+
+
+def _body(
+    digest: str, build: Callable[[], Any], fields: Callable[[], str] | None = None
+) -> bytes:
     """The body of this version at this address: cached, or built (which may
     raise) and cached."""
     key = f"api:body:{digest}"
@@ -117,6 +158,8 @@ def _body(digest: str, build: Callable[[], Any]) -> bytes:
         body = JSONRenderer().render(build())
         cache.set(key, body, BODY_TIMEOUT)
         cache.set(BUILT_KEY + digest, True, SEEN_TIMEOUT)
+        if fields is not None:
+            cache.set(FIELDS_KEY + digest[:32], fields(), SEEN_TIMEOUT)
     return body
 
 
@@ -173,6 +216,16 @@ CONDITIONAL_RESPONSES = {
         ErrorSerializer,
         description="If-Match or If-Unmodified-Since does not hold: the data "
         "changed (code precondition_failed).",
+    ),
+}
+# What a write made on what a read showed (require_unchanged) answers when
+# it no longer holds. If-Match and If-Unmodified-Since are not offered as
+# parameters, for the reason above.
+WRITE_CONDITIONAL_RESPONSES = {
+    412: OpenApiResponse(
+        ErrorSerializer,
+        description="If-Match or If-Unmodified-Since does not hold: another write "
+        "changed it since it was read (code precondition_failed); nothing written.",
     ),
 }
 VALIDATOR_HEADERS = [

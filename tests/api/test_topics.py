@@ -310,6 +310,89 @@ def test_put_replaces_the_topic_and_patch_changes_what_it_sends(as_staff, corpus
     assert body["is_active"] is True
 
 
+def test_a_write_with_a_stale_if_match_is_a_412_and_writes_nothing(
+    anonymous, as_staff, corpus
+):
+    """Two curators read the topic; the second's edit, made on what the first
+    has since changed, is refused rather than overwriting it (RFC 9110 13.1.1)."""
+    read = anonymous.get(AGENTS)["ETag"]
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        first = as_staff.patch(
+            AGENTS, {"description": "First."}, format="json", HTTP_IF_MATCH=read
+        )
+        stale_patch = as_staff.patch(
+            AGENTS, {"description": "Second."}, format="json", HTTP_IF_MATCH=read
+        )
+        stale_put = as_staff.put(
+            AGENTS,
+            {"name": "Put", "slug": "rl-for-llm-agents", "rule": "ti:put"},
+            format="json",
+            HTTP_IF_MATCH=f'"other", {read}',
+        )
+        weak = as_staff.patch(
+            AGENTS, {"description": "Weak."}, format="json", HTTP_IF_MATCH="W/" + read
+        )
+
+    assert first.status_code == 200, first.content
+    for refused in (stale_patch, stale_put, weak):
+        assert_error(refused, 412, "precondition_failed")
+    topic = Topic.objects.get(pk=corpus["agents"].pk)
+    assert (topic.description, topic.name, topic.rule) == (
+        "First.",
+        "RL for LLM Agents",
+        "ti:agent",
+    )
+
+
+def test_if_match_compares_the_topics_own_fields_not_its_followers(
+    anonymous, as_staff, alice, corpus
+):
+    """A topic's ETag moves with its follower count (and any follow anywhere):
+    a reader's follow changes none of what a curator writes, so it does not
+    refuse the curator's edit."""
+    read = as_staff.get(AGENTS)["ETag"]
+    set_following(alice, corpus["robots"], True)
+    set_following(alice, corpus["agents"], True)
+    assert as_staff.get(AGENTS)["ETag"] != read
+
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        edited = as_staff.patch(
+            AGENTS, {"definition": "Edited."}, format="json", HTTP_IF_MATCH=read
+        )
+        anyone = as_staff.patch(
+            AGENTS, {"glossary": ""}, format="json", HTTP_IF_MATCH="*"
+        )
+        unconditional = as_staff.patch(AGENTS, {"description": "x"}, format="json")
+
+    assert edited.status_code == 200, edited.content
+    assert anyone.status_code == 200, anyone.content
+    assert unconditional.status_code == 200, unconditional.content
+
+
+def test_a_write_with_an_if_unmodified_since_before_the_last_change_is_a_412(
+    anonymous, as_staff, corpus
+):
+    last_modified = anonymous.get(AGENTS)["Last-Modified"]
+    before = http_date(time.time() - 3600)
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        stale = as_staff.patch(
+            AGENTS,
+            {"description": "Stale."},
+            format="json",
+            HTTP_IF_UNMODIFIED_SINCE=before,
+        )
+        current = as_staff.patch(
+            AGENTS,
+            {"description": "Current."},
+            format="json",
+            HTTP_IF_UNMODIFIED_SINCE=last_modified,
+        )
+
+    assert_error(stale, 412, "precondition_failed")
+    assert current.status_code == 200, current.content
+    assert Topic.objects.get(pk=corpus["agents"].pk).description == "Current."
+
+
 NEW = {"name": "New", "slug": "new", "rule": "ti:x"}
 
 

@@ -3,9 +3,12 @@ is sent on to the merged topic."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
@@ -20,7 +23,9 @@ from rest_framework.response import Response
 from core.api.caching import CONDITIONAL_PARAMETERS
 from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
+from core.api.caching import WRITE_CONDITIONAL_RESPONSES
 from core.api.caching import conditional_response
+from core.api.caching import require_unchanged
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
@@ -162,10 +167,13 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         # Staff may change inactive topics, so they read them back too.
         staff = sees_inactive_topics(request)
 
+        built: list[Topic] = []
+
         def build() -> dict[str, Any]:
             shown = all_topics() if staff else active_topics()
             topics = with_follower_count(shown).prefetch_related("categories")
             topic = with_figures([get_object_or_404(topics, slug=slug)])[0]
+            built.append(topic)
             context = {"request": request, "related": related_topics(topic)}
             return TopicDetailSerializer(topic, context=context).data
 
@@ -173,7 +181,11 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         # inactive topic, are kept apart from the 404 everyone else gets there.
         fingerprint = follows_fingerprint() + ("|staff" if staff else "")
         return conditional_response(
-            request, build, fingerprint=fingerprint, private=staff
+            request,
+            build,
+            fingerprint=fingerprint,
+            private=staff,
+            fields=lambda: written_fields(built[0]),
         )
 
     @extend_schema(
@@ -216,10 +228,15 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         "empty text and lists, active. PATCH changes only the fields sent.",
         parameters=[SLUG_PARAMETER],
         request=TopicWriteSerializer,
-        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
+        responses={
+            200: TopicDetailSerializer,
+            **WRITE_ERRORS,
+            **WRITE_CONDITIONAL_RESPONSES,
+        },
     )
+    @transaction.atomic
     def update(self, request: Request, slug: str) -> Response:
-        topic = get_object_or_404(Topic, slug=slug)
+        topic = self._unchanged_topic(request, slug)
         given = request.data
         if isinstance(given, dict):
             given = {**REPLACED_DEFAULTS, **given}
@@ -231,10 +248,15 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         "topic's papers in the background, as in admin.",
         parameters=[SLUG_PARAMETER],
         request=TopicWriteSerializer,
-        responses={200: TopicDetailSerializer, **WRITE_ERRORS},
+        responses={
+            200: TopicDetailSerializer,
+            **WRITE_ERRORS,
+            **WRITE_CONDITIONAL_RESPONSES,
+        },
     )
+    @transaction.atomic
     def partial_update(self, request: Request, slug: str) -> Response:
-        topic = get_object_or_404(Topic, slug=slug)
+        topic = self._unchanged_topic(request, slug)
         return self._save(request, topic, status.HTTP_200_OK, partial=True)
 
     @extend_schema(
@@ -251,6 +273,15 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         topic = get_object_or_404(Topic, slug=slug)
         request_retag(topic)
         return Response(RetagSerializer(topic).data, status=status.HTTP_202_ACCEPTED)
+
+    def _unchanged_topic(self, request: Request, slug: str) -> Topic:
+        """The topic to change, locked until the write commits, if the
+        request's If-Match / If-Unmodified-Since hold for it (a 412 if not)."""
+        topic = get_object_or_404(Topic.objects.select_for_update(), slug=slug)
+        require_unchanged(
+            request, fields=written_fields(topic), changed=topic.updated_at
+        )
+        return topic
 
     def _save(
         self,
@@ -279,3 +310,12 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         topic = with_figures(shown.prefetch_related("categories"))[0]
         context = {"request": request, "related": related_topics(topic)}
         return Response(TopicDetailSerializer(topic, context=context).data, status=code)
+
+
+def written_fields(topic: Topic) -> str:
+    """A digest of the topic's fields as a PUT gives them (If-Match compares
+    these): not its papers, momentum or followers, which no write sets."""
+    fields = TopicWriteSerializer(topic).data
+    for name in ("categories", "related"):
+        fields[name] = sorted(fields[name])
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
