@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from typing import cast
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 
@@ -16,6 +17,15 @@ from core.api.fields import NO_CONTROL
 from core.api.fields import KeptChoice
 from core.api.fields import StrictModelSerializer
 
+# NO_CONTROL, worded for a name that may be empty: "" is never checked by it
+# (allow_blank), and the site lets a reader have no name.
+NAME = RegexValidator(
+    NO_CONTROL.regex,
+    message="This field may be empty, but not whitespace alone, and may not "
+    "hold control characters.",
+    code="invalid",
+)
+
 
 class ProfileSerializer(StrictModelSerializer):
     """The caller's names; email, staff status and joining date are read-only."""
@@ -26,8 +36,8 @@ class ProfileSerializer(StrictModelSerializer):
         read_only_fields = ["email", "is_staff", "date_joined"]
         # Blank is allowed ("" is the schema's other branch), control characters not.
         extra_kwargs = {
-            "first_name": {"pattern": NO_CONTROL},
-            "last_name": {"pattern": NO_CONTROL},
+            "first_name": {"pattern": NAME},
+            "last_name": {"pattern": NAME},
         }
 
 

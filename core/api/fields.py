@@ -13,11 +13,14 @@ query string everything is text. So `Boolean`/`Integer` read JSON values and
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from django.core.validators import MaxValueValidator
+from django.core.validators import MinValueValidator
 from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
@@ -139,12 +142,28 @@ class QueryDate(serializers.DateField):
 
 
 class Choice(serializers.ChoiceField):
-    """One of the choices, of the choice's own type (3 is a weekday, "3" not)."""
+    """One of the choices, of the choice's own type (3 is a weekday, "3" not).
+    The value refused is named as sent, in JSON: DRF quoted 7 as "7"."""
+
+    default_error_messages = {"invalid_choice": "{input} is not a valid choice."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # A model field's range (0 to 32767 for a weekday) beside the choices
+        # only widened the schema's enum with a minimum and maximum.
+        self.validators = [
+            validator
+            for validator in self.validators
+            if not isinstance(validator, MinValueValidator | MaxValueValidator)
+        ]
 
     def to_internal_value(self, data: Any) -> Any:
         chosen = [v for v in self.choices if type(v) is type(data) and v == data]
         if not chosen:
-            self.fail("invalid_choice", input=data)
+            self.fail(
+                "invalid_choice",
+                input=json.dumps(data, ensure_ascii=False, default=str),
+            )
         return chosen[0]
 
 

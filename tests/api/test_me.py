@@ -209,6 +209,56 @@ def test_profile_names_are_stored_without_surrounding_whitespace(as_alice, alice
     assert alice.first_name == "Ada"
 
 
+def test_a_name_may_be_cleared_and_its_error_says_what_is_refused(as_alice, alice):
+    """A name may be empty (admin and sign-up leave it so): the error for one
+    of whitespace alone said it "may not be blank", which "" is."""
+    alice.first_name = "Ada"
+    alice.save()
+
+    cleared = as_alice.patch("/api/v1/me/", {"first_name": ""}, format="json")
+    spaces = as_alice.patch("/api/v1/me/", {"first_name": "  "}, format="json")
+    control = as_alice.patch("/api/v1/me/", {"last_name": "Ada\x07"}, format="json")
+
+    assert cleared.status_code == 200, cleared.content
+    alice.refresh_from_db()
+    assert alice.first_name == ""
+    messages = [
+        assert_error(spaces, 400, "invalid")["fields"]["first_name"][0]["message"],
+        assert_error(control, 400, "invalid")["fields"]["last_name"][0]["message"],
+    ]
+    for message in messages:
+        assert message == (
+            "This field may be empty, but not whitespace alone, and may not "
+            "hold control characters."
+        )
+
+
+@pytest.mark.parametrize(
+    ("weekday", "message"),
+    [
+        (7, "7 is not a valid choice."),
+        (-1, "-1 is not a valid choice."),
+        ("3", '"3" is not a valid choice.'),
+        (True, "true is not a valid choice."),
+    ],
+)
+def test_a_weekday_not_offered_is_named_as_sent(as_alice, weekday, message):
+    response = as_alice.patch("/api/v1/me/digest/", {"weekday": weekday}, format="json")
+
+    error = assert_error(response, 400, "invalid")["fields"]["weekday"][0]
+    assert error["message"] == message
+
+
+def test_the_schema_gives_the_weekday_its_choices_and_no_other_bounds(anonymous):
+    schema = anonymous.get("/api/schema/", {"format": "json"}).json()["components"]
+
+    for component in ("DigestPreferencesRequest", "PatchedDigestPreferencesRequest"):
+        weekday = schema["schemas"][component]["properties"]["weekday"]
+        assert "maximum" not in weekday
+        assert "minimum" not in weekday
+    assert schema["schemas"]["WeekdayEnum"]["enum"] == [0, 1, 2, 3, 4, 5, 6]
+
+
 def test_follow_list_and_unfollow(as_alice, as_bob, alice, corpus):
     response = as_alice.post(
         "/api/v1/me/follows/", {"topic": "robot-learning"}, format="json"
