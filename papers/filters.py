@@ -63,7 +63,8 @@ class PaperFilterSerializer(serializers.Serializer):
         # A 404, as for a topic: an empty list would read "nothing new there".
         if not Category.objects.filter(code=code).exists():
             raise serializers.ValidationError(
-                "No paper held has this category (arXiv writes them like cs.LG).",
+                f"No paper held has the category “{code}” (arXiv writes them "
+                "like cs.LG).",
                 code="does_not_exist",
             )
         return code

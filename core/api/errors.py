@@ -75,16 +75,44 @@ def server_error_body() -> dict[str, Any]:
 MALFORMED = "The request is malformed: too many parameters, or too large a body."
 
 
+def missing(thing: str, key: str, value: object) -> str:
+    """A 404's message, in the one wording of every 404 the API gives for a
+    name the client sent (in the address, the query or the body): "No topic has
+    the slug “x”.", "No saved search has the id “7”."."""
+    return f"No {thing} has the {key} “{value}”."
+
+
 # get_object_or_404's message (DRF's get_object raises it): a class's name.
 MODEL_404 = re.compile(r"No ([A-Za-z]+) matches the given query\.")
+# The lookups the API shares with the site's pages (topics.query, papers.query).
+HELPER_404 = {
+    re.compile(r"No (?:active )?topic (\S+)\."): ("topic", "slug"),
+    re.compile(r"No paper (\S+)"): ("paper", "arXiv id"),
+}
+# An address's part, by its name in the URL pattern.
+KEYS = {"pk": "id", "slug": "slug", "arxiv_id": "arXiv id", "author_id": "id"}
 
 
-def _in_words(message: str) -> str:
-    """ "No SavedSearch matches the given query." as "No such saved search." """
+def _in_words(message: str, context: dict[str, Any]) -> str:
+    """ "No SavedSearch matches the given query." (at me/searches/7/) as "No
+    saved search has the id “7”.", and topics.query's "No topic x." as "No
+    topic has the slug “x”.": what is missing named as the client named it."""
     named = MODEL_404.fullmatch(message)
-    if named is None:
-        return message
-    return f"No such {re.sub(r'(?<=.)(?=[A-Z])', ' ', named.group(1)).lower()}."
+    view = context.get("view")
+    if named is not None and view is not None:
+        parts = context.get("kwargs") or {}
+        # A viewset's lookup, or a view's one part (a topic's ask/).
+        kwarg = getattr(view, "lookup_url_kwarg", None) or getattr(
+            view, "lookup_field", next(iter(parts), "") if len(parts) == 1 else ""
+        )
+        value = parts.get(kwarg)
+        if value is not None and kwarg in KEYS:
+            thing = re.sub(r"(?<=.)(?=[A-Z])", " ", named.group(1)).lower()
+            return missing(thing, KEYS[kwarg], value)
+    for pattern, (thing, key) in HELPER_404.items():
+        if found := pattern.fullmatch(message):
+            return missing(thing, key, found.group(1))
+    return message
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -93,7 +121,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         # With their codes ("unique" from full_clean is a conflict, see below).
         exc = exceptions.ValidationError(get_error_detail(exc))
     elif isinstance(exc, Http404):
-        exc = exceptions.NotFound(_in_words(str(exc.args[0])) if exc.args else None)
+        exc = exceptions.NotFound(
+            _in_words(str(exc.args[0]), context) if exc.args else None
+        )
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
     elif isinstance(exc, (SuspiciousOperation, BadRequest)):

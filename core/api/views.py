@@ -91,6 +91,8 @@ class StrictPageNumberPagination(PageNumberPagination):
     page_size = 25
     page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE
+    # DRF's "Invalid page.", in the wording of the API's other 404s.
+    invalid_page_message = "No page has the number “{page_number}”."
 
     def paginate_queryset(
         self, queryset: Any, request: Request, view: Any = None

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 
 from accounts.requests import signed_in
 from core.api.errors import ErrorSerializer
+from core.api.errors import missing
 from core.api.views import StrictQueryParams
 from papers.api.papers import AUTHOR_ID_PARAMETER
 from papers.authors import set_following_author
@@ -70,7 +71,8 @@ class AuthorFollowViewSet(
         author = Author.objects.filter(pk=given.validated_data["author"]).first()
         if author is None:
             raise serializers.ValidationError(
-                {"author": ["There is no such author."]}, code="does_not_exist"
+                {"author": [missing("author", "id", given.validated_data["author"])]},
+                code="does_not_exist",
             )
         created = set_following_author(signed_in(request), author, True)
         follow = self.get_queryset().get(author=author)
@@ -93,6 +95,6 @@ class AuthorFollowViewSet(
     def destroy(self, request: Request, author_id: str) -> Response:
         author = Author.objects.filter(pk=int(author_id)).first()
         if author is None:
-            raise Http404("No such author.")
+            raise Http404(missing("author", "id", author_id))
         set_following_author(signed_in(request), author, False)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from accounts.requests import signed_in
 from core.api.errors import ErrorSerializer
+from core.api.errors import missing
 from core.api.views import StrictPageNumberPagination
 from core.api.views import StrictQueryParams
 from papers.api.papers import PAPER_ID_PARAMETER
@@ -178,5 +179,6 @@ def _posted_paper(given: serializers.Serializer) -> Paper:
         return get_paper_row(given.validated_data["paper"])
     except Http404:
         raise serializers.ValidationError(
-            {"paper": ["There is no such paper."]}, code="does_not_exist"
+            {"paper": [missing("paper", "arXiv id", given.validated_data["paper"])]},
+            code="does_not_exist",
         ) from None

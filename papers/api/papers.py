@@ -28,6 +28,7 @@ from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.errors import ErrorSerializer
+from core.api.errors import missing
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
 from core.api.views import read_query
@@ -98,10 +99,10 @@ def paper_list_response(
             # once, in the path by a redirect (topics.query.follow_merges).
             active = active_topic_slug(filters["topic"])
             if topic is not None and active != topic:
-                raise Http404(f"No active topic {topic}.")
+                raise Http404(missing("topic", "slug", topic))
             if active is None:
                 raise serializers.ValidationError(
-                    {"topic": ["No active topic has this slug."]},
+                    {"topic": [missing("topic", "slug", filters["topic"])]},
                     code="does_not_exist",
                 )
             filters["topic"] = active
@@ -215,7 +216,7 @@ class PaperViewSet(StrictQueryParams, viewsets.GenericViewSet):
                 raise Http404(str(exc)) from exc
             paper = find_paper(base_id)
             if paper is None:
-                raise Http404(f"No paper {base_id}")
+                raise Http404(missing("paper", "arXiv id", base_id))
             ids = similar_ids(paper)
             found = with_listing_data(Paper.objects.filter(arxiv_id__in=ids))
             papers = found.prefetch_related("categories").in_bulk(field_name="arxiv_id")

@@ -8,6 +8,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from papers.models import Rating
 from tests.api.conftest import assert_error
+from tests.topics.factories import make_topic
 
 pytestmark = pytest.mark.django_db
 
@@ -227,17 +228,158 @@ def test_an_unexpected_failure_is_a_500_in_the_same_shape(
     assert error["reference"] == response["X-Request-ID"]
 
 
-def test_a_missing_row_is_named_in_the_clients_words(anonymous, as_alice, corpus):
-    """Not Django's "No SavedSearch matches the given query." nor DRF's
-    "Object with slug=x does not exist."."""
-    topic = assert_error(anonymous.get("/api/v1/topics/nope/"), 404, "not_found")
-    search = assert_error(as_alice.get("/api/v1/me/searches/999/"), 404, "not_found")
-    follow = assert_error(
-        as_alice.post("/api/v1/me/follows/", {"topic": "nope"}, format="json"),
-        404,
-        "not_found",
-    )
+PAPER = "/api/v1/papers/2606.00001/"
+NO_TOPIC = "No topic has the slug “nope”."
+NO_PAPER = "No paper has the arXiv id “2699.99999”."
+NO_PAPER_PATH = "/api/v1/papers/2699.99999/"
 
-    assert topic["message"] == "No such topic."
-    assert search["message"] == "No such saved search."
-    assert follow["fields"]["topic"][0]["message"] == ("No topic has the slug “nope”.")
+
+@pytest.mark.parametrize(
+    ("caller", "method", "path", "message"),
+    [
+        ("anonymous", "get", "/api/v1/topics/nope/", NO_TOPIC),
+        (
+            "anonymous",
+            "get",
+            "/api/v1/topics/hidden/",
+            "No topic has the slug “hidden”.",
+        ),
+        ("anonymous", "get", "/api/v1/topics/nope/papers/", NO_TOPIC),
+        ("anonymous", "get", "/api/v1/topics/nope/ask/?q=agents", NO_TOPIC),
+        ("as_staff", "patch", "/api/v1/topics/nope/", NO_TOPIC),
+        ("as_staff", "put", "/api/v1/topics/nope/", NO_TOPIC),
+        ("as_staff", "post", "/api/v1/topics/nope/retag/", NO_TOPIC),
+        ("anonymous", "get", NO_PAPER_PATH, NO_PAPER),
+        ("anonymous", "get", NO_PAPER_PATH + "similar/", NO_PAPER),
+        ("anonymous", "get", NO_PAPER_PATH + "ask/?q=agents", NO_PAPER),
+        ("as_alice", "delete", "/api/v1/me/saved/2699.99999/", NO_PAPER),
+        ("as_alice", "delete", "/api/v1/me/ratings/2699.99999/", NO_PAPER),
+        (
+            "as_alice",
+            "post",
+            "/api/v1/topics/nope/papers/2606.00001/not-relevant/",
+            NO_TOPIC,
+        ),
+        (
+            "as_alice",
+            "post",
+            "/api/v1/topics/rl-for-llm-agents/papers/2699.99999/not-relevant/",
+            NO_PAPER,
+        ),
+        ("as_alice", "patch", "/api/v1/me/follows/nope/", NO_TOPIC),
+        ("as_alice", "delete", "/api/v1/me/follows/nope/", NO_TOPIC),
+        (
+            "as_alice",
+            "patch",
+            "/api/v1/me/follows/robot-learning/",
+            "No followed topic has the slug “robot-learning”.",
+        ),
+        (
+            "as_alice",
+            "get",
+            "/api/v1/me/searches/999/",
+            "No saved search has the id “999”.",
+        ),
+        (
+            "as_alice",
+            "delete",
+            "/api/v1/me/searches/999/",
+            "No saved search has the id “999”.",
+        ),
+        (
+            "as_alice",
+            "delete",
+            "/api/v1/me/followed-authors/999999/",
+            "No author has the id “999999”.",
+        ),
+        ("as_alice", "get", "/api/v1/me/saved/?page=9", "No page has the number “9”."),
+    ],
+)
+def test_a_missing_row_is_named_in_the_clients_words(
+    caller, method, path, message, request, corpus
+):
+    """One wording for every 404 that names something: not Django's "No
+    SavedSearch matches the given query.", nor "No such topic.", "No topic
+    nope." and "No paper 2699.99999" from three endpoints."""
+    make_topic("Hidden", rule="ti:hidden", is_active=False)
+    client = request.getfixturevalue(caller)
+    body = {"muted": True} if "follows" in path else {"description": "x"}
+    if method not in ("patch", "put"):
+        body = None
+
+    response = getattr(client, method)(path, body, format="json")
+
+    assert assert_error(response, 404, "not_found")["message"] == message
+
+
+@pytest.mark.parametrize(
+    ("caller", "method", "path", "body", "field", "message"),
+    [
+        (
+            "as_alice",
+            "post",
+            "/api/v1/me/follows/",
+            {"topic": "nope"},
+            "topic",
+            NO_TOPIC,
+        ),
+        ("anonymous", "get", "/api/v1/papers/?topic=nope", None, "topic", NO_TOPIC),
+        (
+            "anonymous",
+            "get",
+            "/api/v1/papers/?category=cs.XX",
+            None,
+            "category",
+            "No paper held has the category “cs.XX” (arXiv writes them like cs.LG).",
+        ),
+        (
+            "as_alice",
+            "post",
+            "/api/v1/me/saved/",
+            {"paper": "2699.99999"},
+            "paper",
+            NO_PAPER,
+        ),
+        (
+            "as_alice",
+            "post",
+            "/api/v1/me/ratings/",
+            {"paper": "2699.99999", "rating": 1},
+            "paper",
+            NO_PAPER,
+        ),
+        (
+            "as_alice",
+            "post",
+            "/api/v1/me/followed-authors/",
+            {"author": 999999},
+            "author",
+            "No author has the id “999999”.",
+        ),
+        (
+            "as_staff",
+            "patch",
+            "/api/v1/topics/robot-learning/",
+            {"related": ["nope"]},
+            "related",
+            NO_TOPIC,
+        ),
+        (
+            "as_staff",
+            "patch",
+            "/api/v1/topics/robot-learning/",
+            {"categories": ["cs.XX"]},
+            "categories",
+            "No category has the code “cs.XX”.",
+        ),
+    ],
+)
+def test_a_missing_row_in_a_field_is_named_in_the_same_words(
+    caller, method, path, body, field, message, request, corpus
+):
+    client = request.getfixturevalue(caller)
+
+    response = getattr(client, method)(path, body, format="json")
+
+    error = assert_error(response, 404, "not_found")
+    assert error["fields"][field][0]["message"] == message

@@ -180,7 +180,8 @@ def test_a_category_no_paper_has_is_a_404_not_an_empty_list(anonymous, corpus, c
     [problem] = error["fields"]["category"]
     assert problem == {
         "code": "does_not_exist",
-        "message": "No paper held has this category (arXiv writes them like cs.LG).",
+        "message": f"No paper held has the category “{code}” (arXiv writes them "
+        "like cs.LG).",
     }
 
 

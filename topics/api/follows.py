@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins
@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from accounts.requests import signed_in
 from core.api.errors import ErrorSerializer
+from core.api.errors import missing
 from core.api.views import StrictQueryParams
 from topics.api.topics import SLUG_PARAMETER
 from topics.api.topics import SLUG_PATH
@@ -80,7 +81,9 @@ class FollowViewSet(StrictQueryParams, mixins.ListModelMixin, viewsets.GenericVi
         responses={200: FollowSerializer},
     )
     def partial_update(self, request: Request, slug: str) -> Response:
-        follow = get_object_or_404(self.get_queryset(), topic=topic_at(slug))
+        follow = self.get_queryset().filter(topic=topic_at(slug)).first()
+        if follow is None:
+            raise Http404(missing("followed topic", "slug", slug))
         given = FollowMuteSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         if "muted" in given.validated_data:
