@@ -28,7 +28,6 @@ from django.http import Http404
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import HttpResponsePermanentRedirect
-from django.http import JsonResponse
 from django.urls import resolve
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -36,6 +35,7 @@ from django_guid import get_guid
 from rest_framework import exceptions
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
@@ -225,9 +225,7 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResp
     if resolve(slashed).func is not not_found:
         if request.method in ("GET", "HEAD"):
             query = request.META.get("QUERY_STRING")
-            return HttpResponsePermanentRedirect(
-                f"{slashed}?{query}" if query else slashed
-            )
+            return moved(f"{slashed}?{query}" if query else slashed)
         message = (
             f"No API endpoint at {request.path}; the address ends in a slash: {slashed}"
         )
@@ -235,7 +233,18 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResp
         message = (
             f"No API endpoint at {request.path}; the endpoints: {reverse('api-docs')}."
         )
-    return JsonResponse(error_body("not_found", message), status=404)
+    # Rendered as DRF renders the API's other answers (compact, UTF-8).
+    body = JSONRenderer().render(error_body("not_found", message))
+    return HttpResponse(body, content_type="application/json", status=404)
+
+
+def moved(location: str) -> HttpResponsePermanentRedirect:
+    """A 301 under /api/, in JSON as every answer there (Django's are
+    text/html): the new address in the body too."""
+    body = JSONRenderer().render({"location": location})
+    return HttpResponsePermanentRedirect(
+        location, content=body, content_type="application/json"
+    )
 
 
 # SCHEMA

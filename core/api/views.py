@@ -6,12 +6,15 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpResponsePermanentRedirect
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
+from rest_framework.response import Response
 
+from core.api.errors import moved
 from core.api.fields import QueryInteger
 from core.api.fields import StrictSerializer
 
@@ -46,6 +49,18 @@ class StrictQueryParams:
             )
         if request.method == "DELETE":
             refuse_body(request)  # a delete takes none
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        # A redirect made by code the API shares with the site's pages (a
+        # former slug's, topics.query.follow_merges) is written as the API's.
+        if isinstance(response, HttpResponsePermanentRedirect):
+            response = moved(response["Location"])  # type: ignore[assignment]  # DRF takes any HttpResponse
+        finalized: Response = super().finalize_response(  # type: ignore[misc]
+            request, response, *args, **kwargs
+        )
+        return finalized
 
 
 class _NoBody(StrictSerializer):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
@@ -9,6 +11,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from papers.models import Rating
 from tests.api.conftest import assert_error
 from tests.topics.factories import make_topic
+from topics.curation import merge_topics
 
 pytestmark = pytest.mark.django_db
 
@@ -128,6 +131,42 @@ def test_unknown_api_addresses_are_json_404s(anonymous, path):
     error = assert_error(anonymous.get(path), 404, "not_found")
     # A client that guessed an address is told where the endpoints are.
     assert error["message"] == f"No API endpoint at {path}; the endpoints: /api/docs/."
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/nothing/", "/api/v1/topics/nope/", "/api/v1/papers/2699.99999/"]
+)
+def test_every_api_404_is_written_alike(anonymous, corpus, path):
+    """The resolver's 404s were pretty-printed (`{"error": {"code": ...`), DRF's
+    compact, non-ASCII as sent."""
+    response = anonymous.get(path)
+
+    assert_error(response, 404, "not_found")
+    compact = json.dumps(response.json(), separators=(",", ":"), ensure_ascii=False)
+    assert response.content == compact.encode()
+
+
+def test_an_address_without_its_slash_is_a_json_redirect(anonymous, corpus):
+    """It was a 301 with Content-Type text/html, under an API that answers in
+    JSON alone (a client that checks the type before following was stuck)."""
+    response = anonymous.get("/api/v1/topics", {"active": "true"})
+
+    assert response.status_code == 301
+    assert response["Content-Type"] == "application/json"
+    assert response["Location"] == "/api/v1/topics/?active=true"
+    assert response.json() == {"location": "/api/v1/topics/?active=true"}
+
+
+def test_a_former_slug_is_a_json_redirect_too(anonymous, corpus):
+    merge_topics(corpus["agents"], [corpus["robots"]])
+
+    response = anonymous.get("/api/v1/topics/robot-learning/papers/")
+
+    assert response.status_code == 301
+    assert response["Content-Type"] == "application/json"
+    location = "/api/v1/topics/rl-for-llm-agents/papers/"
+    assert response["Location"] == location
+    assert response.json() == {"location": location}
 
 
 @pytest.mark.parametrize(
