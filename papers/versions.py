@@ -146,7 +146,12 @@ def pages_changed(papers: Iterable[int]) -> None:
     other rows: their topics, why they are in them, the names of those topics
     and of their authors; the sitemap's dates read it (papers.sitemaps). In the
     caller's transaction, so the date commits, or not, with the change. Their
-    cached pages move by content_changed, which the caller calls as well."""
+    cached pages move by content_changed, which the caller calls as well.
+
+    Called last, once the rows that changed are written: every writer takes
+    its locks in that order, so a curator's pin that dated a page and then
+    waited for a tag a re-tag held, while the re-tag waited to date that page,
+    cannot happen (PostgreSQL ended one of them)."""
     now = timezone.now()
     # In id order: two writers dating the same papers in one call each take
     # their rows in the same order, so one waits for the other, not each for

@@ -65,7 +65,6 @@ def pin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
     """Put the papers in the topic whatever the rule says; lifts exclusions."""
     ids = sorted(set(paper_ids))
     content_changed(topics=[topic], papers=ids)
-    pages_changed(ids)
     TopicExclusion.objects.filter(topic=topic, paper_id__in=ids).delete()
     PaperTopic.objects.bulk_create(
         [
@@ -77,6 +76,7 @@ def pin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
         update_fields=["source"],
     )
     _decided(topic, ids)
+    pages_changed(ids)
 
 
 @transaction.atomic
@@ -87,10 +87,11 @@ def unpin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
     pins = PaperTopic.objects.filter(
         topic=topic, paper_id__in=ids, source=PaperTopic.Source.PIN
     )
-    pages_changed(pins.values_list("paper_id", flat=True))
+    unpinned = list(pins.values_list("paper_id", flat=True))
     pins.delete()
     tag_papers(ids, TopicRules.load([topic]))
     request_training(topic)
+    pages_changed(unpinned)
 
 
 @transaction.atomic
@@ -105,7 +106,7 @@ def exclude_papers(
     ids = sorted(set(paper_ids))
     content_changed(topics=[topic], papers=ids)
     tags = PaperTopic.objects.filter(topic=topic, paper_id__in=ids)
-    pages_changed(tags.values_list("paper_id", flat=True))
+    untagged = list(tags.values_list("paper_id", flat=True))
     tags.delete()
     TopicExclusion.objects.bulk_create(
         [
@@ -117,6 +118,7 @@ def exclude_papers(
         update_fields=["reason", "created_by"],
     )
     _decided(topic, ids)
+    pages_changed(untagged)
 
 
 @transaction.atomic
@@ -240,16 +242,13 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     did not join the target's), except papers the target excluded, which only the
     topic's pins bring in; its exclusions follow for papers the target lacks.
     How many papers the target did not hold before."""
-    # Its papers' pages show the target, or no longer the topic.
-    pages_changed(
-        PaperTopic.objects.filter(topic=topic).values_list("paper_id", flat=True)
-    )
     held = set(PaperTopic.objects.filter(topic=target).values_list("paper", flat=True))
     excluded = set(
         TopicExclusion.objects.filter(topic=target).values_list("paper", flat=True)
     )
     moved, unexcluded = [], 0
-    for tag in PaperTopic.objects.filter(topic=topic):
+    tags = list(PaperTopic.objects.filter(topic=topic))
+    for tag in tags:
         decided = tag.paper_id in held or tag.paper_id in excluded
         if decided and tag.source == PaperTopic.Source.PIN:
             # A curator's pin stays a pin, over the target's exclusion too.
@@ -266,6 +265,8 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     TopicExclusion.objects.filter(topic=topic).exclude(paper__in=held).exclude(
         paper__in=excluded
     ).update(topic=target)
+    # Its papers' pages show the target, or no longer the topic.
+    pages_changed(tag.paper_id for tag in tags)
     return len(moved) + unexcluded
 
 

@@ -369,20 +369,24 @@ def test_a_merge_moves_the_kept_topics_follower_count_on_its_page(
 @pytest.mark.django_db(transaction=True)
 def test_a_pin_made_while_a_retag_decides_stays_a_pin():
     """The re-tag decided to drop the rule tag the pin then replaced, and
-    deleted the pin by its row."""
+    deleted the pin by its row. Neither is lost to a deadlock: the pin dated
+    the paper's page before it waited for the tag, which the re-tag held and
+    then dated the page too (PostgreSQL ended the re-tag)."""
     upsert_records([paper_record("2606.00001", title="A network")])
     topic = make_topic("Nets", rule="ti:network", slug="nets")
     paper = Paper.objects.get()
     tag_papers([paper.pk])
     Topic.objects.filter(pk=topic.pk).update(rule="ti:graph")  # narrowed
-    retag, go = retag_deciding_slowly(topic.pk)
+    errors: list[Exception] = []
+    retag, go = retag_deciding_slowly(topic.pk, errors)
 
-    pin = in_thread(lambda: pin_paper(topic, paper))
+    pin = in_thread(lambda: pin_paper(topic, paper), errors)
     pin.join(2)  # waiting for the re-tag's lock on the tag
     go.set()
     retag.join(30)
     pin.join(30)
 
+    assert errors == []
     assert list(PaperTopic.objects.values_list("source", flat=True)) == ["pin"]
 
 
