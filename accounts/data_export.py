@@ -294,22 +294,20 @@ def _with_shown_papers(
     """Each digest, a test digest's papers those its plan showed, in the mail's
     order (not those under "and N more": a plan counts them, and keeps no id).
     A paper deleted since is left out, as a sent digest's is."""
-    shown = {
-        id(digest): [entry[0] for section in plan for entry in section["papers"]]
-        for digest, plan in digests
-        if plan
-    }
+    shown = [
+        [entry[0] for section in plan or [] for entry in section["papers"]]
+        for _, plan in digests
+    ]
+    wanted = {pk for pks in shown for pk in pks}
     arxiv_ids = dict(
         apps.get_model("papers", "Paper")
-        .objects.filter(pk__in={pk for pks in shown.values() for pk in pks})
+        .objects.filter(pk__in=wanted)
         .values_list("pk", "arxiv_id")
-        if shown
+        if wanted
         else []
     )
-    for digest, _ in digests:
-        for pk in shown.get(id(digest), []):
-            if pk in arxiv_ids:
-                digest["papers"].append(arxiv_ids[pk])
+    for (digest, _), pks in zip(digests, shown, strict=True):
+        digest["papers"] += [arxiv_ids[pk] for pk in pks if pk in arxiv_ids]
         yield digest
 
 
