@@ -19,6 +19,7 @@ from django.db.models.functions import RowNumber
 from django.http import Http404
 
 from accounts.models import User
+from core.api.errors import missing
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.library import with_saved_flag
@@ -183,7 +184,7 @@ def get_paper(identifier: str, user: User | None = None) -> Paper:
         papers = with_saved_flag(papers, user)
     paper = papers.prefetch_related("categories").first()
     if paper is None:
-        raise Http404(f"No paper {arxiv_id}")
+        raise Http404(missing("paper", "arXiv id", arxiv_id))
     return with_authors([paper], affiliations=True)[0]
 
 
@@ -200,7 +201,7 @@ def get_paper_row(identifier: str) -> Paper:
         .first()
     )
     if paper is None:
-        raise Http404(f"No paper {arxiv_id}")
+        raise Http404(missing("paper", "arXiv id", arxiv_id))
     return paper
 
 

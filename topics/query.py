@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from core.api.errors import missing
 from papers.models import Paper
 from topics.models import PaperTopic
 from topics.models import Topic
@@ -111,7 +112,7 @@ def topic_at(slug: str) -> Topic:
         or Topic.objects.filter(aliases__slug=slug).first()
     )
     if topic is None:
-        raise Http404(f"No topic {slug}.")
+        raise Http404(missing("topic", "slug", slug))
     return topic
 
 
@@ -120,7 +121,7 @@ def active_topic_at(slug: str) -> Topic:
     from before a new slug or a merge), or 404."""
     topic = topic_at(slug)
     if not topic.is_active:
-        raise Http404(f"No active topic {slug}.")
+        raise Http404(missing("topic", "slug", slug))
     return topic
 
 

@@ -84,19 +84,15 @@ def missing(thing: str, key: str, value: object) -> str:
 
 # get_object_or_404's message (DRF's get_object raises it): a class's name.
 MODEL_404 = re.compile(r"No ([A-Za-z]+) matches the given query\.")
-# The lookups the API shares with the site's pages (topics.query, papers.query).
-HELPER_404 = {
-    re.compile(r"No (?:active )?topic (\S+)\."): ("topic", "slug"),
-    re.compile(r"No paper (\S+)"): ("paper", "arXiv id"),
-}
 # An address's part, by its name in the URL pattern.
 KEYS = {"pk": "id", "slug": "slug", "arxiv_id": "arXiv id", "author_id": "id"}
 
 
 def _in_words(message: str, context: dict[str, Any]) -> str:
     """ "No SavedSearch matches the given query." (at me/searches/7/) as "No
-    saved search has the id “7”.", and topics.query's "No topic x." as "No
-    topic has the slug “x”.": what is missing named as the client named it."""
+    saved search has the id “7”.": what is missing named as the client named it.
+    The lookups shared with the site's pages (topics.query, papers.query) word
+    their 404s with `missing` already."""
     named = MODEL_404.fullmatch(message)
     view = context.get("view")
     if named is not None and view is not None:
@@ -109,9 +105,6 @@ def _in_words(message: str, context: dict[str, Any]) -> str:
         if value is not None and kwarg in KEYS:
             thing = re.sub(r"(?<=.)(?=[A-Z])", " ", named.group(1)).lower()
             return missing(thing, KEYS[kwarg], value)
-    for pattern, (thing, key) in HELPER_404.items():
-        if found := pattern.fullmatch(message):
-            return missing(thing, key, found.group(1))
     return message
 
 
