@@ -13,9 +13,12 @@ a 304 to a poller of a mistyped slug rather than its 404.
 
 A write may be made conditional on a body read before (If-Match with its
 ETag, or If-Unmodified-Since): require_unchanged() compares what that body
-showed of the fields written (FIELDS_KEY, set as it was built) with what they
-hold now, so a change to a part no write touches (a follower count, the
-content version) does not refuse it.
+showed of the fields written with what they hold now, so a change to a part no
+write touches (a follower count, the content version) does not refuse it. A
+body that shows such fields carries them in its ETag, `"<version>.<fields>"`
+(the second part a digest of the fields, `fields`), so the row alone answers
+If-Match, whatever the cache kept or lost; a write's answer carries its body's
+(write_validators()), for the next write to send.
 
 Last-Modified is when this version was first seen: the content version is a
 timestamp itself, and a fingerprint is stamped when an address (a reader's own,
@@ -55,11 +58,11 @@ VERSION_KEY = "pages:version"
 # Bodies are keyed by version, so they never go stale; this only bounds memory.
 BODY_TIMEOUT = 10 * 60
 # Marks a body built at a digest (kept longer than the body): the address names
-# something in that version, so a date may answer a 304 there.
+# something in that version, so a date may answer a 304 there. Its value is what
+# the body showed of the fields a write changes (its `fields`, or ""): the
+# second part of its ETag.
 BUILT_KEY = "api:built:"
 SEEN_TIMEOUT = 7 * 24 * 60 * 60
-# A body's ETag -> what it showed of the fields a write changes (its `fields`).
-FIELDS_KEY = "api:fields:"
 
 
 class PreconditionFailed(exceptions.APIException):
@@ -84,7 +87,8 @@ def conditional_response(
     """304 when the client's copy is current, else the body for this data version,
     from the cache or from `build()` (which may raise, e.g. Http404). `fields`,
     called after build(), says what the body showed of the fields a write
-    changes, for require_unchanged()."""
+    changes (a digest, in letters and digits): the ETag carries it, for
+    require_unchanged()."""
     version = content_version()
     address = request.build_absolute_uri()
     modified = _modified(
@@ -94,8 +98,14 @@ def conditional_response(
     digest = hashlib.sha256(
         f"{RELEASE}|{version}|{fingerprint}|{address}".encode()
     ).hexdigest()
+    shown = None
+    if fields is not None:
+        # The ETag names the fields the body shows: known once it is built.
+        shown = cast(str | None, cache.get(BUILT_KEY + digest))
+        if shown is None:
+            shown = _body(digest, build, fields)[1]
     headers = {
-        "ETag": f'"{digest[:32]}"',
+        "ETag": _etag(digest, shown),
         "Last-Modified": http_date(modified),
         "Cache-Control": "private, no-cache" if private else "no-cache",
     }
@@ -112,20 +122,36 @@ def conditional_response(
         # mistyped slug: a 404) or has moved (a 301) included; build() says
         # which, once a version (BUILT_KEY). An ETag that matched was sent
         # with a body built here.
-        if not _etag_matched(request) and not cache.get(BUILT_KEY + digest):
+        if (
+            not _etag_matched(request)
+            and shown is None
+            and cache.get(BUILT_KEY + digest) is None
+        ):
             _body(digest, build, fields)
         if answer.status_code == 412:
             raise PreconditionFailed
         return answer
-    body = _body(digest, build, fields)
+    body = _body(digest, build, fields)[0]
     return HttpResponse(body, content_type="application/json", headers=headers)
+
+
+def write_validators(body: Any, *, fields: str, changed: datetime) -> dict[str, str]:
+    """The ETag and Last-Modified of what a write answers, `body` (what the
+    address it names shows after the write, whose own fields are `fields`), for
+    the next write's If-Match / If-Unmodified-Since."""
+    digest = hashlib.sha256(JSONRenderer().render(body)).hexdigest()
+    return {
+        "ETag": _etag(digest, fields),
+        "Last-Modified": http_date(changed.timestamp()),
+    }
 
 
 def require_unchanged(request: Request, *, fields: str, changed: datetime) -> None:
     """Raise PreconditionFailed unless the write's If-Match names a body that
-    showed `fields` as they are now (or is `*`), or, without If-Match, its
-    If-Unmodified-Since is not before `changed` (RFC 9110 13.1.1, 13.1.4, 13.2.2).
-    Without either, the write goes ahead."""
+    showed `fields` as they are now (its ETag says, see conditional_response),
+    or is `*`, or, without If-Match, its If-Unmodified-Since is not before
+    `changed` (RFC 9110 13.1.1, 13.1.4, 13.2.2). Without either, the write goes
+    ahead."""
     if_match = request.headers.get("If-Match", "").strip()
     if if_match:  # an empty field asks for nothing; one with no tag is no match
         etags = parse_etags(if_match)
@@ -133,7 +159,7 @@ def require_unchanged(request: Request, *, fields: str, changed: datetime) -> No
             return
         # A strong comparison: a weak ETag (a compressed body's) never holds.
         shown = [
-            cache.get(FIELDS_KEY + tag.strip('"'))
+            tag.strip('"').partition(".")[2]
             for tag in etags
             if not tag.startswith("W/")
         ]
@@ -148,19 +174,24 @@ def require_unchanged(request: Request, *, fields: str, changed: datetime) -> No
 
 def _body(
     digest: str, build: Callable[[], Any], fields: Callable[[], str] | None = None
-) -> bytes:
-    """The body of this version at this address: cached, or built (which may
-    raise) and cached."""
+) -> tuple[bytes, str]:
+    """The body of this version at this address and what it showed of
+    `fields` ("" without them): cached, or built (which may raise) and cached."""
     key = f"api:body:{digest}"
-    body = cast(bytes | None, cache.get(key))
-    if body is None:
+    built = cast(tuple[bytes, str] | None, cache.get(key))
+    if built is None:
         # Rendered once: a hit costs one cache read and no serializing.
         body = JSONRenderer().render(build())
-        cache.set(key, body, BODY_TIMEOUT)
-        cache.set(BUILT_KEY + digest, True, SEEN_TIMEOUT)
-        if fields is not None:
-            cache.set(FIELDS_KEY + digest[:32], fields(), SEEN_TIMEOUT)
-    return body
+        built = (body, "" if fields is None else fields())
+        cache.set(key, built, BODY_TIMEOUT)
+        cache.set(BUILT_KEY + digest, built[1], SEEN_TIMEOUT)
+    return built
+
+
+def _etag(digest: str, shown: str | None) -> str:
+    """A body's ETag: its digest, and what it showed of the fields a write
+    changes where it shows them."""
+    return f'"{digest[:32]}"' if shown is None else f'"{digest[:32]}.{shown}"'
 
 
 def _etag_matched(request: Request) -> bool:
@@ -242,5 +273,35 @@ VALIDATOR_HEADERS = [
         OpenApiParameter.HEADER,
         response=[200, 304],
         description="When this version of the data was first seen.",
+    ),
+]
+# What a write that answers with the resource as it now is sends
+# (write_validators), for the next write to send back.
+WRITE_VALIDATOR_HEADERS = [
+    OpenApiParameter(
+        "ETag",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 201],
+        required=True,
+        description="The body's: the next write's If-Match, with no read between.",
+    ),
+    OpenApiParameter(
+        "Last-Modified",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 201],
+        required=True,
+        description="When this write was made: the next write's "
+        "If-Unmodified-Since. Second resolution; prefer If-Match.",
+    ),
+    OpenApiParameter(
+        "Content-Location",
+        str,
+        OpenApiParameter.HEADER,
+        response=[200, 201],
+        required=True,
+        description="The address the body shows the resource at, as the write "
+        "left it (a changed slug's new one).",
     ),
 ]

@@ -161,6 +161,25 @@ def test_schema_names_the_errors_of_the_paper_lists(client):
     assert cursor["schema"]["pattern"] == r"^[0-9]{1,6}\.[0-9]{1,18}$"
 
 
+def test_schema_says_a_topic_write_answers_with_its_validators(client):
+    """Which the next write sends back (tests/api/test_topics.py); required, so
+    the schema tests find a write without them."""
+    served = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    paths = served.json()["paths"]
+    topic = paths["/api/v1/topics/{slug}/"]
+    writes = [
+        topic["put"]["responses"]["200"],
+        topic["patch"]["responses"]["200"],
+        paths["/api/v1/topics/"]["post"]["responses"]["201"],
+    ]
+
+    for answer in writes:
+        headers = answer["headers"]
+        assert set(headers) == {"ETag", "Last-Modified", "Content-Location"}
+        assert all(header["required"] for header in headers.values())
+    assert "If-Match" in topic["patch"]["description"]
+
+
 def test_docs_page_says_its_language_and_holds_the_docs_in_its_main_landmark(client):
     """Screen readers pick the voice from lang; landmarks let them skip to the docs."""
     html = client.get("/api/docs/").text

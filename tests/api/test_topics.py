@@ -393,6 +393,96 @@ def test_a_write_with_an_if_unmodified_since_before_the_last_change_is_a_412(
     assert Topic.objects.get(pk=corpus["agents"].pk).description == "Current."
 
 
+def test_if_match_holds_when_the_cache_lost_the_read(anonymous, as_staff, corpus):
+    """The ETag itself says what the read showed of the topic's fields: a
+    cache that evicted its entries since (or is down, tests/integration/
+    test_outages.py) neither refuses an edit made on a current read nor lets
+    one made on a stale read through. It used to refuse both."""
+    read = anonymous.get(AGENTS)["ETag"]
+    cache.clear()
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        current = as_staff.patch(
+            AGENTS, {"description": "Current."}, format="json", HTTP_IF_MATCH=read
+        )
+        cache.clear()
+        stale = as_staff.patch(
+            AGENTS, {"description": "Stale."}, format="json", HTTP_IF_MATCH=read
+        )
+
+    assert current.status_code == 200, current.content
+    assert_error(stale, 412, "precondition_failed")
+    assert Topic.objects.get(pk=corpus["agents"].pk).description == "Current."
+
+
+def test_a_write_answers_with_the_validators_of_its_body(anonymous, as_staff, corpus):
+    """A curator edits again on what a write answered, without reading the
+    topic back first: its ETag and Last-Modified are the next write's
+    If-Match and If-Unmodified-Since, and an answer since overtaken is a 412."""
+    read = anonymous.get(AGENTS)["ETag"]
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        first = as_staff.patch(
+            AGENTS, {"description": "First."}, format="json", HTTP_IF_MATCH=read
+        )
+        second = as_staff.patch(
+            AGENTS,
+            {"description": "Second."},
+            format="json",
+            HTTP_IF_MATCH=first["ETag"],
+        )
+        overtaken = as_staff.put(
+            AGENTS,
+            {"name": "Put", "slug": "rl-for-llm-agents", "rule": "ti:put"},
+            format="json",
+            HTTP_IF_MATCH=first["ETag"],
+        )
+        dated = as_staff.patch(
+            AGENTS,
+            {"definition": "Dated."},
+            format="json",
+            HTTP_IF_UNMODIFIED_SINCE=second["Last-Modified"],
+        )
+
+    assert second.status_code == 200, second.content
+    assert_error(overtaken, 412, "precondition_failed")
+    assert dated.status_code == 200, dated.content
+    assert len({read, first["ETag"], second["ETag"], dated["ETag"]}) == 4
+    # The body answered is the topic's at its address (RFC 9110 8.7).
+    assert second["Content-Location"] == "http://testserver" + AGENTS
+    topic = Topic.objects.get(pk=corpus["agents"].pk)
+    assert (topic.description, topic.definition, topic.rule) == (
+        "Second.",
+        "Dated.",
+        "ti:agent",
+    )
+
+
+def test_a_write_that_moves_the_topic_answers_for_its_new_address(as_staff, corpus):
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        created = as_staff.post(
+            "/api/v1/topics/",
+            {"name": "New", "slug": "new", "rule": "ti:x"},
+            format="json",
+        )
+        moved = as_staff.patch(
+            "/api/v1/topics/new/",
+            {"slug": "newer"},
+            format="json",
+            HTTP_IF_MATCH=created["ETag"],
+        )
+        edited = as_staff.patch(
+            moved["Content-Location"],
+            {"description": "Moved."},
+            format="json",
+            HTTP_IF_MATCH=moved["ETag"],
+        )
+
+    assert created.status_code == 201, created.content
+    assert created["Content-Location"] == "http://testserver/api/v1/topics/new/"
+    assert moved["Content-Location"] == "http://testserver/api/v1/topics/newer/"
+    assert edited.status_code == 200, edited.content
+    assert Topic.objects.get(slug="newer").description == "Moved."
+
+
 NEW = {"name": "New", "slug": "new", "rule": "ti:x"}
 
 

@@ -98,6 +98,41 @@ def test_with_the_cache_down_every_page_and_the_api_still_answer(cache_redis, al
     assert Follow.objects.filter(user=alice).count() == 2
 
 
+def test_with_the_cache_down_a_topic_is_still_changed_on_what_was_read(
+    cache_redis, anonymous, as_staff, corpus
+):
+    """If-Match is checked against the topic's row, not against what the cache
+    kept of the read: an edit on a read from before the outage, or during it,
+    goes through while the topic is as read, and is a 412 (nothing written)
+    once another write changed it. It used to be a 412 whatever was sent, and
+    reading again did not help while the cache was down."""
+    agents = "/api/v1/topics/rl-for-llm-agents/"
+    before = anonymous.get(agents)["ETag"]
+    cache_redis.stop()
+    during = anonymous.get(agents)["ETag"]
+
+    with mock.patch("topics.tasks.retag_topic.apply_async"):
+        first = as_staff.patch(
+            agents, {"description": "First."}, format="json", HTTP_IF_MATCH=before
+        )
+        stale = as_staff.patch(
+            agents, {"description": "Stale."}, format="json", HTTP_IF_MATCH=during
+        )
+        second = as_staff.patch(
+            agents,
+            {"definition": "Second."},
+            format="json",
+            HTTP_IF_MATCH=first["ETag"],
+        )
+
+    assert before != during  # no cached content version: each read its own
+    assert first.status_code == 200, first.content
+    assert stale.status_code == 412, stale.content
+    assert second.status_code == 200, second.content
+    topic = Topic.objects.get(pk=corpus["agents"].pk)
+    assert (topic.description, topic.definition) == ("First.", "Second.")
+
+
 def test_with_the_cache_down_sign_up_still_sends_its_mail(cache_redis, db):
     cache_redis.stop()
 

@@ -3,7 +3,6 @@ is sent on to the merged topic."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.crypto import salted_hmac
 from drf_spectacular.utils import OpenApiParameter
 from drf_spectacular.utils import OpenApiResponse
 from drf_spectacular.utils import extend_schema
@@ -24,8 +24,10 @@ from core.api.caching import CONDITIONAL_PARAMETERS
 from core.api.caching import CONDITIONAL_RESPONSES
 from core.api.caching import VALIDATOR_HEADERS
 from core.api.caching import WRITE_CONDITIONAL_RESPONSES
+from core.api.caching import WRITE_VALIDATOR_HEADERS
 from core.api.caching import conditional_response
 from core.api.caching import require_unchanged
+from core.api.caching import write_validators
 from core.api.errors import ErrorSerializer
 from core.api.views import StrictQueryParams
 from core.api.views import query_names
@@ -56,6 +58,7 @@ from topics.serializers import TopicSerializer
 from topics.serializers import TopicWriteSerializer
 
 SLUG_PATH = r"[-a-zA-Z0-9_]+"
+WRITTEN_FIELDS_SALT = "topics.api.topics.written_fields"
 SLUG_PARAMETER = OpenApiParameter(
     "slug",
     str,
@@ -91,6 +94,13 @@ INACTIVE_LIST_ERRORS = {
         "(code permission_denied).",
     ),
 }
+# How a PUT or PATCH is made on what a curator read (require_unchanged).
+WRITTEN_ON_A_READ = (
+    "Sent with If-Match, the ETag of a read of the topic or of a write's "
+    "answer, it is a 412 (nothing written) if the topic's own fields (those a "
+    "PUT sends) changed since; with If-Unmodified-Since, its Last-Modified, if "
+    "the topic was changed since."
+)
 WRITE_ERRORS = {
     404: OpenApiResponse(
         ErrorSerializer,
@@ -216,6 +226,7 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         description="Validated as in admin: an invalid rule is refused with the "
         "position of the problem. The new topic's papers are tagged in the "
         "background.",
+        parameters=WRITE_VALIDATOR_HEADERS,
         request=TopicWriteSerializer,
         responses={201: TopicDetailSerializer, **WRITE_ERRORS},
     )
@@ -225,8 +236,9 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     @extend_schema(
         summary="Replace a topic (staff)",
         description="Fields left out take their defaults, as for a new topic: "
-        "empty text and lists, active. PATCH changes only the fields sent.",
-        parameters=[SLUG_PARAMETER],
+        "empty text and lists, active. PATCH changes only the fields sent. "
+        + WRITTEN_ON_A_READ,
+        parameters=[SLUG_PARAMETER, *WRITE_VALIDATOR_HEADERS],
         request=TopicWriteSerializer,
         responses={
             200: TopicDetailSerializer,
@@ -245,8 +257,8 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
     @extend_schema(
         summary="Change a topic (staff)",
         description="A changed rule, category list or activity re-tags the "
-        "topic's papers in the background, as in admin.",
-        parameters=[SLUG_PARAMETER],
+        "topic's papers in the background, as in admin. " + WRITTEN_ON_A_READ,
+        parameters=[SLUG_PARAMETER, *WRITE_VALIDATOR_HEADERS],
         request=TopicWriteSerializer,
         responses={
             200: TopicDetailSerializer,
@@ -309,13 +321,25 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         shown = with_follower_count(all_topics().filter(pk=topic.pk))
         topic = with_figures(shown.prefetch_related("categories"))[0]
         context = {"request": request, "related": related_topics(topic)}
-        return Response(TopicDetailSerializer(topic, context=context).data, status=code)
+        body = TopicDetailSerializer(topic, context=context).data
+        # The body is the topic as its address now shows it (RFC 9110 8.7),
+        # with the validators the next write sends.
+        headers = {
+            "Content-Location": body["links"]["api"],
+            **write_validators(
+                body, fields=written_fields(topic), changed=topic.updated_at
+            ),
+        }
+        return Response(body, status=code, headers=headers)
 
 
 def written_fields(topic: Topic) -> str:
     """A digest of the topic's fields as a PUT gives them (If-Match compares
-    these): not its papers, momentum or followers, which no write sets."""
+    these; its ETag carries it): not its papers, momentum or followers, which
+    no write sets. Keyed, as an ETag is public and a visitor is not shown an
+    inactive related topic's slug."""
     fields = TopicWriteSerializer(topic).data
     for name in ("categories", "related"):
         fields[name] = sorted(fields[name])
-    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+    shown = json.dumps(fields, sort_keys=True)
+    return salted_hmac(WRITTEN_FIELDS_SALT, shown, algorithm="sha256").hexdigest()[:32]
