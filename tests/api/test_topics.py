@@ -478,6 +478,8 @@ def test_a_write_that_moves_the_topic_answers_for_its_new_address(as_staff, corp
 
     assert created.status_code == 201, created.content
     assert created["Content-Location"] == "http://testserver/api/v1/topics/new/"
+    assert created["Location"] == created["Content-Location"]  # RFC 9110 15.3.2
+    assert not moved.has_header("Location")
     assert moved["Content-Location"] == "http://testserver/api/v1/topics/newer/"
     assert edited.status_code == 200, edited.content
     assert Topic.objects.get(slug="newer").description == "Moved."

@@ -226,7 +226,17 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         description="Validated as in admin: an invalid rule is refused with the "
         "position of the problem. The new topic's papers are tagged in the "
         "background.",
-        parameters=WRITE_VALIDATOR_HEADERS,
+        parameters=[
+            *WRITE_VALIDATOR_HEADERS,
+            OpenApiParameter(
+                "Location",
+                str,
+                OpenApiParameter.HEADER,
+                response=[201],
+                required=True,
+                description="The new topic's address.",
+            ),
+        ],
         request=TopicWriteSerializer,
         responses={201: TopicDetailSerializer, **WRITE_ERRORS},
     )
@@ -323,8 +333,10 @@ class TopicViewSet(StrictQueryParams, viewsets.GenericViewSet):
         context = {"request": request, "related": related_topics(topic)}
         body = TopicDetailSerializer(topic, context=context).data
         # The body is the topic as its address now shows it (RFC 9110 8.7),
-        # with the validators the next write sends.
+        # with the validators the next write sends; a new one's address is
+        # also its Location (15.3.2).
         headers = {
+            **({"Location": body["links"]["api"]} if code == 201 else {}),
             "Content-Location": body["links"]["api"],
             **write_validators(
                 body, fields=written_fields(topic), changed=topic.updated_at
