@@ -14,21 +14,27 @@ Only the rows holding such a character are read (a regular expression in
 SQL, on PostgreSQL and on SQLite). Pages cached with the old names are
 rendered anew after `migrate` (papers.apps moves every page's version)."""
 
+import importlib
 import logging
 
 from django.db import migrations
 
-from core.text import CONTROL
-from papers.identity import author_key
-from papers.ingest.authors import clean_name
-from papers.names import AUTHOR_SEPARATOR
-from papers.names import printed_authors
+# Ingest's clean_name and papers.identity's author_key as migration 0012 holds
+# them: a migration keeps its meaning should the app's code change.
+names_0012 = importlib.import_module("papers.migrations.0012_split_group_authors")
+clean_name = names_0012.clean_name
+author_key = names_0012.author_key
 
 logger = logging.getLogger(__name__)
 
-# A character class both databases read: PostgreSQL's \x and \u escapes are
-# Python's.
-HOLDS_CONTROL = f"[{CONTROL}]"
+# core.text.CONTROL as a character class both databases read: PostgreSQL's \x
+# and \u escapes are Python's.
+HOLDS_CONTROL = (
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f"
+    r"\u202a-\u202e\u2066-\u2069\ufffe\uffff]"
+)
+# How Paper.author_names joins a paper's names (papers.names).
+AUTHOR_SEPARATOR = ", "
 
 
 def clean_authors(apps, schema_editor):
@@ -70,7 +76,8 @@ def clean_authors(apps, schema_editor):
     # Read whole before any is written: SQLite does not keep a query's rows
     # from the same connection's writes (and such rows are few).
     for paper in list(listed.order_by("pk")):
-        names = (clean_name(name) for name in printed_authors(paper.author_names))
+        printed = (name for name in paper.author_names.split(AUTHOR_SEPARATOR) if name)
+        names = (clean_name(name) for name in printed)
         Paper.objects.filter(pk=paper.pk).update(
             author_names=AUTHOR_SEPARATOR.join(name for name in names if name)
         )

@@ -14,21 +14,34 @@ Only the rows that need it are read: on PostgreSQL those holding a control
 character or `IS NOT NFC NORMALIZED`; on SQLite those holding one (a regular
 expression) and, in batches by id, those whose accents are decomposed."""
 
+import importlib
 import logging
 import unicodedata
 
 from django.db import migrations
 from django.db.models import Q
 
-from core.text import CONTROL
-from papers.ingest.authors import clean_affiliation
-
 logger = logging.getLogger(__name__)
 
-# A character class both databases read: PostgreSQL's \x and \u escapes are
-# Python's.
-HOLDS_CONTROL = f"[{CONTROL}]"
+# Ingest's cleaning as migration 0012 holds it: a migration keeps its meaning
+# should the app's code change.
+names_0012 = importlib.import_module("papers.migrations.0012_split_group_authors")
+MAX_AFFILIATION_LENGTH = 500
+# core.text.CONTROL as a character class both databases read: PostgreSQL's \x
+# and \u escapes are Python's.
+HOLDS_CONTROL = (
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f"
+    r"\u202a-\u202e\u2066-\u2069\ufffe\uffff]"
+)
 BATCH = 2000
+
+
+def clean_affiliation(text):
+    """papers.ingest.authors.clean_affiliation: LaTeX decoded, whitespace
+    collapsed, no control characters."""
+    text = names_0012.delatex(names_0012.repair_text(text))
+    affiliation = names_0012.shown(" ".join(text.split())).strip(" ,;")
+    return affiliation[:MAX_AFFILIATION_LENGTH]
 
 
 def _needing(Affiliation, schema_editor):
