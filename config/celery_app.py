@@ -11,6 +11,8 @@ from typing import Any
 
 from celery import Celery
 from celery import Task
+from celery.beat import PersistentScheduler
+from celery.beat import ScheduleEntry
 from celery.signals import before_task_publish
 from celery.signals import setup_logging
 from celery.signals import task_postrun
@@ -24,6 +26,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 app = Celery("momentum")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+logger = logging.getLogger(__name__)
 
 
 # Where a queue's last heartbeat is kept, in the shared cache.
@@ -37,6 +40,22 @@ def heartbeat(queue: str) -> None:
     from django.core.cache import cache
 
     cache.set(HEARTBEAT_KEY.format(queue=queue), time.time(), timeout=None)
+
+
+class Scheduler(PersistentScheduler):
+    """Beat (CELERY_BEAT_SCHEDULER): a heartbeat is not sent to a queue that
+    still holds a message, as one whose worker never started does: its
+    heartbeats would pile up there (Redis keeps an expired one too), and the
+    heartbeat left unanswered already tells /healthz."""
+
+    def apply_async(self, entry: ScheduleEntry, *args: Any, **kwargs: Any) -> Any:
+        from core.queue import waiting
+
+        queue = (entry.options or {}).get("queue")
+        if entry.task == heartbeat.name and queue and waiting(queue):
+            logger.info("%s: its queue still holds a message; not sent", entry.name)
+            return None
+        return super().apply_async(entry, *args, **kwargs)
 
 
 # REQUEST IDS (settings): a task logs under the id of the request or task that

@@ -12,6 +12,10 @@ in the process that sends it, at once; one sent with a countdown (a training
 after a burst of decisions) runs on a timer thread of that process when the
 countdown is over, as a worker would run it then, not in the request that
 sent it.
+
+What is sent on a schedule to a queue whose worker may never have started (the
+judge's, AskPDF's fetch) is sent only while no message `waiting` there: Redis
+keeps each message until a worker takes it, one past its `expires` too.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import threading
 from typing import Any
 
 from celery import Task
+from celery import current_app
 from django.conf import settings
 from django.db import connections
 from django.db import transaction
+from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError
 
 logger = logging.getLogger(__name__)
@@ -58,6 +64,21 @@ def send(task: Task[Any, Any], *args: Any, swept: bool = True, **options: Any) -
         )
         return False
     return True
+
+
+def waiting(queue: str) -> int:
+    """How many messages in `queue` no worker has taken yet (none without a
+    broker)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return 0
+    with current_app.connection_for_read() as connection:
+        # Kombu's types name only the abstract channel, which declares nothing.
+        channel: Any = connection.default_channel
+        try:
+            declared = channel.queue_declare(queue, passive=True)
+        except ChannelError:  # never declared: nothing was ever sent to it
+            return 0
+    return int(declared.message_count)
 
 
 def _run_later(seconds: float, task: Task[Any, Any], args: tuple[Any, ...]) -> None:

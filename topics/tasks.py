@@ -11,6 +11,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from core.queue import send_after_commit
+from core.queue import waiting
 from core.tasks import durable
 from topics import recommend
 from topics import relevance
@@ -64,8 +65,9 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
     # The decisions it learned from and the band it drew change the topic's
     # papers: its chart and related topics follow now, not at the next ingest.
     refresh_momentum([topic_id])
-    # The band is redrawn: the judge gets its new pending papers.
-    if Judge.from_settings() and awaiting_counts([topic_id]):
+    # The band is redrawn: the judge gets its new pending papers (the next sweep
+    # does, should its queue still hold work: see judge_topics).
+    if Judge.from_settings() and awaiting_counts([topic_id]) and not waiting("judge"):
         send_after_commit(judge_pending_papers, topic_id)
 
 
@@ -143,8 +145,12 @@ def derive_rule_terms() -> int:
 @shared_task
 def judge_topics() -> None:
     """Beat: send the judge every active topic's pending papers, if a judge is
-    configured."""
+    configured and its queue took what the last sweep sent (a judge worker that
+    never started would find a sweep's worth of messages a tick)."""
     if Judge.from_settings() is None:
+        return
+    if left := waiting("judge"):
+        logger.info("judge queue still holds %s topic(s); none sent", left)
         return
     topic_ids = Topic.objects.filter(is_active=True).values_list("pk", flat=True)
     for topic_id in awaiting_counts(topic_ids):

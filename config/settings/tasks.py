@@ -160,6 +160,8 @@ CELERY_BEAT_SCHEDULE |= {
     }
     for queue in HEARTBEAT_QUEUES
 }
+# Beat skips a heartbeat to a queue no worker has emptied (config/celery_app.py).
+CELERY_BEAT_SCHEDULER = "config.celery_app:Scheduler"
 CELERY_TASK_ROUTES = {
     # The judge's calls to a language model wait on it: their own, low-priority
     # queue, so ingest and tagging never queue behind them.
