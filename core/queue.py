@@ -11,7 +11,8 @@ Without a broker (the embedded default: CELERY_TASK_ALWAYS_EAGER) a task runs
 in the process that sends it, at once; one sent with a countdown (a training
 after a burst of decisions) runs on a timer thread of that process when the
 countdown is over, as a worker would run it then, not in the request that
-sent it.
+sent it. So does one sent `apart` (the judge's calls to a language model), at
+once: a curator's click never waits on it.
 
 What is sent on a schedule to a queue whose worker may never have started (the
 judge's, AskPDF's fetch) is sent only while no message `waiting` there: Redis
@@ -42,11 +43,18 @@ def send_after_commit(task: Task[Any, Any], *args: Any, **options: Any) -> None:
     transaction.on_commit(lambda: send(task, *args, **options))
 
 
-def send(task: Task[Any, Any], *args: Any, swept: bool = True, **options: Any) -> bool:
+def send(
+    task: Task[Any, Any],
+    *args: Any,
+    swept: bool = True,
+    apart: bool = False,
+    **options: Any,
+) -> bool:
     """Send now; False (logged) if the broker could not take it. `swept`: the
-    work is recorded and its sweep sends it later (account mail's is not)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER and options.get("countdown"):
-        _run_later(options["countdown"], task, args)
+    work is recorded and its sweep sends it later (account mail's is not).
+    `apart`: never run in the sender's request or task, even without a broker."""
+    if settings.CELERY_TASK_ALWAYS_EAGER and (apart or options.get("countdown")):
+        _run_later(options.get("countdown", 0), task, args)
         return True
     try:
         task.apply_async(args, **options)

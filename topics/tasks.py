@@ -66,9 +66,10 @@ def train_topic_model(topic_id: int, force: bool = False) -> None:
     # papers: its chart and related topics follow now, not at the next ingest.
     refresh_momentum([topic_id])
     # The band is redrawn: the judge gets its new pending papers (the next sweep
-    # does, should its queue still hold work: see judge_topics).
+    # does, should its queue still hold work: see judge_topics), never in the
+    # request that trained, as tasks in process would run it (docs/membership.md).
     if Judge.from_settings() and awaiting_counts([topic_id]) and not waiting("judge"):
-        send_after_commit(judge_pending_papers, topic_id)
+        send_after_commit(judge_pending_papers, topic_id, apart=True)
 
 
 @shared_task(**durable(SIMILAR_TIME_LIMIT))

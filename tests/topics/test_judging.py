@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from django.urls import reverse
 from pytest_httpserver import HTTPServer
 from werkzeug import Request
 from werkzeug import Response
@@ -25,6 +26,7 @@ from topics.judging import parse_verdict
 from topics.models import JudgeVerdict
 from topics.models import PaperTopic
 from topics.models import ReviewItem
+from topics.models import TopicModel
 from topics.tasks import judge_pending_papers
 from topics.tasks import judge_topics
 
@@ -252,6 +254,39 @@ def test_the_sweep_sends_topics_with_pending_papers_only_when_configured(
     settings.MOMENTUM_JUDGE_MODEL = "m"
     judge_topics()
     assert sent == [topic.pk]
+
+
+def test_a_request_that_trains_a_topic_leaves_the_judge_to_a_thread(
+    admin_client,
+    judge,
+    topic,  # noqa: F811
+    pending,
+    settings,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
+):
+    """In the embedded default (tasks in process) a curator's "Train relevance
+    model now" trained in the request, and then waited there on the judge's
+    language model for every pending paper of the topic."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # A training that leaves the paper in the band (this corpus's own would
+    # decide it).
+    trained = (topic, TopicModel.objects.get(topic=topic))
+    monkeypatch.setattr("topics.relevance.retrain", lambda *args, **kw: trained)
+    later = []
+    monkeypatch.setattr("core.queue._run_later", lambda *args: later.append(args))
+    selected = {"action": "train_model", "_selected_action": [topic.pk]}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("admin:topics_topic_changelist"), selected)
+
+    assert response.status_code == 302
+    assert judge.requests == []
+    # The process's thread judges the paper once the request is over.
+    [(_, task, args)] = later
+    task.apply(args, throw=True)
+    assert len(judge.requests) == 1
+    assert JudgeVerdict.objects.get(topic=topic, paper=pending).belongs
 
 
 def test_the_judge_task_is_routed_to_its_own_queue(settings):
