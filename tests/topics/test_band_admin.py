@@ -18,6 +18,7 @@ from topics.models import JudgeVerdict
 from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
+from topics.models import TopicAlias
 from topics.models import TopicExclusion
 
 pytestmark = pytest.mark.django_db
@@ -231,3 +232,87 @@ def test_lists_of_topics_and_their_models_read_no_model_weights(
     assert response.status_code == 200
     assert topic.name in response.text
     assert not [q for q in captured if '"weights"' in q["sql"]]
+
+
+def test_a_topics_change_page_reads_no_model_weights(admin_client, topic):
+    """Its model's summary read the whole model, weights and all."""
+    trained_model(topic, weights={"vocabulary": {"agent": 0}, "idf": [1.0]})
+
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_client.get(
+            reverse("admin:topics_topic_change", args=[topic.pk])
+        )
+
+    assert "v3, trained" in response.text
+    assert not [q for q in captured if '"weights"' in q["sql"]]
+
+
+def curated(topic: Topic, n: int) -> None:
+    """n more of each thing a topic's change page lists or counts: pins,
+    exclusions, papers awaiting review that readers flagged, former addresses
+    and related topics."""
+    start = Paper.objects.count()
+    upsert_records(
+        [
+            paper_record(f"2607.{start + k:05d}", title=f"Curated paper {k}")
+            for k in range(3 * n)
+        ]
+    )
+    papers = list(Paper.objects.order_by("-pk")[: 3 * n])
+    PaperTopic.objects.bulk_create(
+        PaperTopic(topic=topic, paper=paper, source="pin") for paper in papers[:n]
+    )
+    TopicExclusion.objects.bulk_create(
+        TopicExclusion(topic=topic, paper=paper) for paper in papers[n : 2 * n]
+    )
+    ReviewItem.objects.bulk_create(
+        ReviewItem(topic=topic, paper=paper, pending=True, flags=1)
+        for paper in papers[2 * n :]
+    )
+    for k in range(start, start + n):
+        TopicAlias.objects.create(topic=topic, slug=f"former-{k}")
+        topic.related.add(make_topic(f"Related {k}", slug=f"related-{k}"))
+
+
+def test_a_topics_change_page_reads_as_few_queries_however_much_it_holds(
+    admin_client, topic, django_assert_num_queries
+):
+    """Each list and count in one query, none per row, none asked twice (its
+    papers awaiting review and flagged were counted three times between them)."""
+    trained_model(topic)
+    curated(topic, 2)
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    admin_client.get(url)
+
+    with django_assert_num_queries(11):
+        admin_client.get(url)
+    curated(topic, 20)
+    with django_assert_num_queries(11):
+        page = admin_client.get(url).text
+
+    assert "22 pinned papers" in page
+    assert "22 excluded papers" in page
+    assert "22 papers to review</a>, of which" in page
+    assert "22 awaiting review" in page
+    assert "22 flagged by readers" in page
+    assert "22 papers in the band await review" in page
+    assert page.count('name="aliases-') >= 22
+
+
+def test_a_topics_change_page_reads_its_decisions_papers_without_abstracts(
+    admin_client, topic
+):
+    """Its latest pins and exclusions name their papers by id and title: their
+    abstracts and search vectors (4 KB a row) were read too."""
+    curated(topic, 3)
+
+    with CaptureQueriesContext(connection) as captured:
+        page = admin_client.get(
+            reverse("admin:topics_topic_change", args=[topic.pk])
+        ).text
+
+    assert "Curated paper 8" in page  # pinned
+    assert "Curated paper 3" in page  # excluded
+    read = [q["sql"] for q in captured if '"papers_paper"' in q["sql"]]
+    assert read
+    assert not [sql for sql in read if '"search_vector"' in sql or '"abstract"' in sql]

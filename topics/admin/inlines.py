@@ -171,6 +171,10 @@ class AliasInline(admin.TabularInline):
     readonly_fields = ["slug", "created_at"]
     extra = 0
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[TopicAlias]:
+        # Each row is headed by its name, which names the topic: a query a row.
+        return super().get_queryset(request).select_related("topic")
+
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 

@@ -19,7 +19,6 @@ from topics.models import PaperTopic
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicModel
-from topics.queue import awaiting_counts
 from topics.queue import awaiting_text
 from topics.queue import flagged_text
 from topics.queue import model_summary
@@ -71,7 +70,7 @@ class MembershipColumns:
     def relevance_model(self, topic: Topic) -> str:
         if topic.pk is None:
             return model_summary(None)
-        awaiting = awaiting_counts([topic.pk]).get(topic.pk, 0)
+        awaiting = getattr(topic, "awaiting_total", None) or 0
         return model_summary(getattr(topic, "model", None), awaiting=awaiting)
 
     @admin.display(description="review queue")
@@ -79,8 +78,9 @@ class MembershipColumns:
         if topic.pk is None:
             return "—"
         count = topic.review_items.count()
-        awaiting = ReviewItem.objects.filter(topic=topic, pending=True).count()
-        flagged = ReviewItem.objects.filter(topic=topic, flags__gt=0).count()
+        # Counted with the topic (TopicAdmin.get_queryset), as the list counts them.
+        awaiting = getattr(topic, "awaiting_total", None) or 0
+        flagged = getattr(topic, "flagged_total", None) or 0
         text = format_html(
             '<a href="{}">{} paper{} to review</a>, of which <a href="{}">{}</a>',
             _queue_url(topic),

@@ -42,6 +42,11 @@ class PaperColumns:
         return row.topic.name
 
 
+# A row names its paper by id and title: not its abstract and search vector
+# (4 KB a row, carried through a deep page's sort), unless it shows them.
+PAPER_UNREAD = ("paper__abstract", "paper__search_vector", "paper__versions")
+
+
 class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
     """A list of a kind of topics' papers, searched by the paper: the topic is
     the filter's (a word of its name would match every paper of it)."""
@@ -52,13 +57,7 @@ class PaperListAdmin(ArxivIdSearch, admin.ModelAdmin):
         "An arXiv id (as arXiv writes it, any version) or words of the title."
     )
 
-    # A row names its paper by id and title: not its abstract and search vector
-    # (4 KB a row, carried through a deep page's sort), unless it shows them.
-    paper_unread: tuple[str, ...] = (
-        "paper__abstract",
-        "paper__search_vector",
-        "paper__versions",
-    )
+    paper_unread: tuple[str, ...] = PAPER_UNREAD
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).defer(*self.paper_unread)

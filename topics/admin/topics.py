@@ -37,6 +37,7 @@ from topics.admin.inlines import PinInline
 from topics.admin.membership import MembershipColumns
 from topics.admin.membership import awaiting_total
 from topics.admin.membership import flagged_total
+from topics.admin.records import PAPER_UNREAD
 from topics.curation import exclude_paper
 from topics.curation import lift_exclusion
 from topics.curation import merge_topics
@@ -110,10 +111,11 @@ class TopicForm(forms.ModelForm):
         values: dict[str, object] = {}
         for name in sorted(set(self.fields) - {"loaded_as"}):
             field = self.instance._meta.get_field(name)
-            value = field.value_from_object(self.instance)
             if field.many_to_many:
-                value = sorted(related.pk for related in value)
-            values[name] = value
+                # As the form read them for its fields: read again, a query each.
+                values[name] = sorted(related.pk for related in self.initial[name])
+            else:
+                values[name] = field.value_from_object(self.instance)
         digest = hashlib.sha256(json.dumps(values, default=str).encode())
         return digest.hexdigest()[:32]
 
@@ -229,8 +231,9 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         # group every column, the model's weights included (seconds for 35 topics).
         topics = with_follower_count(with_paper_count(super().get_queryset(request)))
         # A trained model's weights (about 1 MB of JSON at 100,000 papers) score
-        # papers and are never shown: the list read them for every topic on it.
-        topics = topics.defer("model__weights")
+        # papers and are never shown: the list read them for every topic on it,
+        # the change page for its model's summary.
+        topics = topics.select_related("model").defer("model__weights")
         return topics.annotate(
             awaiting_total=awaiting_total(), flagged_total=flagged_total()
         )
@@ -298,8 +301,10 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
             )
             # An exclusion is shown with the curator who made it.
             named = ["created_by"] if inline.model is TopicExclusion else []
-            kwargs["queryset"] = queryset.filter(pk__in=latest).select_related(
-                "paper", "topic", *named
+            kwargs["queryset"] = (
+                queryset.filter(pk__in=latest)
+                .select_related("paper", "topic", *named)
+                .defer(*PAPER_UNREAD)
             )
         return kwargs
 
