@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from django.apps import apps
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -141,12 +142,14 @@ def content_changed(
     transaction.on_commit(lambda: _bump(scopes, paper_ids))
 
 
-def pages_changed(papers: Iterable[int]) -> None:
+def pages_changed(papers: Iterable[int], topics: Iterable[int] = ()) -> None:
     """Date the pages of these papers (ids, read now) for what they show from
     other rows: their topics, why they are in them, the names of those topics
-    and of their authors; the sitemap's dates read it (papers.sitemaps). In the
-    caller's transaction, so the date commits, or not, with the change. Their
-    cached pages move by content_changed, which the caller calls as well.
+    and of their authors; and those of these topics (ids) whose lists of papers
+    the change changed (a paper that left one is not found from the topic
+    again). The sitemap's dates read them (papers.sitemaps, topics.sitemaps).
+    In the caller's transaction, so the date commits, or not, with the change.
+    Their cached pages move by content_changed, which the caller calls as well.
 
     Called last, once the rows that changed are written: every writer takes
     its locks in that order, so a curator's pin that dated a page and then
@@ -167,6 +170,20 @@ def pages_changed(papers: Iterable[int]) -> None:
             unique_fields=["paper"],
             update_fields=["changed_at"],
         )
+    # Left alone where the papers' rows date them (ingest): its new papers
+    # date their topics by joining (their tags' created_at).
+    if _rows_written.get():
+        return
+    # After the papers' dates, in id order, as every writer: each topic's row
+    # is shared by all its papers' writers, so it is taken last.
+    # Topics live in the topics app, which builds on this one: named, not imported.
+    topic_dates = apps.get_model("topics", "TopicDate")
+    topic_dates.objects.bulk_create(
+        [topic_dates(topic_id=pk, changed_at=now) for pk in sorted(set(topics))],
+        update_conflicts=True,
+        unique_fields=["topic"],
+        update_fields=["changed_at"],
+    )
 
 
 @contextmanager

@@ -28,8 +28,10 @@ from tests.sqlite_run import run_module_on_sqlite
 from tests.topics.factories import make_topic
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.curation import unpin_paper
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.models import TopicDate
 from topics.tagging import IngestTagger
 from topics.tagging import retag_topics
 
@@ -38,8 +40,8 @@ SITE = "https://momentum.example.org"
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 # A section's page: the highest id and the page's rows (and, once a process,
 # the Sites record Django's view reads). The index: each section's newest
-# change and number of pages (the topics' newest in two).
-MAX_QUERIES = {"/sitemap.xml": 7, "/sitemap-papers.xml": 2, "/sitemap-authors.xml": 2}
+# change and number of pages (the topics' newest in three).
+MAX_QUERIES = {"/sitemap.xml": 8, "/sitemap-papers.xml": 2, "/sitemap-authors.xml": 2}
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +116,8 @@ def test_topics_are_the_active_ones_with_the_date_of_their_newest_change(
 ):
     make_topic("Retired Topic", rule="ti:agent", is_active=False)
     agents, robots = corpus["agents"], corpus["robots"]
+    # Papers last left either, or changed why they are in it, on Jun 30.
+    TopicDate.objects.update(changed_at=datetime(2026, 6, 30, 12, tzinfo=UTC))
     # Edited on Jul 1; its newest paper joined Jul 20.
     Topic.objects.filter(pk=agents.pk).update(
         updated_at=datetime(2026, 7, 1, 12, tzinfo=UTC)
@@ -145,6 +149,54 @@ def test_a_topic_with_no_papers_has_the_date_it_was_edited(client, topic):
     listed = entries(client, "/sitemap-topics.xml")
 
     assert listed == {f"{SITE}/topics/{topic.slug}/": "2026-07-03"}
+
+
+def topic_lastmod(client, topic: Topic) -> str | None:
+    return entries(client, "/sitemap-topics.xml")[f"{SITE}/topics/{topic.slug}/"]
+
+
+def topics_written_long_ago() -> None:
+    """Every topic last edited, and its papers last joined or left, on LONG_AGO."""
+    Topic.objects.update(updated_at=LONG_AGO)
+    PaperTopic.objects.update(created_at=LONG_AGO)
+    TopicDate.objects.update(changed_at=LONG_AGO)
+
+
+def test_a_topic_a_paper_leaves_is_dated_by_it(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    """Its page lists one paper fewer: unpinned, excluded, or no longer
+    matched by its rule."""
+    agents, robots = corpus["agents"], corpus["robots"]
+    paper = Paper.objects.get(arxiv_id="2606.00100")  # an agent and a robot
+    today = timezone.now().date().isoformat()
+    with django_capture_on_commit_callbacks(execute=True):
+        pin_paper(robots, Paper.objects.get(arxiv_id="2606.00001"))
+    topics_written_long_ago()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        unpin_paper(robots, Paper.objects.get(arxiv_id="2606.00001"))
+
+    assert topic_lastmod(client, robots) == today
+    assert topic_lastmod(client, agents) == LONG_AGO.date().isoformat()
+    topics_written_long_ago()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        exclude_paper(agents, paper)
+
+    assert topic_lastmod(client, agents) == today
+    assert topic_lastmod(client, robots) == LONG_AGO.date().isoformat()
+    topics_written_long_ago()
+
+    Topic.objects.filter(pk=robots.pk).update(rule="ti:nothing")
+    with django_capture_on_commit_callbacks(execute=True):
+        retag_topics([Topic.objects.get(pk=robots.pk)])
+
+    assert not PaperTopic.objects.filter(topic=robots).exists()
+    assert topic_lastmod(client, robots) == today
+    # The index's newest change of the section is it too.
+    index = entries(client, "/sitemap.xml")
+    assert index[f"{SITE}/sitemap-topics.xml"].startswith(today)
 
 
 def test_papers_are_paged_by_ids_with_the_date_of_their_last_change(
@@ -399,8 +451,7 @@ def test_a_crawler_asking_again_is_told_not_modified_until_a_change(
     client, corpus, path, django_capture_on_commit_callbacks
 ):
     written_long_ago()
-    Topic.objects.update(updated_at=LONG_AGO)
-    PaperTopic.objects.update(created_at=LONG_AGO)
+    topics_written_long_ago()
     first = client.get(path)
     etag, modified = first["ETag"], first["Last-Modified"]
 

@@ -76,7 +76,7 @@ def pin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
         update_fields=["source"],
     )
     _decided(topic, ids)
-    pages_changed(ids)
+    pages_changed(ids, topics=[topic.pk])
 
 
 @transaction.atomic
@@ -91,7 +91,7 @@ def unpin_papers(topic: Topic, paper_ids: Collection[int]) -> None:
     pins.delete()
     tag_papers(ids, TopicRules.load([topic]))
     request_training(topic)
-    pages_changed(unpinned)
+    pages_changed(unpinned, topics=[topic.pk] if unpinned else [])
 
 
 @transaction.atomic
@@ -118,7 +118,7 @@ def exclude_papers(
         update_fields=["reason", "created_by"],
     )
     _decided(topic, ids)
-    pages_changed(untagged)
+    pages_changed(untagged, topics=[topic.pk] if untagged else [])
 
 
 @transaction.atomic
@@ -265,8 +265,9 @@ def _move_papers(topic: Topic, target: Topic, *, as_pins: bool) -> int:
     TopicExclusion.objects.filter(topic=topic).exclude(paper__in=held).exclude(
         paper__in=excluded
     ).update(topic=target)
-    # Its papers' pages show the target, or no longer the topic.
-    pages_changed(tag.paper_id for tag in tags)
+    # Its papers' pages show the target, or no longer the topic; the target's
+    # page may show them, or show them pinned.
+    pages_changed((tag.paper_id for tag in tags), topics=[target.pk])
     return len(moved) + unexcluded
 
 

@@ -304,7 +304,7 @@ class _Writes:
             gone = set(self.dropped)
             touched = [tag.paper_id for tag in [*self.new_tags, *self.changed_tags]]
             touched += [tag.paper_id for tag in tags.values() if tag.pk in gone]
-            pages_changed(touched)
+            pages_changed(touched, topics=[self.topic.pk])
             content_changed(topics=[self.topic], papers=touched)
 
 

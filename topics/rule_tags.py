@@ -142,7 +142,10 @@ def store_rule_tags(
     # Their pages say which topics they are in, and why.
     shown = {*decision.remove, *decision.update, *added}
     if shown:
-        pages_changed(paper_id for _, paper_id in shown)
+        pages_changed(
+            (paper_id for _, paper_id in shown),
+            topics={topic_id for topic_id, _ in shown},
+        )
     return len(added), len(decision.remove)
 
 

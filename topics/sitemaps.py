@@ -16,22 +16,25 @@ from papers.routes import address
 from papers.sitemaps import SiteSitemap
 from topics.models import PaperTopic
 from topics.models import Topic
+from topics.models import TopicDate
 
 
 class TopicSitemap(SiteSitemap):
     """Active topics (an inactive one's page is a 404). A topic's page changes
-    when a curator edits it and when papers join it, so its lastmod is the
-    later of the two. A few hundred topics at most: Django's Paginator pages
-    them, and a page reads its topics' memberships' dates (no index holds a
-    topic's newest)."""
+    when a curator edits it, when papers join it and when papers leave it or
+    change why they are in it (its TopicDate), so its lastmod is the latest of
+    the three. A few hundred topics at most: Django's Paginator pages them, and
+    a page reads its topics' memberships' dates (no index holds a topic's
+    newest)."""
 
     def items(self) -> QuerySet[Topic, tuple[str, datetime]]:
         # A subquery, not a join: the Paginator's count leaves it out.
         joined = PaperTopic.objects.filter(topic=OuterRef("pk")).order_by("-created_at")
         newest_paper = Coalesce(Subquery(joined.values("created_at")[:1]), "updated_at")
+        listed = Coalesce("page_date__changed_at", "updated_at")
         return (
             Topic.objects.filter(is_active=True)
-            .annotate(lastmod=Greatest("updated_at", newest_paper))
+            .annotate(lastmod=Greatest("updated_at", newest_paper, listed))
             .order_by("pk")
             .values_list("slug", "lastmod")
         )
@@ -48,7 +51,10 @@ class TopicSitemap(SiteSitemap):
         joined = PaperTopic.objects.filter(topic__in=active).aggregate(
             latest=Max("created_at")
         )["latest"]
-        return max((day for day in (edited, joined) if day), default=None)
+        listed = TopicDate.objects.filter(topic__in=active).aggregate(
+            latest=Max("changed_at")
+        )["latest"]
+        return max((day for day in (edited, joined, listed) if day), default=None)
 
 
 class PageSitemap(SiteSitemap):

@@ -17,6 +17,7 @@ from topics.models.topic import Follow
 from topics.models.topic import PaperTopic
 from topics.models.topic import Topic
 from topics.models.topic import TopicAlias
+from topics.models.topic import TopicDate
 from topics.models.topic import TopicExclusion
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "SavedSearchMatch",
     "Topic",
     "TopicAlias",
+    "TopicDate",
     "TopicExclusion",
     "TopicModel",
     "TopicMomentum",

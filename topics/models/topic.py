@@ -300,6 +300,23 @@ class PaperTopic(models.Model):
         return f"{self.paper.arxiv_id} in {self.topic}"
 
 
+class TopicDate(models.Model):
+    """When the list of papers a topic's page shows last changed by a paper
+    leaving it or changing why it is in (papers.versions.pages_changed, which
+    writes it with its papers' PageDates): the sitemap dates the page by the
+    latest of this, the topic's own edit and its newest paper's joining, which
+    a paper gone no longer shows. A narrow row, as PageDate, so that tagging
+    never locks the topic's row, which a curator's edit holds."""
+
+    topic = models.OneToOneField(
+        Topic, on_delete=models.CASCADE, primary_key=True, related_name="page_date"
+    )
+    changed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"papers of {self.topic_id} changed {self.changed_at:%Y-%m-%d %H:%M}"
+
+
 class TopicExclusion(models.Model):
     """A curator's decision that a paper is not in a topic, whatever the rule says."""
 
