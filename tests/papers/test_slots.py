@@ -157,7 +157,7 @@ def test_a_flag_shows_only_to_the_reader_who_flagged(topic, alice, bob):
     bob_page = signed_in(bob).get(address).text
     assert "You flagged this" not in bob_page
     assert 'action="/topics/agents/papers/2606.00001/not-relevant/"' in bob_page
-    assert "does not belong in Agents" in bob_page
+    assert "Not relevant to Agents? Tell the curators" in bob_page
     assert "Not relevant?" not in Client().get(address).text
 
 

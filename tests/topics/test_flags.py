@@ -347,16 +347,25 @@ def test_paper_page_shows_the_models_score_beside_a_rule_match(topic, client):
     assert "matched <q>agent</q> in the title (model 0.87)" in page
 
 
+# The flag, saying what it does and for which topic.
+FLAG_BUTTON = re.compile(
+    r"<button[^>]*>Not relevant to [^<?]+\? Tell the curators</button>"
+)
+
+
 def test_reader_sees_the_flag_button_then_that_they_flagged(topic, reader):
     page = reader.get("/papers/2606.00001/").text
     assert 'action="/topics/agents/papers/2606.00001/not-relevant/"' in page
-    assert "Not relevant?" in page
-    assert 'title="Tell the curators this paper does not belong in Agents"' in page
+    # What it does is on the button, not in a tooltip a phone never shows.
+    assert FLAG_BUTTON.findall(page) == [
+        '<button type="submit" class="secondary small">'
+        "Not relevant to Agents? Tell the curators</button>"
+    ]
 
     page = reader.post(flag_url("2606.00001"), follow=True).text
 
     assert "You flagged this" in page
-    assert "Not relevant?" not in page
+    assert not FLAG_BUTTON.search(page)
     assert FLAGGED in page
 
 
@@ -365,14 +374,14 @@ def test_another_readers_flag_leaves_the_button(topic, reader, bob):
 
     page = reader.get("/papers/2606.00001/").text
 
-    assert "Not relevant?" in page
+    assert FLAG_BUTTON.search(page)
     assert "You flagged this" not in page
 
 
 def test_visitor_sees_no_flag_button(topic, client):
     page = client.get("/papers/2606.00001/").text
 
-    assert "Not relevant?" not in page
+    assert "Not relevant" not in page
     assert "not-relevant/" not in page
 
 
@@ -387,11 +396,47 @@ def test_paper_page_queries_stay_within_the_guard(
         response = reader.get("/papers/2606.00001/")
 
     assert response.text.count("You flagged this") == 1
-    assert response.text.count("Not relevant?") == 1
+    assert len(FLAG_BUTTON.findall(response.text)) == 1
 
 
 # TOPIC PAGE AND API
 # ------------------------------------------------------------------------------
+
+
+def test_a_reader_flags_a_paper_from_the_topic_page_and_comes_back_to_it(
+    topic, reader, client
+):
+    """The reader reading a topic is the one who notices a paper that does not
+    belong: each row's drawer, beside why the paper is in the topic, offers
+    the flag, and says what it does."""
+    page = reader.get("/topics/agents/").text
+
+    assert len(FLAG_BUTTON.findall(page)) == 5
+    assert 'action="/topics/agents/papers/2606.00002/not-relevant/"' in page
+    assert "Not relevant" not in client.get("/topics/agents/").text
+
+    response = reader.post(
+        flag_url("2606.00002"), {"next": "/topics/agents/"}, follow=True
+    )
+
+    assert response.redirect_chain == [("/topics/agents/", 302)]
+    assert FLAGGED in messages_of(response)
+    page = reader.get("/topics/agents/").text
+    assert page.count("You flagged this") == 1
+    assert len(FLAG_BUTTON.findall(page)) == 4
+
+
+def test_topic_page_with_flags_stays_within_the_guard(
+    topic, alice, reader, client, django_assert_max_num_queries
+):
+    flag_not_relevant(alice, topic, paper("2606.00001"))
+    client.get("/topics/agents/")  # rendered for everyone, and cached
+
+    with django_assert_max_num_queries(MAX_PAGE_QUERIES):
+        page = reader.get("/topics/agents/").text
+
+    assert page.count("You flagged this") == 1
+    assert len(FLAG_BUTTON.findall(page)) == 4
 
 
 def test_topic_page_marks_papers_the_model_added(topic, client):
