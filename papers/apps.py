@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
+from django.db.models.signals import post_save
 
 
 class PapersConfig(AppConfig):
@@ -13,12 +16,21 @@ class PapersConfig(AppConfig):
         # templates are then rendered anew, not served until they expire.
         post_migrate.connect(_pages_changed, sender=self)
         connection_created.connect(_add_sqlite_functions)
+        # A reader's pages tell times in the zone of their settings (papers.
+        # slots), which accounts, below this app, stores without knowing it.
+        post_save.connect(_zone_changed, sender="accounts.DigestPreferences")
 
 
 def _pages_changed(**kwargs: object) -> None:
     from papers.versions import content_changed
 
     content_changed()
+
+
+def _zone_changed(instance: Any, **kwargs: object) -> None:
+    from papers.versions import reader_changed
+
+    reader_changed([instance.user_id])
 
 
 def _add_sqlite_functions(sender: object, connection: object, **kwargs: object) -> None:

@@ -39,12 +39,15 @@ from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
+from accounts.models import DigestPreferences
 from accounts.models import User
+from accounts.models import reader_zone
 from accounts.requests import signed_in
 from core.refused import take_refused
 from papers.models import AuthorFollow
@@ -104,6 +107,8 @@ STATE_OF = {
     "flag": "flag",
     "seen": "seen",
     "seen-class": "seen",
+    # The last harvest's time, in the reader's own zone.
+    "harvest": "zone",
 }
 
 
@@ -215,7 +220,8 @@ def _cached_state(
 def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]:
     """Of the keys wanted, those the reader saved (arXiv ids), rated up or
     down (arXiv ids, as "up" and "down"), follows (topic slugs, author ids),
-    flagged ("slug arxiv-id") and had on screen in the feed: one query."""
+    flagged ("slug arxiv-id") and had on screen in the feed, and the time zone
+    their settings give (as "zone"; none stored: none): one query."""
     # Follows and flags live in the topics app, which builds on this one:
     # looked up by name, not imported.
     follow = apps.get_model("topics", "Follow")
@@ -239,6 +245,12 @@ def reader_state(user: User, wanted: dict[str, set[str]]) -> dict[str, set[str]]
             "topic__slug", Value(" "), "paper__arxiv_id", output_field=CharField()
         )
         queries.append(_owned(flag, user, "flag", key, keys))
+    if "zone" in wanted:
+        zone = DigestPreferences.objects.filter(user=user).order_by()
+        zone = zone.annotate(
+            slot_kind=Value("zone", output_field=CharField()), slot_key=F("time_zone")
+        )
+        queries.append(zone.values_list("slot_kind", "slot_key"))
     state: dict[str, set[str]] = defaultdict(set)
     if queries:
         for kind, key in queries[0].union(*queries[1:], all=True):
@@ -384,7 +396,14 @@ def _harvest(reader: Reader) -> str:
         (finished,) = reader.prefetched[HARVEST_KEY]
     else:
         finished = cached_value(HARVEST_KEY, last_harvest, PAGE_TIMEOUT)
-    return render_to_string("partials/last_harvest.html", {"last_harvest": finished})
+    # Told in the reader's own zone (their settings' one), named; a visitor's
+    # in UTC, named too: a bare "14:48" is read as one's own time.
+    zones = reader.state.get("zone", ()) if reader.signed_in else ()
+    zone = reader_zone(min(zones, default="UTC"))
+    with timezone.override(zone):
+        return render_to_string(
+            "partials/last_harvest.html", {"last_harvest": finished, "zone": zone}
+        )
 
 
 def _save_search(reader: Reader, query: str) -> str:

@@ -17,6 +17,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.deletion import delete_account
+from accounts.models import DigestPreferences
 from config.celery_app import HEARTBEAT_KEY
 from config.celery_app import heartbeat
 from papers.ingest.harvest import claim
@@ -130,6 +131,32 @@ def test_home_says_when_the_last_harvest_was(
     )
     # HTML's date and time: whole seconds (at most three digits of a fraction).
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000"', page)
+
+
+def test_the_last_harvest_is_told_in_the_readers_own_time_zone_named(
+    client, reader, alice, corpus, django_capture_on_commit_callbacks
+):
+    """A reader in Tokyo read "14:48" as their own afternoon: the time is in
+    the zone their settings give (their digest's), named; a visitor's in UTC,
+    named too."""
+    with django_capture_on_commit_callbacks(execute=True):
+        finish_run(IngestRun.objects.create(source="cs.AI listing"))
+    finished = datetime(2026, 7, 24, 14, 48, tzinfo=UTC)
+    IngestRun.objects.update(finished_at=finished)
+    cache.clear()
+    DigestPreferences.objects.create(user=alice, time_zone="Asia/Tokyo")
+    set_following(alice, corpus["agents"], True)  # their feed says it
+
+    assert "(Jul 24, 2026, 14:48 UTC)" in visible_text(client.get("/").text)
+    assert "(Jul 24, 2026, 23:48 Asia/Tokyo)" in visible_text(reader.get("/").text)
+
+    # A new zone saved in settings shows on the next page, not a kept copy's.
+    form = {"frequency": "weekly", "weekday": 0, "hour": 8, "max_papers": 30}
+    response = reader.post("/settings/", {**form, "time_zone": "America/New_York"})
+    assert response.status_code == 302
+
+    page = visible_text(reader.get("/").text)
+    assert "(Jul 24, 2026, 10:48 America/New_York)" in page
 
 
 def test_topic_list_shows_every_active_topic_with_its_count(visitor, corpus):
