@@ -3,6 +3,7 @@ the upgrade, what readers see of them still works."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -264,6 +265,55 @@ def test_text_stored_decomposed_before_ingest_composed_it():
     assert [author["name"] for author in detail["authors"]] == ["Jörg Müller", "Zoë Ng"]
     listed = Paper.objects.get(arxiv_id="2606.00002").author_names
     assert listed == "Jörg Müller, Zoë Ng"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_journal_refs_and_dois_stored_decomposed_before_ingest_composed_them():
+    """Migration papers/0022: 0018 composed the text ingest then composed,
+    not the journal reference and DOI, which it composed as well: a stored
+    NFD one differed from the same reference typed or sent composed."""
+    migrate_forward = migrate_from("papers", "0021_paper_arxiv_id_start_idx")
+    upsert_records([paper_record("2606.00001"), paper_record("2606.00002")])
+    Paper.objects.filter(arxiv_id="2606.00002").update(
+        journal_ref=unicodedata.normalize("NFD", "Annales Henri Poincaré 3 (2026)"),
+        doi=unicodedata.normalize("NFD", "10.1000/poincaré.7"),
+    )
+
+    migrate_forward()
+
+    detail = Client().get("/api/v1/papers/2606.00002/").json()
+    assert detail["journal_ref"] == "Annales Henri Poincaré 3 (2026)"
+    assert detail["doi"] == "10.1000/poincaré.7"
+    assert Paper.objects.filter(journal_ref__contains="Poincaré").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_topic_text_saved_decomposed_before_it_was_composed():
+    """Migration topics/0026: a topic's name, description, definition and
+    glossary saved with NFD accents read composed, as a curator's save now
+    stores them; a name that then is another topic's takes its slug."""
+    migrate_forward = migrate_from("topics", "0025_topic_date")
+    nfd = functools.partial(unicodedata.normalize, "NFD")
+    Topic.objects.create(name="Café", slug="cafe", rule="ti:cafe")
+    Topic.objects.create(
+        name=nfd("Café"),
+        slug="cafe-nfd",
+        rule="ti:cafe",
+        description=nfd("Café models."),
+        definition=nfd("Schrödinger\nand Bézier."),
+        glossary=nfd("CM: Café Models"),
+    )
+
+    migrate_forward()
+
+    topic = Topic.objects.get(slug="cafe-nfd")
+    assert (topic.name, topic.description, topic.definition, topic.glossary) == (
+        "Café (cafe-nfd)",
+        "Café models.",
+        "Schrödinger\nand Bézier.",
+        "CM: Café Models",
+    )
+    assert Topic.objects.get(slug="cafe").name == "Café"
 
 
 @pytest.mark.django_db(transaction=True)

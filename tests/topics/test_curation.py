@@ -290,6 +290,37 @@ def test_a_former_address_cannot_be_taken_by_another_topic(two_topics, as_staff)
     assert response.json()["error"]["code"] == "conflict"
 
 
+def test_a_topics_text_typed_decomposed_is_stored_composed(db, as_staff):
+    """An accent typed as a character of its own (NFD: "e" and U+0301, as
+    text pasted from a Mac is) is stored composed (NFC), as papers' text is:
+    a search or a comparison with the name as typed elsewhere found nothing,
+    and a second "Café" could be made beside the first."""
+    decomposed = "Cafe\u0301 Models"
+    topic = Topic(
+        name=decomposed,
+        slug="cafe",
+        rule="ti:cafe",
+        description=f"About {decomposed}.",
+        definition=f"{decomposed} and\nSchro\u0308dinger.",
+        glossary="CM: Cafe\u0301 Models",
+    )
+
+    save_topic(topic, fields={}, retag=False)
+
+    stored = Topic.objects.get()
+    assert stored.name == "Café Models"
+    assert stored.description == "About Café Models."
+    assert stored.definition == "Café Models and\nSchrödinger."
+    assert stored.glossary == "CM: Café Models"
+    response = as_staff.post(
+        "/api/v1/topics/",
+        {"name": decomposed, "slug": "cafe-2", "rule": "ti:cafe"},
+        format="json",
+    )
+    assert response.status_code == 409
+    assert list(response.json()["error"]["fields"]) == ["name"]
+
+
 def test_a_merged_away_slug_still_names_the_topic_to_the_api(two_topics, alice):
     """A client holding the old slug can still mute and leave the topic its
     follow moved to, and its Ask is led there, as the site's page is."""

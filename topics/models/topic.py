@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +28,9 @@ from topics.rules import compile_new_rule
 from topics.rules import compile_rule
 from topics.rules import parse_rule
 
+# What a curator writes for readers to read (the rule, search syntax, is left
+# as written).
+TEXT_FIELDS = ("name", "description", "definition", "glossary")
 # Pages at /topics/<name>/ that a topic with that slug would hide (topics/urls.py).
 RESERVED_SLUGS = frozenset({"trending"})
 
@@ -174,6 +178,11 @@ class Topic(models.Model):
         return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
+        # Composed (NFC), as ingest stores papers' text: an accent typed as a
+        # character of its own (text pasted from a Mac) matched no search or
+        # comparison, and the same name twice passed as unique.
+        for name in TEXT_FIELDS:
+            setattr(self, name, unicodedata.normalize("NFC", getattr(self, name)))
         errors: dict[str, str | ValidationError] = {}
         if self.slug in RESERVED_SLUGS:
             errors["slug"] = (
