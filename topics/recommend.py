@@ -95,7 +95,9 @@ def request_training(user_id: int) -> None:
         logger.warning("cache unavailable: training of %s sent undebounced", user_id)
         due = True
     if due:
-        send_after_commit(train_reader_model, user_id, countdown=delay)
+        # Never in the request that saved or rated, as tasks in process would run
+        # it: the reader's button would wait on the training.
+        send_after_commit(train_reader_model, user_id, countdown=delay, apart=True)
 
 
 def training_due_key(user_id: int) -> str:
