@@ -45,6 +45,7 @@ from papers.highlight import highlight
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
 from papers.ingest.records import versioned_id
+from papers.latex import latex_to_text
 from papers.library import MAX_SEEN_REPORTED
 from papers.library import rating_of
 from papers.library import record_seen
@@ -158,7 +159,7 @@ def save(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         request,
         is_on=lambda: paper.saves.filter(user=signed_in(request)).exists(),
         set_on=lambda on: set_saved(signed_in(request), paper, on),
-        question=f"{'Save' if saving else 'Remove'} “{paper.title}”"
+        question=f"{'Save' if saving else 'Remove'} “{latex_to_text(paper.title)}”"
         f"{'' if saving else ' from your saved papers'}?",
         fallback=paper.get_absolute_url(),
     )
@@ -200,7 +201,7 @@ def rate(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     user = signed_in(request)
     if request.method != "POST":
         context = {
-            "question": RATING_QUESTIONS[choice].format(paper.title),
+            "question": RATING_QUESTIONS[choice].format(latex_to_text(paper.title)),
             "action": request.path,
             "field": "rating",
             "value": choice,

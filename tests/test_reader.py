@@ -162,6 +162,18 @@ def test_save_and_unsave_in_place_and_the_saved_page(reader, alice, bob, topic):
     ]
 
 
+def test_a_visitors_save_or_rating_is_confirmed_under_the_title_as_text(reader, db):
+    """Back from logging in, a visitor's Save asked 'Save “X$^3$-OPD: …”?',
+    the title's TeX as arXiv stores it, where the row they clicked read X³-OPD."""
+    upsert_records([paper_record("2606.00400", title="X$^3$-OPD: Distilling")])
+
+    save = reader.get("/papers/2606.00400/save/?on=1&next=/")
+    rate = reader.get("/papers/2606.00400/rate/?rating=up&next=/")
+
+    assert "Save “X³-OPD: Distilling”?" in visible_text(save.text)
+    assert "Thumbs up for “X³-OPD: Distilling”?" in visible_text(rate.text)
+
+
 def test_saved_page_says_what_each_export_format_is_for(reader, alice, topic):
     """What RIS and CSL-JSON are for was said only in their buttons' tooltips,
     which a phone never shows."""
