@@ -54,6 +54,11 @@ def iter_snapshot(
             record = _record(row, primary_first)
         except (ParseError, ValueError, TypeError, KeyError, AttributeError) as exc:
             yield _rejected(row, number, str(exc))
+        except RecursionError:
+            # json's parser recurses once per level of [ or {.
+            yield Rejected(
+                entry=f"line {number}", reason="nested too deeply to be a paper"
+            )
         else:
             yield record
 

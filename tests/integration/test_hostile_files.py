@@ -118,6 +118,25 @@ def test_a_record_too_long_to_be_a_paper_is_rejected_and_the_rest_stored(tmp_pat
     assert peak_mb < MEMORY_LIMIT_MB
 
 
+def test_a_line_nested_too_deeply_to_parse_is_rejected_and_the_rest_stored(tmp_path):
+    """json's parser recurses per level: such a line crashed the command with a
+    RecursionError, failing the whole file for one line."""
+    path = tmp_path / "deep.jsonl"
+    deep = b'{"id": "2607.00001", "title": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    path.write_bytes(deep + VALID_LINE)
+
+    result, _ = ingest(path)
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    run = IngestRun.objects.get()
+    assert run.status == IngestRun.Status.PARTIAL
+    assert run.errors == [
+        {"entry": "line 1", "message": "nested too deeply to be a paper"}
+    ]
+    assert list(Paper.objects.values_list("arxiv_id", flat=True)) == ["2607.00002"]
+
+
 def test_a_compressed_file_may_not_inflate_past_its_ratio(tmp_path):
     """Also without the bomb's size: 10 MB of one repeated line is 1000 to 1."""
     path = tmp_path / "repeated.jsonl.gz"
