@@ -51,6 +51,8 @@ def iter_snapshot(
         row = None
         try:
             row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ParseError(f"{_kind(row)}, not a JSON object")
             record = _record(row, primary_first)
         except (ParseError, ValueError, TypeError, KeyError, AttributeError) as exc:
             yield _rejected(row, number, str(exc))
@@ -77,7 +79,10 @@ def _record(row: dict[str, Any], primary_first: bool | None) -> PaperRecord:
     if not raw_id:
         raise ParseError("no id")
     arxiv_id, _ = split_arxiv_id(raw_id)
-    versions = sorted((_version(v) for v in row.get("versions") or ()), key=_number)
+    listed = row.get("versions") or []
+    if not isinstance(listed, list):
+        raise ParseError(f"versions is {_kind(listed)}, not a list")
+    versions = sorted((_version(v) for v in listed), key=_number)
     if not versions:
         raise ParseError(f"{arxiv_id} has no versions")
     categories = tuple(_text(row, "categories").split())
@@ -137,12 +142,19 @@ def _primary_category(
     return None
 
 
-def _version(item: dict[str, Any]) -> VersionRecord:
+def _version(item: object) -> VersionRecord:
+    if not isinstance(item, dict):
+        raise ParseError(f"a version is {_kind(item)}, not an object")
     return VersionRecord(
         version=int(str(item["version"]).lstrip("v")),
         submitted=rfc2822_utc(item["created"]),
         size=str(item.get("size") or ""),
     )
+
+
+def _kind(value: object) -> str:
+    """A JSON value's type as Python names it, null as JSON does."""
+    return "null" if value is None else type(value).__name__
 
 
 def _number(version: VersionRecord) -> int:

@@ -142,6 +142,18 @@ def test_a_line_without_versions_or_id_is_rejected():
     ]
 
 
+def test_a_line_of_the_wrong_shape_is_rejected_saying_what_is_wrong():
+    """Python's own words ("'list' object has no attribute 'get'", "string
+    indices must be integers") told a curator reading the run nothing."""
+    lines = ["[1, 2]", "null", line(versions="v1"), line(versions=["v1"])]
+    assert list(iter_snapshot(lines)) == [
+        Rejected(entry="line 1", reason="list, not a JSON object"),
+        Rejected(entry="line 2", reason="null, not a JSON object"),
+        Rejected(entry="2607.00001", reason="line 3: versions is str, not a list"),
+        Rejected(entry="2607.00001", reason="line 4: a version is str, not an object"),
+    ]
+
+
 def test_accepts_bytes_and_text_lines():
     (from_bytes,) = iter_snapshot([line().encode()])
     (from_text,) = iter_snapshot([line()])
