@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import re
@@ -40,6 +41,16 @@ _SNAPSHOT_LINE_RE = re.compile(rb'^\{[^\n]{0,200}?"id"\s*:\s*"[^"\n]+"', re.M)
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
+# Byte order marks of the encodings read as UTF-8 would be NULs between the
+# letters; UTF-32's first, as little-endian UTF-16's mark begins it.
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
 class UnrecognisedFormat(ParseError):
     """The bytes are not arXiv metadata in any wire format we read (an HTML page,
     some other JSON or XML), as opposed to a feed that is broken."""
@@ -55,7 +66,13 @@ class Format(StrEnum):
 
 def sniff(head: bytes) -> Format:
     """Tell the format from a file's first (decompressed) bytes, or raise ParseError."""
-    head = head.removeprefix(b"\xef\xbb\xbf")
+    head = head.removeprefix(codecs.BOM_UTF8)
+    for bom, encoding in _WIDE_BOMS:
+        if head.startswith(bom):
+            raise ParseError(
+                f"encoded as {encoding}; arXiv metadata is read as UTF-8: convert "
+                f"it first (iconv -f {encoding} -t UTF-8)"
+            )
     if not head.strip():
         raise ParseError("empty file")
     if head.lstrip().startswith(b"{"):

@@ -94,6 +94,19 @@ def test_what_is_not_arxiv_metadata_at_all_is_unrecognised(head):
         sniff(head)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_file_in_utf_16_or_32_is_refused_naming_its_encoding(encoding):
+    """Windows' tools save text so (PowerShell's `>`): sniffing read the bytes
+    as UTF-8 and said "not an arXiv feed: no XML root element", of a snapshot
+    too, which sent its owner looking at the content rather than the encoding.
+    It is a broken file, whose run fails, not one skipped as no metadata."""
+    bom = {"utf-16": "", "utf-16-be": "\ufeff", "utf-32": ""}[encoding]
+    head = (bom + '{"id": "2606.01234", "title": "T"}\n').encode(encoding)
+    with pytest.raises(ParseError, match="encoded as UTF-") as refused:
+        sniff(head)
+    assert not isinstance(refused.value, UnrecognisedFormat)
+
+
 def test_a_snapshot_line_is_recognised_by_its_arxiv_id():
     assert sniff(b'{"id": "2606.01234", "title": "T"}\n') is Format.SNAPSHOT_JSONL
 
