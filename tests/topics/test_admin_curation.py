@@ -27,6 +27,7 @@ from topics import prefilter
 from topics.admin import topics as topics_admin
 from topics.admin.topics import TopicAdmin
 from topics.curation import exclude_paper
+from topics.curation import merge_topics
 from topics.curation import pin_paper
 from topics.following import set_following
 from topics.models import Follow
@@ -36,6 +37,7 @@ from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import RuleDocument
 from topics.models import Topic
+from topics.models import TopicAlias
 from topics.models import TopicExclusion
 from topics.models import TopicMomentum
 from topics.rules.terms import TERMS_VERSION
@@ -1196,6 +1198,49 @@ def test_a_topics_former_addresses_are_listed_on_its_page_and_can_be_released(
     taker.full_clean()
     entry = LogEntry.objects.filter(object_id=str(topic.pk)).latest("pk")
     assert "Deleted" in entry.get_change_message()
+
+
+def test_a_merge_into_a_topic_open_in_admin_leaves_its_save_a_plain_answer(
+    admin_client, topic
+):
+    """The page opened with no former addresses, so without their list; a
+    merge then gave the topic its first. The save was refused with Django's
+    "ManagementForm data is missing or has been tampered with" (the list
+    expected, not posted), which only a reload, losing the edit, cleared."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    page = admin_client.get(url).text
+    loaded = re.search(r'name="loaded_as" value="([0-9a-f]+)"', page).group(1)
+    merge_topics(topic, [make_topic("Robots", rule="ti:robot", slug="robots")])
+    topic.refresh_from_db()
+
+    response = admin_client.post(
+        url, change_form(topic, description="Agents, edited.", loaded_as=loaded)
+    )
+
+    assert response.status_code == 200  # the form again, the edit in it
+    assert "ManagementForm" not in response.text
+    assert "Someone changed this topic after you opened it" in response.text
+    assert "Agents, edited." in response.text
+
+
+def test_a_former_address_given_since_the_page_opened_does_not_stop_its_save(
+    admin_client, topic
+):
+    """A merge whose rule could not join the topic's (too long) leaves its
+    fields as they were, and gives it an address all the same."""
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+    page = admin_client.get(url).text
+    loaded = re.search(r'name="loaded_as" value="([0-9a-f]+)"', page).group(1)
+    TopicAlias.objects.create(topic=topic, slug="robots")
+
+    response = admin_client.post(
+        url, change_form(topic, description="Agents, edited.", loaded_as=loaded)
+    )
+
+    assert response.status_code == 302
+    topic.refresh_from_db()
+    assert topic.description == "Agents, edited."
+    assert topic.aliases.get().slug == "robots"
 
 
 def test_a_topic_without_former_addresses_shows_none(admin_client, topic):

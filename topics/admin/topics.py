@@ -309,10 +309,15 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
         return kwargs
 
     def get_inlines(self, request: HttpRequest, obj: Topic | None) -> list:
-        # Former addresses only where there are some: most topics have none.
-        if obj is not None and obj.aliases.exists():
-            return [*self.inlines, AliasInline]
-        return self.inlines
+        # Former addresses only where there are some: most topics have none. A
+        # save is read as its page was shown: a merge since may have given the
+        # topic its first, whose list the page did not post (Django refused
+        # the save, "ManagementForm data is missing").
+        if request.method == "POST":
+            listed = "aliases-TOTAL_FORMS" in request.POST  # its formset's
+        else:
+            listed = obj is not None and obj.aliases.exists()
+        return [*self.inlines, AliasInline] if listed else self.inlines
 
     def _create_formsets(self, request: HttpRequest, obj, change: bool):
         """The exclusions' formset checks the pins' (ExclusionFormSet): a paper
