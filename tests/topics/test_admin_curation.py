@@ -1243,6 +1243,26 @@ def test_a_former_address_given_since_the_page_opened_does_not_stop_its_save(
     assert topic.aliases.get().slug == "robots"
 
 
+def test_a_slug_another_topic_held_says_where_to_release_it(admin_client, topic):
+    """The error said the slug "was an address of" a topic, not where a
+    curator frees it: that topic's page, under its former addresses."""
+    holder = make_topic("Robots", rule="ti:robot", slug="robots")
+    holder.slug = "robotics"
+    holder.save()
+    url = reverse("admin:topics_topic_change", args=[topic.pk])
+
+    response = admin_client.post(url, change_form(topic, slug="robots"))
+
+    assert response.status_code == 200  # the form again, saying why
+    holders_page = reverse("admin:topics_topic_change", args=[holder.pk])
+    assert (
+        "“robots” was an address of Robots, and its links and feeds lead there; "
+        "choose another slug, or release it on the page of "
+        f'<a href="{holders_page}#aliases-group">Robots</a>: under Former '
+        "addresses, tick Delete? and save."
+    ) in response.text
+
+
 def test_a_topic_without_former_addresses_shows_none(admin_client, topic):
     page = admin_client.get(reverse("admin:topics_topic_change", args=[topic.pk]))
 

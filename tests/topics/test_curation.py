@@ -284,7 +284,8 @@ def test_a_former_address_cannot_be_taken_by_another_topic(two_topics, as_staff)
 
     assert refused.value.message_dict["slug"] == [
         "“robots” was an address of Agents, and its links and feeds lead there; "
-        "choose another slug."
+        "choose another slug, or release it on the page of Agents: under Former "
+        "addresses, tick Delete? and save."
     ]
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "conflict"

@@ -16,13 +16,17 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Field
 from django.db.models import QuerySet
+from django.forms.utils import ErrorList
 from django.http import HttpRequest
 from django.http import HttpResponse
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import render
 from django.urls import path
+from django.urls import reverse
+from django.utils.html import escape
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 
 from accounts.requests import signed_in
@@ -132,6 +136,22 @@ class TopicForm(forms.ModelForm):
                 code="stale",
             )
         return cleaned
+
+    def full_clean(self) -> None:
+        """A slug that is another topic's former address (Topic.clean): the
+        error links that topic's page, at the list where it is released."""
+        super().full_clean()
+        for error in self.errors.get("slug", ErrorList()).as_data():
+            params = error.params or {}
+            if "holder_id" not in params:
+                continue
+            page = reverse("admin:topics_topic_change", args=[params["holder_id"]])
+            values = {key: escape(value) for key, value in params.items()}
+            values["holder_page"] = format_html(
+                '<a href="{}#aliases-group">{}</a>', page, params["holder"]
+            )
+            # The message is the model's, every value in it escaped.
+            error.message, error.params = mark_safe(error.message % values), None
 
 
 def _where(background: str, here: str) -> str:

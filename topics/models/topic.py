@@ -192,10 +192,18 @@ class Topic(models.Model):
         elsewhere = TopicAlias.objects.filter(slug=self.slug).exclude(topic_id=self.pk)
         former = elsewhere.select_related("topic").first()
         if former is not None:
+            # The holder's page in admin lists it, to release (TopicForm links it).
             errors["slug"] = ValidationError(
-                f"“{self.slug}” was an address of {former.topic.name}, and its "
-                "links and feeds lead there; choose another slug.",
+                "“%(slug)s” was an address of %(holder)s, and its links and feeds "
+                "lead there; choose another slug, or release it on the page of "
+                "%(holder_page)s: under Former addresses, tick Delete? and save.",
                 code="unique",
+                params={
+                    "slug": self.slug,
+                    "holder": former.topic.name,
+                    "holder_page": former.topic.name,
+                    "holder_id": former.topic_id,
+                },
             )
         try:
             # An empty rule is the field's to refuse (required): not twice.
