@@ -41,6 +41,13 @@ def two_places(value: float, below: float) -> str:
     return f"{value:.2f}"
 
 
+def as_set(target: float) -> str:
+    """A target as the curator set it, to at least the two places of the
+    estimates beside it: 0.999 read "1.00", above any estimate cut below it."""
+    places = f"{target:.2f}"
+    return places if float(places) == target else f"{target:g}"
+
+
 def awaiting_text(count: int) -> str:
     return f"{count} awaiting review"
 
@@ -106,7 +113,7 @@ def model_summary(model: TopicModel | None, *, awaiting: int | None = None) -> s
         f"{model.band:.0%} of decided papers fall in the band."
     )
     missed = [
-        f"{name} target of {target:.2f}"
+        f"{name} target of {as_set(target)}"
         for name, reached, target in [
             ("precision", model.precision, topic.precision_target),
             ("recall", model.recall, topic.recall_target),

@@ -144,6 +144,18 @@ def test_the_summary_says_when_the_band_falls_short_of_the_target(topic):
     )
 
 
+def test_a_target_reads_as_set_beside_estimates_cut_to_two_places(topic):
+    """A target of 0.999 read "target of 1.00", beside a precision of 0.99
+    said to fall short of it."""
+    topic.precision_target = 0.999
+    fields = {"state": TopicModel.State.TRAINED, "trained_at": timezone.now()}
+    fields |= {"include_at": 0.9, "exclude_at": 0.2, "recall": 0.9, "band": 0.05}
+    short = TopicModel(topic=topic, precision=0.9985, **fields)
+
+    assert "precision 0.99, recall 0.90" in model_summary(short)
+    assert "below the topic's precision target of 0.999:" in model_summary(short)
+
+
 def test_training_is_deterministic(topic, papers):
     decide(topic, papers)
     first = relevance.train(topic)
