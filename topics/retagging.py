@@ -54,7 +54,6 @@ def _retag(topic_ids: list[int]) -> TagResult | None:
     if not topics:
         logger.info("topics %s were deleted before their re-tag ran", topic_ids)
         return None
-    started = timezone.now()
     members = _members(topic_ids)
 
     def progress(result: TagResult, total: int) -> None:
@@ -64,12 +63,7 @@ def _retag(topic_ids: list[int]) -> TagResult | None:
             retag_progress_at=timezone.now(),
         )
 
-    result = retag_topics(topics, progress=progress)
-    # A newer request made while this ran gets its own task; don't mark it done.
-    Topic.objects.filter(
-        Q(retag_requested_at__isnull=True) | Q(retag_requested_at__lte=started),
-        pk__in=topic_ids,
-    ).update(retagged_at=timezone.now())
+    result = retag_topics(topics, progress=progress)  # dates them done
     # Their papers, before and after, show why they are in them (or no longer).
     papers = members | _members(topic_ids)
     content_changed(topics=topics, papers=sorted(papers), lists=[TOPICS])

@@ -19,6 +19,7 @@ from django.db.models import Count
 from django.db.models import Max
 from django.db.models import Q
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from core.queue import send_after_commit
 from papers.ingest.records import PaperRecord
@@ -229,8 +230,10 @@ def retag_topics(
     A few topics look only at the papers they could match or hold now (see
     _papers_to_retag); otherwise every paper is looked at. progress, if given, is
     called after each chunk with the result so far and the number of papers to
-    check.
+    check. A topic done is dated (retagged_at, admin's re-tag column) unless a
+    newer re-tag was asked for meanwhile, which its own task does.
     """
+    started = timezone.now()
     topics = list(topics)
     rules = TopicRules.load(topics)
     # A topic whose rule no longer parses keeps its papers as they are (its
@@ -255,6 +258,10 @@ def retag_topics(
         Topic.objects.filter(pk=topic.pk).update(
             tagged_fingerprint=tagging_fingerprint(topic, corpus)
         )
+    Topic.objects.filter(
+        Q(retag_requested_at__isnull=True) | Q(retag_requested_at__lte=started),
+        pk__in=topic_ids,
+    ).update(retagged_at=timezone.now())
     return result
 
 

@@ -41,6 +41,7 @@ from topics.models import TopicAlias
 from topics.models import TopicExclusion
 from topics.models import TopicMomentum
 from topics.rules.terms import TERMS_VERSION
+from topics.tagging import retag_changed_topics
 from topics.tagging import retag_topics
 from topics.tasks import derive_rule_terms
 
@@ -273,13 +274,14 @@ def test_a_save_says_where_the_task_it_sends_runs(
     if not eager:  # sent to no broker: a worker of another test could run it
         monkeypatch.setattr("topics.tasks.retag_topic.apply_async", lambda *a, **k: 0)
     url = reverse("admin:topics_topic_change", args=[topic.pk])
+    tagged = Topic.objects.get(pk=topic.pk).retagged_at  # tagged in the fixture
 
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(url, change_form(topic, **fields), follow=True)
 
     assert any(said in str(message) for message in response.context["messages"])
     topic.refresh_from_db()
-    assert (topic.retagged_at is not None) == (eager and "rule" in fields)
+    assert (topic.retagged_at != tagged) == (eager and "rule" in fields)
 
 
 def test_saving_without_changing_the_rule_does_not_retag(
@@ -531,6 +533,21 @@ def test_changelist_shows_counts_momentum_and_retag_state(
     assert '<td class="field-paper_count">2</td>' in row
     assert '<td class="field-follower_count">2</td>' in row
     assert PaperTopic.objects.filter(topic=topic).count() == 2
+
+
+def test_the_retag_column_dates_a_topic_tagged_in_full_outside_a_task(admin_client):
+    """The demo's topics are tagged by load_demo (retag_changed_topics), not
+    by a re-tag task: the column, which dates the last full re-tag, read "—"
+    as if they had never been tagged."""
+    upsert_records([paper_record("2606.00001", title="An agent")])
+    topic = make_topic(rule="ti:agent")
+
+    retag_changed_topics()
+
+    row = admin_client.get(reverse("admin:topics_topic_changelist")).text
+    topic.refresh_from_db()
+    done = f"done {topic.retagged_at:%Y-%m-%d %H:%M}"
+    assert f'<td class="field-retag_status">{done}</td>' in row
 
 
 def test_a_rule_that_no_longer_parses_is_shown_in_the_list_and_on_its_page(
