@@ -145,7 +145,10 @@ def request_training(topic: Topic) -> None:
     decision marks the topic and schedules a training MOMENTUM_MODEL_TRAIN_DELAY
     seconds after the commit (on a timer thread with in-process tasks:
     core.queue); the decisions made until the training starts ride on it, so a
-    bulk action trains once."""
+    bulk action trains once. An inactive topic is not trained (relevance.retrain):
+    its decisions wait for its activation, whose re-tag trains on them."""
+    if not topic.is_active:
+        return
     delay = settings.MOMENTUM_MODEL_TRAIN_DELAY
     # The training clears the mark as it starts; the timeout only frees a topic
     # whose training never ran (a rolled-back decision, a lost task).

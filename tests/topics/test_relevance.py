@@ -20,6 +20,7 @@ from topics import relevance
 from topics import scoring
 from topics.curation import exclude_paper
 from topics.curation import pin_paper
+from topics.editing import set_active
 from topics.membership import BOUNDARY
 from topics.models import PaperTopic
 from topics.models import ReviewItem
@@ -28,6 +29,7 @@ from topics.models import TopicModel
 from topics.queue import model_summary
 from topics.relevance import training_due_key
 from topics.tagging import retag_topics
+from topics.tasks import retag_topic
 from topics.tasks import train_topic_model
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +110,26 @@ def test_a_burst_of_decisions_asks_for_one_training_until_it_starts(
             pin_paper(topic, papers["2606.00004"])
 
     assert schedule.call_count == 2
+
+
+def test_decisions_on_an_inactive_topic_train_it_when_it_is_active_again(
+    topic, papers, django_capture_on_commit_callbacks, settings
+):
+    """A decision on an inactive topic sent a training that found the topic
+    inactive and trained nothing: the decisions are kept, and its activation
+    (a re-tag, then a training) learns from them."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    set_active(topic, False)
+    cache.delete(training_due_key(topic.pk))
+
+    sent = "topics.tasks.train_topic_model.apply_async"
+    with mock.patch(sent) as schedule, django_capture_on_commit_callbacks(execute=True):
+        decide(topic, papers)
+    set_active(topic, True)
+    retag_topic(topic.pk)  # the task the activation sends
+
+    schedule.assert_not_called()
+    assert topic.model.decisions == 15
 
 
 def test_too_few_decisions_leave_the_rule_to_decide(topic, papers):
