@@ -109,7 +109,8 @@ def test_changelist_shows_paper_abstract_score_and_why(admin_client, queue):
     assert f"</span></summary>{LONG_ABSTRACT}</details>" in text
     assert "0.83" in text
     assert "0.12" in text
-    assert "—" in text  # the flag-only item has no score
+    # The flag-only item has no score: the topic's model is not trained.
+    assert "not scored yet: the topic has no trained model" in text
     assert "Model score 0.83 says it belongs; the rule does not match" in text
     assert (
         "Rule matched “agentic RL”, “GRPO”; model score 0.12 doubts it "
@@ -161,6 +162,35 @@ def test_review_reason_without_rule_or_score_is_the_flag_alone(topic, papers):
     flagged = ReviewItem(topic=topic, paper=papers["2606.00001"], flags=3)
 
     assert review_reason(flagged) == "Flagged not relevant by 3 readers"
+
+
+@pytest.mark.parametrize(
+    ("membership", "trained", "said"),
+    [
+        (Topic.Membership.RULE, False, "not scored: rule only"),
+        (
+            Topic.Membership.AUTO,
+            False,
+            "not scored yet: the topic has no trained model",
+        ),
+        (Topic.Membership.SUGGEST, True, "not scored yet"),
+    ],
+)
+def test_a_flagged_paper_without_a_score_says_why(
+    admin_client, topic, papers, membership, trained, said
+):
+    """A reader's flag before the topic's first training (or of a rule-only
+    topic) queued the paper with its chance of belonging read "—"."""
+    Topic.objects.filter(pk=topic.pk).update(membership=membership)
+    if trained:
+        TopicModel.objects.create(
+            topic=topic, state=TopicModel.State.TRAINED, trained_at=timezone.now()
+        )
+    item(topic, papers["2606.00001"], flags=1)
+
+    text = admin_client.get(reverse(CHANGELIST)).text
+
+    assert f'<td class="field-chance_text">{said}</td>' in text
 
 
 def test_most_uncertain_first_then_flag_only_items(admin_client, queue):

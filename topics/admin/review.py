@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Exists
 from django.db.models import F
 from django.db.models import OuterRef
 from django.db.models import Prefetch
@@ -49,6 +50,7 @@ from topics.models import JudgeVerdict
 from topics.models import RelevanceFlag
 from topics.models import ReviewItem
 from topics.models import Topic
+from topics.models import TopicModel
 from topics.queue import queue_url
 from topics.queue import two_places
 from topics.templatetags.rule_terms import term_in_words
@@ -173,6 +175,12 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
                 verdict_belongs=Subquery(verdicts.values("belongs")[:1]),
                 verdict_reason=Subquery(verdicts.values("reason")[:1]),
                 verdict_model=Subquery(verdicts.values("model")[:1]),
+                # Why an item has no chance (chance_text): no model scores yet.
+                topic_trained=Exists(
+                    TopicModel.objects.filter(
+                        topic=OuterRef("topic"), state=TopicModel.State.TRAINED
+                    )
+                ),
             )
             # The page's papers, with their abstracts, read for its rows alone:
             # joined, every queued paper's whole row was carried through the
@@ -267,7 +275,14 @@ class ReviewItemAdmin(ReadOnlyRecords, PaperListAdmin):
     def chance_text(self, item: ReviewItem) -> str:
         """What the queue is ordered by; the model's own score is in `why`."""
         chance = item.chance  # type: ignore[attr-defined]
-        return "—" if chance is None else f"{chance:.2f}"
+        if chance is not None:
+            return f"{chance:.2f}"
+        # A flag queues a paper the topic's model has not scored (topics.flags).
+        if item.topic.membership == Topic.Membership.RULE:
+            return "not scored: rule only"
+        if not item.topic_trained:  # type: ignore[attr-defined]
+            return "not scored yet: the topic has no trained model"
+        return "not scored yet"
 
     @admin.display(description="why")
     def why(self, item: ReviewItem) -> str:
