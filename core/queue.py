@@ -76,16 +76,20 @@ def send(
 
 def waiting(queue: str) -> int:
     """How many messages in `queue` no worker has taken yet (none without a
-    broker)."""
+    broker, or with one that does not answer: a send then fails as it would,
+    logged, and its sweep sends it again)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return 0
-    with current_app.connection_for_read() as connection:
-        # Kombu's types name only the abstract channel, which declares nothing.
-        channel: Any = connection.default_channel
-        try:
+    try:
+        with current_app.connection_for_read() as connection:
+            # Kombu's types name only the abstract channel, which declares nothing.
+            channel: Any = connection.default_channel
             declared = channel.queue_declare(queue, passive=True)
-        except ChannelError:  # never declared: nothing was ever sent to it
-            return 0
+    except ChannelError:  # never declared: nothing was ever sent to it
+        return 0
+    except OperationalError as exc:
+        logger.warning("broker unavailable: %s queue not counted (%s)", queue, exc)
+        return 0
     return int(declared.message_count)
 
 

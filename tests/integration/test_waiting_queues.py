@@ -10,6 +10,7 @@ from celery.utils.imports import symbol_by_name
 from django.conf import settings
 
 from config.celery_app import app
+from core.queue import waiting
 from tests.topics.test_judging import pending  # noqa: F401 (fixture)
 from tests.topics.test_three_way import papers  # noqa: F401 (fixture)
 from tests.topics.test_three_way import topic  # noqa: F401 (fixture)
@@ -63,3 +64,13 @@ def test_beat_sends_no_heartbeat_while_the_last_one_waits(tmp_path, queue):
         scheduler.apply_entry(entry, producer=scheduler.producer)
 
     assert waiting_in(queue) == 1
+
+
+def test_a_broker_that_does_not_answer_counts_nothing_waiting(monkeypatch, caplog):
+    """The judge sweep or a training then sends as it would have, and the send
+    fails, logged, for the sweep to send again (core.queue.send)."""
+    # Celery reads the broker's address from the environment first.
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:9/0")
+
+    assert waiting("judge") == 0
+    assert "broker unavailable: judge queue not counted" in caplog.text
