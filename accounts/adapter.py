@@ -12,6 +12,7 @@ from urllib.parse import urlunsplit
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.utils import passthrough_next_redirect_url
 from allauth.core import context as allauth_context
+from allauth.core import ratelimit
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.sites.shortcuts import get_current_site
@@ -132,6 +133,28 @@ class AccountAdapter(DefaultAccountAdapter):
                     f"We could not send the email to {email} just now (the mail "
                     f"server: {describe(exc)}): try again in a few minutes.",
                 )
+
+    # Logging in with an unconfirmed address sends a new link (the page after
+    # says so), but not within the cooldown after the last (allauth's
+    # confirm_email limit), which allauth skipped without a word: the reader
+    # is told that none went, and when one will.
+    def should_send_confirmation_mail(
+        self, request: HttpRequest, email_address: Any, signup: bool
+    ) -> bool:
+        email = email_address.email
+        waiting = not ratelimit.consume(
+            request, action="confirm_email", key=email.lower(), dry_run=True
+        )
+        if waiting and not signup:
+            minutes = settings.CONFIRMATION_COOLDOWN_MINUTES
+            messages.info(
+                request,
+                f"No new link was sent: the last went to {email} less than "
+                f"{minutes} minutes ago, and its link still works. For another, "
+                f"log in again once {minutes} minutes have passed since it.",
+                fail_silently=True,
+            )
+        return super().should_send_confirmation_mail(request, email_address, signup)
 
     # A change to an address another account owns is answered as any change
     # (the page would otherwise tell a reader whose addresses have accounts);

@@ -202,6 +202,11 @@ ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 # going to (the link keeps its `next`: accounts.adapter) or the home page.
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+# Logging in with an unconfirmed address sends a new link, at most one every
+# this many minutes (allauth's default); a login sooner is told when
+# (accounts.adapter).
+CONFIRMATION_COOLDOWN_MINUTES = 3
+ACCOUNT_RATE_LIMITS = {"confirm_email": f"1/{CONFIRMATION_COOLDOWN_MINUTES}m/key"}
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupExtras"
 # Whose an address is: accounts.addresses; the login's way to a reset keeps
 # where it goes: accounts.forms.

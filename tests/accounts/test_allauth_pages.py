@@ -318,6 +318,34 @@ def test_the_confirmation_page_says_what_to_do_when_no_mail_comes(client, monkey
     assert EmailAddress.objects.get(email="gina@example.com").verified
 
 
+def test_logging_in_again_too_soon_for_a_new_link_says_so_and_when(client, monkeypatch):
+    """allauth sends a new confirmation link at most once every few minutes;
+    a login sooner sent none and said nothing, where the page promises one."""
+    client.post(
+        "/accounts/signup/",
+        {"email": "gina@example.com", "password1": PASSWORD, "password2": PASSWORD},
+        follow=True,
+    )
+    credentials = {"login": "gina@example.com", "password": PASSWORD}
+
+    soon = client.post("/accounts/login/", credentials, follow=True)
+
+    assert len(mail.outbox) == 1
+    assert (
+        "No new link was sent: the last went to gina@example.com less than 3 "
+        "minutes ago, and its link still works. For another, log in again once "
+        "3 minutes have passed since it."
+    ) in html.unescape(soon.text)
+    assert "Confirmation email sent" not in soon.text
+
+    later = time.time() + 4 * 60
+    monkeypatch.setattr(time, "time", lambda: later)
+    again = client.post("/accounts/login/", credentials, follow=True)
+
+    assert len(mail.outbox) == 2
+    assert "No new link was sent" not in again.text
+
+
 @pytest.mark.parametrize(
     ("error", "told"),
     [
