@@ -19,7 +19,11 @@ What it holds, by key, and from where (every model with a key to the user):
 - digests (Digest, DigestPaper): each digest made for them, newest first, its
   status and the papers it brought (shown, or counted under "and N more"); a
   test digest's, those it showed, from its plan (it marks none as sent, and
-  keeps no ids of those it counted).
+  keeps no ids of those it counted). period_start is the period it was made
+  in (a test digest's, the one it was asked in); papers_announced_since the
+  day its papers were first announced since, as its mail's first line says
+  (a test digest's, the start of the latest week harvested, which may be
+  months before), null for one never planned.
 - shown_papers (ShownPaper): what their feed had on screen, its "seen"
   marks, kept MOMENTUM_SEEN_DAYS.
 - for_you (ReaderModel): when their For you model was trained, on how many
@@ -53,10 +57,8 @@ from django.apps import apps
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.db import transaction
-from django.db.models import Case
 from django.db.models import F
 from django.db.models import QuerySet
-from django.db.models import When
 from django.utils import timezone
 from django_ratelimit.core import get_usage
 from rest_framework.authtoken.models import Token
@@ -268,37 +270,49 @@ def _digests(user: User) -> Iterator[dict[str, Any]]:
     paper, for a digest of none), grouped as read.
 
     A test digest records no papers as sent (they stay new for the next
-    digest): those its mail showed are read from its plan, a batch of digests
-    at a time, in one query for the batch's test digests."""
-    test_plan = Case(When(kind="test", then=F("sections")))
+    digest): those its mail showed are read from its plan, and every digest's
+    first day from its plan too, a batch of digests at a time, in one query
+    for the batch."""
     rows = (
         user.digests.order_by("-due_at", "-pk", "items__pk")
-        .values_list("pk", *DIGEST_FIELDS, test_plan, "items__paper__arxiv_id")
+        .values_list("pk", *DIGEST_FIELDS, "items__paper__arxiv_id")
         .iterator(chunk_size=CHUNK)
     )
     digests = []
-    for _, group in groupby(rows, key=itemgetter(0)):
+    for pk, group in groupby(rows, key=itemgetter(0)):
         papers = list(group)
-        digest = dict(zip(DIGEST_FIELDS, papers[0][1:-2], strict=True))
+        digest = dict(zip(DIGEST_FIELDS, papers[0][1:-1], strict=True))
         digest["papers"] = [row[-1] for row in papers if row[-1] is not None]
-        digests.append((digest, papers[0][-2]))
+        digests.append((pk, digest))
         if len(digests) == CHUNK:
-            yield from _with_shown_papers(digests)
+            yield from _with_plans(user, digests)
             digests = []
-    yield from _with_shown_papers(digests)
+    yield from _with_plans(user, digests)
 
 
-def _with_shown_papers(
-    digests: list[tuple[dict[str, Any], list[dict[str, Any]] | None]],
+def _with_plans(
+    user: User, digests: list[tuple[int, dict[str, Any]]]
 ) -> Iterator[dict[str, Any]]:
-    """Each digest, a test digest's papers those its plan showed, in the mail's
-    order (not those under "and N more": a plan counts them, and keeps no id).
-    A paper deleted since is left out, as a sent digest's is."""
-    shown = [
-        [entry[0] for section in plan or [] for entry in section["papers"]]
-        for _, plan in digests
-    ]
-    wanted = {pk for pks in shown for pk in pks}
+    """Each digest with the day its mail's papers were first announced since
+    (the mail's first line, notifications.content: the plan's `since`, or a
+    late paper's section's, earlier; null if never planned), and a test
+    digest's papers those its plan showed, in the mail's order (not those
+    under "and N more": a plan counts them, and keeps no id). A paper deleted
+    since is left out, as a sent digest's is."""
+    kinds = {pk: digest["kind"] for pk, digest in digests}
+    # SQLite reads each query as it comes: a digest deleted meanwhile has none.
+    plans = {
+        pk: (since, sections or [])
+        for pk, since, sections in user.digests.filter(
+            pk__in=[pk for pk, _ in digests]
+        ).values_list("pk", "since", "sections")
+    }
+    shown = {
+        pk: [entry[0] for section in sections for entry in section["papers"]]
+        for pk, (_, sections) in plans.items()
+        if kinds[pk] == "test"
+    }
+    wanted = {paper for pks in shown.values() for paper in pks}
     arxiv_ids = dict(
         apps.get_model("papers", "Paper")
         .objects.filter(pk__in=wanted)
@@ -306,8 +320,13 @@ def _with_shown_papers(
         if wanted
         else []
     )
-    for (digest, _), pks in zip(digests, shown, strict=True):
-        digest["papers"] += [arxiv_ids[pk] for pk in pks if pk in arxiv_ids]
+    for pk, digest in digests:
+        since, sections = plans.get(pk, (None, []))
+        days = [date.fromisoformat(s["since"]) for s in sections if "since" in s]
+        digest["papers_announced_since"] = (
+            min([since, *days]) if since is not None else None
+        )
+        digest["papers"] += [arxiv_ids[p] for p in shown.get(pk, []) if p in arxiv_ids]
         yield digest
 
 

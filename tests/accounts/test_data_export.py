@@ -386,3 +386,49 @@ def test_a_test_digest_lists_the_papers_it_showed(alice, everything):
 
     assert test_digest["kind"] == "test"
     assert test_digest["papers"] == ["2606.00202", "2606.00201"]
+
+
+def test_a_digest_is_dated_by_the_papers_its_mail_covered(alice, everything):
+    """A test digest's period is the week it was asked for; its mail held the
+    latest week harvested, "first announced since" a day months before (or a
+    late paper's day, earlier still): the file says that day, as the mail did."""
+    topic = Follow.objects.get(user=alice).topic
+    paper = Paper.objects.get(arxiv_id="2606.00001")
+    Digest.objects.create(
+        user=alice,
+        kind=Digest.Kind.TEST,
+        frequency="weekly",
+        period_start=date(2026, 12, 2),
+        due_at=datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
+        status=Digest.Status.SENT,
+        sent_at=datetime(2026, 12, 7, 15, 0, tzinfo=UTC),
+        to_email=alice.email,
+        since=date(2026, 7, 18),
+        sections=[{"topic": topic.pk, "papers": [[paper.pk, []]], "more": 0}],
+        paper_count=1,
+    )
+    Digest.objects.create(
+        user=alice,
+        kind=Digest.Kind.TEST,
+        frequency="weekly",
+        period_start=date(2026, 12, 9),
+        due_at=datetime(2026, 12, 9, 9, 30, tzinfo=UTC),
+        status=Digest.Status.SENT,
+        sent_at=datetime(2026, 12, 9, 15, 0, tzinfo=UTC),
+        to_email=alice.email,
+        since=date(2026, 7, 18),
+        sections=[
+            {"topic": topic.pk, "papers": [[paper.pk, []]], "more": 0},
+            {"topic": None, "papers": [], "more": 2, "since": "2026-07-16"},
+        ],
+        paper_count=3,
+    )
+
+    digests = download(signed_in(alice))["digests"]
+
+    assert [(d["period_start"], d["papers_announced_since"]) for d in digests] == [
+        ("2026-12-09", "2026-07-16"),
+        ("2026-12-02", "2026-07-18"),
+        ("2026-07-02", None),
+        ("2026-07-01", None),
+    ]
