@@ -19,6 +19,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import feed_tokens
 from papers.authors import set_following_author
 from papers.ingest.runs import ingest_entries
 from papers.ingest.upsert import upsert_records
@@ -467,6 +468,19 @@ def test_a_feed_readers_poll_of_an_unchanged_feed_is_a_304(client, topic):
     changed = client.get("/topics/rl-agents/feed/", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200
     assert "Last-Modified" not in changed
+
+
+def test_both_feeds_say_the_language_every_page_says(client, alice, topic):
+    """The topic feed said xml:lang="en-us" (Django's LANGUAGE_CODE), the
+    private feed "en", the pages <html lang="en">."""
+    xml_lang = "{http://www.w3.org/XML/1998/namespace}lang"
+    page = re.search(r'<html lang="([^"]+)"', client.get("/topics/").text)
+    topic_feed = ElementTree.fromstring(client.get("/topics/rl-agents/feed/").content)
+    own = client.get(f"/feed/{feed_tokens.create_feed(alice)}.atom")
+
+    assert page is not None
+    assert topic_feed.get(xml_lang) == page[1]
+    assert ElementTree.fromstring(own.content).get(xml_lang) == page[1]
 
 
 def test_feed_of_unknown_topic_is_404(client, db):
