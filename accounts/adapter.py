@@ -51,6 +51,27 @@ def on_site(url: str) -> str:
     return site_url(urlunsplit(("", "", parts.path, parts.query, parts.fragment)))
 
 
+def confirmation_cooling_down(request: HttpRequest, email: str) -> bool:
+    """Whether a confirmation link went to `email` too recently for another
+    (allauth's confirm_email limit: CONFIRMATION_COOLDOWN_MINUTES)."""
+    return not ratelimit.consume(
+        request, action="confirm_email", key=email.lower(), dry_run=True
+    )
+
+
+def tell_no_new_link(request: HttpRequest, email: str, again: str) -> None:
+    """Say that no confirmation link went to `email`, and when doing `again`
+    sends one."""
+    minutes = settings.CONFIRMATION_COOLDOWN_MINUTES
+    messages.info(
+        request,
+        f"No new link was sent: the last went to {email} less than {minutes} "
+        f"minutes ago, and its link still works. For another, {again} once "
+        f"{minutes} minutes have passed since it.",
+        fail_silently=True,
+    )
+
+
 EMAIL_MAX_LENGTH = 254
 # The tag of the message saying an account mail did not go.
 MAIL_NOT_SENT = "mail-not-sent"
@@ -135,25 +156,14 @@ class AccountAdapter(DefaultAccountAdapter):
                 )
 
     # Logging in with an unconfirmed address sends a new link (the page after
-    # says so), but not within the cooldown after the last (allauth's
-    # confirm_email limit), which allauth skipped without a word: the reader
-    # is told that none went, and when one will.
+    # says so), but not within the cooldown after the last, which allauth
+    # skipped without a word: the reader is told that none went, and when one
+    # will.
     def should_send_confirmation_mail(
         self, request: HttpRequest, email_address: Any, signup: bool
     ) -> bool:
-        email = email_address.email
-        waiting = not ratelimit.consume(
-            request, action="confirm_email", key=email.lower(), dry_run=True
-        )
-        if waiting and not signup:
-            minutes = settings.CONFIRMATION_COOLDOWN_MINUTES
-            messages.info(
-                request,
-                f"No new link was sent: the last went to {email} less than "
-                f"{minutes} minutes ago, and its link still works. For another, "
-                f"log in again once {minutes} minutes have passed since it.",
-                fail_silently=True,
-            )
+        if not signup and confirmation_cooling_down(request, email_address.email):
+            tell_no_new_link(request, email_address.email, again="log in again")
         return super().should_send_confirmation_mail(request, email_address, signup)
 
     # A change to an address another account owns is answered as any change

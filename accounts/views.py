@@ -5,6 +5,7 @@ from typing import Any
 
 from allauth.account.utils import passthrough_next_redirect_url
 from allauth.account.views import ConfirmEmailView
+from allauth.account.views import EmailView
 from allauth.account.views import PasswordResetView
 from allauth.core import ratelimit
 from django.contrib import messages
@@ -26,6 +27,8 @@ from rest_framework.authtoken.models import Token
 from accounts import data_export
 from accounts import feed_tokens
 from accounts import tokens
+from accounts.adapter import confirmation_cooling_down
+from accounts.adapter import tell_no_new_link
 from accounts.deletion import delete_account
 from accounts.forms import DeleteAccountForm
 from accounts.forms import DigestPreferencesForm
@@ -227,6 +230,23 @@ class ConfirmOnPostView(ConfirmEmailView):
                 f"You are logged in as {user.email}: confirming this address, "
                 "another account's, logs you out.",
             )
+
+
+class ResendThenSayView(EmailView):
+    """allauth's email page, whose "Resend verification" within the cooldown
+    after the last link sent none and said nothing: it says so, and when."""
+
+    def _action_send(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        # Only of the reader's own address: of another, it would tell whether
+        # a link went there.
+        address = self._get_email_address(request)
+        cooling_down = address and confirmation_cooling_down(request, address.email)
+        response = super()._action_send(request, *args, **kwargs)
+        if cooling_down and not self._did_send_verification_email:
+            tell_no_new_link(
+                request, address.email, again="press Resend verification again"
+            )
+        return response
 
 
 class ResetThenSayView(PasswordResetView):

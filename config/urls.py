@@ -69,6 +69,11 @@ urlpatterns = [
         account_views.ResetThenSayView.as_view(),
         name="account_reset_password",
     ),
+    path(
+        "accounts/email/",
+        account_views.ResendThenSayView.as_view(),
+        name="account_email",
+    ),
     path("accounts/", include("allauth.urls")),
     path("saved/", paper_views.saved, name="saved"),
     path("saved/bibtex/", paper_views.saved_bibtex, name="saved_bibtex"),

@@ -201,6 +201,23 @@ def test_an_unverified_address_can_have_its_link_sent_again(reader, alice):
     assert message.to == [alice.email]
 
 
+def test_resending_the_link_too_soon_says_so_and_when(reader, alice):
+    """The email page's Resend within the cooldown sent none, and said none."""
+    EmailAddress.objects.create(user=alice, email=alice.email, primary=True)
+    resend = {"email": alice.email, "action_send": ""}
+
+    reader.post("/accounts/email/", resend, follow=True)
+    again = reader.post("/accounts/email/", resend, follow=True)
+
+    assert len(mail.outbox) == 1
+    assert (
+        "No new link was sent: the last went to alice@example.com less than 3 "
+        "minutes ago, and its link still works. For another, press Resend "
+        "verification again once 3 minutes have passed since it."
+    ) in html.unescape(again.text)
+    assert "Confirmation email sent" not in again.text
+
+
 def test_signup_sends_a_verification_email_whose_link_verifies(client):
     response = client.post(
         "/accounts/signup/",
