@@ -98,11 +98,6 @@ class PaperAtomFeed(Atom1Feed):
     their own, as Atom means them (Django's feeds write one, whose name would
     be the whole author line)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # Its xml:lang is every page's <html lang> (templates/base.html), not
-        # the "en-us" of LANGUAGE_CODE that Django's Feed would give.
-        super().__init__(*args, **{**kwargs, "language": "en"})
-
     def write(self, outfile: Any, encoding: str) -> None:
         # Atom1Feed.write, with the generator that leaves control characters out.
         handler = ShownXMLGenerator(outfile, encoding, short_empty_elements=True)
@@ -219,6 +214,7 @@ def _reader_atom(followed: Following) -> str:
         feed_url=OWN_ADDRESS,
         # Its own address names it: readers' feeds are told apart by their id.
         feed_guid=OWN_ADDRESS,
+        language=settings.LANGUAGE_CODE,  # as Django's Feed gives the topic feed
     )
     shown, _ = (
         newest_feed_papers(followed, FEED_ITEMS) if followed.anything else ([], False)

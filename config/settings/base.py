@@ -52,7 +52,8 @@ LOCAL_HOSTS = ["127.0.0.1", "localhost"]
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=[]) or LOCAL_HOSTS
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 TIME_ZONE = "UTC"
-LANGUAGE_CODE = "en-us"
+# As every page says (<html lang="en">), and so do the feeds (Django's Feed).
+LANGUAGE_CODE = "en"
 USE_I18N = True
 # The site's words in place of allauth's on its pages (locale/en/LC_MESSAGES).
 LOCALE_PATHS = [BASE_DIR / "locale"]
