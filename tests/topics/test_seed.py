@@ -9,7 +9,9 @@ from django.core.management import call_command
 
 from papers.models import Paper
 from topics.models import Topic
+from topics.rules import Document
 from topics.rules import RuleError
+from topics.rules import compile_rule
 from topics.seed import SEED_TOPICS
 from topics.seed import load_topics
 from topics.tagging import retag_all
@@ -73,3 +75,32 @@ def test_seed_topics_tag_the_shipped_corpus(tmp_path):
     assert Paper.objects.count() == 5000
     assert counts["rl-for-llm-agents"] >= 20
     assert sum(1 for count in counts.values() if count) == len(SEED)
+
+
+def test_the_vision_language_rule_leaves_out_variational_quantum_algorithms():
+    """VQA is also a variational quantum algorithm: a paper on their cost
+    landscapes was tagged Vision-Language Models, and Ask quoted it on VQA."""
+    rule = compile_rule(
+        next(t for t in SEED if t["slug"] == "vision-language-models")["rule"]
+    )
+    wanted = {
+        "2607.01329": False,  # quantum cost landscapes, "improved VQA predictions"
+        "2607.21155": True,  # knowledge-intensive VQA diagnostics
+        "2607.17834": True,  # endoscopic VQA
+        "2607.16094": True,  # compositional VQA
+        "2607.12418": True,  # a quantum adapter for VLM fine-tuning
+    }
+    rows = {}
+    with gzip.open(DEMO_CORPUS, "rt") as lines:
+        for line in lines:
+            if line[8:18] in wanted:
+                rows[line[8:18]] = json.loads(line)
+    matched = {
+        arxiv_id: rule.match(
+            Document.from_fields(title=row["title"], abstract=row["abstract"])
+        )
+        is not None
+        for arxiv_id, row in rows.items()
+    }
+
+    assert matched == wanted
