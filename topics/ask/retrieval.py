@@ -5,7 +5,7 @@ days, with PostgreSQL full-text search over titles and abstracts: the question's
 content words are ORed, so a paper need not contain every word, and each word's
 ts_rank (title, weight A, above abstract, weight C) counts by how rare the word is
 in the scope. On SQLite the same terms are counted in Python instead. The words
-that carry the question (distinctive_words: the rarer half in all the papers)
+that carry the question (distinctive_words: the rarer half in the scope)
 must be found: a paper holding none of them is not retrieved, and when half of
 them are in no paper of the scope nothing is, so that "best" or "networks" never
 answer a question about pizza or spiking networks (unmatched_words says which).
@@ -50,7 +50,7 @@ from topics.models import Topic
 # On SQLite, candidates scored in Python: enough for a topic's best matches.
 FALLBACK_CANDIDATES = 2000
 PASSAGES_PER_PAPER = 5
-# The rarer half of a question's content words in all the papers (at least one)
+# The rarer half of a question's content words in the scope's papers (at least one)
 # carry it: "spiking" in "spiking neural networks for VQA", never "networks".
 DISTINCTIVE_SHARE = 0.5
 # The authors an answerer reads by name; a collaboration's others are counted,
@@ -125,13 +125,11 @@ def term_weights(scope: Scope, question: str) -> dict[str, float] | None:
     return weights
 
 
-def distinctive_words(question: str) -> list[str]:
-    """The question's words that carry it: the rarer half of its content words
-    in all the papers, those in none first ("pizza" of "best pizza topping")."""
-    words = _content_words(question)
-    if not words:
-        return []
-    rarity = _word_rarity(Paper.objects.all(), words)
+def distinctive_words(words: list[str], rarity: dict[str, float]) -> list[str]:
+    """Of the question's content words, those that carry it: the rarer half in
+    the scope's papers (`rarity`, as _word_rarity counts them there; not in
+    every paper, which would read the whole table for each question), those in
+    none first ("pizza" of "best pizza topping")."""
     absent = _unsearchable([w for w in words if w not in rarity])
     ranked = sorted(
         (w for w in words if w not in absent), key=lambda w: -rarity.get(w, math.inf)
@@ -212,8 +210,10 @@ def rank_papers(papers: QuerySet[Paper], question: str) -> list[Paper]:
     terms = question_terms(question)
     if not terms:
         return []
-    distinctive = distinctive_words(question)
-    missing = _unmatched(papers, distinctive)
+    words = _content_words(question)
+    rarity = _word_rarity(papers, words) if words else {}
+    distinctive = distinctive_words(words, rarity)
+    missing = [word for word in distinctive if word not in rarity]
     # Half of the words that carry the question in no paper: the papers holding
     # the rest answer another question ("spiking networks for VQA" from VQA
     # papers). One in four ("fool" of "fool reference-free LLM judges") is
