@@ -6,8 +6,10 @@ constraint; handing out marks rows under SKIP LOCKED so two ticks do not send
 the same row twice; sending claims rows with a conditional UPDATE (healthchecks'
 pattern) and every later write is conditional on that claim, so a worker that
 lost its claim (it ran past the claim time, or died) cannot overwrite the one
-that took over. A claim left by a dead worker expires and the next tick hands
-the digest out again.
+that took over. A claim left by a dead worker expires and the next sweep hands
+the digest out again. A temporary failure's retry is kept here too, as the
+digest's retry time, which the sweep honours: no message in a worker's hands
+holds it, to be lost with a killed worker.
 """
 
 from __future__ import annotations
@@ -74,11 +76,12 @@ def claim_timeout() -> timedelta:
     return timedelta(seconds=settings.MOMENTUM_DIGEST_CLAIM_SECONDS)
 
 
-# A retry's message comes at its countdown from the deferral, after the retry
-# time by the clock of the worker that runs it; a clock stepped back, or a
-# timer's rounding, may still bring it a moment early, and it is taken then,
-# not left for the tick a claim's time later. Far below the shortest pause
-# (half of MOMENTUM_DIGEST_RETRY_SECONDS), so a duplicate message still waits.
+# A retry is handed out once its retry time has come by the clock of the
+# process that sweeps (or of the embedded default's timer); the worker that
+# takes it may run a moment behind, or its clock have stepped back, and it is
+# taken then, not left for a sweep a claim's time later. Far below the shortest
+# pause (half of MOMENTUM_DIGEST_RETRY_SECONDS), so a duplicate message still
+# waits.
 RETRY_GRACE = timedelta(seconds=5)
 
 
@@ -164,15 +167,15 @@ def next_due(user: User, schedule: Schedule, now: datetime) -> datetime:
 
 
 def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[int]:
-    """Mark the digests that need a send task (new, lost, or held by an expired
-    claim) as handed out and return their ids. Two concurrent calls never
-    return the same digest."""
+    """Mark the digests that need a send task (new, deferred and whose retry
+    time has come, lost, or held by an expired claim) as handed out and return
+    their ids. Two concurrent calls never return the same digest."""
     now = now or timezone.now()
     stale = now - claim_timeout()
-    # Pending with no task sent, or whose task is lost: not claimed a claim's
-    # time after it was sent, or, deferred, after its retry time.
+    # Pending, past its retry time if deferred, with no task sent (since the
+    # deferral), or whose task is lost: not claimed a claim's time after.
     needs_task = (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=stale)) & (
-        Q(retry_at__isnull=True) | Q(retry_at__lt=stale)
+        Q(retry_at__isnull=True) | Q(retry_at__lte=now)
     )
     waiting = Digest.objects.filter(
         Q(needs_task, status=Status.PENDING)
@@ -190,7 +193,7 @@ def hand_out(*, now: datetime | None = None, limit: int | None = None) -> list[i
 
 
 def leave_to_the_sweep(digest_id: int) -> None:
-    """A digest whose send task the broker did not take: beat's next tick
+    """A digest whose send task the broker did not take: beat's next sweep
     hands it out (hand_out), not the first after its claim would expire."""
     Digest.objects.filter(pk=digest_id, status=Status.PENDING).update(enqueued_at=None)
 
@@ -498,13 +501,15 @@ def _defer(digest: Digest, claim: str, error: TransientSendError) -> Outcome:
         settings.MOMENTUM_DIGEST_RETRY_MAX_SECONDS,
     )
     delay = random.uniform(ceiling / 2, ceiling)
-    # The pause is kept by the outbox: no sender claims it before retry_at
-    # (a message redelivered at once, a duplicate), and the tick hands it out
-    # again only if the retry itself is lost (a claim's time after it).
+    # The retry is the outbox's: beat's sweep hands it out once retry_at has
+    # come (no task is out for it meanwhile), whether or not this worker lives
+    # until then, and no sender claims it sooner (a message redelivered, a
+    # duplicate).
     Digest.objects.filter(pk=digest.pk, claimed_by=claim).update(
         status=Status.PENDING,
         reason=f"Will retry: {reason}"[:500],
         claimed_by="",
+        enqueued_at=None,
         retry_at=timezone.now() + timedelta(seconds=delay),
     )
     logger.info(

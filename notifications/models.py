@@ -43,11 +43,12 @@ class Digest(models.Model):
     since = models.DateField(null=True, blank=True)
     paper_count = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
-    # When its send task was last handed to the broker (None: the next tick does).
+    # When its send task was last handed to the broker (None: beat's next sweep
+    # does, once its retry time has come if it has one).
     enqueued_at = models.DateTimeField(null=True, blank=True)
-    # After a temporary failure, the end of the pause before its next try: no
-    # sender claims it sooner, whatever message arrives (a redelivered one, a
-    # duplicate). Cleared when it is claimed.
+    # After a temporary failure, the end of the pause before its next try, when
+    # beat's sweep hands it out: no sender claims it sooner, whatever message
+    # arrives (a redelivered one, a duplicate). Cleared when it is claimed.
     retry_at = models.DateTimeField(null=True, blank=True)
     # A send holds its digest with a claim (token and time); a claim older than
     # MOMENTUM_DIGEST_CLAIM_SECONDS belongs to a dead worker and may be taken over.

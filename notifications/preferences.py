@@ -69,7 +69,7 @@ def send_test_digest(*, user: User) -> tuple[Digest, bool]:
     """Open a test digest and send it; raises TestDigestRefused. The digest as
     it stands after sending (sent, or refused by the mail server, where the
     request sends it: the embedded default), and False when the broker is
-    down: the digest waits in the outbox for the next tick to send."""
+    down: the digest waits in the outbox for beat's next sweep to send."""
     sources = digest_sources(user)
     if not sources:
         raise TestDigestRefused(NOTHING_HELD)

@@ -223,7 +223,6 @@ def test_production_names_everything_missing_at_once(load_settings):
         ("MOMENTUM_FROM_EMAIL", "digest"),
         # Values that only work together.
         ("MOMENTUM_TASK_SOFT_TIME_LIMIT", "900"),
-        ("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", "86400"),
         ("MOMENTUM_ASK_API_BASE", "api.openai.com/v1"),
         ("MOMENTUM_JUDGE_MODEL", "gpt-x"),  # and no address
         ("MOMENTUM_RETAG_SWEEP_SECONDS", "0"),

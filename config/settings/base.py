@@ -30,7 +30,6 @@ from config.env import site_url
 from config.env import strict_bool
 from config.env import url_template
 from config.settings.tasks import *  # noqa: F403
-from config.settings.tasks import CELERY_BROKER_TRANSPORT_OPTIONS
 from config.settings.tasks import CELERY_BROKER_URL
 
 # GENERAL
@@ -373,19 +372,13 @@ MOMENTUM_SAVED_SEARCHES_MAX = integer("MOMENTUM_SAVED_SEARCHES_MAX", 10)
 # A send's claim on its digest; past it, a dead worker's digest is sent again.
 MOMENTUM_DIGEST_CLAIM_SECONDS = integer("MOMENTUM_DIGEST_CLAIM_SECONDS", 600)
 # Temporary SMTP failures are retried with exponential backoff and jitter from
-# RETRY_SECONDS up to RETRY_MAX_SECONDS (well under the Redis visibility
-# timeout), MAX_ATTEMPTS times in all; then the digest is marked failed. A mail
-# server out of reach is waited for longer: until the next period's digest.
+# RETRY_SECONDS up to RETRY_MAX_SECONDS, MAX_ATTEMPTS times in all; then the
+# digest is marked failed. A mail server out of reach is waited for longer:
+# until the next period's digest. A retry is due at its Digest.retry_at, which
+# beat's sweep (MOMENTUM_DIGEST_SWEEP_SECONDS, tasks.py) honours.
 MOMENTUM_DIGEST_MAX_ATTEMPTS = integer("MOMENTUM_DIGEST_MAX_ATTEMPTS", 6)
 MOMENTUM_DIGEST_RETRY_SECONDS = number("MOMENTUM_DIGEST_RETRY_SECONDS", 60.0)
 MOMENTUM_DIGEST_RETRY_MAX_SECONDS = number("MOMENTUM_DIGEST_RETRY_MAX_SECONDS", 1800.0)
-VISIBILITY_TIMEOUT = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
-if MOMENTUM_DIGEST_RETRY_MAX_SECONDS >= VISIBILITY_TIMEOUT:
-    # A retry waiting longer would be handed to a second worker meanwhile.
-    raise ImproperlyConfigured(
-        "MOMENTUM_DIGEST_RETRY_MAX_SECONDS must be below the broker's visibility "
-        f"timeout ({VISIBILITY_TIMEOUT} s: MOMENTUM_INGEST_TIME_LIMIT and 15 minutes)"
-    )
 
 # ASK (topics/ask): questions answered from a topic's or a paper's papers
 # ------------------------------------------------------------------------------

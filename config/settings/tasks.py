@@ -81,6 +81,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": cron_schedule("MOMENTUM_DIGEST_CRON", "*/15 * * * *"),
         "options": {"expires": 14 * 60},
     },
+    # Hands out the digests waiting for a send task (notifications.delivery):
+    # one deferred by a temporary failure once its retry time has come, one
+    # whose task was lost or whose worker died holding it. Every minute, so a
+    # retry comes about when its backoff says, whatever became of the worker
+    # that deferred it.
+    "send-waiting-digests": {
+        "task": "notifications.tasks.send_waiting_digests",
+        **every("MOMENTUM_DIGEST_SWEEP_SECONDS", 60),
+    },
     # Re-tags asked for but lost (the broker down, a worker killed) go again.
     "resend-lost-retags": {
         "task": "topics.tasks.resend_lost_retags",

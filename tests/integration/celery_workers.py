@@ -115,19 +115,45 @@ def worker_process(
     )
 
 
+def beat_process(schedule: Path, **env: str) -> subprocess.Popen[bytes]:
+    """Real beat on the test broker, with the project's schedule (whose periods
+    `env` may shorten), keeping its state in the file `schedule`."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "beat",
+            "--schedule",
+            str(schedule),
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=BASE_DIR,
+        env=process_env(**env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def waiting_in(*queues: str) -> int:
+    """The messages in `queues` no worker has taken yet."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    # A queue is a list named after it, one more per priority ("email\x06\x163").
+    return sum(
+        client.llen(key)
+        for queue in queues
+        for key in client.scan_iter(match=f"{queue}*")
+        if client.type(key) == b"list"
+    )
+
+
 def broker_idle(*queues: str) -> bool:
     """Every task sent to `queues` has been run: none waits in a queue and none
     is unacknowledged (tasks ack late, after they ran; a worker's prefetched
     ones are unacknowledged too). How a test knows a duplicate would have
     arrived by now."""
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    if client.hlen("unacked"):
-        return False
-    # A queue is a list named after it, one more per priority ("email\x06\x163").
-    lists = [
-        key
-        for queue in queues
-        for key in client.scan_iter(match=f"{queue}*")
-        if client.type(key) == b"list"
-    ]
-    return not any(client.llen(key) for key in lists)
+    return not client.hlen("unacked") and not waiting_in(*queues)

@@ -28,6 +28,7 @@ from django.utils import timezone
 from accounts.models import DIGEST_MAX_PAPERS
 from accounts.models import DigestPreferences
 from accounts.models import User
+from notifications.delivery import claim_timeout
 from notifications.delivery import hand_out
 from notifications.delivery import open_due_digests
 from notifications.models import Digest
@@ -35,7 +36,9 @@ from notifications.models import DigestPaper
 from notifications.tasks import send_digest
 from notifications.tasks import send_due_digests
 from papers.models import Paper
+from tests.integration.celery_workers import beat_process
 from tests.integration.celery_workers import broker_idle
+from tests.integration.celery_workers import waiting_in
 from tests.integration.celery_workers import worker_process
 from tests.integration.smtp_server import body
 from tests.integration.smtp_server import smtp_server
@@ -87,6 +90,24 @@ def email_workers(smtp, count: int = 1, **env: str) -> Iterator[None]:
         for worker in workers:
             worker.kill()
             worker.wait(timeout=10)
+
+
+@contextmanager
+def outbox_sweep(tmp_path) -> Iterator[None]:
+    """Real beat, sweeping the outbox every second: a deferred digest's retry
+    is handed out when its time comes (MOMENTUM_DIGEST_SWEEP_SECONDS). Its
+    quarter-hour opening is left out: the tests' periods are in March, and a
+    tick would open today's."""
+    beat = beat_process(
+        tmp_path / "beat",
+        MOMENTUM_DIGEST_SWEEP_SECONDS="1",
+        MOMENTUM_DIGEST_CRON="0 0 1 1 *",
+    )
+    try:
+        yield
+    finally:
+        beat.kill()
+        beat.wait(timeout=10)
 
 
 def make_reader(email: str, topics, joined: datetime = START, **prefs) -> User:
@@ -334,13 +355,13 @@ def test_a_message_accepted_but_not_recorded_goes_again_with_its_message_id(smtp
     assert str(first["Message-ID"]).strip() == str(again["Message-ID"]).strip()
 
 
-def test_a_temporary_smtp_failure_is_retried_and_then_sent(smtp):
+def test_a_temporary_smtp_failure_is_retried_and_then_sent(smtp, tmp_path):
     topic = make_topic("Agents", rule="ti:agent", slug="agents")
     make_reader("alice@example.com", [topic])
     publish([topic], START.date(), 1, "2603")
     smtp.rcpt_replies = ["451 4.3.0 Mailbox busy, try again later"]
 
-    with email_workers(smtp):
+    with email_workers(smtp), outbox_sweep(tmp_path):
         send_due_digests.delay(at=(START + timedelta(hours=9)).isoformat())
         wait_for(lambda: Digest.objects.filter(status="sent").exists())
 
@@ -349,16 +370,77 @@ def test_a_temporary_smtp_failure_is_retried_and_then_sent(smtp):
     assert len(smtp.messages) == 1
 
 
-def test_a_second_message_for_a_deferred_digest_waits_for_its_retry_time(smtp):
+def test_a_deferred_digest_whose_worker_was_killed_is_retried_once_at_its_time(
+    smtp, tmp_path
+):
+    """The worker that deferred a digest (the mail server refused it for the
+    moment) is killed, as a deploy or the OOM killer does, with nothing left
+    of the retry but the outbox: beat's sweep hands it out once its retry time
+    has come, within a sweep's period, not a claim's time (10 minutes) and a
+    quarter hour's tick later; and the digest is mailed once."""
+    topic = make_topic("Agents", rule="ti:agent", slug="agents")
+    reader = make_reader("alice@example.com", [topic])
+    publish([topic], START.date(), 1, "2603")
+    smtp.rcpt_replies = ["451 4.3.0 Mailbox busy, try again later"]
+    open_due_digests(at=START + timedelta(hours=9))
+    for digest_id in hand_out():
+        send_digest.delay(digest_id)
+    # The claim's time is left at its default: only the outbox's retry time
+    # can bring the digest back within the test.
+    worker_env = {
+        "EMAIL_URL": f"smtp://127.0.0.1:{smtp.port}",
+        "MOMENTUM_DIGEST_RETRY_SECONDS": "2",
+    }
+    log = tmp_path / "worker.log"
+
+    with log.open("wb") as out:
+        worker = worker_process("email", log=out, **worker_env)
+    try:
+        ended = re.compile(
+            r"Task notifications\.tasks\.send_digest\[\S+\] (retry|succ)"
+        )
+        # Its task ended and every message sent meanwhile (a retry's) taken.
+        wait_for(lambda: ended.search(log.read_text()) and not waiting_in("email"))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    deferred = Digest.objects.get()
+    assert (deferred.status, deferred.attempts, smtp.messages) == ("pending", 1, [])
+
+    restarted = worker_process("email", **worker_env)
+    try:
+        with outbox_sweep(tmp_path):
+            wait_for(lambda: Digest.objects.filter(status="sent").exists(), 60)
+            # Any second message for it has run by now.
+            wait_for(lambda: broker_idle("email"))
+    finally:
+        restarted.kill()
+        restarted.wait(timeout=10)
+
+    digest = Digest.objects.get()
+    assert digest.retry_at is None
+    assert deferred.retry_at <= digest.sent_at < deferred.retry_at + claim_timeout()
+    assert digest.attempts == 2
+    assert [m["To"] for m in smtp.messages] == [reader.email]
+
+
+def test_a_second_message_for_a_deferred_digest_waits_for_its_retry_time(
+    smtp, tmp_path
+):
     """A duplicate send_digest, come at once after the deferral, sends nothing
-    early: the digest goes on the retry's countdown, longer than the grace a
-    retry a moment early is given."""
+    early: the digest goes at its retry time, later than the grace a retry a
+    moment early is given."""
     topic = make_topic("Agents", rule="ti:agent", slug="agents")
     make_reader("alice@example.com", [topic])
     publish([topic], START.date(), 1, "2603")
     smtp.rcpt_replies = ["451 4.3.0 Mailbox busy, try again later"]
 
-    with email_workers(smtp, MOMENTUM_DIGEST_RETRY_SECONDS="14"):
+    with (
+        email_workers(smtp, MOMENTUM_DIGEST_RETRY_SECONDS="14"),
+        outbox_sweep(tmp_path),
+    ):
         send_due_digests.delay(at=(START + timedelta(hours=9)).isoformat())
         deferred = wait_for(lambda: Digest.objects.filter(retry_at__isnull=False))
         [retry_at] = deferred.values_list("retry_at", flat=True)

@@ -287,7 +287,7 @@ def test_a_test_digest_with_the_broker_down_is_kept_and_sent_by_the_next_tick(
     assert "your test digest is saved and goes out once it is back." in response.text
     digest = Digest.objects.get()
     assert digest.status == Digest.Status.PENDING
-    # Beat's next tick, not the first after a claim's ten minutes.
+    # Beat's next sweep, not the first after a claim's ten minutes.
     assert hand_out() == [digest.pk]
 
 

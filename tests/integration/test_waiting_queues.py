@@ -5,12 +5,12 @@ until a worker takes it, an expired one too, and the ticks go on."""
 from __future__ import annotations
 
 import pytest
-import redis
 from celery.utils.imports import symbol_by_name
 from django.conf import settings
 
 from config.celery_app import app
 from core.queue import waiting
+from tests.integration.celery_workers import waiting_in
 from tests.topics.test_judging import pending  # noqa: F401 (fixture)
 from tests.topics.test_three_way import papers  # noqa: F401 (fixture)
 from tests.topics.test_three_way import topic  # noqa: F401 (fixture)
@@ -20,16 +20,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("broker"),
 ]
-
-
-def waiting_in(queue: str) -> int:
-    """The messages in `queue` no worker has taken (a list per priority)."""
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    return sum(
-        client.llen(key)
-        for key in client.scan_iter(match=f"{queue}*")
-        if client.type(key) == b"list"
-    )
 
 
 def test_judge_sweeps_send_nothing_while_the_last_ones_wait(

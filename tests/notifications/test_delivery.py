@@ -473,8 +473,8 @@ def test_a_second_send_of_a_just_deferred_digest_waits_for_its_retry_time(
     subscriber, agents, settings, monkeypatch
 ):
     """A second send_digest for the digest (its first message redelivered, a
-    worker killed after the deferral) comes long before the retry's countdown:
-    it leaves the digest, and the retry sends it when its pause is over."""
+    worker killed after the deferral) comes long before its retry time: it
+    leaves the digest, and the retry sends it when its pause is over."""
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_USE_TLS = False
     monkeypatch.setattr(notifications.tasks._local, "mailer", None, raising=False)
@@ -489,7 +489,7 @@ def test_a_second_send_of_a_just_deferred_digest_waits_for_its_retry_time(
         digest = Digest.objects.get()
         assert (digest.status, digest.attempts) == ("pending", 1)
 
-        # The retry's message, at its countdown from the deferral.
+        # The retry's message, handed out by the sweep at its retry time.
         retry = timezone.now() + timedelta(seconds=deferred.retry_in)
         with mock.patch("django.utils.timezone.now", return_value=retry):
             assert send_digest(deferred.digest_id) == "sent"
@@ -521,13 +521,18 @@ def test_a_retry_a_moment_before_its_time_by_this_clock_is_sent(subscriber, agen
     assert len(mail.outbox) == 1
 
 
-def test_the_tick_hands_out_a_deferred_digest_only_once_its_retry_is_lost(
+def test_the_sweep_hands_out_a_deferred_digest_once_at_its_retry_time(
     subscriber, agents
 ):
+    """The retry is the outbox's alone: no message a killed worker could take
+    down with it. Handed out once when its time comes; again only if that
+    task is lost (not claimed a claim's time later)."""
     add_papers(agents, date(2026, 7, 10))
     digest = deferred()
 
-    assert hand_out(now=digest.retry_at) == []
+    assert hand_out(now=digest.retry_at - timedelta(seconds=1)) == []
+    assert hand_out(now=digest.retry_at) == [digest.pk]
+    assert hand_out(now=digest.retry_at + timedelta(seconds=1)) == []
     lost = digest.retry_at + claim_timeout() + timedelta(seconds=1)
     assert hand_out(now=lost) == [digest.pk]
     with mock.patch("django.utils.timezone.now", return_value=lost):
