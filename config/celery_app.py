@@ -43,18 +43,25 @@ def heartbeat(queue: str) -> None:
 
 
 class Scheduler(PersistentScheduler):
-    """Beat (CELERY_BEAT_SCHEDULER): a heartbeat is not sent to a queue that
-    still holds a message, as one whose worker never started does: its
-    heartbeats would pile up there (Redis keeps an expired one too), and the
-    heartbeat left unanswered already tells /healthz."""
+    """Beat (CELERY_BEAT_SCHEDULER): a heartbeat or a frequent sweep
+    (BEAT_SKIPPED_WHILE_QUEUED) is not sent to a queue that still holds a
+    message, as one whose worker is down or never started does: they would pile
+    up there (Redis keeps an expired one too). A heartbeat left unanswered
+    already tells /healthz; the sweep's message waiting there does its work."""
 
     def apply_async(self, entry: ScheduleEntry, *args: Any, **kwargs: Any) -> Any:
+        from django.conf import settings
+
         from core.queue import waiting
 
-        queue = (entry.options or {}).get("queue")
-        if entry.task == heartbeat.name and queue and waiting(queue):
-            logger.info("%s: its queue still holds a message; not sent", entry.name)
-            return None
+        if entry.task in settings.BEAT_SKIPPED_WHILE_QUEUED:
+            route = self.app.amqp.router.route(
+                entry.options or {}, entry.task, entry.args, entry.kwargs
+            )
+            queue = route["queue"].name
+            if waiting(queue):
+                logger.info("%s: %s still holds a message; not sent", entry.name, queue)
+                return None
         return super().apply_async(entry, *args, **kwargs)
 
 

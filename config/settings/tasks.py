@@ -169,7 +169,11 @@ CELERY_BEAT_SCHEDULE |= {
     }
     for queue in HEARTBEAT_QUEUES
 }
-# Beat skips a heartbeat to a queue no worker has emptied (config/celery_app.py).
+# What beat sends often and only repeats what its last message would do, so is
+# not sent while its queue still holds a message (config.celery_app.Scheduler):
+# a queue whose worker is down, or never started, holds one of each, not one a
+# tick (Redis keeps even an expired message until a worker takes it).
+BEAT_SKIPPED_WHILE_QUEUED = {"heartbeat", "notifications.tasks.send_waiting_digests"}
 CELERY_BEAT_SCHEDULER = "config.celery_app:Scheduler"
 CELERY_TASK_ROUTES = {
     # The judge's calls to a language model wait on it: their own, low-priority

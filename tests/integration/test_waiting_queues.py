@@ -56,6 +56,20 @@ def test_beat_sends_no_heartbeat_while_the_last_one_waits(tmp_path, queue):
     assert waiting_in(queue) == 1
 
 
+def test_beat_sends_no_digest_sweep_while_the_last_one_waits(tmp_path):
+    """An email worker down a day would otherwise find 1,440 sweeps waiting."""
+    scheduler = symbol_by_name(app.conf.beat_scheduler)(
+        app, schedule_filename=str(tmp_path / "beat"), lazy=True
+    )
+    sweep = settings.CELERY_BEAT_SCHEDULE["send-waiting-digests"]
+    entry = scheduler.Entry(name="send-waiting-digests", app=app, **sweep)
+
+    for _ in range(3):
+        scheduler.apply_entry(entry, producer=scheduler.producer)
+
+    assert waiting_in("email") == 1
+
+
 def test_a_broker_that_does_not_answer_counts_nothing_waiting(monkeypatch, caplog):
     """The judge sweep or a training then sends as it would have, and the send
     fails, logged, for the sweep to send again (core.queue.send)."""
