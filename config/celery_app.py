@@ -56,7 +56,7 @@ class Scheduler(PersistentScheduler):
 
         if entry.task in settings.BEAT_SKIPPED_WHILE_QUEUED:
             route = self.app.amqp.router.route(
-                entry.options or {}, entry.task, entry.args, entry.kwargs
+                entry.options or {}, entry.task, entry.args or (), entry.kwargs or {}
             )
             queue = route["queue"].name
             if waiting(queue):

@@ -93,7 +93,9 @@ def test_sign_up_follow_read_with_the_keyboard_save_and_unfollow(page, topic):
     page.keyboard.press("Enter")  # nothing selected by focus: opens the selection
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
     # Tell the curators the paper does not belong: back on its page, flagged.
-    page.get_by_role("button", name="Not relevant?").click()
+    page.get_by_role(
+        "button", name=re.compile(r"^Not relevant to .+\? Tell the curators$")
+    ).click()
     expect(page.locator(".flagged")).to_have_text("You flagged this")
     expect(page).to_have_url(re.compile(rf"/papers/{arxiv_id}/$"))
     assert RelevanceFlag.objects.filter(user=user, paper__arxiv_id=arxiv_id).exists()

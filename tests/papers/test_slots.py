@@ -158,7 +158,7 @@ def test_a_flag_shows_only_to_the_reader_who_flagged(topic, alice, bob):
     assert "You flagged this" not in bob_page
     assert 'action="/topics/agents/papers/2606.00001/not-relevant/"' in bob_page
     assert "Not relevant to Agents? Tell the curators" in bob_page
-    assert "Not relevant?" not in Client().get(address).text
+    assert "Not relevant to" not in Client().get(address).text
 
 
 def test_a_message_shows_once_and_only_to_its_reader(topic, alice, bob):
