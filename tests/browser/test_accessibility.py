@@ -185,3 +185,17 @@ def test_save_this_search_is_said_once_in_its_named_section(
         "  - group: Save this search",
     ]
     expect(page.get_by_text("Save this search", exact=True)).to_have_count(1)
+
+
+def test_a_failed_login_is_said_at_once_as_an_alert(page, verified_alice):
+    """A wrong password reloaded the page with its error in a plain list above
+    the fields: a screen reader heard "Log in" again, as if nothing was sent,
+    and only found the error by reading on."""
+    page.goto("/accounts/login/")
+    page.get_by_label("Email").fill(verified_alice.email)
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Log in").click()
+
+    expect(page.get_by_role("alert")).to_have_text(
+        "The email address and/or password you specified are not correct."
+    )
