@@ -299,8 +299,8 @@ def card_id(slug: str) -> str:
 
 def _back_to(reader: Reader, key: str, size: str, kind: str = "save") -> str:
     """Where a button comes back to, posted without JavaScript (or after
-    logging in): a row's (its buttons are the small ones: a paper's Save or
-    rating, a topic's Follow in a list) to the row, not to the top of a long
+    logging in): a row's (its buttons are the small ones: a paper's Save,
+    rating or flag, a topic's Follow in a list) to the row, not to the top of a long
     list; a page's own to the page."""
     if size != "small":
         return reader.next
@@ -353,14 +353,19 @@ def _rating(reader: Reader, arxiv_id: str, size: str) -> str:
     return html.replace(CSRF, reader.csrf) if reader.signed_in else html
 
 
-def _flag(reader: Reader, slug: str, arxiv_id: str, name: str) -> str:
+def _flag(
+    reader: Reader, slug: str, arxiv_id: str, name: str, size: str = "large"
+) -> str:
+    """A paper's "Not relevant?" for a topic, posted without JavaScript: from
+    a row (`small`) back to that row."""
     if not reader.signed_in:
         return ""
     flagged = f"{slug} {arxiv_id}" in reader.state.get("flag", ())
     html = skeleton("partials/flag.html", flagged=flagged)
     url = reverse("topics:flag", args=[slug, arxiv_id])
     html = html.replace(URL, escape(url)).replace(NAME, escape(name))
-    return html.replace(NEXT, reader.next).replace(CSRF, reader.csrf)
+    html = html.replace(NEXT, _back_to(reader, arxiv_id, size))
+    return html.replace(CSRF, reader.csrf)
 
 
 def _menu(reader: Reader) -> str:

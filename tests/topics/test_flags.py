@@ -426,6 +426,28 @@ def test_a_reader_flags_a_paper_from_the_topic_page_and_comes_back_to_it(
     assert len(FLAG_BUTTON.findall(page)) == 4
 
 
+def test_a_flag_from_a_row_comes_back_to_that_row(topic, reader):
+    """A paper flagged far down a topic's list came back to the top of the
+    list, its first row selected: the reader had lost their place, and from
+    the keyboard pressed J back down to it. It comes back to its row, as the
+    row's Save and thumbs do; a paper's own page comes back to the page."""
+    action = re.escape(flag_url("2606.00002"))
+    back_to = re.compile(
+        rf'action="{action}" class="flag">.*?name="next" value="([^"]*)"', re.S
+    )
+
+    assert back_to.findall(reader.get("/topics/agents/").text) == [
+        "/topics/agents/#paper-2606.00002"
+    ]
+    assert back_to.findall(reader.get("/papers/2606.00002/").text) == [
+        "/papers/2606.00002/"
+    ]
+    response = reader.post(
+        flag_url("2606.00002"), {"next": "/topics/agents/#paper-2606.00002"}
+    )
+    assert response.url == "/topics/agents/#paper-2606.00002"
+
+
 def test_topic_page_with_flags_stays_within_the_guard(
     topic, alice, reader, client, django_assert_max_num_queries
 ):
