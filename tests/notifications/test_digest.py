@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 from datetime import date
 from datetime import datetime
@@ -379,3 +380,21 @@ def test_a_withdrawn_paper_says_so_in_both_bodies(alice, agents):
     assert "* Withdrawn agents (withdrawn)\n" in rendered.text
     assert "* Kept agents\n" in rendered.text
     assert rendered.html.count("Withdrawn</span>") == 1
+
+
+def test_each_paper_in_the_html_mail_is_a_heading_under_its_section(alice, agents):
+    """A screen reader moves through a mail by its headings: the sections were
+    headings, but their papers were paragraphs, so a reader went from one
+    topic to the next and read every line between to find the next paper."""
+    Follow.objects.create(user=alice, topic=agents)
+    add_papers(agents, MONDAY, title="First agents")
+    add_papers(agents, MONDAY, title="Second agents")
+
+    [content] = shape_digests(
+        [plan_digests([weekly(alice)])[alice.pk]], "https://m.example"
+    )
+    html = render_digest(user=alice, content=content, digest_id=None).html
+
+    headings = re.findall(r"<(h[1-6])\b[^>]*>(?:<a [^>]*>)?([^<]*)", html)
+    assert headings[0] == ("h2", "Agents")
+    assert sorted(headings[1:]) == [("h3", "First agents"), ("h3", "Second agents")]
