@@ -15,6 +15,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import strip_tags
 
 from accounts.models import User
 from papers.ingest.upsert import upsert_records
@@ -546,7 +547,13 @@ def test_the_retag_column_dates_a_topic_tagged_in_full_outside_a_task(admin_clie
 
     row = admin_client.get(reverse("admin:topics_topic_changelist")).text
     topic.refresh_from_db()
-    done = f"done {topic.retagged_at:%Y-%m-%d %H:%M}"
+    at = topic.retagged_at
+    assert at is not None
+    # Its day and time, the full time in its title.
+    done = (
+        f'done <time datetime="{at.isoformat()}" title="re-tagged in full at '
+        f'{at:%Y-%m-%d %H:%M} UTC">{at:%b} {at.day}, {at:%H:%M}</time>'
+    )
     assert f'<td class="field-retag_status">{done}</td>' in row
 
 
@@ -574,12 +581,14 @@ def test_a_rule_that_no_longer_parses_is_shown_in_the_list_and_on_its_page(
 @pytest.mark.parametrize(
     ("recent", "said"),
     [
-        (10, "40 in 4 weeks, same as before"),  # 10 in 1,000 a week: -0.0%
-        (12, "48 in 4 weeks, +20%"),
-        (8, "32 in 4 weeks, -20%"),
+        (10, "40,\u00a0same"),  # 10 in 1,000 a week: -0.0%
+        (12, "48,\u00a0+20%"),
+        (8, "32,\u00a0-20%"),
     ],
 )
 def test_the_momentum_column_words_a_change_as_the_topic_page_does(topic, recent, said):
+    """Short enough for its column under "momentum (4 weeks)", the papers of
+    the last four weeks and the change, in the topic page's words in its title."""
     weeks = 8
     topic.momentum = TopicMomentum(
         topic=topic,
@@ -589,7 +598,10 @@ def test_the_momentum_column_words_a_change_as_the_topic_page_does(topic, recent
         complete=[True] * weeks,
     )
 
-    assert TopicAdmin(Topic, admin.site).momentum_summary(topic) == said
+    shown = TopicAdmin(Topic, admin.site).momentum_summary(topic)
+
+    assert strip_tags(shown) == said
+    assert f'title="{recent * 4} papers in the last four weeks, ' in shown
 
 
 def many_decisions(topic: Topic, pins: int, exclusions: int) -> None:

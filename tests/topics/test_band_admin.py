@@ -180,7 +180,10 @@ def test_topic_admin_says_how_many_await_review(
     ).text
 
     pending_url = f"{queue}?topic__id__exact={topic.pk}&amp;pending__exact=1"
-    assert f'<a href="{pending_url}">5 awaiting review</a>' in listing
+    # Short under the column's heading, in full in the link's title.
+    assert f'<a href="{pending_url}" title="5 awaiting review">5 awaiting</a>' in (
+        listing
+    )
     assert f'<a href="{pending_url}">5 awaiting review</a>' in change
     assert "6 papers to review" in change
     assert "5 papers in the band await review" in change
@@ -206,7 +209,8 @@ def test_topic_admin_says_which_papers_readers_flagged(admin_client):
     ).text
 
     link = f'<a href="{flagged_url}">1 flagged by readers</a>'
-    assert f'<td class="field-awaiting_review">{link}</td>' in listing
+    listed = f'<a href="{flagged_url}" title="1 flagged by readers">1 flagged</a>'
+    assert f'<td class="field-awaiting_review">{listed}</td>' in listing
     assert f"0 awaiting review</a>, {link}" in change
 
     flagged.delete()

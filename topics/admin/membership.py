@@ -54,17 +54,20 @@ class MembershipColumns:
     @admin.display(description="awaiting review")
     def awaiting_review(self, topic: Topic) -> str:
         """Its pending papers and the papers readers flagged, each linked to
-        them in the queue: a rule-only topic's queue holds only flags."""
+        them in the queue: a rule-only topic's queue holds only flags. Short
+        under its heading ("3 awaiting"), in full in the link's title."""
         count = getattr(topic, "awaiting_total", None) or 0
         flagged = getattr(topic, "flagged_total", None) or 0
         links = []
         if count:
-            links.append((_queue_url(topic, pending=True), awaiting_text(count)))
+            url = _queue_url(topic, pending=True)
+            links.append((url, awaiting_text(count), f"{count} awaiting"))
         if flagged:
-            links.append((_queue_url(topic, flagged=True), flagged_text(flagged)))
+            url = _queue_url(topic, flagged=True)
+            links.append((url, flagged_text(flagged), f"{flagged} flagged"))
         if not links:
             return "—"
-        return format_html_join("; ", '<a href="{}">{}</a>', links)
+        return format_html_join("; ", '<a href="{}" title="{}">{}</a>', links)
 
     @admin.display(description="relevance model")
     def relevance_model(self, topic: Topic) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -22,8 +23,10 @@ from django.http import HttpResponse
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import path
 from django.urls import reverse
+from django.utils.dateformat import format as date_format
 from django.utils.html import escape
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
@@ -236,7 +239,7 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
 
     class Media:
         js = ["js/topic_preview.js"]
-        css = {"all": ["css/admin_preview.css"]}
+        css = {"all": ["css/admin_preview.css", "css/admin_topics.css"]}
 
     def formfield_for_dbfield(
         self, db_field: Field, request: HttpRequest, **kwargs: Any
@@ -292,22 +295,30 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
     def follower_count(self, topic: Topic) -> int:
         return topic.follower_count  # type: ignore[attr-defined]
 
-    @admin.display(description="momentum", ordering="momentum__trend_score")
+    @admin.display(description="momentum (4 weeks)", ordering="momentum__trend_score")
     def momentum_summary(self, topic: Topic) -> str:
+        """The papers of the last four weeks and the change of their share,
+        short enough for its column ("48, +20%"), in the topic page's words in
+        its title."""
         stored = getattr(topic, "momentum", None)
         if stored is None:
             return "—"
         figures = Momentum.stored(stored)
-        if not figures.enough:
-            return f"{figures.recent} in 4 weeks (too few to say)"
         # Worded as the topic page words it: under half a percent is the same.
-        if figures.direction == "new":
+        if not figures.enough:
+            change = "too few to say"
+        elif figures.direction == "new":
             change = "new"
         elif figures.direction == "flat":
-            change = "same as before"
+            change = "same"
         else:
             change = f"{figures.change:+.0f}%"
-        return f"{figures.recent} in 4 weeks, {change}"
+        sentence = render_to_string(
+            "topics/momentum_sentence.html", {"m": figures, "hide_left_out": True}
+        )
+        return format_html(
+            '<span title="{}">{},\u00a0{}</span>', sentence, figures.recent, change
+        )
 
     def get_formset_kwargs(self, request: HttpRequest, obj, inline, prefix: str):
         """Pins and exclusions inline: the topic's latest only, however many."""
@@ -373,7 +384,7 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
                 )
             return "queued"
         if topic.retagged_at:
-            return f"done {topic.retagged_at:%Y-%m-%d %H:%M}"
+            return format_html("done {}", _retagged_at(topic.retagged_at))
         return "—"
 
     def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
@@ -563,6 +574,19 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
             "admin/topics/merge.html",
             {**self.admin_site.each_context(request), "form": form, "topics": topics},
         )
+
+
+def _retagged_at(when: datetime) -> str:
+    """When a topic was last re-tagged in full, as its column fits it, "Dec 7,
+    15:04" (the day alone in another year), the full time in its title."""
+    when = localtime(when)
+    short = "M j, H:i" if when.year == localtime().year else "M j, Y"
+    return format_html(
+        '<time datetime="{}" title="re-tagged in full at {}">{}</time>',
+        when.isoformat(),
+        date_format(when, "Y-m-d H:i T"),
+        date_format(when, short),
+    )
 
 
 def _names(names: list[str], shown: int = 10) -> str:

@@ -1,0 +1,116 @@
+"""A curator's topic list and topic page in admin, on a laptop and on a phone:
+every column and every row in view, without scrolling sideways inside its
+box."""
+
+from __future__ import annotations
+
+from datetime import date
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from papers.ingest.upsert import upsert_records
+from papers.models import Paper
+from tests.papers.factories import paper_record
+from tests.topics.factories import make_topic
+from topics.models import ReviewItem
+from topics.models import Topic
+from topics.models import TopicModel
+from topics.models import TopicMomentum
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LAPTOP = {"width": 1366, "height": 900}
+
+# The lines an element's text takes: its rectangles' distinct tops.
+TEXT_LINES = """cell => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const tops = [...range.getClientRects()].map(rect => Math.round(rect.top));
+  return new Set(tops).size;
+}"""
+
+
+@pytest.fixture
+def topics(transactional_db) -> list[Topic]:
+    """Topics as a curator's list shows them at their longest: a long name,
+    momentum, a trained model in automatic mode with papers awaiting review and
+    flagged, re-tagged in full; another being re-tagged."""
+    upsert_records(
+        [paper_record(f"2606.{n:05d}", title=f"Splatting {n}") for n in range(1, 4)]
+    )
+    now = timezone.now()
+    done = make_topic(
+        "3D Reconstruction and Gaussian Splatting",
+        rule="ti:splatting",
+        membership=Topic.Membership.AUTO,
+        retag_requested_at=now - timedelta(hours=1),
+        retagged_at=now,
+    )
+    running = make_topic(
+        "Vision-Language-Action Models",
+        rule="ti:vla",
+        retag_requested_at=now,
+        retag_done=12_000,
+        retag_total=25_002,
+        retag_progress_at=now,
+    )
+    for topic in (done, running):
+        TopicMomentum.objects.create(
+            topic=topic,
+            as_of=date(2026, 11, 30),
+            weekly=[60] * 4 + [85] * 4,
+            corpus_weekly=[4000] * 8,
+            complete=[True] * 8,
+        )
+    TopicModel.objects.create(
+        topic=done,
+        state=TopicModel.State.TRAINED,
+        version=12,
+        precision=0.91,
+        recall=0.8,
+        fingerprint="f" * 64,
+        trained_at=now,
+    )
+    for n, paper in enumerate(Paper.objects.all()):
+        ReviewItem.objects.create(
+            topic=done, paper=paper, probability=0.5, pending=True, flags=n
+        )
+    return [done, running]
+
+
+# Sorted by name, as the list opens, or by momentum: a sorted heading's arrows
+# sat beside its words.
+@pytest.mark.parametrize("order", ["", "?o=5"], ids=["by name", "by momentum"])
+def test_every_column_of_the_topic_list_fits_beside_the_sidebars_at_laptop_width(
+    new_page, sign_in, admin_user, topics, order
+):
+    """With admin's navigation sidebar open, the list's columns were wider than
+    its box, which scrolled sideways: the re-tag column's heading read "RE-T"
+    and its "done 2026-12-07 15:04" took four lines."""
+    page = new_page(viewport=LAPTOP)
+    sign_in(page, admin_user)
+    page.goto(f"/admin/topics/topic/{order}")
+    expect(page.locator("#nav-sidebar")).to_be_visible()
+
+    results = page.locator("#changelist .results")
+    assert results.evaluate("box => box.scrollWidth <= box.clientWidth")
+    box = results.bounding_box()
+    assert box is not None
+    for cell in page.locator("#result_list th, #result_list td").all():
+        cell_box = cell.bounding_box()
+        assert cell_box is not None
+        assert cell_box["x"] + cell_box["width"] <= box["x"] + box["width"] + 1
+    done = page.locator("#result_list tbody tr").filter(has_text="3D Reconstruction")
+    retagged = timezone.localtime(topics[0].retagged_at)
+    status = done.locator("td.field-retag_status")
+    expect(status).to_have_text(f"done {retagged:%b} {retagged.day}, {retagged:%H:%M}")
+    expect(status.locator("time")).to_have_attribute(
+        "title", f"re-tagged in full at {retagged:%Y-%m-%d %H:%M %Z}"
+    )
+    # Wrapped between words, not a word a line.
+    assert done.locator("th.field-name").evaluate(TEXT_LINES) <= 3
+    for column in ("momentum_summary", "retag_status"):
+        assert done.locator(f"td.field-{column}").evaluate(TEXT_LINES) <= 2, column
