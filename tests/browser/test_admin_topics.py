@@ -13,8 +13,11 @@ from playwright.sync_api import expect
 
 from papers.ingest.upsert import upsert_records
 from papers.models import Paper
+from tests.browser.conftest import PHONE
 from tests.papers.factories import paper_record
 from tests.topics.factories import make_topic
+from topics.curation import exclude_paper
+from topics.curation import pin_paper
 from topics.models import ReviewItem
 from topics.models import Topic
 from topics.models import TopicModel
@@ -114,3 +117,57 @@ def test_every_column_of_the_topic_list_fits_beside_the_sidebars_at_laptop_width
     assert done.locator("th.field-name").evaluate(TEXT_LINES) <= 3
     for column in ("momentum_summary", "retag_status"):
         assert done.locator(f"td.field-{column}").evaluate(TEXT_LINES) <= 2, column
+
+
+# What names a field in its card, its column's heading hidden.
+NAMED = "cell => getComputedStyle(cell, '::before').content"
+
+TITLE = (
+    "The Balkanization of Execution-Security Research for AI Coding Agents: "
+    "Isolation, Access Control, and Time-of-Check-to-Time-of-Use Vulnerabilities"
+)
+
+
+def test_a_topics_pins_and_exclusions_are_readable_on_a_phone(
+    phone, sign_in, admin_user, transactional_db
+):
+    """Each table was wider than the screen and scrolled sideways in its box:
+    a title a word wide beside the arXiv id, its reason, curator, date and
+    Delete off to the right. Each row is now a card, its fields one under
+    another, each named."""
+    upsert_records([paper_record(f"2607.0{n:04d}", title=TITLE) for n in range(1, 5)])
+    topic = make_topic("Tool Use and Function Calling", rule="ti:agent")
+    papers = list(Paper.objects.order_by("arxiv_id"))
+    for paper in papers[:2]:
+        pin_paper(topic, paper)
+    for paper in papers[2:]:
+        exclude_paper(
+            topic, paper, reason="labelled off-topic in tool-use.json", by=admin_user
+        )
+    sign_in(phone, admin_user)
+    phone.goto(f"/admin/topics/topic/{topic.pk}/change/")
+
+    for group in ("#paper_topics-group", "#exclusions-group"):
+        box = phone.locator(f"{group} .tabular")
+        assert box.evaluate("box => box.scrollWidth <= box.clientWidth"), group
+        rows = phone.locator(f"{group} tr.has_original")
+        expect(rows).to_have_count(2)
+        for row in rows.all():
+            row_box = row.bounding_box()
+            assert row_box is not None
+            for cell in row.locator("td:not(.original)").all():
+                cell_box = cell.bounding_box()
+                assert cell_box is not None
+                assert cell_box["x"] >= 0
+                assert cell_box["x"] + cell_box["width"] <= PHONE["width"]
+            title = row.locator("td.field-paper_title").bounding_box()
+            assert title is not None
+            # The row's width, not a column a word wide.
+            assert title["width"] >= row_box["width"] * 0.8, group
+            delete = row.locator("td.delete")
+            assert delete.evaluate(NAMED) == '"Delete?"'
+            checkbox = delete.get_by_role("checkbox").bounding_box()
+            assert checkbox is not None
+            assert checkbox["x"] + checkbox["width"] <= PHONE["width"]
+    reason = phone.locator("#exclusions-group td.field-reason").first
+    assert reason.evaluate(NAMED) == '"Reason"'
