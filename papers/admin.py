@@ -138,6 +138,9 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
 
     show_full_result_count = False
 
+    class Media:
+        css = {"all": ["css/admin_lists.css", "css/admin_papers.css"]}
+
     @admin.display(description="authors")
     def author_list(self, paper: Paper) -> str:
         """The authors in order, each with their affiliations on this paper: a

@@ -239,7 +239,13 @@ class TopicAdmin(CountedDeletion, MembershipColumns, admin.ModelAdmin):
 
     class Media:
         js = ["js/topic_preview.js"]
-        css = {"all": ["css/admin_preview.css", "css/admin_topics.css"]}
+        css = {
+            "all": [
+                "css/admin_preview.css",
+                "css/admin_lists.css",
+                "css/admin_topics.css",
+            ]
+        }
 
     def formfield_for_dbfield(
         self, db_field: Field, request: HttpRequest, **kwargs: Any
