@@ -171,3 +171,26 @@ def test_a_topics_pins_and_exclusions_are_readable_on_a_phone(
             assert checkbox["x"] + checkbox["width"] <= PHONE["width"]
     reason = phone.locator("#exclusions-group td.field-reason").first
     assert reason.evaluate(NAMED) == '"Reason"'
+
+
+def test_on_a_phone_each_topic_in_the_list_is_a_card(
+    phone, sign_in, admin_user, topics
+):
+    """The list was twice the screen's width and scrolled sideways in its box,
+    a topic's momentum, membership, papers awaiting review and re-tag out of
+    view: each row is a card, its fields one under another, each named."""
+    sign_in(phone, admin_user)
+    phone.goto("/admin/topics/topic/")
+
+    results = phone.locator("#changelist .results")
+    assert results.evaluate("box => box.scrollWidth <= box.clientWidth")
+    rows = phone.locator("#result_list tbody tr")
+    expect(rows).to_have_count(2)
+    for row in rows.all():
+        for cell in row.locator("th, td").all():
+            box = cell.bounding_box()
+            assert box is not None
+            assert box["x"] >= 0
+            assert box["x"] + box["width"] <= PHONE["width"]
+    status = rows.first.locator("td.field-retag_status")
+    assert status.evaluate(NAMED) == '"Re-tag"'
