@@ -17,6 +17,7 @@ from core.queue import send
 from papers.ingest.harvest import leave_to_the_next_tick
 from papers.ingest.records import ParseError
 from papers.ingest.records import split_arxiv_id
+from papers.latex import latex_to_text
 from papers.models import Affiliation
 from papers.models import Author
 from papers.models import Category
@@ -94,7 +95,7 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
     list_display = [
         "arxiv_id",
         "version",
-        "title",
+        "title_text",
         "primary_category",
         "first_announced",
         "withdrawn",
@@ -140,6 +141,11 @@ class PaperAdmin(ReadOnlyRecords, admin.ModelAdmin):
 
     class Media:
         css = {"all": ["css/admin_lists.css", "css/admin_papers.css"]}
+
+    @admin.display(description="title", ordering="title")
+    def title_text(self, paper: Paper) -> str:
+        # As the site shows it: arXiv's TeX ("$n\\geq 4$") read as text.
+        return latex_to_text(paper.title)
 
     @admin.display(description="authors")
     def author_list(self, paper: Paper) -> str:

@@ -56,7 +56,7 @@ def test_a_papers_title_has_room_at_laptop_width(new_page, sign_in, admin_user, 
 
     results = page.locator("#changelist .results")
     assert results.evaluate("box => box.scrollWidth <= box.clientWidth")
-    for title in page.locator("#result_list td.field-title").all():
+    for title in page.locator("#result_list td.field-title_text").all():
         assert title.evaluate(TEXT_LINES) <= 4
 
 
@@ -81,4 +81,4 @@ def test_on_a_phone_each_paper_is_a_card(phone, sign_in, admin_user, papers):
     assert first.locator("td.field-first_announced").evaluate(NAMED) == (
         '"First announced"'
     )
-    assert first.locator("td.field-title").evaluate(TEXT_LINES) <= 4
+    assert first.locator("td.field-title_text").evaluate(TEXT_LINES) <= 4

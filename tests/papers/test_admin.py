@@ -80,6 +80,16 @@ def test_a_search_for_an_arxiv_id_in_any_form_finds_its_paper(admin_client):
         assert "2606.00002" not in page
 
 
+def test_the_list_shows_titles_as_the_site_does_not_as_tex(admin_client):
+    """ "for Every Dimension $n\\geq 4$", as arXiv writes it, read as TeX."""
+    upsert_records([paper_record("2606.00001", title=r"Every Dimension $n\geq 4$")])
+
+    page = admin_client.get("/admin/papers/paper/").text
+
+    assert "Every Dimension n≥ 4" in page
+    assert r"\geq" not in page
+
+
 @pytest.mark.parametrize("text", ["2606.00001", "hep-th/9901001"])
 def test_a_whole_arxiv_id_is_looked_up_not_matched_as_a_start(admin_client, text):
     """A curator pasting an id met a LIKE over every paper, which the date
