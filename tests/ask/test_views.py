@@ -143,14 +143,9 @@ def test_nothing_matching_says_so(client, agents):
 
     assert response.status_code == 200
     # A wider window is offered only where there is one.
-    named = "\u201cquantum\u201d or \u201cchromodynamics\u201d"
-    assert f"No paper of this topic mentions {named}. Try other words.<" in (
-        response.text
-    )
-    assert (
-        f"No paper of this topic in this window mentions {named}. "
-        "Try other words, or a wider window."
-    ) in windowed.text
+    said = "No paper of this topic matches the question. Try other words"
+    assert f"{said}.<" in response.text
+    assert f"{said}, or a wider window." in windowed.text
 
 
 def test_a_topic_or_window_without_papers_says_so_not_to_try_other_words(
@@ -492,9 +487,7 @@ def test_api_answers_a_topic_question(anonymous, agents):
 def test_api_and_page_give_the_lead_and_the_papers_also_relevant(
     anonymous, client, agents
 ):
-    question = {
-        "q": "Which agents plan rollouts with tree search or call tools for email?"
-    }
+    question = {"q": "Which agents plan rollouts with tree search or call tools?"}
 
     body = anonymous.get("/api/v1/topics/agents/ask/", question).json()
     html = client.get("/topics/agents/ask/", question).content.decode()
@@ -506,9 +499,7 @@ def test_api_and_page_give_the_lead_and_the_papers_also_relevant(
     assert body["lead"].startswith(("Two lines of work:", "Three lines of work:"))
     assert body["text"].startswith(body["lead"])
     assert "lines of work:" in html
-    # The email agent's one sentence on email is too short to quote: retrieved,
-    # not quoted.
-    assert also
+    assert also  # the email agent matches "agents" only: retrieved, not quoted
     assert "Also relevant" in html
 
 
@@ -570,15 +561,14 @@ def test_a_question_in_german_or_spanish_is_told_to_ask_in_english(
     assert b"seems to be in German" in german.content
     assert b"Try other words" not in german.content
 
-    body = anonymous.get(api, {"q": "Do agents roll a die?"}).json()
-    assert body["notice"] == ""
-    assert body["answerer"] == "chat"
-    # A German title in quotes is not the asker's German; no paper mentions it.
-    question = 'What does "Die Welt als Wille und Vorstellung" say about tree search?'
-    body = anonymous.get(api, {"q": question}).json()
-    assert body["notice"].startswith(
-        "No paper of this topic mentions \u201cwelt\u201d, \u201cals\u201d"
-    )
+    for question in [
+        "Do agents roll a die?",
+        'What does "Die Welt als Wille und Vorstellung" say about tree search?',
+    ]:
+        body = anonymous.get(api, {"q": question}).json()
+
+        assert body["notice"] == "", question
+        assert body["answerer"] == "chat"
 
 
 def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations(
@@ -864,64 +854,3 @@ def test_a_retrieved_paper_without_an_abstract_says_so(
         assert '<p class="meta">No abstract on arXiv.</p>' in item
     # A paper with one still shows it.
     assert '<p class="snippet">An early agent that plans rollouts' in asked_topic.text
-
-
-@pytest.fixture
-def spiking(agents) -> Paper:
-    """A paper outside the topic: its words are in the collection, not the topic."""
-    record = paper_record(
-        "2606.00099",
-        title="Spiking networks",
-        abstract="We train spiking neural networks with tree search over graphs.",
-    )
-    upsert_records([record])
-    return Paper.objects.get(arxiv_id="2606.00099")
-
-
-@pytest.mark.parametrize(
-    ("question", "missing"),
-    [
-        # "tree search" matched, but the question is about spiking networks.
-        ("Are there papers on spiking tree search?", "spiking"),
-        # "tools" matched; "best" carries nothing, "pizza" is in no paper at all.
-        ("Which tools are best for pizza?", "pizza"),
-    ],
-)
-def test_a_question_whose_own_word_no_paper_of_the_topic_holds_is_not_answered(
-    client, spiking, question, missing
-):
-    """Its generic words matched other papers, which were quoted as an answer."""
-    page = visible_text(
-        client.get("/topics/agents/ask/", {"q": question}).content.decode()
-    )
-    body = client.get("/api/v1/topics/agents/ask/", {"q": question}).json()
-
-    said = f"No paper of this topic mentions \u201c{missing}\u201d. Try other words."
-    assert said in page
-    assert "Monte Carlo" not in page
-    assert "Agents call tools" not in page
-    assert body["claims"] == []
-    assert body["sources"] == []
-    assert body["notice"] == said
-
-
-def test_a_question_is_answered_only_from_papers_holding_its_own_words(client, agents):
-    """ "agents" is in every paper: only those on rollouts answer it."""
-    body = client.get(
-        "/api/v1/topics/agents/ask/", {"q": "Which agents plan rollouts?"}
-    ).json()
-
-    retrieved = {source["arxiv_id"] for source in body["sources"]}
-    assert retrieved == {"2606.00001", "2606.00005"}
-    assert body["claims"]
-
-
-def test_a_streamed_page_says_which_word_no_paper_holds(client, spiking, chat):
-    response = client.get(
-        "/topics/agents/ask/", {"q": "Spiking tree search?", "stream": "1"}
-    )
-
-    assert "No paper of this topic mentions \u201cspiking\u201d." in (
-        visible_text(response.content.decode())
-    )
-    assert not chat.requests

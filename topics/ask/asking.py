@@ -30,9 +30,7 @@ from topics.ask.fulltext import request_fulltext
 from topics.ask.retrieval import Scope
 from topics.ask.retrieval import Source
 from topics.ask.retrieval import retrieve
-from topics.ask.retrieval import scoped_papers
 from topics.ask.retrieval import term_weights
-from topics.ask.retrieval import unmatched_words
 from topics.ask.text import question_language
 from topics.ask.text import written_in_latin
 from topics.models import Question
@@ -127,24 +125,6 @@ def _offline_only(
     elif language:
         answer.notice = IN_ENGLISH.format(language=language)
     return answer
-
-
-def unmatched_notice(scope: Scope, question: str) -> str:
-    """What a topic's reader is told when nothing was retrieved because no
-    paper holds a word the question is about; "" when that is not why (a
-    topic or window without papers says so instead)."""
-    if scope.topic is None or not scoped_papers(scope).exists():
-        return ""
-    words = [f"\u201c{word}\u201d" for word in unmatched_words(scope, question)]
-    if not words:
-        return ""
-    named = " or ".join([", ".join(words[:-1]), words[-1]] if words[1:] else words)
-    if scope.since or scope.until:
-        return (
-            f"No paper of this topic in this window mentions {named}. "
-            "Try other words, or a wider window."
-        )
-    return f"No paper of this topic mentions {named}. Try other words."
 
 
 def _fallback(answer: Answer, reason: str) -> Answer:
@@ -268,8 +248,6 @@ def ask(
     checked = answer_question(
         question, sources, provider, term_weights(scope, question)
     )
-    if not sources and not checked.notice:
-        checked.notice = unmatched_notice(scope, question)
     return checked.sources, checked
 
 

@@ -4,11 +4,7 @@ Topic scope ranks the topic's papers, optionally within a window of announcement
 days, with PostgreSQL full-text search over titles and abstracts: the question's
 content words are ORed, so a paper need not contain every word, and each word's
 ts_rank (title, weight A, above abstract, weight C) counts by how rare the word is
-in the scope. On SQLite the same terms are counted in Python instead. The words
-that carry the question (distinctive_words: the rarer half in the scope)
-must be found: a paper holding none of them is not retrieved, and when half of
-them are in no paper of the scope nothing is, so that "best" or "networks" never
-answer a question about pizza or spiking networks (unmatched_words says which).
+in the scope. On SQLite the same terms are counted in Python instead.
 
 Paper scope turns one paper into numbered sources: its title, metadata and
 abstract first, then the passages of its full text (topics.ask.fulltext) that
@@ -50,9 +46,6 @@ from topics.models import Topic
 # On SQLite, candidates scored in Python: enough for a topic's best matches.
 FALLBACK_CANDIDATES = 2000
 PASSAGES_PER_PAPER = 5
-# The rarer half of a question's content words in the scope's papers (at least one)
-# carry it: "spiking" in "spiking neural networks for VQA", never "networks".
-DISTINCTIVE_SHARE = 0.5
 # The authors an answerer reads by name; a collaboration's others are counted,
 # so that its abstract still fits the source (answerers.MAX_SOURCE_CHARS).
 AUTHORS_NAMED = 10
@@ -116,64 +109,19 @@ def term_weights(scope: Scope, question: str) -> dict[str, float] | None:
     sentences are the collection)."""
     if scope.topic is None:
         return None
-    words = _content_words(question)
+    words = list(dict.fromkeys(w for w in question_sequence(question) if w))
     if not words:
         return {}
-    weights: dict[str, float] = {}
-    for word, weight in _word_rarity(scoped_papers(scope), words).items():
-        weights[stem(word)] = max(weight, weights.get(stem(word), 0.0))
-    return weights
-
-
-def distinctive_words(words: list[str], rarity: dict[str, float]) -> list[str]:
-    """Of the question's content words, those that carry it: the rarer half in
-    the scope's papers (`rarity`, as _word_rarity counts them there; not in
-    every paper, which would read the whole table for each question), those in
-    none first ("pizza" of "best pizza topping")."""
-    absent = _unsearchable([w for w in words if w not in rarity])
-    ranked = sorted(
-        (w for w in words if w not in absent), key=lambda w: -rarity.get(w, math.inf)
-    )
-    return ranked[: math.ceil(len(ranked) * DISTINCTIVE_SHARE)]
-
-
-def unmatched_words(scope: Scope, question: str) -> list[str]:
-    """The question's content words that no paper of the topic (window) holds,
-    in its order: what a reader is told when nothing is retrieved."""
-    missing = _unmatched(scoped_papers(scope), _content_words(question))
-    absent = _unsearchable(missing)
-    return [word for word in missing if word not in absent]
-
-
-def _unmatched(papers: QuerySet[Paper], words: list[str]) -> list[str]:
-    found = _word_rarity(papers, words) if words else {}
-    return [word for word in words if word not in found]
-
-
-def _content_words(question: str) -> list[str]:
-    return list(dict.fromkeys(w for w in question_sequence(question) if w))
-
-
-def _word_rarity(papers: QuerySet[Paper], words: list[str]) -> dict[str, float]:
-    """log(1 + N / df) of each word found in the papers."""
+    papers = scoped_papers(scope)
     if connection.vendor == "postgresql":
         queries = {w: SearchQuery(w, search_type="plain", config=CONFIG) for w in words}
-        return _rarity(papers, queries)
-    return _counted_rarity(papers, words)
-
-
-def _unsearchable(words: list[str]) -> set[str]:
-    """Of words found in no paper, PostgreSQL's own stop words ("his"), which
-    no paper can be found by: not "pizza", which none holds."""
-    if not words or connection.vendor != "postgresql":
-        return set()
-    sql = """
-        SELECT w FROM unnest(%s::text[]) AS w
-        WHERE plainto_tsquery(%s::regconfig, w)::text = ''
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [words, CONFIG])
-        return {row[0] for row in cursor.fetchall()}
+        rarity = _rarity(papers, queries)
+    else:
+        rarity = _counted_rarity(papers, words)
+    weights: dict[str, float] = {}
+    for word, weight in rarity.items():
+        weights[stem(word)] = max(weight, weights.get(stem(word), 0.0))
+    return weights
 
 
 def _counted_rarity(papers: QuerySet[Paper], words: list[str]) -> dict[str, float]:
@@ -210,34 +158,9 @@ def rank_papers(papers: QuerySet[Paper], question: str) -> list[Paper]:
     terms = question_terms(question)
     if not terms:
         return []
-    words = _content_words(question)
-    rarity = _word_rarity(papers, words) if words else {}
-    distinctive = distinctive_words(words, rarity)
-    missing = [word for word in distinctive if word not in rarity]
-    # Half of the words that carry the question in no paper: the papers holding
-    # the rest answer another question ("spiking networks for VQA" from VQA
-    # papers). One in four ("fool" of "fool reference-free LLM judges") is
-    # mostly the asker's wording.
-    if missing and 2 * len(missing) >= len(distinctive):
-        return []
-    found = [word for word in distinctive if word not in missing]
-    # After ranking: each term's rarity is the scope's.
-    holding = _holding_any(found) if found else Q()
     if connection.vendor == "postgresql":
-        return list(_full_text(papers, terms).filter(holding))
-    return _counted(papers.filter(holding), terms)
-
-
-def _holding_any(words: list[str]) -> Q:
-    if connection.vendor == "postgresql":
-        query = reduce(
-            or_, (SearchQuery(w, search_type="plain", config=CONFIG) for w in words)
-        )
-        return Q(search_vector=query)
-    return reduce(
-        or_,
-        (Q(title__icontains=stem(w)) | Q(abstract__icontains=stem(w)) for w in words),
-    )
+        return list(_full_text(papers, terms))
+    return _counted(papers, terms)
 
 
 def _full_text(papers: QuerySet[Paper], terms: list[str]) -> QuerySet[Paper]:

@@ -28,7 +28,6 @@ from topics.ask.asking import redeem_stream_token
 from topics.ask.asking import stream_events
 from topics.ask.asking import stream_token
 from topics.ask.asking import topic_scope
-from topics.ask.asking import unmatched_notice
 from topics.ask.forms import AskForm
 from topics.ask.fulltext import READY
 from topics.ask.fulltext import fulltext_state
@@ -138,8 +137,6 @@ def _ask_page(
             # No words could match: "try other words" would send the reader
             # round in circles.
             context["no_papers"] = not scoped_papers(scope).exists()
-            if context.get("answer") is None:  # streamed: the page says it
-                context["unmatched"] = unmatched_notice(scope, question)
     context["recent"] = recent_questions(request.user)
     response = render(request, template, context, status=status)
     if wait:
